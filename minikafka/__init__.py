@@ -1,0 +1,1 @@
+"""minikafka: an in-process, deterministic Kafka cluster for teaching."""
