@@ -1,0 +1,376 @@
+"""The layering rules of DESIGN.md, checked by reading every module's imports with ``ast``.
+
+- ``minikafka.core`` imports only the standard library, a few small C helpers
+  (``CORE_THIRD_PARTY``) and other ``minikafka.core`` modules. It is pure and deterministic,
+  so it also stays away from asyncio, sockets, threads, wall-clock time and the global RNG.
+- ``minikafka.cluster`` imports only ``minikafka.core`` (plus the same standard library and
+  helpers).
+- Nothing outside ``minikafka.viz`` imports ``minikafka.viz``, except ``minikafka.cli``
+  inside a function (so ``minikafka --help`` does not load graphviz and ipywidgets).
+
+Imports under ``if TYPE_CHECKING:`` are ignored: they never run.
+
+The checker works on source text, so it runs on a partial package, and the tests at the
+bottom feed it synthetic modules to show it catches each kind of break.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "minikafka"
+PACKAGE_DIR = Path(__file__).resolve().parent.parent / PACKAGE
+
+# Third-party modules the core may use: small C helpers with no I/O and no state.
+CORE_THIRD_PARTY = frozenset({"crc32c", "murmurhash2"})
+
+# Standard-library modules that would make the core non-deterministic or do I/O.
+CORE_FORBIDDEN_STDLIB = frozenset(
+    {
+        "asyncio",
+        "concurrent",
+        "http",
+        "multiprocessing",
+        "secrets",
+        "selectors",
+        "socket",
+        "socketserver",
+        "ssl",
+        "subprocess",
+        "threading",
+        "urllib",
+    }
+)
+
+# Calls that read the wall clock or a hidden random state: the core uses the simulated clock
+# and a seeded ``random.Random`` instead.
+CORE_FORBIDDEN_CALLS = frozenset(
+    {
+        "time.time",
+        "time.time_ns",
+        "time.monotonic",
+        "time.monotonic_ns",
+        "time.perf_counter",
+        "time.perf_counter_ns",
+        "time.sleep",
+        "datetime.now",
+        "datetime.utcnow",
+        "datetime.today",
+        "date.today",
+        "datetime.datetime.now",
+        "datetime.datetime.utcnow",
+        "datetime.datetime.today",
+        "datetime.date.today",
+        "uuid.uuid1",
+        "uuid.uuid4",
+        "os.urandom",
+        "os.getrandom",
+    }
+)
+RANDOM_ALLOWED = frozenset({"Random"})  # random.Random(seed) is fine; random.random() is not
+
+STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
+
+
+@dataclass(frozen=True)
+class Import:
+    """One imported module, as seen from the importing module."""
+
+    target: str  # absolute dotted name, e.g. "minikafka.core.log"
+    line: int
+    in_function: bool  # inside a def (lazy import)
+    type_only: bool  # under ``if TYPE_CHECKING:``
+
+    @property
+    def top(self) -> str:
+        return self.target.split(".")[0]
+
+
+def module_name(path: Path, root: Path) -> tuple[str, bool]:
+    """Dotted module name of ``path`` (a file under ``root/minikafka``) and whether it is a package."""
+    rel = path.relative_to(root).with_suffix("")
+    parts = list(rel.parts)
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(parts), is_package
+
+
+def _resolve_relative(module: str, is_package: bool, level: int, name: str | None) -> str:
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    if name:
+        base = [*base, *name.split(".")]
+    return ".".join(base)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def find_imports(source: str, module: str, is_package: bool = False) -> list[Import]:
+    """Every module that ``source`` (the text of ``module``) imports.
+
+    ``from a import b`` yields both ``a`` and ``a.b`` (``b`` may be a submodule); literal
+    ``importlib.import_module("x")`` and ``__import__("x")`` calls count as imports too.
+    """
+    tree = ast.parse(source)
+    found: list[Import] = []
+
+    def visit(node: ast.AST, in_function: bool, type_only: bool) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.append(Import(alias.name, node.lineno, in_function, type_only))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = _resolve_relative(module, is_package, node.level, node.module)
+            else:
+                base = node.module or ""
+            found.append(Import(base, node.lineno, in_function, type_only))
+            for alias in node.names:
+                if alias.name != "*":
+                    found.append(
+                        Import(f"{base}.{alias.name}", node.lineno, in_function, type_only)
+                    )
+        elif isinstance(node, ast.Call):
+            func = node.func
+            fname = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else None
+            )
+            if (
+                fname in {"import_module", "__import__"}
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                found.append(Import(node.args[0].value, node.lineno, in_function, type_only))
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                visit(child, in_function, True)
+            for child in node.orelse:
+                visit(child, in_function, type_only)
+            return
+        inner = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner, type_only)
+
+    visit(tree, False, False)
+    return found
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def nondeterministic_calls(source: str) -> list[tuple[int, str]]:
+    """Calls in ``source`` that read the wall clock, the OS's entropy or the global RNG."""
+    tree = ast.parse(source)
+    # Names bound by ``from time import time`` and the like map back to "time.time".
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+    bad: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _dotted(node.func)
+        if name is None:
+            continue
+        head, _, rest = name.partition(".")
+        full = f"{aliases[head]}.{rest}" if head in aliases and rest else aliases.get(head, name)
+        global_rng = full.startswith("random.") and full.split(".")[1] not in RANDOM_ALLOWED
+        if full in CORE_FORBIDDEN_CALLS or global_rng:
+            bad.append((node.lineno, full))
+    return bad
+
+
+def _within(target: str, prefix: str) -> bool:
+    return target == prefix or target.startswith(prefix + ".")
+
+
+def check_module(module: str, source: str, is_package: bool = False) -> list[str]:
+    """Human-readable rule violations for one module; empty when it follows the rules."""
+    problems: list[str] = []
+    where = f"{module}"
+
+    def allowed_outside(imp: Import, internal: tuple[str, ...]) -> bool:
+        if imp.top == PACKAGE:
+            return any(_within(imp.target, p) for p in internal)
+        return imp.top in STDLIB or imp.top in CORE_THIRD_PARTY
+
+    imports = [i for i in find_imports(source, module, is_package) if not i.type_only]
+
+    if _within(module, f"{PACKAGE}.core"):
+        for imp in imports:
+            if not allowed_outside(imp, (f"{PACKAGE}.core",)):
+                problems.append(
+                    f"{where}:{imp.line}: core may import only the standard library, "
+                    f"{sorted(CORE_THIRD_PARTY)} and {PACKAGE}.core, not {imp.target!r}"
+                )
+            elif imp.top in CORE_FORBIDDEN_STDLIB:
+                problems.append(
+                    f"{where}:{imp.line}: core is pure and deterministic; "
+                    f"it must not import {imp.target!r}"
+                )
+        for line, call in nondeterministic_calls(source):
+            problems.append(
+                f"{where}:{line}: core must not call {call}() "
+                "(use the simulated clock and the cluster's seeded random.Random)"
+            )
+
+    if _within(module, f"{PACKAGE}.cluster"):
+        for imp in imports:
+            if not allowed_outside(imp, (f"{PACKAGE}.core", f"{PACKAGE}.cluster")):
+                problems.append(
+                    f"{where}:{imp.line}: cluster may import only the standard library and "
+                    f"{PACKAGE}.core, not {imp.target!r}"
+                )
+
+    if not _within(module, f"{PACKAGE}.viz"):
+        lazy_ok = _within(module, f"{PACKAGE}.cli")
+        for imp in imports:
+            if _within(imp.target, f"{PACKAGE}.viz") and not (lazy_ok and imp.in_function):
+                hint = (
+                    " at module level (import it inside the command's function)" if lazy_ok else ""
+                )
+                problems.append(f"{where}:{imp.line}: must not import {imp.target!r}{hint}")
+
+    return sorted(set(problems))
+
+
+def package_modules(package_dir: Path = PACKAGE_DIR) -> list[tuple[str, Path, bool]]:
+    if not package_dir.is_dir():
+        return []
+    out = []
+    for path in sorted(package_dir.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        name, is_package = module_name(path, package_dir.parent)
+        out.append((name, path, is_package))
+    return out
+
+
+# ------------------------------------------------------------------ the real package
+
+
+def test_package_follows_import_rules() -> None:
+    problems: list[str] = []
+    for name, path, is_package in package_modules():
+        problems += check_module(name, path.read_text(encoding="utf-8"), is_package)
+    assert not problems, "import rule violations:\n" + "\n".join(problems)
+
+
+def test_scanner_sees_the_package() -> None:
+    modules = {name for name, _, _ in package_modules()}
+    assert PACKAGE in modules, f"{PACKAGE_DIR}/__init__.py not found by the scanner"
+
+
+# ------------------------------------------------------------------ the checker itself
+
+
+def test_relative_imports_resolve() -> None:
+    src = "from . import log\nfrom .. import viz\nfrom .replica import Replica\n"
+    targets = {i.target for i in find_imports(src, "minikafka.core.group")}
+    assert {"minikafka.core", "minikafka.core.log", "minikafka", "minikafka.viz"} <= targets
+    assert "minikafka.core.replica.Replica" in targets
+    pkg = {i.target for i in find_imports("from .clock import Clock\n", "minikafka.core", True)}
+    assert "minikafka.core.clock" in pkg
+
+
+@pytest.mark.parametrize(
+    "module, source",
+    [
+        ("minikafka.core.log", "import heapq\nfrom collections import deque\n"),
+        ("minikafka.core.log", "import crc32c\nfrom murmurhash2 import murmurhash2\n"),
+        ("minikafka.core.log", "from minikafka.core import clock\nfrom .clock import Clock\n"),
+        ("minikafka.core.clock", "import random\nrng = random.Random(7)\n"),
+        (
+            "minikafka.core.log",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from minikafka.cluster import Cluster\n",
+        ),
+        ("minikafka.cluster", "from minikafka.core.clock import Clock\nimport itertools\n"),
+        ("minikafka.cli", "def demo():\n    from minikafka.viz import panel\n    return panel\n"),
+        ("minikafka.viz.panels", "from minikafka.viz.render import draw\nimport graphviz\n"),
+        (
+            "minikafka.client.producer",
+            "import kafka.errors\nfrom minikafka.cluster import Cluster\n",
+        ),
+    ],
+)
+def test_checker_accepts(module: str, source: str) -> None:
+    assert check_module(module, source, is_package=module == PACKAGE) == []
+
+
+@pytest.mark.parametrize(
+    "module, source, expected",
+    [
+        ("minikafka.core.log", "import kafka.errors\n", "'kafka.errors'"),
+        ("minikafka.core.log", "from minikafka.cluster import Cluster\n", "'minikafka.cluster'"),
+        ("minikafka.core.log", "from .. import cluster\n", "'minikafka'"),
+        ("minikafka.core.log", "import asyncio\n", "'asyncio'"),
+        ("minikafka.core.log", "import socket\n", "'socket'"),
+        ("minikafka.core.log", "import time\nnow = time.time()\n", "time.time()"),
+        ("minikafka.core.log", "from time import monotonic\nx = monotonic()\n", "time.monotonic()"),
+        ("minikafka.core.log", "import random\nx = random.randint(0, 9)\n", "random.randint()"),
+        ("minikafka.core.log", "import random as r\nx = r.random()\n", "random.random()"),
+        (
+            "minikafka.core.log",
+            "from datetime import datetime\nx = datetime.now()\n",
+            "datetime.datetime.now()",
+        ),
+        ("minikafka.core.log", "import graphviz\n", "'graphviz'"),
+        ("minikafka.cluster", "import minikafka.client\n", "'minikafka.client'"),
+        ("minikafka.cluster", "import kafka\n", "'kafka'"),
+        ("minikafka", "from minikafka.viz import Panel\n", "'minikafka.viz'"),
+        ("minikafka", "from . import viz\n", "'minikafka.viz'"),
+        ("minikafka.wire.server", "import minikafka.viz.render\n", "'minikafka.viz.render'"),
+        ("minikafka.cli", "from minikafka.viz import panel\n", "module level"),
+        ("minikafka.client.consumer", "def f():\n    import minikafka.viz\n", "'minikafka.viz'"),
+        (
+            "minikafka.spark.source",
+            "import importlib\nv = importlib.import_module('minikafka.viz')\n",
+            "'minikafka.viz'",
+        ),
+    ],
+)
+def test_checker_rejects(module: str, source: str, expected: str) -> None:
+    problems = check_module(module, source, is_package=module == PACKAGE)
+    assert problems, f"{module}: expected a violation for:\n{source}"
+    assert any(expected in p for p in problems), problems
+
+
+def test_checker_scans_a_package_tree(tmp_path: Path) -> None:
+    pkg = tmp_path / PACKAGE
+    (pkg / "core").mkdir(parents=True)
+    (pkg / "__init__.py").write_text('"""api"""\n')
+    (pkg / "core" / "__init__.py").write_text("")
+    (pkg / "core" / "log.py").write_text("import socket\n")
+    found = {name: path for name, path, _ in package_modules(pkg)}
+    assert set(found) == {"minikafka", "minikafka.core", "minikafka.core.log"}
+    problems = check_module("minikafka.core.log", found["minikafka.core.log"].read_text())
+    assert problems and "socket" in problems[0]
