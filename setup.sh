@@ -71,11 +71,16 @@ apt_install() {
         return 1
     fi
     say "apt-get install $*"
+    local log
+    log="$(mktemp)"
     if ! ${SUDO[@]+"${SUDO[@]}"} env DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y -qq --no-install-recommends "$@"; then
+            apt-get install -y -qq --no-install-recommends "$@" >"$log" 2>&1; then
+        tail -n 20 "$log" >&2
+        rm -f "$log"
         warn "could not install: $*"
         return 1
     fi
+    rm -f "$log"
 }
 
 # Java major version of `java` on PATH, or 0.
@@ -150,27 +155,13 @@ if ! venv_ok; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
 fi
 
-# The stamp records what was installed: pyproject.toml and the venv's Python.
-want_stamp="$("$VENV/bin/python" -c 'import hashlib, sys
-print(hashlib.sha256(open("pyproject.toml", "rb").read() + sys.version.encode()).hexdigest())')"
-if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want_stamp" ]] \
-        && "$VENV/bin/python" -c 'import minikafka' 2>/dev/null; then
-    say "Python packages up to date (.venv)"
-else
-    say "installing minikafka and its dependencies into .venv (a few minutes the first time)"
-    rm -f "$STAMP"
-    "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar off \
-        -e ".[dev]"
-    echo "$want_stamp" > "$STAMP"
-fi
-
-# ---------------------------------------------------------------- checks
-# Widgets: ipywidgets 8 ships its JupyterLab extension as a prebuilt labextension.
-if ! "$VENV/bin/jupyter" labextension list 2>&1 | grep -q '@jupyter-widgets/jupyterlab-manager'; then
-    rm -f "$STAMP"
-    die "JupyterLab does not list @jupyter-widgets/jupyterlab-manager; widgets would not render. Try: rm -rf .venv && ./setup.sh"
-fi
-"$VENV/bin/python" - <<'EOF' || { rm -f "$STAMP"; die "the Kafka compression codecs or crc32c are not working"; }
+# Checks run after each install; a failing check leaves no stamp, so the next run retries.
+post_install_checks() {
+    # Widgets: ipywidgets 8 ships its JupyterLab extension as a prebuilt labextension.
+    if ! "$VENV/bin/jupyter" labextension list 2>&1 | grep -q '@jupyter-widgets/jupyterlab-manager'; then
+        die "JupyterLab does not list @jupyter-widgets/jupyterlab-manager; widgets would not render. Try: rm -rf .venv && ./setup.sh"
+    fi
+    "$VENV/bin/python" - <<'EOF' || die "the Kafka compression codecs or crc32c are not working"
 from kafka import codec
 from kafka.record import util
 missing = [n for n, ok in [("gzip", codec.has_gzip()), ("snappy", codec.has_snappy()),
@@ -180,6 +171,27 @@ if missing:
 if util.crc32c_c is None:
     raise SystemExit("C crc32c is missing: kafka-python would be ~4000x slower")
 EOF
+}
+
+# The stamp records what was installed: pyproject.toml and the venv's Python.
+want_stamp="$("$VENV/bin/python" -c 'import hashlib, sys
+print(hashlib.sha256(open("pyproject.toml", "rb").read() + sys.version.encode()).hexdigest())')"
+if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want_stamp" ]] \
+        && "$VENV/bin/python" -c 'import minikafka' 2>/dev/null; then
+    say "Python packages up to date (.venv)"
+else
+    say "installing minikafka and its dependencies into .venv (a few minutes the first time)"
+    rm -f "$STAMP"
+    pip_opts=(--disable-pip-version-check)
+    [[ -t 1 ]] || pip_opts+=(--progress-bar off)
+    # pipefail: the pipeline fails when pip fails; grep only hides the "already satisfied" noise.
+    if ! "$VENV/bin/python" -m pip install "${pip_opts[@]}" -e ".[dev]" \
+            | { grep -v '^Requirement already satisfied' || true; }; then
+        die "pip install -e '.[dev]' failed (see above)"
+    fi
+    post_install_checks
+    echo "$want_stamp" > "$STAMP"
+fi
 say "ready: .venv is set up"
 
 # ---------------------------------------------------------------- launch
@@ -196,4 +208,6 @@ elif [[ -d lessons ]]; then
     target=(lessons)
 fi
 say "opening JupyterLab${target:+ at ${target[0]}} (stop it with Ctrl-C)"
-exec "$VENV/bin/jupyter" lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$ROOT" ${target[@]+"${target[@]}"}
+lab_opts=(--ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$ROOT")
+[[ "$(id -u)" == "0" ]] && lab_opts+=(--allow-root)  # containers and CI machines run as root
+exec "$VENV/bin/jupyter" lab "${lab_opts[@]}" ${target[@]+"${target[@]}"}
