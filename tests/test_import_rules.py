@@ -3,12 +3,18 @@
 - ``minikafka.core`` imports only the standard library, a few small C helpers
   (``CORE_THIRD_PARTY``) and other ``minikafka.core`` modules. It is pure and deterministic,
   so it also stays away from asyncio, sockets, threads, wall-clock time and the global RNG.
-- ``minikafka.cluster`` imports only ``minikafka.core`` (plus the same standard library and
-  helpers).
+- ``minikafka.cluster`` imports only ``minikafka.core`` and ``minikafka.errors`` (plus the
+  same standard library and helpers) at module level. Its client factories
+  (``cluster.producer()``, ``cluster.consumer()``) may import ``minikafka.client`` inside the
+  function; nothing else (wire, viz, spark, cli), not even lazily.
+- ``minikafka.errors`` is the thin bridge from core error codes to kafka-python's exception
+  classes: only the standard library, ``kafka.errors`` and ``minikafka.core``.
 - Nothing outside ``minikafka.viz`` imports ``minikafka.viz``, except ``minikafka.cli``
   inside a function (so ``minikafka --help`` does not load graphviz and ipywidgets).
 
-Imports under ``if TYPE_CHECKING:`` are ignored: they never run.
+Imports under ``if TYPE_CHECKING:`` are ignored: they never run. So are imports of the
+module's own parent packages (``from . import x`` names ``minikafka``, which is loaded
+before any of its modules anyway); what counts is ``minikafka.x``.
 
 The checker works on source text, so it runs on a partial package, and the tests at the
 bottom feed it synthetic modules to show it catches each kind of break.
@@ -213,42 +219,83 @@ def _within(target: str, prefix: str) -> bool:
     return target == prefix or target.startswith(prefix + ".")
 
 
+@dataclass(frozen=True)
+class Rule:
+    """What the modules under ``scope`` may import."""
+
+    scope: str
+    what: str  # how the rule reads in a message
+    internal: tuple[str, ...]  # minikafka modules allowed anywhere in the file
+    lazy_internal: tuple[str, ...] = ()  # minikafka modules allowed only inside a function
+    third_party: frozenset[str] = CORE_THIRD_PARTY  # dotted prefixes beyond the stdlib
+    forbidden_stdlib: frozenset[str] = frozenset()
+    deterministic: bool = False  # also reject wall-clock and global-RNG calls
+
+
+RULES = (
+    Rule(
+        f"{PACKAGE}.core",
+        "core may import only the standard library, crc32c/murmurhash2 and minikafka.core",
+        internal=(f"{PACKAGE}.core",),
+        forbidden_stdlib=CORE_FORBIDDEN_STDLIB,
+        deterministic=True,
+    ),
+    Rule(
+        f"{PACKAGE}.cluster",
+        "cluster may import only the standard library, minikafka.core and minikafka.errors "
+        "(and minikafka.client inside a function)",
+        internal=(f"{PACKAGE}.core", f"{PACKAGE}.cluster", f"{PACKAGE}.errors"),
+        lazy_internal=(f"{PACKAGE}.client",),
+    ),
+    Rule(
+        f"{PACKAGE}.errors",
+        "errors may import only the standard library, kafka.errors and minikafka.core",
+        internal=(f"{PACKAGE}.core", f"{PACKAGE}.errors"),
+        third_party=frozenset({"kafka.errors"}),
+    ),
+)
+
+
+def _ancestors(module: str, is_package: bool) -> set[str]:
+    parts = module.split(".")
+    stop = len(parts) if is_package else len(parts) - 1
+    return {".".join(parts[:i]) for i in range(1, stop + 1)}
+
+
+def _allowed(imp: Import, rule: Rule) -> bool:
+    if imp.top == PACKAGE:
+        internal = rule.internal + (rule.lazy_internal if imp.in_function else ())
+        return any(_within(imp.target, p) for p in internal)
+    return imp.top in STDLIB or any(_within(imp.target, p) for p in rule.third_party)
+
+
 def check_module(module: str, source: str, is_package: bool = False) -> list[str]:
     """Human-readable rule violations for one module; empty when it follows the rules."""
     problems: list[str] = []
-    where = f"{module}"
+    parents = _ancestors(module, is_package)
+    imports = [
+        i
+        for i in find_imports(source, module, is_package)
+        if not i.type_only and i.target not in parents
+    ]
 
-    def allowed_outside(imp: Import, internal: tuple[str, ...]) -> bool:
-        if imp.top == PACKAGE:
-            return any(_within(imp.target, p) for p in internal)
-        return imp.top in STDLIB or imp.top in CORE_THIRD_PARTY
-
-    imports = [i for i in find_imports(source, module, is_package) if not i.type_only]
-
-    if _within(module, f"{PACKAGE}.core"):
+    for rule in RULES:
+        if not _within(module, rule.scope):
+            continue
         for imp in imports:
-            if not allowed_outside(imp, (f"{PACKAGE}.core",)):
+            if not _allowed(imp, rule):
+                where = " at module level" if _within_any(imp.target, rule.lazy_internal) else ""
+                problems.append(f"{module}:{imp.line}: {rule.what}; not {imp.target!r}{where}")
+            elif imp.top in rule.forbidden_stdlib:
                 problems.append(
-                    f"{where}:{imp.line}: core may import only the standard library, "
-                    f"{sorted(CORE_THIRD_PARTY)} and {PACKAGE}.core, not {imp.target!r}"
-                )
-            elif imp.top in CORE_FORBIDDEN_STDLIB:
-                problems.append(
-                    f"{where}:{imp.line}: core is pure and deterministic; "
+                    f"{module}:{imp.line}: {rule.scope} is pure and deterministic; "
                     f"it must not import {imp.target!r}"
                 )
-        for line, call in nondeterministic_calls(source):
-            problems.append(
-                f"{where}:{line}: core must not call {call}() "
-                "(use the simulated clock and the cluster's seeded random.Random)"
-            )
-
-    if _within(module, f"{PACKAGE}.cluster"):
-        for imp in imports:
-            if not allowed_outside(imp, (f"{PACKAGE}.core", f"{PACKAGE}.cluster")):
+        if rule.deterministic:
+            for line, call in nondeterministic_calls(source):
                 problems.append(
-                    f"{where}:{imp.line}: cluster may import only the standard library and "
-                    f"{PACKAGE}.core, not {imp.target!r}"
+                    f"{module}:{line}: {rule.scope} must not call {call}() "
+                    "(use the simulated clock and the cluster's seeded random.Random)"
                 )
 
     if not _within(module, f"{PACKAGE}.viz"):
@@ -258,9 +305,13 @@ def check_module(module: str, source: str, is_package: bool = False) -> list[str
                 hint = (
                     " at module level (import it inside the command's function)" if lazy_ok else ""
                 )
-                problems.append(f"{where}:{imp.line}: must not import {imp.target!r}{hint}")
+                problems.append(f"{module}:{imp.line}: must not import {imp.target!r}{hint}")
 
     return sorted(set(problems))
+
+
+def _within_any(target: str, prefixes: tuple[str, ...]) -> bool:
+    return any(_within(target, p) for p in prefixes)
 
 
 def package_modules(package_dir: Path = PACKAGE_DIR) -> list[tuple[str, Path, bool]]:
@@ -314,6 +365,10 @@ def test_relative_imports_resolve() -> None:
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from minikafka.cluster import Cluster\n",
         ),
         ("minikafka.cluster", "from minikafka.core.clock import Clock\nimport itertools\n"),
+        ("minikafka.cluster", "import threading\nfrom . import errors as kerrors\n"),
+        ("minikafka.cluster", "def producer():\n    from .client.producer import KafkaProducer\n"),
+        ("minikafka.errors", "import kafka.errors as k\nfrom kafka.errors import *\n"),
+        ("minikafka.errors", "from kafka.errors import KafkaError\nfrom .core.errors import E\n"),
         ("minikafka.cli", "def demo():\n    from minikafka.viz import panel\n    return panel\n"),
         ("minikafka.viz.panels", "from minikafka.viz.render import draw\nimport graphviz\n"),
         (
@@ -331,7 +386,9 @@ def test_checker_accepts(module: str, source: str) -> None:
     [
         ("minikafka.core.log", "import kafka.errors\n", "'kafka.errors'"),
         ("minikafka.core.log", "from minikafka.cluster import Cluster\n", "'minikafka.cluster'"),
-        ("minikafka.core.log", "from .. import cluster\n", "'minikafka'"),
+        ("minikafka.core.log", "from .. import cluster\n", "'minikafka.cluster'"),
+        ("minikafka.core.log", "from minikafka import Cluster\n", "'minikafka.Cluster'"),
+        ("minikafka.core.log", "from .. import errors\n", "'minikafka.errors'"),
         ("minikafka.core.log", "import asyncio\n", "'asyncio'"),
         ("minikafka.core.log", "import socket\n", "'socket'"),
         ("minikafka.core.log", "import time\nnow = time.time()\n", "time.time()"),
@@ -344,7 +401,12 @@ def test_checker_accepts(module: str, source: str) -> None:
             "datetime.datetime.now()",
         ),
         ("minikafka.core.log", "import graphviz\n", "'graphviz'"),
-        ("minikafka.cluster", "import minikafka.client\n", "'minikafka.client'"),
+        ("minikafka.cluster", "import minikafka.client\n", "at module level"),
+        ("minikafka.cluster", "def f():\n    from .wire import server\n", "'minikafka.wire"),
+        ("minikafka.cluster", "def f():\n    import minikafka.spark\n", "'minikafka.spark'"),
+        ("minikafka.errors", "import kafka\n", "'kafka'"),
+        ("minikafka.errors", "from kafka import KafkaProducer\n", "'kafka.KafkaProducer'"),
+        ("minikafka.errors", "from .cluster import Cluster\n", "'minikafka.cluster'"),
         ("minikafka.cluster", "import kafka\n", "'kafka'"),
         ("minikafka", "from minikafka.viz import Panel\n", "'minikafka.viz'"),
         ("minikafka", "from . import viz\n", "'minikafka.viz'"),
