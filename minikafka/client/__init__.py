@@ -1,0 +1,1 @@
+"""In-process clients shaped like kafka-python's KafkaProducer, KafkaConsumer and KafkaAdminClient."""

@@ -1,0 +1,429 @@
+"""KafkaConsumer for a minikafka Cluster, with kafka-python's names and Kafka 4.x defaults.
+
+poll() fetches from partition leaders through the simulated network and drives the
+clock while it waits, as a real consumer's poll blocks. A consumer sees only records
+below the high watermark (read_uncommitted) or below the last stable offset
+(read_committed, which also skips aborted transactions and control markers).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kafka.consumer.fetcher import ConsumerRecord
+from kafka.errors import (
+    IllegalStateError,
+    KafkaConfigurationError,
+    NoOffsetForPartitionError,
+)
+from kafka.structs import OffsetAndTimestamp, TopicPartition
+
+from .. import errors as kerrors
+from ..core import errors
+from ..core.records import LOG_APPEND_TIME
+
+DEFAULTS: dict[str, Any] = {
+    "bootstrap_servers": "minikafka",
+    "client_id": None,
+    "group_id": None,
+    "group_instance_id": None,
+    "key_deserializer": None,
+    "value_deserializer": None,
+    "auto_offset_reset": "latest",
+    "enable_auto_commit": True,
+    "auto_commit_interval_ms": 5_000,
+    "max_poll_records": 500,
+    "max_poll_interval_ms": 300_000,
+    "session_timeout_ms": 45_000,       # Kafka 3.0+ (KIP-735); was 10 s
+    "heartbeat_interval_ms": 3_000,
+    "fetch_min_bytes": 1,
+    "fetch_max_wait_ms": 500,
+    "fetch_max_bytes": 52_428_800,
+    "max_partition_fetch_bytes": 1_048_576,
+    "request_timeout_ms": 30_000,
+    "retry_backoff_ms": 100,
+    "isolation_level": "read_uncommitted",
+    "partition_assignment_strategy": None,
+    "consumer_timeout_ms": float("inf"),
+    "exclude_internal_topics": True,
+    "allow_auto_create_topics": True,
+    "api_version": None,
+    "rebalance_timeout_ms": None,
+}
+
+
+class KafkaConsumer:
+    _next_client = 0
+
+    def __init__(self, cluster, *topics: str, **configs: Any) -> None:
+        unknown = set(configs) - set(DEFAULTS)
+        if unknown:
+            raise KafkaConfigurationError(f"Unrecognized configs: {sorted(unknown)}")
+        cfg = {**DEFAULTS, **configs}
+        if cfg["auto_offset_reset"] not in ("earliest", "latest", "none"):
+            raise KafkaConfigurationError(
+                f"Invalid auto_offset_reset {cfg['auto_offset_reset']!r}: earliest, latest or none")
+        if cfg["isolation_level"] not in ("read_uncommitted", "read_committed"):
+            raise KafkaConfigurationError(f"Invalid isolation_level {cfg['isolation_level']!r}")
+        self.config = cfg
+        self.cluster = cluster
+        KafkaConsumer._next_client += 1
+        self.client_id = cfg["client_id"] or f"consumer-{KafkaConsumer._next_client}"
+        self.read_committed = cfg["isolation_level"] == "read_committed"
+        self._assignment: list[TopicPartition] = []
+        self._positions: dict[TopicPartition, int] = {}
+        self._buffers: dict[TopicPartition, deque] = {}
+        self._in_flight: set[TopicPartition] = set()
+        self._paused: set[TopicPartition] = set()
+        self._subscription: set[str] = set()
+        self._pattern: re.Pattern | None = None
+        self._manual = False
+        self._closed = False
+        self._group = None
+        if cfg["group_id"] is not None:
+            from .group import attach_member  # the group protocol client (consumer groups)
+            self._group = attach_member(self)
+        if topics:
+            self.subscribe(topics)
+
+    # -- assignment ----------------------------------------------------------------------
+    def subscribe(self, topics=(), pattern: str | None = None, listener=None) -> None:
+        if self._manual:
+            raise IllegalStateError("Subscription to topics, partitions and pattern are "
+                                    "mutually exclusive")
+        if isinstance(topics, str):
+            topics = [topics]
+        if not topics and pattern is None:
+            raise IllegalStateError("You must choose topic(s) or a pattern to subscribe to")
+        self._subscription = set(topics)
+        self._pattern = re.compile(pattern) if pattern else None
+        if self._group is not None:
+            self._group.subscribe(self.subscription(), listener)
+        else:
+            self._set_assignment([TopicPartition(t, p) for t in sorted(self.subscription())
+                                  for p in range(self._partitions(t))])
+
+    def subscription(self) -> set[str]:
+        topics = set(self._subscription)
+        if self._pattern is not None:
+            topics |= {t for t in self.cluster.list_topics() if self._pattern.match(t)}
+        return topics
+
+    def unsubscribe(self) -> None:
+        if self._group is not None:
+            self._group.unsubscribe()
+        self._subscription = set()
+        self._pattern = None
+        self._set_assignment([])
+
+    def assign(self, partitions) -> None:
+        if self._subscription or self._pattern:
+            raise IllegalStateError("Subscription to topics, partitions and pattern are "
+                                    "mutually exclusive")
+        self._manual = True
+        self._set_assignment([TopicPartition(*tp) for tp in partitions])
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._assignment)
+
+    def _set_assignment(self, tps: list[TopicPartition]) -> None:
+        keep = set(tps)
+        self._assignment = list(tps)
+        for tp in list(self._positions):
+            if tp not in keep:
+                del self._positions[tp]
+        for tp in list(self._buffers):
+            if tp not in keep:
+                del self._buffers[tp]
+        self._paused &= keep
+
+    def _partitions(self, topic: str) -> int:
+        return self.cluster.partitions_for(topic)
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        if topic not in self.cluster.controller.topics:
+            return None
+        return set(range(self._partitions(topic)))
+
+    def topics(self) -> set[str]:
+        return set(self.cluster.list_topics())
+
+    # -- positions -----------------------------------------------------------------------
+    def _leader(self, tp: TopicPartition):
+        return self.cluster.leader_replica(tp.topic, tp.partition)
+
+    def _reset_position(self, tp: TopicPartition) -> int:
+        strategy = self.config["auto_offset_reset"]
+        if strategy == "none":
+            raise NoOffsetForPartitionError(f"No committed offset for {tp} and "
+                                            "auto_offset_reset='none'")
+        offsets = self.beginning_offsets([tp]) if strategy == "earliest" else \
+            self.end_offsets([tp])
+        return offsets[tp]
+
+    def position(self, partition: TopicPartition) -> int:
+        tp = TopicPartition(*partition)
+        if tp not in self._assignment:
+            raise IllegalStateError(f"You can only check the position for partitions "
+                                    f"assigned to this consumer: {tp}")
+        if tp not in self._positions:
+            self._positions[tp] = self._initial_position(tp)
+        return self._positions[tp]
+
+    def _initial_position(self, tp: TopicPartition) -> int:
+        if self._group is not None:
+            committed = self._group.committed_offset(tp)
+            if committed is not None:
+                return committed
+        return self._reset_position(tp)
+
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        tp = TopicPartition(*partition)
+        if tp not in self._assignment:
+            raise IllegalStateError(f"Unassigned partition {tp}")
+        if offset < 0:
+            raise ValueError("offset must be >= 0")
+        self._positions[tp] = offset
+        self._buffers.pop(tp, None)
+
+    def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        for tp, off in self.beginning_offsets(partitions or self._assignment).items():
+            self.seek(tp, off)
+
+    def seek_to_end(self, *partitions: TopicPartition) -> None:
+        for tp, off in self.end_offsets(partitions or self._assignment).items():
+            self.seek(tp, off)
+
+    def beginning_offsets(self, partitions) -> dict[TopicPartition, int]:
+        out = {}
+        for tp in partitions:
+            tp = TopicPartition(*tp)
+            replica = self._leader(tp)
+            if replica is None:
+                raise kerrors.LeaderNotAvailableError(f"No leader for {tp}")
+            out[tp] = replica.log_start_offset
+        return out
+
+    def end_offsets(self, partitions) -> dict[TopicPartition, int]:
+        """The high watermark (LSO for read_committed): where 'latest' starts."""
+        out = {}
+        for tp in partitions:
+            tp = TopicPartition(*tp)
+            replica = self._leader(tp)
+            if replica is None:
+                raise kerrors.LeaderNotAvailableError(f"No leader for {tp}")
+            out[tp] = replica.last_stable_offset if self.read_committed else \
+                replica.high_watermark
+        return out
+
+    def offsets_for_times(self, timestamps) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        out = {}
+        for tp, ts in timestamps.items():
+            tp = TopicPartition(*tp)
+            replica = self._leader(tp)
+            if replica is None:
+                raise kerrors.LeaderNotAvailableError(f"No leader for {tp}")
+            found = replica.log.offset_for_timestamp(int(ts))
+            if found is None or found[0] >= replica.high_watermark:
+                out[tp] = None
+            else:
+                out[tp] = OffsetAndTimestamp(found[0], found[1], -1)
+        return out
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._paused |= {TopicPartition(*tp) for tp in partitions}
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._paused -= {TopicPartition(*tp) for tp in partitions}
+
+    def paused(self) -> set[TopicPartition]:
+        return set(self._paused)
+
+    # -- poll ------------------------------------------------------------------------------
+    def poll(self, timeout_ms: int = 0, max_records: int | None = None,
+             update_offsets: bool = True) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Records for assigned partitions; waits up to timeout_ms (simulated) for some."""
+        if self._closed:
+            raise IllegalStateError("Consumer is closed")
+        if self._group is not None:
+            self._group.poll()
+        if not self._assignment and self._group is None:
+            raise IllegalStateError("You must subscribe to topics or assign partitions first")
+        limit = max_records or int(self.config["max_poll_records"])
+        result = self._drain(limit)
+        if result:
+            return result
+        self._send_fetches()
+        cluster = self.cluster
+        cluster.run_until(lambda: self._has_records() or self._needs_poll(), int(timeout_ms))
+        if self._group is not None:
+            self._group.poll()
+        return self._drain(limit)
+
+    def _needs_poll(self) -> bool:
+        return self._group is not None and self._group.needs_poll()
+
+    def _has_records(self) -> bool:
+        return any(self._buffers.get(tp) for tp in self._assignment if tp not in self._paused)
+
+    def _drain(self, limit: int) -> dict[TopicPartition, list[ConsumerRecord]]:
+        result: dict[TopicPartition, list] = {}
+        taken = 0
+        buffers = self._buffers
+        for tp in self._assignment:
+            if taken >= limit:
+                break
+            buf = buffers.get(tp)
+            if not buf or tp in self._paused:
+                continue
+            records, start = buf
+            out = records[start:start + limit - taken]
+            taken += len(out)
+            if start + len(out) >= len(records):
+                del buffers[tp]
+            else:
+                buf[1] = start + len(out)
+            result[tp] = out
+            self._positions[tp] = out[-1].offset + 1
+        if taken and self._group is not None:
+            self._group.on_records_returned()
+        # Prefetch the next round, as a real consumer's fetcher does.
+        self._send_fetches()
+        return result
+
+    def _send_fetches(self) -> None:
+        cluster = self.cluster
+        wait = int(self.config["fetch_max_wait_ms"])
+        for tp in self._assignment:
+            if tp in self._paused or tp in self._in_flight or self._buffers.get(tp):
+                continue
+            topic = cluster.controller.topics.get(tp.topic)
+            if topic is None or tp.partition >= len(topic.partitions):
+                continue
+            leader = topic.partitions[tp.partition].leader
+            broker = cluster.brokers.get(leader)
+            if broker is None:
+                continue
+            offset = self.position(tp)
+            self._in_flight.add(tp)
+
+            def respond(resp, tp=tp, offset=offset, leader=leader):
+                cluster.network.send(leader, self.client_id, self._on_fetch, tp, offset, resp)
+
+            sent = cluster.network.send(
+                self.client_id, leader, broker.handle_fetch, (tp.topic, tp.partition), offset,
+                int(self.config["max_partition_fetch_bytes"]), self.read_committed, wait, respond)
+            if not sent:
+                cluster.clock.call_later(int(self.config["request_timeout_ms"]),
+                                         self._in_flight.discard, tp)
+            else:
+                cluster.clock.call_later(int(self.config["request_timeout_ms"]) + wait,
+                                         self._fetch_timeout, tp, offset)
+
+    def _fetch_timeout(self, tp: TopicPartition, offset: int) -> None:
+        if tp in self._in_flight and self._positions.get(tp) == offset:
+            self._in_flight.discard(tp)
+
+    def _on_fetch(self, tp: TopicPartition, offset: int, resp) -> None:
+        self._in_flight.discard(tp)
+        if tp not in self._assignment or self._positions.get(tp) != offset:
+            return  # a seek or rebalance made this answer stale
+        if resp.error == errors.OFFSET_OUT_OF_RANGE:
+            self._positions[tp] = self._reset_position(tp)
+            return
+        if resp.error != errors.NONE:
+            return  # leader moved: the next poll fetches from the new one
+        records = self._to_records(tp, resp, offset)
+        if records:
+            self._buffers[tp] = [records, 0]
+
+    def _to_records(self, tp: TopicPartition, resp, offset: int) -> list[ConsumerRecord]:
+        out: list[ConsumerRecord] = []
+        append = out.append
+        topic, partition = tp.topic, tp.partition
+        kd = self.config["key_deserializer"]
+        vd = self.config["value_deserializer"]
+        aborted = None
+        if self.read_committed:
+            replica = self._leader(tp)
+            aborted = replica.producers.aborted if replica is not None else []
+        CR = ConsumerRecord
+        plain = kd is None and vd is None
+        for batch in resp.batches:
+            if batch.is_control:
+                continue
+            if aborted and batch.is_transactional and any(
+                    a.producer_id == batch.producer_id and a.first_offset <= batch.base_offset
+                    <= a.last_offset for a in aborted):
+                continue
+            base = batch.base_offset
+            epoch = batch.partition_leader_epoch
+            ts_type = batch.timestamp_type
+            log_ts = batch.max_timestamp if ts_type == LOG_APPEND_TIME else None
+            records = batch.records
+            if base < offset:
+                records = [r for r in records if base + r[0] >= offset]
+            if plain and log_ts is None:
+                out.extend([
+                    CR(topic, partition, epoch, base + d, ts, ts_type, k, v,
+                       h, None,
+                       -1 if k is None else len(k), -1 if v is None else len(v), -1)
+                    for d, ts, k, v, h in records])
+                continue
+            for delta, ts, key, value, headers in records:
+                ksize = -1 if key is None else len(key)
+                vsize = -1 if value is None else len(value)
+                if kd is not None and key is not None:
+                    key = kd(key)
+                if vd is not None and value is not None:
+                    value = vd(value)
+                append(CR(topic, partition, epoch, base + delta,
+                          ts if log_ts is None else log_ts, ts_type, key, value,
+                          headers, None, ksize, vsize, -1))
+        return out
+
+    # -- commits (consumer groups) ---------------------------------------------------------
+    def _require_group(self, what: str):
+        if self._group is None:
+            raise kerrors.IllegalOperation(f"{what} requires a group_id") \
+                if hasattr(kerrors, "IllegalOperation") else \
+                kerrors.KafkaConfigurationError(f"{what} requires a group_id")
+        return self._group
+
+    def commit(self, offsets=None) -> None:
+        self._require_group("commit").commit(offsets)
+
+    def commit_async(self, offsets=None, callback=None):
+        return self._require_group("commit_async").commit_async(offsets, callback)
+
+    def committed(self, partition: TopicPartition, metadata: bool = False):
+        return self._require_group("committed").committed(TopicPartition(*partition), metadata)
+
+    def group_metadata(self):
+        return self._require_group("group_metadata").group_metadata()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def close(self, autocommit: bool = True) -> None:
+        if self._closed:
+            return
+        if self._group is not None:
+            self._group.close(autocommit)
+        self._closed = True
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> ConsumerRecord:
+        timeout = self.config["consumer_timeout_ms"]
+        limit = 3_600_000 if timeout == float("inf") else int(timeout)
+        batch = self.poll(timeout_ms=limit, max_records=1)
+        for records in batch.values():
+            return records[0]
+        raise StopIteration
+
+    def __enter__(self) -> KafkaConsumer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,655 @@
+"""KafkaProducer for a minikafka Cluster, with kafka-python's keyword names and
+Kafka 4.x's defaults (acks=all, idempotence on, linger.ms=5).
+
+send() only appends to a batch in the record accumulator; a sender (events on the
+simulated clock) ships ready batches to partition leaders, at most
+max_in_flight_requests_per_connection requests per broker, retries retriable errors
+until delivery_timeout_ms, and completes each record's future with its offset.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from kafka.errors import (
+    IllegalStateError,
+    KafkaConfigurationError,
+    KafkaTimeoutError,
+    TransactionAbortedError,
+)
+from kafka.producer.future import RecordMetadata
+from kafka.structs import TopicPartition
+
+from .. import errors as kerrors
+from ..core import errors
+from ..core.records import COMPRESSION_IDS, RecordBatch, record_size
+from .codec import compressed_size
+from .future import Future
+from .partitioner import SEED, DefaultPartitioner, murmurhash2
+
+DEFAULTS: dict[str, Any] = {
+    "bootstrap_servers": "minikafka",
+    "client_id": None,
+    "key_serializer": None,
+    "value_serializer": None,
+    "acks": "all",
+    "enable_idempotence": None,   # None: on unless it conflicts (Kafka 3.0+ rule)
+    "retries": 2147483647,
+    "delivery_timeout_ms": 120_000,
+    "request_timeout_ms": 30_000,
+    "retry_backoff_ms": 100,
+    "max_in_flight_requests_per_connection": 5,
+    "linger_ms": 5,              # Kafka 4.0 (KIP-1030); kafka-python 3.0 still uses 0
+    "batch_size": 16_384,
+    "compression_type": None,
+    "buffer_memory": 33_554_432,
+    "max_block_ms": 60_000,
+    "max_request_size": 1_048_576,
+    "partitioner": None,
+    "transactional_id": None,
+    "transaction_timeout_ms": 60_000,
+    "allow_auto_create_topics": True,
+    "api_version": None,
+}
+
+
+class ProducerBatch:
+    """Records for one partition, sent and retried as one unit."""
+
+    __slots__ = ("tp", "records", "size", "created_ms", "futures_done", "future",
+                 "batch", "attempts", "first_send_ms", "ready", "results", "sequence",
+                 "retry_at", "producer")
+
+    def __init__(self, tp: tuple[str, int], created_ms: int, future: Future,
+                 producer: KafkaProducer) -> None:
+        self.producer = producer
+        self.tp = tp
+        self.records: list[tuple] = []
+        self.size = 61
+        self.created_ms = created_ms
+        self.future = future           # resolves to the base offset
+        self.batch: RecordBatch | None = None
+        self.attempts = 0
+        self.first_send_ms = -1
+        self.ready = False
+        self.sequence = -1
+        self.retry_at = 0
+
+
+class FutureRecordMetadata:
+    """The future send() returns; get() gives RecordMetadata(topic, partition, offset, ...)."""
+
+    __slots__ = ("_batch", "_index")
+
+    def __init__(self, batch: ProducerBatch, index: int) -> None:
+        self._batch = batch
+        self._index = index
+
+    @property
+    def is_done(self) -> bool:
+        return self._batch.future.is_done
+
+    def succeeded(self) -> bool:
+        return self._batch.future.succeeded()
+
+    def failed(self) -> bool:
+        return self._batch.future.failed()
+
+    @property
+    def exception(self):
+        return self._batch.future.exception
+
+    @property
+    def value(self) -> RecordMetadata | None:
+        return self._metadata() if self.succeeded() else None
+
+    def _metadata(self) -> RecordMetadata:
+        base = self._batch.future.value
+        topic, partition = self._batch.tp
+        _, ts, key, value, headers = self._batch.records[self._index]
+        offset = base + self._index if base >= 0 else -1
+        return RecordMetadata(topic, partition, TopicPartition(topic, partition), offset, ts,
+                              None, len(key) if key is not None else -1,
+                              len(value) if value is not None else -1, -1)
+
+    def get(self, timeout: float | None = None) -> RecordMetadata:
+        """Drive the simulation until this record is acknowledged (or fails)."""
+        fut = self._batch.future
+        if not fut.is_done:
+            self._batch.producer._ready_now(self._batch)
+        fut.get(timeout)
+        return self._metadata()
+
+    def add_callback(self, fn, *args, **kwargs):
+        self._batch.future.add_callback(lambda _: fn(*args, self._metadata(), **kwargs))
+        return self
+
+    def add_errback(self, fn, *args, **kwargs):
+        self._batch.future.add_errback(lambda e: fn(*args, e, **kwargs))
+        return self
+
+
+def _acks(value: Any) -> int:
+    if value in ("all", -1, "-1"):
+        return -1
+    if value in (0, 1, "0", "1"):
+        return int(value)
+    raise KafkaConfigurationError(f"Invalid acks {value!r}: use 0, 1 or 'all'")
+
+
+class KafkaProducer:
+    _next_client = 0
+
+    def __init__(self, cluster, **configs: Any) -> None:
+        unknown = set(configs) - set(DEFAULTS)
+        if unknown:
+            raise KafkaConfigurationError(f"Unrecognized configs: {sorted(unknown)}")
+        cfg = {**DEFAULTS, **configs}
+        self.config = cfg
+        self.cluster = cluster
+        self.acks = _acks(cfg["acks"])
+        KafkaProducer._next_client += 1
+        self.client_id = cfg["client_id"] or f"producer-{KafkaProducer._next_client}"
+        comp = cfg["compression_type"]
+        if comp not in COMPRESSION_IDS:
+            raise KafkaConfigurationError(f"Not supported codec: {comp}")
+        self.compression = COMPRESSION_IDS[comp]
+        max_in_flight = int(cfg["max_in_flight_requests_per_connection"])
+        idem = cfg["enable_idempotence"]
+        txn = cfg["transactional_id"]
+        conflicts = []
+        if self.acks != -1:
+            conflicts.append("acks must be 'all'")
+        if int(cfg["retries"]) == 0:
+            conflicts.append("retries must be > 0")
+        if max_in_flight > 5:
+            conflicts.append("max_in_flight_requests_per_connection must be <= 5")
+        if idem is None:
+            # Kafka 3.0+: on by default, silently off when the config conflicts.
+            idem = not conflicts
+        elif idem and conflicts:
+            raise KafkaConfigurationError(
+                "enable_idempotence=True requires " + "; ".join(conflicts))
+        if txn and not idem:
+            raise KafkaConfigurationError("transactional_id requires enable_idempotence")
+        self.idempotent = bool(idem)
+        self.transactional_id = txn
+        self.max_in_flight = max_in_flight
+        self.batch_size = int(cfg["batch_size"])
+        self.linger_ms = int(cfg["linger_ms"])
+        self.buffer_memory = int(cfg["buffer_memory"])
+        self.partitioner = cfg["partitioner"] or DefaultPartitioner(cluster.random)
+        self.key_serializer = cfg["key_serializer"]
+        self.value_serializer = cfg["value_serializer"]
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self._sequences: dict[tuple[str, int], int] = {}
+        self._open: dict[tuple[str, int], ProducerBatch] = {}
+        self._queues: dict[tuple[str, int], deque[ProducerBatch]] = {}
+        self._in_flight: dict[int, int] = {}
+        self._pending_sent: dict[tuple[str, int], list[ProducerBatch]] = {}
+        self._leaders: dict[tuple[str, int], int] = {}
+        self._partitions: dict[str, list[int]] = {}
+        self._buffered = 0
+        self._sender_armed = False
+        self._closed = False
+        self._txn_state = "UNINITIALIZED" if txn else None
+        self._txn_partitions: set[tuple[str, int]] = set()
+        self._txn_error: BaseException | None = None
+        self._flushing = False
+        self.pending = 0  # batches not yet completed
+        self._tps: dict[str, list[tuple[str, int]]] = {}
+        self._clock = cluster.clock
+        self._fast = (self.key_serializer is None and self.value_serializer is None
+                      and cfg["partitioner"] is None and not txn)
+
+    # -- metadata ------------------------------------------------------------------------
+    def partitions_for(self, topic: str) -> set[int]:
+        return set(self._topic_partitions(topic))
+
+    def _topic_partitions(self, topic: str) -> list[int]:
+        parts = self._partitions.get(topic)
+        if parts is None:
+            cluster = self.cluster
+            if topic not in cluster.controller.topics:
+                if self.config["allow_auto_create_topics"] and not topic.startswith("__"):
+                    # auto.create.topics.enable=true on the broker: num.partitions and
+                    # default.replication.factor (1 and 1 unless configured).
+                    bc = cluster.broker_config
+                    rf = min(int(bc["default.replication.factor"]), len(cluster.live_brokers()))
+                    cluster.create_topic(topic, int(bc["num.partitions"]), max(rf, 1))
+                else:
+                    raise KafkaTimeoutError(
+                        f"Failed to update metadata after {self.config['max_block_ms']} ms.")
+            parts = list(range(cluster.partitions_for(topic)))
+            self._partitions[topic] = parts
+            self._tps[topic] = [(topic, p) for p in parts]
+        return parts
+
+    def _leader(self, tp: tuple[str, int]) -> int:
+        leader = self._leaders.get(tp)
+        if leader is None:
+            topic = self.cluster.controller.topics.get(tp[0])
+            leader = topic.partitions[tp[1]].leader if topic else -1
+            if leader >= 0:
+                self._leaders[tp] = leader
+        return leader
+
+    def _refresh_metadata(self) -> None:
+        self._leaders.clear()
+        self._partitions.clear()
+        self._tps.clear()
+
+    # -- send ---------------------------------------------------------------------------
+    def send(self, topic: str, value: Any = None, key: Any = None, headers=None,
+             partition: int | None = None, timestamp_ms: int | None = None) -> FutureRecordMetadata:
+        """Append a record to its partition's batch; the future resolves when acknowledged."""
+        # Fast path (keyed bytes, default partitioner): the hot loop of every benchmark.
+        if self._fast and key is not None and value is not None and not headers \
+                and partition is None and timestamp_ms is None:
+            tps = self._tps.get(topic)
+            if tps is not None:
+                tp = tps[(murmurhash2(key, SEED) & 0x7FFFFFFF) % len(tps)]
+                batch = self._open.get(tp)
+                size = 8 + len(key) + len(value)
+                if batch is not None and batch.size + size <= self.batch_size:
+                    records = batch.records
+                    index = len(records)
+                    records.append((index, self._clock.now_ms, key, value, ()))
+                    batch.size += size
+                    return FutureRecordMetadata(batch, index)
+        return self._send(topic, value, key, headers, partition, timestamp_ms)
+
+    def _send(self, topic: str, value: Any, key: Any, headers, partition: int | None,
+              timestamp_ms: int | None) -> FutureRecordMetadata:
+        if self._closed:
+            raise IllegalStateError("Cannot send after the producer has been closed.")
+        if self._txn_state is not None and self._txn_state != "IN_TRANSACTION":
+            raise IllegalStateError(
+                "Cannot call send in state " + self._txn_state + ": begin_transaction() first")
+        if value is None and key is None:
+            raise AssertionError("Need at least one: key or value")
+        if self.key_serializer is not None and key is not None:
+            key = self.key_serializer(key)
+        if self.value_serializer is not None and value is not None:
+            value = self.value_serializer(value)
+        if headers:
+            headers = tuple((str(k), v) for k, v in headers)
+        else:
+            headers = ()
+        parts = self._partitions.get(topic) or self._topic_partitions(topic)
+        if partition is None:
+            partition = self.partitioner(key, parts, parts, topic) if key is None else \
+                self.partitioner(key, parts, parts)
+        elif partition not in parts:
+            raise AssertionError(f"Unrecognized partition {partition} for topic {topic}")
+        size = record_size(key, value, headers)
+        if size + 61 > self.config["max_request_size"]:
+            raise kerrors.MessageSizeTooLargeError(
+                f"The message is {size} bytes when serialized which is larger than "
+                f"max_request_size {self.config['max_request_size']}")
+        now = self.cluster.clock.now_ms
+        ts = now if timestamp_ms is None else int(timestamp_ms)
+        tp = (topic, partition)
+        batch = self._open.get(tp)
+        if batch is None or (batch.size + size > self.batch_size and batch.records):
+            if batch is not None:
+                self._close_batch(batch, key is None)
+                if key is None:
+                    partition = self.partitioner.switch(topic, parts, parts, partition)
+                    tp = (topic, partition)
+            if self._buffered + self.batch_size > self.buffer_memory:
+                self._wait_for_memory()
+            batch = self._new_batch(tp, now)
+        index = len(batch.records)
+        batch.records.append((index, ts, key, value, headers))
+        batch.size += size
+        return FutureRecordMetadata(batch, index)
+
+    def _new_batch(self, tp: tuple[str, int], now: int) -> ProducerBatch:
+        batch = ProducerBatch(tp, now, Future(self.cluster), self)
+        self._open[tp] = batch
+        self._queues.setdefault(tp, deque()).append(batch)
+        self._buffered += self.batch_size
+        self.pending += 1
+        if self.transactional_id and tp not in self._txn_partitions:
+            self._txn_partitions.add(tp)
+            self._add_partitions_to_txn({tp})
+        self.cluster.clock.call_later(self.linger_ms, self._linger_expired, batch)
+        return batch
+
+    def _close_batch(self, batch: ProducerBatch, sticky_switch: bool = False) -> None:
+        if self._open.get(batch.tp) is batch:
+            del self._open[batch.tp]
+        batch.ready = True
+        self._arm_sender()
+
+    def _linger_expired(self, batch: ProducerBatch) -> None:
+        if not batch.ready:
+            self._close_batch(batch)
+
+    def _ready_now(self, batch: ProducerBatch) -> None:
+        if not batch.ready:
+            self._close_batch(batch)
+
+    def _wait_for_memory(self) -> None:
+        """buffer.memory is full: send() blocks up to max_block_ms while the sender drains."""
+        for b in list(self._open.values()):
+            self._close_batch(b)
+        ok = self.cluster.run_until(
+            lambda: self._buffered + self.batch_size <= self.buffer_memory,
+            int(self.config["max_block_ms"]))
+        if not ok:
+            raise KafkaTimeoutError(
+                f"Failed to allocate memory within the configured max blocking time "
+                f"{self.config['max_block_ms']} ms.")
+
+    # -- sender ------------------------------------------------------------------------
+    def _arm_sender(self) -> None:
+        if not self._sender_armed:
+            self._sender_armed = True
+            self.cluster.clock.call_later(0, self._run_sender)
+
+    def _run_sender(self) -> None:
+        self._sender_armed = False
+        if self.idempotent and self.producer_id < 0:
+            self._init_producer_id()
+        now = self.cluster.clock.now_ms
+        retry_wait = None
+        # Each round builds at most one request per broker holding at most one batch per
+        # partition (as a ProduceRequest does), until brokers hit max.in.flight.
+        cursor = {tp: 0 for tp, q in self._queues.items() if q}
+        while cursor:
+            by_broker: dict[int, dict[tuple[str, int], ProducerBatch]] = {}
+            sizes: dict[int, int] = {}
+            for tp in list(cursor):
+                queue = self._queues[tp]
+                i = cursor[tp]
+                if i >= len(queue) or not queue[i].ready:
+                    del cursor[tp]
+                    continue
+                pb = queue[i]
+                if pb.retry_at > now:
+                    retry_wait = pb.retry_at if retry_wait is None else min(retry_wait, pb.retry_at)
+                    del cursor[tp]
+                    continue
+                if self._expired(pb, now):
+                    continue  # removed from the queue; the cursor now points at the next one
+                leader = self._leader(tp)
+                if leader < 0:
+                    self._refresh_metadata()
+                    pb.retry_at = now + int(self.config["retry_backoff_ms"])
+                    retry_wait = pb.retry_at if retry_wait is None else min(retry_wait, pb.retry_at)
+                    del cursor[tp]
+                    continue
+                if self._in_flight.get(leader, 0) >= self.max_in_flight or (
+                        sizes.get(leader, 0) + pb.size > self.config["max_request_size"]
+                        and leader in by_broker):
+                    del cursor[tp]
+                    continue
+                sizes[leader] = sizes.get(leader, 0) + pb.size
+                by_broker.setdefault(leader, {})[tp] = pb
+                cursor[tp] = i + 1
+            if not by_broker:
+                break
+            for leader, group in by_broker.items():
+                for tp in group:
+                    cursor[tp] = cursor.get(tp, 1) - 1
+                self._send_request(leader, group, now)
+        if retry_wait is not None:
+            self.cluster.clock.call_at(retry_wait, self._arm_sender)
+
+    def _expired(self, batch: ProducerBatch, now: int) -> bool:
+        if now - batch.created_ms >= int(self.config["delivery_timeout_ms"]):
+            self._fail(batch, KafkaTimeoutError(
+                f"Expiring {len(batch.records)} record(s) for {batch.tp[0]}-{batch.tp[1]}: "
+                f"{now - batch.created_ms} ms has passed since batch creation "
+                "(delivery_timeout_ms)"))
+            return True
+        return False
+
+    def _build(self, pb: ProducerBatch) -> RecordBatch:
+        if pb.batch is None:
+            records = pb.records
+            seq = -1
+            if self.idempotent:
+                seq = self._sequences.get(pb.tp, 0)
+                self._sequences[pb.tp] = (seq + len(records)) & 0x7FFFFFFF
+            first_ts = records[0][1]
+            max_ts = max(r[1] for r in records)
+            rb = RecordBatch(records, producer_id=self.producer_id,
+                             producer_epoch=self.producer_epoch, base_sequence=seq,
+                             is_transactional=bool(self.transactional_id),
+                             first_timestamp=first_ts, max_timestamp=max_ts,
+                             compression=self.compression, size_bytes=pb.size)
+            if self.compression:
+                rb.size_bytes = compressed_size(rb)
+            pb.batch = rb
+        return pb.batch
+
+    def _send_request(self, leader: int, group: dict, now: int) -> None:
+        cluster = self.cluster
+        broker = cluster.brokers[leader]
+        request = {}
+        for tp, pb in group.items():
+            self._queues[tp].remove(pb)
+            sent = self._pending_sent.setdefault(tp, [])
+            if pb not in sent:
+                sent.append(pb)
+            pb.attempts += 1
+            if pb.first_send_ms < 0:
+                pb.first_send_ms = now
+            built = self._build(pb)
+            # Each attempt carries the same producer id and sequence: a copy, so the
+            # broker's offsets on one attempt never leak into the retry.
+            request[tp] = RecordBatch(
+                built.records, producer_id=built.producer_id, producer_epoch=built.producer_epoch,
+                base_sequence=built.base_sequence, is_transactional=built.is_transactional,
+                first_timestamp=built.first_timestamp, max_timestamp=built.max_timestamp,
+                compression=built.compression, size_bytes=built.size_bytes)
+        self._in_flight[leader] = self._in_flight.get(leader, 0) + 1
+        state = {"done": False}
+        timeout = int(self.config["request_timeout_ms"])
+
+        def respond(results: dict) -> None:
+            cluster.network.send(leader, self.client_id, self._on_response, leader, group,
+                                 results, state)
+
+        if self.acks == 0:
+            cluster.network.send(self.client_id, leader, broker.handle_produce, request, 0,
+                                 timeout, respond)
+            self._on_response(leader, group, {tp: (errors.NONE, -1) for tp in group}, state)
+            return
+        sent = cluster.network.send(self.client_id, leader, broker.handle_produce, request,
+                                    self.acks, timeout, respond)
+        if not sent:
+            cluster.clock.call_later(min(timeout, 1000), self._on_response, leader, group,
+                                     {tp: (errors.NETWORK_EXCEPTION, -1) for tp in group}, state)
+        else:
+            cluster.clock.call_later(timeout + 1, self._on_response, leader, group,
+                                     {tp: (errors.REQUEST_TIMED_OUT, -1) for tp in group}, state)
+
+    def _on_response(self, leader: int, group: dict, results: dict, state: dict) -> None:
+        if state["done"]:
+            return
+        state["done"] = True
+        self._in_flight[leader] -= 1
+        now = self.cluster.clock.now_ms
+        journal = self.cluster.journal
+        for tp, pb in group.items():
+            code, base = results.get(tp, (errors.REQUEST_TIMED_OUT, -1))
+            if code == errors.NONE:
+                if self.acks != 0:
+                    journal.record(now, "produce.acked", client=self.client_id, topic=tp[0],
+                                   partition=tp[1], base_offset=base, count=len(pb.records),
+                                   acks=self.acks, broker=leader,
+                                   producer_id=self.producer_id, sequence=pb.batch.base_sequence,
+                                   values=[r[3] for r in pb.records])
+                self._complete(pb, base)
+                continue
+            retriable = code in errors.RETRIABLE or (
+                code == errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self._earlier_unacked(pb))
+            journal.record(now, "produce.error", client=self.client_id, topic=tp[0],
+                           partition=tp[1], error=kerrors.for_code(code).__class__.__name__,
+                           attempt=pb.attempts, broker=leader)
+            if code in (errors.NOT_LEADER_OR_FOLLOWER, errors.UNKNOWN_TOPIC_OR_PARTITION,
+                        errors.NETWORK_EXCEPTION, errors.REQUEST_TIMED_OUT,
+                        errors.LEADER_NOT_AVAILABLE, errors.FENCED_LEADER_EPOCH):
+                self._refresh_metadata()
+            if retriable and pb.attempts <= int(self.config["retries"]) and \
+                    now - pb.created_ms < int(self.config["delivery_timeout_ms"]):
+                pb.retry_at = now + int(self.config["retry_backoff_ms"])
+                self._requeue(pb)
+            else:
+                self._fail(pb, kerrors.for_code(code))
+        self._arm_sender()
+
+    def _requeue(self, pb: ProducerBatch) -> None:
+        """Back to the front of its partition's queue. An idempotent producer keeps
+        sequence order, so the broker sees the batches in order again; without
+        idempotence a retried batch can land after a later one (reordering)."""
+        queue = self._queues[pb.tp]
+        if self.idempotent:
+            i = 0
+            while i < len(queue) and queue[i].batch is not None and \
+                    queue[i].batch.base_sequence < pb.batch.base_sequence:
+                i += 1
+            queue.insert(i, pb)
+        else:
+            queue.appendleft(pb)
+
+    def _earlier_unacked(self, pb: ProducerBatch) -> bool:
+        """An out-of-order sequence is retriable while an earlier batch is still pending."""
+        seq = pb.batch.base_sequence
+        return any(other.batch is not None and other.batch.base_sequence < seq
+                   and not other.future.is_done
+                   for other in self._pending_sent.get(pb.tp, ()))
+
+    def _forget(self, pb: ProducerBatch) -> None:
+        sent = self._pending_sent.get(pb.tp)
+        if sent and pb in sent:
+            sent.remove(pb)
+
+    def _complete(self, pb: ProducerBatch, base: int) -> None:
+        self._forget(pb)
+        self._buffered -= self.batch_size
+        self.pending -= 1
+        pb.future.success(base)
+
+    def _fail(self, pb: ProducerBatch, exc: BaseException) -> None:
+        queue = self._queues.get(pb.tp)
+        if queue and pb in queue:
+            queue.remove(pb)
+        if self._open.get(pb.tp) is pb:
+            del self._open[pb.tp]
+        self._forget(pb)
+        self._buffered -= self.batch_size
+        self.pending -= 1
+        if self.transactional_id:
+            self._txn_error = exc
+        pb.future.failure(exc)
+
+    # -- flush / close --------------------------------------------------------------------
+    def flush(self, timeout: float | None = None) -> None:
+        """Send everything buffered now and wait until every batch is acknowledged or failed."""
+        for batch in list(self._open.values()):
+            self._close_batch(batch)
+        limit = int(timeout * 1000) if timeout is not None else \
+            int(self.config["delivery_timeout_ms"]) + 60_000
+        if not self.cluster.run_until(lambda: self.pending == 0, limit):
+            raise KafkaTimeoutError(f"Timeout after waiting for {limit} ms.")
+
+    def close(self, timeout: float | None = None) -> None:
+        if not self._closed:
+            self.flush(timeout)
+            self._closed = True
+            self._fast = False
+
+    def __enter__(self) -> KafkaProducer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- idempotence and transactions ------------------------------------------------------
+    def _init_producer_id(self) -> None:
+        cluster = self.cluster
+        if self.transactional_id:
+            return  # init_transactions() did it
+        self.producer_id = cluster.allocate_producer_id()
+        self.producer_epoch = 0
+        cluster.journal.record(cluster.now_ms, "producer.init", client=self.client_id,
+                               producer_id=self.producer_id, epoch=0)
+
+    def _coordinator(self):
+        from .transactions import transaction_coordinator
+        return transaction_coordinator(self.cluster)
+
+    def _call(self, fn, *args):
+        try:
+            return fn(*args)
+        except errors.KafkaCoreError as exc:
+            raise kerrors.translate(exc) from None
+
+    def init_transactions(self) -> None:
+        if not self.transactional_id:
+            raise IllegalStateError("init_transactions needs a transactional_id")
+        pid, epoch = self._call(self._coordinator().init_producer_id, self.transactional_id,
+                                int(self.config["transaction_timeout_ms"]), self.cluster.now_ms)
+        self.producer_id, self.producer_epoch = pid, epoch
+        self._sequences.clear()
+        self._txn_state = "READY"
+        self.cluster.journal.record(self.cluster.now_ms, "producer.init", client=self.client_id,
+                                    producer_id=pid, epoch=epoch,
+                                    transactional_id=self.transactional_id)
+        self.cluster.advance(2 * self.cluster.network.latency_ms)
+
+    def begin_transaction(self) -> None:
+        if self._txn_state != "READY":
+            raise IllegalStateError(f"begin_transaction in state {self._txn_state}")
+        self._txn_state = "IN_TRANSACTION"
+        self._txn_partitions = set()
+        self._txn_error = None
+
+    def _add_partitions_to_txn(self, tps: set) -> None:
+        self._call(self._coordinator().add_partitions, self.transactional_id, self.producer_id,
+                   self.producer_epoch, tps, self.cluster.now_ms)
+
+    def send_offsets_to_transaction(self, offsets, consumer_group_metadata) -> None:
+        """Commit a consumer's offsets as part of this transaction (exactly-once
+        consume-transform-produce): they become visible only if the transaction commits."""
+        if self._txn_state != "IN_TRANSACTION":
+            raise IllegalStateError("send_offsets_to_transaction outside a transaction")
+        group_id = getattr(consumer_group_metadata, "group_id", consumer_group_metadata)
+        coord = self._coordinator()
+        self._call(coord.add_offsets, self.transactional_id, self.producer_id,
+                   self.producer_epoch, group_id, self.cluster.now_ms)
+        from .transactions import stage_offsets
+        stage_offsets(self.cluster, self.transactional_id, self.producer_id, group_id, offsets)
+
+    def commit_transaction(self) -> None:
+        if self._txn_state != "IN_TRANSACTION":
+            raise IllegalStateError(f"commit_transaction in state {self._txn_state}")
+        self.flush()
+        if self._txn_error is not None:
+            self._txn_state = "ABORTABLE_ERROR"
+            raise self._txn_error
+        self._call(self._coordinator().end_txn, self.transactional_id, self.producer_id,
+                   self.producer_epoch, True)
+        self._txn_state = "READY"
+
+    def abort_transaction(self) -> None:
+        if self._txn_state not in ("IN_TRANSACTION", "ABORTABLE_ERROR"):
+            raise IllegalStateError(f"abort_transaction in state {self._txn_state}")
+        for tp, batch in list(self._open.items()):
+            if batch.attempts == 0:
+                self._fail(batch, TransactionAbortedError("transaction aborted"))
+        for queue in self._queues.values():
+            for batch in list(queue):
+                if batch.attempts == 0:
+                    self._fail(batch, TransactionAbortedError("transaction aborted"))
+        self.cluster.run_until(lambda: self.pending == 0, int(self.config["request_timeout_ms"]))
+        self._call(self._coordinator().end_txn, self.transactional_id, self.producer_id,
+                   self.producer_epoch, False)
+        self._txn_state = "READY"

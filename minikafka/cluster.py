@@ -1,0 +1,551 @@
+"""A whole Kafka cluster in one process: brokers, a KRaft controller quorum, a
+simulated network and clock, fault injection, and the client factories.
+
+    cluster = Cluster(brokers=3, seed=7)
+    cluster.create_topic("trucks", partitions=3, replication_factor=3)
+    producer = cluster.producer(acks="all")
+    producer.send("trucks", key=b"truck-7", value=b"...").get()
+    cluster.stop_broker(2); cluster.advance(30_000)
+
+Nothing happens between calls: time moves only inside advance(), a future's get(),
+a consumer's poll() and the like. The same seed and the same calls give the same
+history, event for event.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import errors as kerrors
+from .core import errors
+from .core.broker import Broker
+from .core.clock import SimClock
+from .core.config import BROKER_DEFAULTS, TopicConfig
+from .core.controller import NO_LEADER, Controller
+from .core.journal import Journal
+from .core.network import Network
+from .core.replica import Replica
+
+
+@dataclass(frozen=True)
+class PartitionDescription:
+    topic: str
+    partition: int
+    leader: int | None
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader_epoch: int
+    high_watermark: int
+    log_end_offset: int
+    log_start_offset: int
+    last_stable_offset: int
+    # per replica: broker id -> (log end offset, high watermark) as that broker holds it
+    replica_offsets: dict = field(default_factory=dict)
+
+    @property
+    def offline(self) -> bool:
+        return self.leader is None
+
+
+@dataclass(frozen=True)
+class TopicDescription:
+    name: str
+    topic_id: str
+    partitions: list[PartitionDescription]
+    config: dict
+    internal: bool = False
+
+
+def _wrap(fn):
+    """Turn core errors into kafka-python's exception classes at the public boundary."""
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except errors.KafkaCoreError as exc:
+            raise kerrors.translate(exc) from None
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
+class Cluster:
+    def __init__(
+        self,
+        brokers: int | Iterable[int] = 3,
+        seed: int = 0,
+        racks: Mapping[int, str] | None = None,
+        controllers: Iterable[int] | None = None,
+        broker_config: Mapping[str, Any] | None = None,
+        latency_ms: int = 1,
+    ) -> None:
+        ids = list(range(1, brokers + 1)) if isinstance(brokers, int) else list(brokers)
+        if not ids or len(set(ids)) != len(ids) or any(
+                not isinstance(b, int) or b < 0 for b in ids):
+            raise ValueError(f"broker ids must be distinct non-negative ints, got {ids}")
+        unknown = set(broker_config or {}) - set(BROKER_DEFAULTS)
+        if unknown:
+            raise kerrors.InvalidConfigurationError(f"Unknown broker config {sorted(unknown)}")
+        self.seed = seed
+        self.clock = SimClock(seed)
+        self.random = self.clock.random
+        self.journal = Journal()
+        self.network = Network(self.clock, self.random, latency_ms)
+        self.broker_config: dict[str, Any] = {**BROKER_DEFAULTS, **(broker_config or {})}
+        self.lock = threading.RLock()
+        # KRaft combined mode: the first 1 or 3 brokers also vote in the controller quorum.
+        voters = tuple(controllers) if controllers is not None else tuple(
+            ids[:3] if len(ids) >= 3 else ids[:1])
+        self.controller = Controller(voters, self.random)
+        self.racks = dict(racks or {})
+        self.brokers: dict[int, Broker] = {b: Broker(b, self.racks.get(b), self) for b in ids}
+        self._lost_since: dict[int, int] = {}
+        self._rebalance_timer = None
+        self._hw_listeners: list[Callable[[Replica], None]] = []
+        self.producer_ids = 0
+        self.transactions = None  # created on first use (minikafka.core.transactions)
+        self.groups = None  # the group coordinator, attached by minikafka.client
+        self.controller.elect_quorum_leader(self._alive_voters())
+        self.journal.record(self.clock.now_ms, "controller.elected",
+                            controller=self.controller.quorum.leader,
+                            term=self.controller.quorum.term)
+        for b in ids:
+            self.controller.register_broker(b, self.racks.get(b))
+            self.controller.unfence_broker(b)
+            self.journal.record(self.clock.now_ms, "broker.registered", broker=b,
+                                rack=self.racks.get(b))
+        self._publish()
+
+    # -- wiring ------------------------------------------------------------------------
+    @property
+    def now_ms(self) -> int:
+        return self.clock.now_ms
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return list(self.brokers)
+
+    def _alive_voters(self) -> list[int]:
+        return [v for v in self.controller.quorum.voters
+                if v not in self.network.down and v not in self.network.isolated]
+
+    def _can_heartbeat(self, broker_id: int) -> bool:
+        active = self.controller.quorum.leader
+        return (active is not None and self.brokers[broker_id].running
+                and self.network.reachable(broker_id, active))
+
+    def _publish(self) -> None:
+        """Brokers that can reach the active controller replay the metadata log."""
+        records = self.controller.log
+        for broker in self.brokers.values():
+            if broker.running and broker.metadata_offset < len(records) and \
+                    self._can_heartbeat(broker.id):
+                broker.apply_metadata(records)
+        self._maybe_schedule_rebalance()
+
+    def _topology_changed(self) -> None:
+        """Re-check controller quorum, broker sessions and follower fetchers after a fault."""
+        quorum = self.controller.quorum
+        if quorum.leader is not None and quorum.leader not in self._alive_voters():
+            old = quorum.leader
+            quorum.leader = None
+            self.journal.record(self.now_ms, "controller.lost", controller=old)
+            # quorum.fetch.timeout.ms (2 s) before the voters notice, then a random
+            # election timeout (up to 1 s).
+            self.clock.call_later(2000 + self.random.randrange(1000), self._elect_controller)
+        elif quorum.leader is None:
+            self.clock.call_later(2000 + self.random.randrange(1000), self._elect_controller)
+        now = self.now_ms
+        timeout = int(self.broker_config["broker.session.timeout.ms"])
+        for b in self.brokers:
+            reg = self.controller.brokers.get(b)
+            if self._can_heartbeat(b) or quorum.leader is None:
+                self._lost_since.pop(b, None)
+            elif reg is not None and not reg.fenced and b not in self._lost_since:
+                self._lost_since[b] = now
+                self.clock.call_later(timeout, self._session_expired, b, now)
+        self._publish()
+        for broker in self.brokers.values():
+            if broker.running:
+                broker.resume_fetchers()
+
+    def _elect_controller(self) -> None:
+        quorum = self.controller.quorum
+        if quorum.leader is not None:
+            return
+        leader = self.controller.elect_quorum_leader(self._alive_voters())
+        if leader is None:
+            self.journal.record(self.now_ms, "controller.unavailable",
+                                alive=self._alive_voters(), voters=list(quorum.voters))
+            return
+        self.journal.record(self.now_ms, "controller.elected", controller=leader,
+                            term=quorum.term)
+        self._topology_changed()
+        # Brokers that heartbeat again and are not fenced stay; fenced ones that run rejoin.
+        for b, broker in self.brokers.items():
+            reg = self.controller.brokers[b]
+            if broker.running and reg.fenced and self._can_heartbeat(b):
+                self._unfence_later(b)
+
+    def _session_expired(self, broker_id: int, since: int) -> None:
+        if self._lost_since.get(broker_id) != since or self.controller.quorum.leader is None:
+            return
+        del self._lost_since[broker_id]
+        self.controller.fence_broker(broker_id)
+        self.journal.record(self.now_ms, "broker.fenced", broker=broker_id,
+                            reason="broker.session.timeout.ms expired")
+        self._publish()
+
+    def _unfence_later(self, broker_id: int) -> None:
+        delay = int(self.broker_config["broker.heartbeat.interval.ms"])
+        self.clock.call_later(delay, self._unfence, broker_id)
+
+    def _unfence(self, broker_id: int) -> None:
+        broker = self.brokers[broker_id]
+        reg = self.controller.brokers[broker_id]
+        if not broker.running or not reg.fenced or not self._can_heartbeat(broker_id):
+            return
+        self.controller.unfence_broker(broker_id)
+        self.journal.record(self.now_ms, "broker.unfenced", broker=broker_id)
+        self._publish()
+
+    def _maybe_schedule_rebalance(self) -> None:
+        """auto.leader.rebalance.enable: leadership drifts back to preferred replicas."""
+        if not self.broker_config["auto.leader.rebalance.enable"] or self._rebalance_timer:
+            return
+        if self.controller.quorum.leader is None or not self.controller.imbalanced():
+            return
+        interval = int(self.broker_config["leader.imbalance.check.interval.seconds"]) * 1000
+        self._rebalance_timer = self.clock.call_later(interval, self._auto_rebalance)
+
+    def _auto_rebalance(self) -> None:
+        self._rebalance_timer = None
+        if self.controller.quorum.leader is None:
+            return
+        results = self.controller.elect_leaders()
+        moved = [f"{t}-{p}" for (t, p), code in results.items() if code == errors.NONE]
+        if moved:
+            self.journal.record(self.now_ms, "leader.rebalanced", partitions=moved)
+        self._publish()
+
+    def request_alter_partition(self, broker: Broker, replica: Replica,
+                                new_isr: tuple[int, ...]) -> None:
+        """A leader's AlterPartition: only the active controller can change an ISR."""
+        if not self._can_heartbeat(broker.id):
+            return  # a leader cut off from the controller cannot shrink its ISR
+        before = replica.isr
+        code, _ = self.controller.alter_partition(
+            broker.id, replica.topic, replica.partition, replica.leader_epoch,
+            replica.partition_epoch, new_isr)
+        if code == errors.NONE:
+            kind = "isr.shrink" if len(new_isr) < len(before) else "isr.expand"
+            self.journal.record(self.now_ms, kind, topic=replica.topic,
+                                partition=replica.partition, broker=broker.id,
+                                isr=list(new_isr), previous=list(before))
+            self._publish()
+
+    def on_hw_advanced(self, replica: Replica) -> None:
+        for listener in self._hw_listeners:
+            listener(replica)
+
+    def add_hw_listener(self, fn: Callable[[Replica], None]) -> None:
+        self._hw_listeners.append(fn)
+
+    # -- time ------------------------------------------------------------------------
+    def advance(self, ms: int) -> None:
+        """Let `ms` simulated milliseconds pass, running everything due in them."""
+        if ms < 0:
+            raise ValueError("time only moves forward")
+        self.clock.run_until(self.clock.now_ms + int(ms))
+
+    def advance_to(self, when_ms: int) -> None:
+        if when_ms > self.clock.now_ms:
+            self.clock.run_until(when_ms)
+
+    def run_until(self, done: Callable[[], bool], timeout_ms: int) -> bool:
+        """Run events until done() holds or timeout_ms of simulated time pass."""
+        return self.clock.run_while(lambda: not done(), self.clock.now_ms + int(timeout_ms))
+
+    def settle(self, max_ms: int = 60_000) -> None:
+        """Run until nothing more is scheduled soon (replication caught up), bounded."""
+        deadline = self.now_ms + max_ms
+        while True:
+            nxt = self.clock.next_event_time()
+            if nxt is None or nxt > deadline:
+                break
+            self.clock.run_next(deadline)
+
+    # -- topics ------------------------------------------------------------------------
+    @_wrap
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
+                     config: Mapping[str, Any] | None = None,
+                     replica_assignment: list[list[int]] | None = None) -> TopicDescription:
+        """CreateTopics. Raises InvalidTopicError, TopicAlreadyExistsError,
+        InvalidReplicationFactorError, InvalidPartitionsError, InvalidConfigurationError."""
+        if not isinstance(partitions, int) or isinstance(partitions, bool):
+            raise errors.KafkaCoreError(errors.INVALID_PARTITIONS, "partitions must be an int")
+        if not isinstance(replication_factor, int) or isinstance(replication_factor, bool):
+            raise errors.KafkaCoreError(errors.INVALID_REPLICATION_FACTOR,
+                                        "replication_factor must be an int")
+        topic = self.controller.create_topic(
+            name, partitions, replication_factor,
+            {k: str(v) if not isinstance(v, str) else v for k, v in (config or {}).items()},
+            replica_assignment)
+        self.journal.record(self.now_ms, "topic.created", topic=name,
+                            partitions=len(topic.partitions),
+                            replicas=[list(p.replicas) for p in topic.partitions])
+        self._publish()
+        return self.describe_topic(name)
+
+    @_wrap
+    def delete_topic(self, name: str) -> None:
+        self.controller.delete_topic(name)
+        self.journal.record(self.now_ms, "topic.deleted", topic=name)
+        self._publish()
+
+    @_wrap
+    def create_partitions(self, name: str, total: int) -> TopicDescription:
+        """Grow a topic to `total` partitions. Keyed records may now land elsewhere:
+        the partition of a key is murmur2(key) % partitions."""
+        self.controller.create_partitions(name, total)
+        self.journal.record(self.now_ms, "partitions.created", topic=name, total=total)
+        self._publish()
+        return self.describe_topic(name)
+
+    @_wrap
+    def alter_topic_config(self, name: str, changes: Mapping[str, Any]) -> None:
+        self.controller.alter_config(
+            name, {k: None if v is None else str(v) for k, v in changes.items()})
+        self.journal.record(self.now_ms, "config.altered", topic=name, changes=dict(changes))
+
+    def topic_config(self, name: str) -> TopicConfig:
+        return self._topic(name).config
+
+    def list_topics(self, internal: bool = False) -> list[str]:
+        return sorted(n for n, t in self.controller.topics.items() if internal or not t.internal)
+
+    def _topic(self, name: str):
+        topic = self.controller.topics.get(name)
+        if topic is None:
+            raise kerrors.UnknownTopicOrPartitionError(
+                f"This server does not host this topic-partition: {name}")
+        return topic
+
+    def describe_topic(self, name: str) -> TopicDescription:
+        topic = self._topic(name)
+        parts = []
+        for p, reg in enumerate(topic.partitions):
+            leader = self.brokers.get(reg.leader)
+            lrep = leader.replicas.get((name, p)) if leader and reg.leader != NO_LEADER else None
+            offsets = {}
+            for b in reg.replicas:
+                rep = self.brokers[b].replicas.get((name, p))
+                if rep is not None:
+                    offsets[b] = (rep.log_end_offset, rep.high_watermark)
+            parts.append(PartitionDescription(
+                name, p, None if reg.leader == NO_LEADER else reg.leader, reg.replicas, reg.isr,
+                reg.leader_epoch,
+                lrep.high_watermark if lrep else -1,
+                lrep.log_end_offset if lrep else -1,
+                lrep.log_start_offset if lrep else -1,
+                lrep.last_stable_offset if lrep else -1,
+                offsets))
+        return TopicDescription(name, topic.topic_id, parts, topic.config.as_dict(), topic.internal)
+
+    def leader_replica(self, topic: str, partition: int) -> Replica | None:
+        """The replica on the broker the metadata names as leader (None when offline)."""
+        t = self.controller.topics.get(topic)
+        if t is None or partition >= len(t.partitions):
+            return None
+        leader = t.partitions[partition].leader
+        broker = self.brokers.get(leader)
+        if broker is None or not broker.running:
+            return None
+        return broker.replicas.get((topic, partition))
+
+    def partitions_for(self, topic: str) -> int:
+        return len(self._topic(topic).partitions)
+
+    # -- brokers and faults ------------------------------------------------------------------
+    def _broker(self, broker_id: int) -> Broker:
+        broker = self.brokers.get(broker_id)
+        if broker is None:
+            raise kerrors.BrokerNotAvailableError(f"No broker with id {broker_id}")
+        return broker
+
+    def stop_broker(self, broker_id: int, clean: bool = True) -> None:
+        """Stop a broker. clean=True is a controlled shutdown (SIGTERM, `docker compose
+        stop`): leadership moves away first. clean=False is a crash (kill -9): the
+        controller notices only when broker.session.timeout.ms (9 s) expires."""
+        broker = self._broker(broker_id)
+        if not broker.running:
+            return
+        if clean and self._can_heartbeat(broker_id):
+            self.controller.fence_broker(broker_id, controlled=True)
+            self._publish()
+        broker.stop()
+        self.network.down.add(broker_id)
+        self.journal.record(self.now_ms, "broker.stopped", broker=broker_id, clean=clean)
+        self._topology_changed()
+
+    def crash_broker(self, broker_id: int) -> None:
+        self.stop_broker(broker_id, clean=False)
+
+    def start_broker(self, broker_id: int) -> None:
+        """Restart a stopped broker with the logs it had; it registers fenced, catches up
+        on the metadata log and is unfenced after a heartbeat."""
+        broker = self._broker(broker_id)
+        if broker.running:
+            return
+        self.network.down.discard(broker_id)
+        broker.start()
+        self.journal.record(self.now_ms, "broker.started", broker=broker_id)
+        if self.controller.quorum.leader is not None and self._can_heartbeat(broker_id):
+            if not self.controller.brokers[broker_id].fenced:
+                self.controller.fence_broker(broker_id)  # a new incarnation registers fenced
+            self.controller.register_broker(broker_id, broker.rack)
+        self._topology_changed()
+        self._unfence_later(broker_id)
+
+    def cut(self, a: int, b: int) -> None:
+        """Sever the link between two brokers (both directions)."""
+        self._broker(a), self._broker(b)
+        self.network.cuts.add(frozenset((a, b)))
+        self.journal.record(self.now_ms, "network.cut", a=a, b=b)
+        self._topology_changed()
+
+    def isolate(self, broker_id: int) -> None:
+        """Cut a broker off from all other brokers and controllers; clients still reach it."""
+        self._broker(broker_id)
+        self.network.isolated.add(broker_id)
+        self.journal.record(self.now_ms, "network.isolated", broker=broker_id)
+        self._topology_changed()
+
+    def heal(self) -> None:
+        """Restore every link (stopped brokers stay stopped)."""
+        self.network.cuts.clear()
+        was = set(self.network.isolated)
+        self.network.isolated.clear()
+        self.journal.record(self.now_ms, "network.healed")
+        self._topology_changed()
+        for b in was | set(self.brokers):
+            reg = self.controller.brokers.get(b)
+            if reg is not None and reg.fenced and self.brokers[b].running:
+                self._unfence_later(b)
+
+    def slow_follower(self, broker_id: int, delay_ms: int) -> None:
+        """Every fetch this broker makes as a follower takes delay_ms longer (slow disk, GC)."""
+        self._broker(broker_id).fetch_delay_ms = int(delay_ms)
+        self.journal.record(self.now_ms, "follower.slowed", broker=broker_id, delay_ms=delay_ms)
+
+    def pause_follower(self, broker_id: int) -> None:
+        """The broker's replica fetchers stop (a stuck follower); it keeps serving clients."""
+        broker = self._broker(broker_id)
+        broker.paused_fetchers = True
+        self.journal.record(self.now_ms, "follower.paused", broker=broker_id)
+
+    def resume_follower(self, broker_id: int) -> None:
+        broker = self._broker(broker_id)
+        broker.paused_fetchers = False
+        broker.fetch_delay_ms = 0
+        self.journal.record(self.now_ms, "follower.resumed", broker=broker_id)
+        broker.resume_fetchers()
+
+    def lose_produce_responses(self, broker_id: int, client_id: str, count: int = 1) -> None:
+        """Drop the next `count` responses from a broker to a client: the write happened,
+        the producer does not know, times out, and retries (a duplicate unless idempotent)."""
+        key = (broker_id, client_id)
+        self.network.drop_next[key] = self.network.drop_next.get(key, 0) + count
+        self.journal.record(self.now_ms, "fault.lose_responses", broker=broker_id,
+                            client=client_id, count=count)
+
+    @_wrap
+    def elect_leaders(self, topic: str | None = None, partitions: list[int] | None = None,
+                      election_type: str = "preferred") -> dict[tuple[str, int], int]:
+        """ElectLeaders (kafka-leader-election.sh): 'preferred' or 'unclean'."""
+        if election_type not in ("preferred", "unclean"):
+            raise ValueError("election_type is 'preferred' or 'unclean'")
+        results = self.controller.elect_leaders(topic, partitions, election_type == "unclean")
+        self.journal.record(self.now_ms, "leaders.elected", election_type=election_type,
+                            results={f"{t}-{p}": c for (t, p), c in results.items()})
+        self._publish()
+        return results
+
+    def allocate_producer_id(self) -> int:
+        if self.controller.quorum.leader is None:
+            raise kerrors.CoordinatorNotAvailableError("no active controller")
+        return self.controller.allocate_producer_id()
+
+    # -- views -------------------------------------------------------------------------
+    @property
+    def active_controller(self) -> int | None:
+        return self.controller.quorum.leader
+
+    @property
+    def metadata_log(self):
+        return self.controller.log
+
+    def live_brokers(self) -> list[int]:
+        return [b for b, br in self.brokers.items() if br.running]
+
+    def zookeeper_view(self) -> dict[str, Any]:
+        """History (ZooKeeper mode, removed in Kafka 4.0): the znodes a 2.x cluster kept.
+        /brokers/ids held one ephemeral node per live broker, /controller named the broker
+        that won the race to create it. Today the KRaft quorum holds this in its log."""
+        live = sorted(b for b, r in self.controller.brokers.items() if not r.fenced)
+        view: dict[str, Any] = {
+            "/brokers/ids": {str(b): {"rack": self.racks.get(b), "ephemeral": True} for b in live},
+            "/controller": {"brokerid": self.active_controller},
+            "/brokers/topics": {},
+        }
+        for name, topic in self.controller.topics.items():
+            view["/brokers/topics"][name] = {
+                "partitions": {str(p): list(reg.replicas) for p, reg in enumerate(topic.partitions)},
+                "state": {str(p): {"leader": reg.leader, "isr": list(reg.isr),
+                                   "leader_epoch": reg.leader_epoch}
+                          for p, reg in enumerate(topic.partitions)},
+            }
+        return view
+
+    def snapshot(self) -> dict[str, Any]:
+        """Plain data of the whole cluster now, for pictures and tests."""
+        brokers = {}
+        for b, broker in self.brokers.items():
+            reg = self.controller.brokers.get(b)
+            brokers[b] = {"rack": broker.rack, "running": broker.running,
+                          "fenced": bool(reg.fenced) if reg else True,
+                          "controller": b == self.active_controller,
+                          "voter": b in self.controller.quorum.voters}
+        topics = {}
+        for name in self.controller.topics:
+            desc = self.describe_topic(name)
+            topics[name] = [
+                {"partition": p.partition, "leader": p.leader, "replicas": list(p.replicas),
+                 "isr": list(p.isr), "leader_epoch": p.leader_epoch,
+                 "high_watermark": p.high_watermark, "log_end_offset": p.log_end_offset,
+                 "log_start_offset": p.log_start_offset,
+                 "replica_offsets": {b: list(v) for b, v in p.replica_offsets.items()}}
+                for p in desc.partitions]
+        return {"time_ms": self.now_ms, "brokers": brokers, "topics": topics,
+                "controller": self.active_controller,
+                "journal_seq": len(self.journal)}
+
+    # -- clients ------------------------------------------------------------------------
+    def producer(self, **config: Any):
+        """A KafkaProducer (kafka-python's keyword names) connected to this cluster."""
+        from .client.producer import KafkaProducer
+        return KafkaProducer(self, **config)
+
+    def consumer(self, *topics: str, **config: Any):
+        """A KafkaConsumer (kafka-python's keyword names) connected to this cluster."""
+        from .client.consumer import KafkaConsumer
+        return KafkaConsumer(self, *topics, **config)
+
+    def __repr__(self) -> str:
+        live = self.live_brokers()
+        return (f"<Cluster brokers={list(self.brokers)} live={live} "
+                f"controller={self.active_controller} topics={self.list_topics()} "
+                f"t={self.now_ms - self.clock.now_ms + self.now_ms}>")

@@ -1,0 +1,1 @@
+"""Pure, deterministic Kafka machinery: standard library only."""

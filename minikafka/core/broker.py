@@ -1,0 +1,480 @@
+"""A broker: the replicas it hosts, produce and fetch handling, follower fetchers.
+
+A broker learns leadership only from the metadata log (apply_metadata); it never
+decides it. Requests arrive through the simulated network and answers go back the
+same way, so a cut link or a stopped broker loses them exactly as in Kafka.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import errors
+from .controller import NO_LEADER, MetadataRecord
+from .records import RecordBatch
+from .replica import Replica
+
+TP = tuple[str, int]
+
+
+@dataclass
+class DelayedProduce:
+    """An acks=all produce waiting for the high watermark to pass its batches."""
+
+    results: dict[TP, tuple[int, int]]
+    waiting: dict[TP, tuple[Replica, int, int, int]]  # tp -> (replica, epoch, base, required)
+    respond: Callable[[dict], None]
+    timer: Any = None
+    done: bool = False
+
+
+@dataclass
+class FetchResponse:
+    error: int = errors.NONE
+    batches: list[RecordBatch] = field(default_factory=list)
+    high_watermark: int = 0
+    log_start_offset: int = 0
+    last_stable_offset: int = 0
+    diverging_epoch: tuple[int, int] | None = None
+
+
+class Broker:
+    def __init__(self, broker_id: int, rack: str | None, sim: Any) -> None:
+        self.id = broker_id
+        self.rack = rack
+        self.sim = sim
+        self.running = True
+        self.replicas: dict[TP, Replica] = {}
+        self.metadata_offset = 0
+        self.paused_fetchers = False
+        self.fetch_delay_ms = 0
+        self.delayed: dict[TP, list[DelayedProduce]] = {}
+        self.parked: dict[TP, dict[int, tuple]] = {}  # leader side: parked follower fetches
+        self.isr_timers: dict[TP, Any] = {}
+        self.consumer_waiters: dict[TP, list] = {}
+        self._fetch_seq = 0
+
+    # -- metadata ---------------------------------------------------------------------
+    def apply_metadata(self, records: list[MetadataRecord]) -> None:
+        for rec in records[self.metadata_offset:]:
+            f = rec.fields
+            if rec.type in ("PartitionRecord", "PartitionChangeRecord"):
+                self._apply_partition(f["topic"], f["partition"])
+            elif rec.type == "RemoveTopicRecord":
+                for tp in [tp for tp in self.replicas if tp[0] == f["name"]]:
+                    self._drop_replica(tp)
+        self.metadata_offset = len(records)
+
+    def _apply_partition(self, topic: str, p: int) -> None:
+        meta = self.sim.controller.topics.get(topic)
+        if meta is None or p >= len(meta.partitions):
+            return
+        reg = meta.partitions[p]
+        tp = (topic, p)
+        replica = self.replicas.get(tp)
+        if self.id not in reg.replicas:
+            if replica is not None:
+                self._drop_replica(tp)
+            return
+        now = self.sim.clock.now_ms
+        if replica is None:
+            replica = self.replicas[tp] = Replica(topic, p, self.id, meta.config, now)
+        if reg.leader == self.id:
+            if not replica.is_leader or replica.leader_epoch != reg.leader_epoch:
+                self._fail_parked(tp)
+                replica.become_leader(reg.leader_epoch, reg.isr, reg.replicas, now)
+                self.sim.journal.record(now, "leader.elected", topic=topic, partition=p,
+                                        broker=self.id, epoch=reg.leader_epoch,
+                                        isr=list(reg.isr), leo=replica.log_end_offset,
+                                        hw=replica.high_watermark)
+            else:
+                replica.update_isr(reg.isr)
+            replica.partition_epoch = reg.partition_epoch
+            if replica.maybe_advance_hw():
+                self._on_hw_advanced(replica)
+            self._complete_delayed(tp)
+            self._maybe_arm_isr_check(replica)
+        else:
+            if replica.is_leader or replica.leader_epoch != reg.leader_epoch:
+                replica.become_follower(reg.leader, reg.leader_epoch, reg.replicas)
+                self._fail_parked(tp)
+                self._complete_delayed(tp)
+                replica.fetching = False
+            replica.isr = reg.isr
+            self.start_fetcher(replica)
+
+    def _drop_replica(self, tp: TP) -> None:
+        self.replicas.pop(tp, None)
+        self._fail_parked(tp)
+        self._complete_delayed(tp)
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def stop(self) -> None:
+        self.running = False
+        for tp in list(self.delayed):
+            for d in self.delayed.pop(tp):
+                if d.timer:
+                    d.timer.cancel()
+                d.done = True  # the producer never hears back; it times out
+        self.parked.clear()
+        self.consumer_waiters.clear()
+        for timer in self.isr_timers.values():
+            timer.cancel()
+        self.isr_timers.clear()
+        for replica in self.replicas.values():
+            replica.fetching = False
+            replica.is_leader = False
+
+    def start(self) -> None:
+        """Restart with the logs it had on disk; roles come from the metadata log again."""
+        self.running = True
+        self.metadata_offset = 0
+        for replica in self.replicas.values():
+            replica.is_leader = False
+            replica.leader_epoch = -1
+            replica.leader_id = NO_LEADER
+
+    # -- produce -------------------------------------------------------------------------
+    def handle_produce(self, batches: dict[TP, RecordBatch], acks: int, timeout_ms: int,
+                       respond: Callable[[dict], None]) -> None:
+        sim = self.sim
+        now = sim.clock.now_ms
+        results: dict[TP, tuple[int, int]] = {}
+        waiting: dict[TP, tuple[Replica, int, int, int]] = {}
+        for tp, batch in batches.items():
+            replica = self.replicas.get(tp)
+            if replica is None or not replica.is_leader:
+                code = errors.NOT_LEADER_OR_FOLLOWER if tp[0] in sim.controller.topics \
+                    else errors.UNKNOWN_TOPIC_OR_PARTITION
+                results[tp] = (code, -1)
+                continue
+            min_isr = int(replica.config["min.insync.replicas"])
+            if acks == -1 and len(replica.isr) < min_isr:
+                results[tp] = (errors.NOT_ENOUGH_REPLICAS, -1)
+                sim.journal.record(now, "produce.rejected", topic=tp[0], partition=tp[1],
+                                   broker=self.id, error="NOT_ENOUGH_REPLICAS",
+                                   isr=list(replica.isr), min_isr=min_isr)
+                continue
+            if batch.size_bytes > int(replica.config["max.message.bytes"]):
+                results[tp] = (errors.MESSAGE_TOO_LARGE, -1)
+                continue
+            code, dup_base = replica.producers.check(batch)
+            if code == errors.DUPLICATE_SEQUENCE_NUMBER:
+                # Kafka answers a retried duplicate with success and the original offset.
+                sim.journal.record(now, "produce.duplicate", topic=tp[0], partition=tp[1],
+                                   broker=self.id, producer_id=batch.producer_id,
+                                   base_sequence=batch.base_sequence, base_offset=dup_base)
+                results[tp] = (errors.NONE, dup_base)
+                continue
+            if code != errors.NONE:
+                results[tp] = (code, -1)
+                continue
+            replica.append_as_leader(batch, now)
+            sim.journal.record(now, "append", topic=tp[0], partition=tp[1], broker=self.id,
+                               base_offset=batch.base_offset, count=len(batch.records),
+                               leo=replica.log_end_offset, epoch=replica.leader_epoch)
+            self._wake_parked(tp)
+            self._maybe_arm_isr_check(replica)
+            if acks == -1:
+                waiting[tp] = (replica, replica.leader_epoch, batch.base_offset,
+                               batch.next_offset)
+            else:
+                results[tp] = (errors.NONE, batch.base_offset)
+            if replica.high_watermark >= batch.next_offset:
+                self._on_hw_advanced(replica)
+        if acks == 0:
+            return
+        delayed = DelayedProduce(results, waiting, respond)
+        if not waiting:
+            respond(results)
+            return
+        delayed.timer = sim.clock.call_later(timeout_ms, self._expire_delayed, delayed)
+        for tp in waiting:
+            self.delayed.setdefault(tp, []).append(delayed)
+        for tp in list(waiting):
+            self._check_delayed(delayed, tp)
+
+    def _check_delayed(self, d: DelayedProduce, tp: TP) -> None:
+        if d.done or tp not in d.waiting:
+            return
+        replica, epoch, base, required = d.waiting[tp]
+        current = self.replicas.get(tp)
+        if current is not replica or not replica.is_leader or replica.leader_epoch != epoch:
+            d.results[tp] = (errors.NOT_LEADER_OR_FOLLOWER, -1)
+        elif replica.high_watermark >= required:
+            min_isr = int(replica.config["min.insync.replicas"])
+            if len(replica.isr) < min_isr:
+                d.results[tp] = (errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, -1)
+            else:
+                d.results[tp] = (errors.NONE, base)
+        else:
+            return
+        del d.waiting[tp]
+        if not d.waiting:
+            d.done = True
+            if d.timer:
+                d.timer.cancel()
+            d.respond(d.results)
+
+    def _complete_delayed(self, tp: TP) -> None:
+        pending = self.delayed.get(tp)
+        if not pending:
+            return
+        for d in list(pending):
+            self._check_delayed(d, tp)
+        self.delayed[tp] = [d for d in pending if not d.done and tp in d.waiting]
+        if not self.delayed[tp]:
+            del self.delayed[tp]
+
+    def _expire_delayed(self, d: DelayedProduce) -> None:
+        if d.done:
+            return
+        for tp in d.waiting:
+            d.results[tp] = (errors.REQUEST_TIMED_OUT, -1)
+        d.waiting.clear()
+        d.done = True
+        d.respond(d.results)
+
+    def _on_hw_advanced(self, replica: Replica) -> None:
+        tp = (replica.topic, replica.partition)
+        self.sim.journal.record(self.sim.clock.now_ms, "hw.advanced", topic=tp[0],
+                                partition=tp[1], broker=self.id, hw=replica.high_watermark)
+        self._complete_delayed(tp)
+        parked = self.parked.get(tp)
+        if parked:
+            wait = int(self.sim.broker_config["replica.fetch.wait.max.ms"])
+            for follower, entry in list(parked.items()):
+                if entry[3] is None:  # arm the long-poll timeout: the HW is news for it
+                    timer = self.sim.clock.call_at(entry[2] + wait, self._answer_parked,
+                                                   tp, follower)
+                    parked[follower] = (*entry[:3], timer)
+        self._wake_consumers(replica)
+        self.sim.on_hw_advanced(replica)
+
+    # -- replica fetch (leader side) -------------------------------------------------------
+    def handle_replica_fetch(self, follower: int, tp: TP, fetch_offset: int,
+                             last_fetched_epoch: int, leader_epoch: int,
+                             respond: Callable[[FetchResponse], None]) -> None:
+        replica = self.replicas.get(tp)
+        now = self.sim.clock.now_ms
+        if replica is None or not replica.is_leader:
+            respond(FetchResponse(errors.NOT_LEADER_OR_FOLLOWER))
+            return
+        if leader_epoch != replica.leader_epoch:
+            code = errors.FENCED_LEADER_EPOCH if leader_epoch < replica.leader_epoch \
+                else errors.UNKNOWN_LEADER_EPOCH
+            respond(FetchResponse(code))
+            return
+        if last_fetched_epoch >= 0:
+            epoch, end = replica.log.end_offset_for_epoch(last_fetched_epoch)
+            if epoch != last_fetched_epoch or end < fetch_offset:
+                respond(FetchResponse(diverging_epoch=(epoch, end),
+                                      high_watermark=replica.high_watermark))
+                return
+        replica.update_follower(follower, fetch_offset, now)
+        if replica.can_join_isr(follower):
+            self.sim.request_alter_partition(self, replica, replica.isr + (follower,))
+        if replica.maybe_advance_hw():
+            self._on_hw_advanced(replica)
+        if fetch_offset < replica.log_end_offset:
+            respond(self._replica_fetch_response(replica, fetch_offset, follower))
+            return
+        parked = self.parked.setdefault(tp, {})
+        old = parked.get(follower)
+        if old and old[3]:
+            old[3].cancel()
+        timer = None
+        if replica.high_watermark > replica.remotes[follower].last_sent_hw:
+            # Nothing to send but a newer HW: answer after replica.fetch.wait.max.ms.
+            wait = int(self.sim.broker_config["replica.fetch.wait.max.ms"])
+            timer = self.sim.clock.call_later(wait, self._answer_parked, tp, follower)
+        parked[follower] = (respond, fetch_offset, now, timer)
+
+    def _replica_fetch_response(self, replica: Replica, offset: int,
+                                follower: int) -> FetchResponse:
+        remote = replica.remotes.get(follower)
+        if remote is not None:
+            remote.last_sent_hw = replica.high_watermark
+        max_bytes = int(self.sim.broker_config["replica.fetch.max.bytes"])
+        batches = replica.log.read(offset, replica.log_end_offset, max_bytes)
+        return FetchResponse(batches=batches, high_watermark=replica.high_watermark,
+                             log_start_offset=replica.log_start_offset)
+
+    def _wake_parked(self, tp: TP) -> None:
+        parked = self.parked.pop(tp, None)
+        if not parked:
+            return
+        replica = self.replicas[tp]
+        for follower, (respond, offset, _, timer) in parked.items():
+            if timer:
+                timer.cancel()
+            respond(self._replica_fetch_response(replica, offset, follower))
+
+    def _answer_parked(self, tp: TP, follower: int) -> None:
+        parked = self.parked.get(tp)
+        replica = self.replicas.get(tp)
+        if not parked or follower not in parked or replica is None:
+            return
+        respond, offset, _, _ = parked.pop(follower)
+        respond(self._replica_fetch_response(replica, offset, follower))
+
+    def _fail_parked(self, tp: TP) -> None:
+        parked = self.parked.pop(tp, None)
+        for respond, _, _, timer in (parked or {}).values():
+            if timer:
+                timer.cancel()
+            respond(FetchResponse(errors.NOT_LEADER_OR_FOLLOWER))
+
+    def drop_parked_from(self, follower: int) -> None:
+        for parked in self.parked.values():
+            entry = parked.pop(follower, None)
+            if entry and entry[3]:
+                entry[3].cancel()
+
+    # -- consumer fetch ------------------------------------------------------------------
+    def handle_fetch(self, tp: TP, offset: int, max_bytes: int, read_committed: bool,
+                     max_wait_ms: int, respond: Callable[[FetchResponse], None]) -> None:
+        """A consumer's fetch: records below the high watermark (or the LSO for
+        read_committed), long-polling up to max_wait_ms when there is nothing new."""
+        replica = self.replicas.get(tp)
+        if replica is None or not replica.is_leader:
+            code = errors.NOT_LEADER_OR_FOLLOWER if tp[0] in self.sim.controller.topics \
+                else errors.UNKNOWN_TOPIC_OR_PARTITION
+            respond(FetchResponse(code))
+            return
+        if offset < replica.log_start_offset or offset > replica.log_end_offset:
+            respond(FetchResponse(errors.OFFSET_OUT_OF_RANGE,
+                                  high_watermark=replica.high_watermark,
+                                  log_start_offset=replica.log_start_offset))
+            return
+        limit = replica.last_stable_offset if read_committed else replica.high_watermark
+        if offset < limit or max_wait_ms <= 0:
+            respond(self._consumer_response(replica, offset, limit, max_bytes))
+            return
+        waiters = self.consumer_waiters.setdefault(tp, [])
+        entry = [offset, max_bytes, read_committed, respond, None]
+        entry[4] = self.sim.clock.call_later(max_wait_ms, self._expire_consumer_fetch, tp, entry)
+        waiters.append(entry)
+
+    def _consumer_response(self, replica: Replica, offset: int, limit: int,
+                           max_bytes: int) -> FetchResponse:
+        return FetchResponse(batches=replica.log.read(offset, limit, max_bytes),
+                             high_watermark=replica.high_watermark,
+                             log_start_offset=replica.log_start_offset,
+                             last_stable_offset=replica.last_stable_offset)
+
+    def _wake_consumers(self, replica: Replica) -> None:
+        tp = (replica.topic, replica.partition)
+        waiters = self.consumer_waiters.get(tp)
+        if not waiters:
+            return
+        keep = []
+        for entry in waiters:
+            offset, max_bytes, read_committed, respond, timer = entry
+            limit = replica.last_stable_offset if read_committed else replica.high_watermark
+            if offset < limit:
+                timer.cancel()
+                respond(self._consumer_response(replica, offset, limit, max_bytes))
+            else:
+                keep.append(entry)
+        self.consumer_waiters[tp] = keep
+
+    def _expire_consumer_fetch(self, tp: TP, entry: list) -> None:
+        waiters = self.consumer_waiters.get(tp, [])
+        if entry not in waiters:
+            return
+        waiters.remove(entry)
+        replica = self.replicas.get(tp)
+        if replica is None or not replica.is_leader:
+            entry[3](FetchResponse(errors.NOT_LEADER_OR_FOLLOWER))
+            return
+        limit = replica.last_stable_offset if entry[2] else replica.high_watermark
+        entry[3](self._consumer_response(replica, entry[0], limit, entry[1]))
+
+    # -- ISR maintenance (leader side) ---------------------------------------------------
+    def _maybe_arm_isr_check(self, replica: Replica) -> None:
+        tp = (replica.topic, replica.partition)
+        if tp in self.isr_timers or len(replica.isr) <= 1:
+            return
+        period = int(self.sim.broker_config["replica.lag.time.max.ms"]) // 2
+        self.isr_timers[tp] = self.sim.clock.call_later(period, self._isr_check, replica)
+
+    def _isr_check(self, replica: Replica) -> None:
+        tp = (replica.topic, replica.partition)
+        self.isr_timers.pop(tp, None)
+        if not self.running or not replica.is_leader or self.replicas.get(tp) is not replica:
+            return
+        now = self.sim.clock.now_ms
+        max_lag = int(self.sim.broker_config["replica.lag.time.max.ms"])
+        lagging = replica.out_of_sync_followers(now, max_lag)
+        if lagging:
+            new_isr = tuple(b for b in replica.isr if b not in lagging)
+            self.sim.request_alter_partition(self, replica, new_isr)
+        behind = any(r.leo < replica.log_end_offset for b, r in replica.remotes.items()
+                     if b in replica.isr)
+        if behind or lagging:
+            self._maybe_arm_isr_check(replica)
+
+    # -- follower fetcher -----------------------------------------------------------------
+    def start_fetcher(self, replica: Replica) -> None:
+        """Send the next fetch to the leader, unless one is in flight or it cannot go."""
+        if (replica.fetching or not self.running or replica.is_leader or self.paused_fetchers
+                or replica.leader_id == NO_LEADER):
+            return
+        leader = self.sim.brokers.get(replica.leader_id)
+        if leader is None:
+            return
+        self._fetch_seq += 1
+        seq = self._fetch_seq
+        replica.fetching = seq
+        tp = (replica.topic, replica.partition)
+        offset = replica.log_end_offset
+        last_epoch = replica.log.latest_epoch
+        epoch = replica.leader_epoch
+        net = self.sim.network
+
+        def respond(resp: FetchResponse) -> None:
+            net.send(leader.id, self.id, self._on_fetch_response, replica, seq, resp,
+                     extra_delay_ms=self.fetch_delay_ms // 2)
+
+        sent = net.send(self.id, leader.id, leader.handle_replica_fetch, self.id, tp, offset,
+                        last_epoch, epoch, respond,
+                        extra_delay_ms=self.fetch_delay_ms - self.fetch_delay_ms // 2)
+        if not sent:
+            replica.fetching = False  # resumes on a topology or metadata change
+
+    def _on_fetch_response(self, replica: Replica, seq: int, resp: FetchResponse) -> None:
+        if replica.fetching != seq:
+            return
+        replica.fetching = False
+        tp = (replica.topic, replica.partition)
+        if not self.running or replica.is_leader or self.replicas.get(tp) is not replica:
+            return
+        now = self.sim.clock.now_ms
+        if resp.error != errors.NONE:
+            return  # wait for the metadata log to say who leads now
+        if resp.diverging_epoch is not None:
+            epoch, end = resp.diverging_epoch
+            before = replica.log_end_offset
+            target = end if end >= 0 else replica.high_watermark
+            replica.truncate_to(min(target, before))
+            self.sim.journal.record(now, "truncated", topic=tp[0], partition=tp[1],
+                                    broker=self.id, from_leo=before,
+                                    to_leo=replica.log_end_offset, leader_epoch=epoch)
+        else:
+            before = replica.log_end_offset
+            replica.append_as_follower(resp.batches, resp.high_watermark, now)
+            if replica.log_end_offset != before:
+                self.sim.journal.record(now, "replicated", topic=tp[0], partition=tp[1],
+                                        broker=self.id, leo=replica.log_end_offset,
+                                        hw=replica.high_watermark)
+        self.start_fetcher(replica)
+
+    def resume_fetchers(self) -> None:
+        """After a topology or metadata change: fetches in flight may be lost, start over."""
+        for replica in self.replicas.values():
+            if not replica.is_leader:
+                replica.fetching = False
+                self.start_fetcher(replica)

@@ -1,0 +1,218 @@
+"""One replica's partition log: segments of record batches, indexes, leader epochs.
+
+Offsets are dense when written and never reused. A segment holds a run of batches;
+the last one (the active segment) takes appends and rolls by segment.bytes or
+segment.ms. Retention and compaction work on closed segments only (minikafka.core.cleaner).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterator
+
+from .records import RecordBatch
+
+INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes: one index entry per ~4 KiB
+
+
+class Segment:
+    """A run of batches starting at base_offset, with a sparse offset and time index."""
+
+    __slots__ = (
+        "base_offset", "batches", "bases", "size_bytes", "created_ms", "max_timestamp",
+        "offset_index", "time_index", "_bytes_since_index", "largest_ts_offset",
+    )
+
+    def __init__(self, base_offset: int, created_ms: int) -> None:
+        self.base_offset = base_offset
+        self.batches: list[RecordBatch] = []
+        self.bases: list[int] = []
+        self.size_bytes = 0
+        self.created_ms = created_ms
+        self.max_timestamp = -1
+        self.largest_ts_offset = -1
+        # (offset, byte position) and (timestamp, offset), sparse as in Kafka's .index/.timeindex
+        self.offset_index: list[tuple[int, int]] = []
+        self.time_index: list[tuple[int, int]] = []
+        self._bytes_since_index = INDEX_INTERVAL_BYTES
+
+    def append(self, batch: RecordBatch) -> None:
+        if self._bytes_since_index >= INDEX_INTERVAL_BYTES:
+            self.offset_index.append((batch.last_offset, self.size_bytes))
+            self._bytes_since_index = 0
+        if batch.max_timestamp > self.max_timestamp:
+            self.max_timestamp = batch.max_timestamp
+            self.largest_ts_offset = batch.last_offset
+            self.time_index.append((batch.max_timestamp, batch.last_offset))
+        self.batches.append(batch)
+        self.bases.append(batch.base_offset)
+        self.size_bytes += batch.size_bytes
+        self._bytes_since_index += batch.size_bytes
+
+    @property
+    def next_offset(self) -> int:
+        return self.batches[-1].next_offset if self.batches else self.base_offset
+
+    def rebuild(self, batches: list[RecordBatch]) -> None:
+        """Replace the contents (truncation, compaction) and rebuild the indexes."""
+        base, created = self.base_offset, self.created_ms
+        self.__init__(base, created)
+        for batch in batches:
+            self.append(batch)
+
+
+class PartitionLog:
+    """Append-only log of one replica; followers share batch objects with their leader."""
+
+    def __init__(self, segment_bytes: int = 1 << 30, segment_ms: int = 7 * 24 * 3600 * 1000,
+                 now_ms: int = 0) -> None:
+        self.segment_bytes = segment_bytes
+        self.segment_ms = segment_ms
+        self.segments: list[Segment] = [Segment(0, now_ms)]
+        self.log_start_offset = 0
+        self.log_end_offset = 0
+        # Leader epoch cache (leader-epoch-checkpoint): (epoch, start offset), ascending.
+        self.epochs: list[tuple[int, int]] = []
+
+    # -- writing -----------------------------------------------------------------
+    def append(self, batch: RecordBatch, now_ms: int) -> None:
+        """Append a batch whose offsets are already assigned (by the leader)."""
+        active = self.segments[-1]
+        if active.batches and (
+            active.size_bytes + batch.size_bytes > self.segment_bytes
+            or now_ms - active.created_ms >= self.segment_ms
+        ):
+            active = self.roll(now_ms, batch.base_offset)
+        elif not active.batches:
+            active.base_offset = batch.base_offset
+        epoch = batch.partition_leader_epoch
+        if epoch >= 0 and (not self.epochs or epoch > self.epochs[-1][0]):
+            self.epochs.append((epoch, batch.base_offset))
+        batch.append_time_ms = batch.append_time_ms or now_ms
+        active.append(batch)
+        self.log_end_offset = batch.next_offset
+
+    def roll(self, now_ms: int, base_offset: int | None = None) -> Segment:
+        """Close the active segment and open a new one (a new .log/.index/.timeindex)."""
+        seg = Segment(self.log_end_offset if base_offset is None else base_offset, now_ms)
+        self.segments.append(seg)
+        return seg
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop every batch from the one holding `offset` onwards (a follower's divergent tail)."""
+        if offset >= self.log_end_offset:
+            return
+        while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
+            self.segments.pop()
+        seg = self.segments[-1]
+        keep = [b for b in seg.batches if b.last_offset < offset]
+        seg.rebuild(keep)
+        if not keep:
+            seg.base_offset = max(min(offset, seg.base_offset), self.log_start_offset)
+        self.log_end_offset = keep[-1].next_offset if keep else max(
+            self._prev_end(), self.log_start_offset)
+        while self.epochs and self.epochs[-1][1] >= self.log_end_offset:
+            self.epochs.pop()
+
+    def _prev_end(self) -> int:
+        for seg in reversed(self.segments):
+            if seg.batches:
+                return seg.batches[-1].next_offset
+        return self.segments[0].base_offset
+
+    def truncate_fully_and_start_at(self, offset: int, now_ms: int) -> None:
+        """Empty the log and restart it at `offset` (a replica behind the leader's log start)."""
+        self.segments = [Segment(offset, now_ms)]
+        self.log_start_offset = offset
+        self.log_end_offset = offset
+        self.epochs = []
+
+    # -- reading -----------------------------------------------------------------
+    def _locate(self, offset: int) -> tuple[int, int]:
+        """(segment index, batch index) of the first batch with last_offset >= offset."""
+        segments = self.segments
+        si = max(0, bisect_right([s.base_offset for s in segments], offset) - 1) \
+            if len(segments) > 1 else 0
+        while si < len(segments):
+            seg = segments[si]
+            bi = max(0, bisect_right(seg.bases, offset) - 1)
+            batches = seg.batches
+            while bi < len(batches) and batches[bi].last_offset < offset:
+                bi += 1
+            if bi < len(batches):
+                return si, bi
+            si += 1
+        return len(segments), 0
+
+    def read(self, offset: int, max_offset: int, max_bytes: int = 1 << 20) -> list[RecordBatch]:
+        """Batches holding offsets from `offset` up to (not including) max_offset.
+
+        Like Kafka, the first batch is returned whole even when it is larger than
+        max_bytes (so a consumer is never stuck behind one big batch), and a batch
+        may start before `offset`: the reader skips the records it did not ask for.
+        """
+        out: list[RecordBatch] = []
+        if offset >= max_offset:
+            return out
+        si, bi = self._locate(offset)
+        size = 0
+        segments = self.segments
+        while si < len(segments):
+            batches = segments[si].batches
+            while bi < len(batches):
+                batch = batches[bi]
+                if batch.last_offset >= max_offset:
+                    return out
+                size += batch.size_bytes
+                if out and size > max_bytes:
+                    return out
+                out.append(batch)
+                bi += 1
+            si += 1
+            bi = 0
+        return out
+
+    def batches(self) -> Iterator[RecordBatch]:
+        for seg in self.segments:
+            yield from seg.batches
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record with timestamp >= `timestamp`."""
+        for seg in self.segments:
+            if seg.max_timestamp < timestamp:
+                continue
+            for batch in seg.batches:
+                if batch.max_timestamp < timestamp:
+                    continue
+                for rec in batch.iter_records():
+                    if rec.timestamp >= timestamp and rec.offset >= self.log_start_offset:
+                        return rec.offset, rec.timestamp
+        return None
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(s.size_bytes for s in self.segments)
+
+    # -- leader epochs -------------------------------------------------------------
+    @property
+    def latest_epoch(self) -> int:
+        return self.epochs[-1][0] if self.epochs else -1
+
+    def assign_epoch(self, epoch: int, start_offset: int) -> None:
+        if not self.epochs or epoch > self.epochs[-1][0]:
+            self.epochs.append((epoch, start_offset))
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(largest epoch <= `epoch`, its end offset): the OffsetsForLeaderEpoch answer.
+
+        The end offset of an epoch is the start offset of the next larger epoch, or the
+        log end offset for the latest epoch. A follower truncates its log to it.
+        """
+        if not self.epochs or epoch < self.epochs[0][0]:
+            return -1, -1
+        for i, (e, _) in enumerate(self.epochs):
+            if e > epoch:
+                return self.epochs[i - 1][0], self.epochs[i][1]
+        if self.epochs[-1][0] == epoch:
+            return epoch, self.log_end_offset
+        return self.epochs[-1][0], self.log_end_offset

@@ -1,0 +1,182 @@
+"""Record batches as a partition log holds them (Kafka's RecordBatch v2, magic 2).
+
+A batch is immutable once a leader has appended it, so followers share the same
+object instead of copying it, as they would copy the same bytes in Kafka.
+Records inside a batch are tuples (offset_delta, timestamp, key, value, headers):
+cheap to build on the producer's hot path, and offset deltas survive compaction.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# Compression codec ids of the batch attributes field.
+COMPRESSION_IDS = {"none": 0, None: 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+COMPRESSION_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+
+CREATE_TIME = 0
+LOG_APPEND_TIME = 1
+
+# RecordBatch v2 header: baseOffset..recordsCount.
+BATCH_OVERHEAD = 61
+
+# Control record types (the key of a transaction marker).
+ABORT_MARKER = 0
+COMMIT_MARKER = 1
+
+
+class Record(NamedTuple):
+    """One record as a reader sees it."""
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple
+
+
+def record_size(key: bytes | None, value: bytes | None, headers=()) -> int:
+    """Bytes one record takes in a v2 batch, near enough for batch.size and segment.bytes.
+
+    Length, attributes, timestamp and offset deltas, key and value lengths and the
+    header count are varints of 1-2 bytes for ordinary records.
+    """
+    size = 8
+    if key is not None:
+        size += len(key)
+    if value is not None:
+        size += len(value)
+    for hkey, hvalue in headers:
+        size += 2 + len(hkey) + (len(hvalue) if hvalue is not None else 0)
+    return size
+
+
+class RecordBatch:
+    """A producer batch: the unit of append, replication, fetch, retention and truncation."""
+
+    __slots__ = (
+        "base_offset", "last_offset_delta", "records", "producer_id", "producer_epoch",
+        "base_sequence", "is_transactional", "is_control", "partition_leader_epoch",
+        "first_timestamp", "max_timestamp", "timestamp_type", "compression", "size_bytes",
+        "raw", "append_time_ms",
+    )
+
+    def __init__(
+        self,
+        records: list[tuple],
+        *,
+        base_offset: int = 0,
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+        base_sequence: int = -1,
+        is_transactional: bool = False,
+        is_control: bool = False,
+        first_timestamp: int = 0,
+        max_timestamp: int = 0,
+        timestamp_type: int = CREATE_TIME,
+        compression: int = 0,
+        size_bytes: int = 0,
+        last_offset_delta: int | None = None,
+        raw: bytes | None = None,
+    ) -> None:
+        self.records = records
+        self.base_offset = base_offset
+        self.last_offset_delta = (
+            len(records) - 1 if last_offset_delta is None else last_offset_delta
+        )
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.base_sequence = base_sequence
+        self.is_transactional = is_transactional
+        self.is_control = is_control
+        self.partition_leader_epoch = -1
+        self.first_timestamp = first_timestamp
+        self.max_timestamp = max_timestamp
+        self.timestamp_type = timestamp_type
+        self.compression = compression
+        self.size_bytes = size_bytes or BATCH_OVERHEAD + sum(
+            record_size(r[2], r[3], r[4]) for r in records
+        )
+        # Wire bytes when the batch came from (or was served to) a real client.
+        self.raw = raw
+        self.append_time_ms = 0
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta + 1
+
+    @property
+    def record_count(self) -> int:
+        return len(self.records)
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence < 0:
+            return -1
+        return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
+
+    @property
+    def is_idempotent(self) -> bool:
+        return self.producer_id >= 0
+
+    def iter_records(self):
+        """Records with absolute offsets; a LogAppendTime batch stamps every record."""
+        base = self.base_offset
+        if self.timestamp_type == LOG_APPEND_TIME:
+            ts = self.max_timestamp
+            for delta, _, key, value, headers in self.records:
+                yield Record(base + delta, ts, key, value, headers)
+        else:
+            for delta, ts, key, value, headers in self.records:
+                yield Record(base + delta, ts, key, value, headers)
+
+    def with_records(self, records: list[tuple]) -> RecordBatch:
+        """A copy holding only some records (compaction keeps offsets and the batch header)."""
+        copy = RecordBatch(
+            records,
+            base_offset=self.base_offset,
+            producer_id=self.producer_id,
+            producer_epoch=self.producer_epoch,
+            base_sequence=self.base_sequence,
+            is_transactional=self.is_transactional,
+            is_control=self.is_control,
+            first_timestamp=self.first_timestamp,
+            max_timestamp=self.max_timestamp,
+            timestamp_type=self.timestamp_type,
+            compression=self.compression,
+            last_offset_delta=self.last_offset_delta,
+        )
+        copy.partition_leader_epoch = self.partition_leader_epoch
+        copy.append_time_ms = self.append_time_ms
+        return copy
+
+    def __repr__(self) -> str:
+        return (
+            f"RecordBatch(base_offset={self.base_offset}, last_offset={self.last_offset}, "
+            f"count={len(self.records)}, epoch={self.partition_leader_epoch}, "
+            f"producer_id={self.producer_id}, base_sequence={self.base_sequence}, "
+            f"transactional={self.is_transactional}, control={self.is_control})"
+        )
+
+
+def control_batch(marker: int, producer_id: int, producer_epoch: int, now_ms: int) -> RecordBatch:
+    """A transaction marker: one control record whose key says commit or abort."""
+    key = bytes([0, 0, 0, marker])  # version 0, type
+    value = bytes([0, 0, 0, 0, 0, 0])  # version 0, coordinator epoch 0
+    return RecordBatch(
+        [(0, now_ms, key, value, ())],
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        is_transactional=True,
+        is_control=True,
+        first_timestamp=now_ms,
+        max_timestamp=now_ms,
+    )
+
+
+def control_marker_type(batch: RecordBatch) -> int:
+    return batch.records[0][2][3]
