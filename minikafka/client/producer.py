@@ -353,9 +353,15 @@ class KafkaProducer:
 
     def _run_sender(self) -> None:
         self._sender_armed = False
-        if self.idempotent and self.producer_id < 0:
-            self._init_producer_id()
         now = self.cluster.clock.now_ms
+        if self.idempotent and self.producer_id < 0:
+            try:
+                self._init_producer_id()
+            except kerrors.KafkaError:
+                # InitProducerId needs the controller; retry after retry_backoff_ms.
+                self.cluster.clock.call_later(int(self.config["retry_backoff_ms"]),
+                                              self._arm_sender)
+                return
         retry_wait = None
         # Each round builds at most one request per broker holding at most one batch per
         # partition (as a ProduceRequest does), until brokers hit max.in.flight.

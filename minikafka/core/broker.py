@@ -160,13 +160,17 @@ class Broker:
             if batch.size_bytes > int(replica.config["max.message.bytes"]):
                 results[tp] = (errors.MESSAGE_TOO_LARGE, -1)
                 continue
-            code, dup_base = replica.producers.check(batch)
+            code, dup_base, dup_last = replica.producers.check(batch)
             if code == errors.DUPLICATE_SEQUENCE_NUMBER:
-                # Kafka answers a retried duplicate with success and the original offset.
+                # Kafka answers a retried duplicate with the original's offset, once the
+                # original is as durable as acks asks (it may not be committed yet).
                 sim.journal.record(now, "produce.duplicate", topic=tp[0], partition=tp[1],
                                    broker=self.id, producer_id=batch.producer_id,
                                    base_sequence=batch.base_sequence, base_offset=dup_base)
-                results[tp] = (errors.NONE, dup_base)
+                if acks == -1:
+                    waiting[tp] = (replica, replica.leader_epoch, dup_base, dup_last + 1)
+                else:
+                    results[tp] = (errors.NONE, dup_base)
                 continue
             if code != errors.NONE:
                 results[tp] = (code, -1)
@@ -458,8 +462,23 @@ class Broker:
         if resp.diverging_epoch is not None:
             epoch, end = resp.diverging_epoch
             before = replica.log_end_offset
-            target = end if end >= 0 else replica.high_watermark
+            # Truncate to where the two logs last agreed: the leader's end of its epoch,
+            # or, when this log never had that epoch, the end of our largest earlier one.
+            own_epoch, own_end = replica.log.end_offset_for_epoch(epoch) if epoch >= 0 \
+                else (-1, -1)
+            if own_epoch < 0:
+                target = replica.high_watermark
+            elif own_epoch != epoch:
+                target = own_end
+            else:
+                target = min(end, own_end)
+            epochs_before = len(replica.log.epochs)
             replica.truncate_to(min(target, before))
+            if replica.log_end_offset == before and len(replica.log.epochs) == epochs_before:
+                # No progress possible now: back off as a fetcher does after an error.
+                backoff = int(self.sim.broker_config["replica.fetch.backoff.ms"])
+                self.sim.clock.call_later(backoff, self.start_fetcher, replica)
+                return
             self.sim.journal.record(now, "truncated", topic=tp[0], partition=tp[1],
                                     broker=self.id, from_leo=before,
                                     to_leo=replica.log_end_offset, leader_epoch=epoch)

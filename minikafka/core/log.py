@@ -101,6 +101,9 @@ class PartitionLog:
     def truncate_to(self, offset: int) -> None:
         """Drop every batch from the one holding `offset` onwards (a follower's divergent tail)."""
         if offset >= self.log_end_offset:
+            # Nothing to drop, but epochs that start at or after it never held data here.
+            while self.epochs and self.epochs[-1][1] >= offset:
+                self.epochs.pop()
             return
         while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
             self.segments.pop()

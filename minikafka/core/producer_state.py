@@ -41,29 +41,29 @@ class ProducerStateManager:
         self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open txn
         self.aborted: list[AbortedTxn] = []
 
-    def check(self, batch: RecordBatch) -> tuple[int, int]:
-        """(error code, base offset of the original when the batch is a duplicate)."""
+    def check(self, batch: RecordBatch) -> tuple[int, int, int]:
+        """(error code, base and last offset of the original when the batch is a duplicate)."""
         pid = batch.producer_id
         if pid < 0 or batch.is_control:
-            return errors.NONE, -1
+            return errors.NONE, -1, -1
         entry = self.producers.get(pid)
         if entry is None:
             if batch.base_sequence != 0 and not batch.is_transactional:
-                return errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1
-            return errors.NONE, -1
+                return errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1
+            return errors.NONE, -1, -1
         if batch.producer_epoch < entry.epoch:
             code = errors.PRODUCER_FENCED if batch.is_transactional else errors.INVALID_PRODUCER_EPOCH
-            return code, -1
+            return code, -1, -1
         if batch.producer_epoch > entry.epoch:
             if batch.base_sequence != 0:
-                return errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1
-            return errors.NONE, -1
-        for first, last, base, _ in entry.batches:
+                return errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1
+            return errors.NONE, -1, -1
+        for first, last, base, last_offset in entry.batches:
             if first == batch.base_sequence and last == batch.last_sequence:
-                return errors.DUPLICATE_SEQUENCE_NUMBER, base
+                return errors.DUPLICATE_SEQUENCE_NUMBER, base, last_offset
         if batch.base_sequence != (entry.last_seq + 1) & 0x7FFFFFFF:
-            return errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1
-        return errors.NONE, -1
+            return errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1
+        return errors.NONE, -1, -1
 
     def update(self, batch: RecordBatch) -> None:
         """Remember an appended batch (leaders and followers alike)."""
