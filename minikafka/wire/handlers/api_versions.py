@@ -1,0 +1,52 @@
+"""ApiVersions (key 18), v0-v4, as Kafka 4.x answers it (KIP-511).
+
+- Above our max: an empty v0 body with UNSUPPORTED_VERSION (35) that lists our
+  ApiVersions range, so the client retries at that version.
+- v3+ with a client software name/version Kafka would reject: INVALID_REQUEST (42).
+- Otherwise every registered API key with its range, computed from the registry.
+
+The response carries no tagged fields and (codec rule) always the v0 header:
+Debian's kcat (librdkafka 2.0.2) fails with "Bad message format" otherwise.
+"""
+from __future__ import annotations
+
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
+
+from ..registry import RequestContext, valid_client_software
+
+API_KEY = 18
+MIN_VERSION = 0
+MAX_VERSION = 4
+
+UNSUPPORTED_VERSION = 35
+INVALID_REQUEST = 42
+
+_ApiVersion = ApiVersionsResponse.ApiVersion
+
+
+def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsResponse | bytes:
+    registration = ctx.registry.get(API_KEY)
+    low, high = (registration.min_version, registration.max_version) if registration else (0, 0)
+    if ctx.api_version > high:
+        return ApiVersionsResponse(
+            version=0, error_code=UNSUPPORTED_VERSION,
+            api_keys=[_ApiVersion(api_key=API_KEY, min_version=low, max_version=high)],
+        )
+    version = ctx.api_version
+    if version >= 3 and not valid_client_software(
+            request.client_software_name, request.client_software_version):
+        return ApiVersionsResponse(version=version, error_code=INVALID_REQUEST, api_keys=[],
+                                   throttle_time_ms=0)
+    # The answer depends only on the registry and the version: encode it once
+    # per registry generation (the memo is emptied when registrations change).
+    memo_key = (API_KEY, version)
+    body = ctx.registry.memo.get(memo_key)
+    if body is None:
+        response = ApiVersionsResponse(
+            version=version, error_code=0, throttle_time_ms=0,
+            api_keys=[_ApiVersion(api_key=k, min_version=lo, max_version=hi)
+                      for k, (lo, hi) in ctx.registry.version_ranges().items()],
+        )
+        body = bytes(response.encode())
+        ctx.registry.memo[memo_key] = body
+    return body

@@ -1,0 +1,325 @@
+"""The Kafka TCP front door: one listener per broker, served from a background thread.
+
+The only asyncio module. It owns an event loop on its own thread, so a notebook
+keeps its prompt (and its own loop) while clients talk to the cluster. Each
+connection is a `registry.Session`; this module only moves bytes between the
+socket and the session, and decides when to run parked (Deferred) requests:
+on every tick, on `notify()`, and after any connection has run requests (a
+Produce on one connection may be what a Fetch on another is waiting for).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from .codec import DEFAULT_MAX_REQUEST_BYTES, RequestError
+from .registry import HandlerRegistry, Session, SessionStats, default_registry
+
+__all__ = ["WireServer"]
+
+log = logging.getLogger("minikafka.wire")
+
+# Stop reading from a client whose head request is parked once this much
+# unprocessed input is buffered (Kafka mutes such a channel altogether).
+_READ_PAUSE_BYTES = 1 << 20
+
+
+def _monotonic_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+class _Connection(asyncio.Protocol):
+    __slots__ = ("server", "broker_id", "transport", "session", "peer", "write_paused", "read_paused")
+
+    def __init__(self, server: WireServer, broker_id: int) -> None:
+        self.server = server
+        self.broker_id = broker_id
+        self.transport: asyncio.Transport | None = None
+        self.session: Session | None = None
+        self.peer = ("", 0)
+        self.write_paused = False
+        self.read_paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        server = self.server
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername") or ("", 0)
+        self.peer = (str(peer[0]), int(peer[1]))
+        self.session = Session(
+            server.registry, broker_id=self.broker_id, cluster=server.cluster,
+            client_host=self.peer[0], client_port=self.peer[1], lock=server.lock,
+            max_request_bytes=server.max_request_bytes, stats=server.stats,
+        )
+        server._connections[self.broker_id].add(self)
+
+    def data_received(self, data: bytes) -> None:
+        session = self.session
+        if session is None or session.close_reason is not None:
+            return
+        session.receive_data(data)
+        if not self.write_paused:
+            self.pump()
+
+    def pump(self) -> None:
+        """Run what can run, write the responses, close if the session says so."""
+        session, transport = self.session, self.transport
+        if session is None or transport is None or transport.is_closing():
+            return
+        served = session.stats.requests
+        out = session.process(self.server.now_ms())
+        if out.data:
+            transport.write(out.data)
+        if out.close is not None:
+            self.server._record_close(self, out.close)
+            transport.close()  # flushes what was written first
+            return
+        server = self.server
+        if session.parked:
+            server._waiting.add(self)
+        else:
+            server._waiting.discard(self)
+        self._update_reading()
+        if session.stats.requests != served and server._waiting:
+            server._schedule_poll()
+
+    def _update_reading(self) -> None:
+        session, transport = self.session, self.transport
+        assert session is not None and transport is not None
+        pause = self.write_paused or (session.parked and session.frames.buffered > _READ_PAUSE_BYTES)
+        if pause != self.read_paused:
+            self.read_paused = pause
+            if pause:
+                transport.pause_reading()
+            else:
+                transport.resume_reading()
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+        self._update_reading()
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        self.pump()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        server = self.server
+        server._connections[self.broker_id].discard(self)
+        server._waiting.discard(self)
+        session = self.session
+        if session is not None and session.close_reason is None and session.frames.mid_frame:
+            log.debug("broker %d: %s:%d disconnected mid-request", self.broker_id, *self.peer)
+        self.session = None
+
+
+class WireServer:
+    """Serve `cluster` over the Kafka protocol, one TCP listener per broker id.
+
+    ``with WireServer(cluster, ports=[0, 0, 0], broker_ids=[1, 2, 3]) as srv:``
+    binds ephemeral ports (see `bound_ports`, `bootstrap_servers`) and serves
+    until the block ends. Handlers run under `lock` (default: `cluster.lock`,
+    else a new RLock), so the notebook thread and the server never touch the
+    cluster at once. `on_tick(now_ms)` runs under the lock every `tick_ms`.
+    """
+
+    def __init__(self, cluster: Any = None, host: str = "127.0.0.1", ports: Sequence[int] = (9092,),
+                 broker_ids: Iterable[int] | None = None, *, registry: HandlerRegistry | None = None,
+                 lock: AbstractContextManager[Any] | None = None,
+                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES, tick_ms: int = 5,
+                 on_tick: Callable[[int], None] | None = None,
+                 clock: Callable[[], int] = _monotonic_ms) -> None:
+        ids = list(broker_ids) if broker_ids is not None else list(range(len(ports)))
+        if len(ids) != len(ports) or len(set(ids)) != len(ids):
+            raise ValueError(f"need one distinct broker id per port: ids={ids} ports={list(ports)}")
+        self.cluster = cluster
+        self.host = host
+        self.registry = registry if registry is not None else default_registry()
+        if lock is None:
+            lock = getattr(cluster, "lock", None) or threading.RLock()
+        self.lock = lock
+        self.max_request_bytes = max_request_bytes
+        self.tick_ms = tick_ms
+        self.on_tick = on_tick
+        self.now_ms = clock
+        self.stats = SessionStats()
+        # Protocol-level closes, newest last: (broker_id, "host:port", reason).
+        self.closed_connections: deque[tuple[int, str, RequestError]] = deque(maxlen=256)
+        self._ports = dict(zip(ids, ports))
+        self._listeners: dict[int, asyncio.base_events.Server] = {}
+        self._connections: dict[int, set[_Connection]] = {b: set() for b in ids}
+        self._waiting: set[_Connection] = set()
+        self._poll_scheduled = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._tick_handle: asyncio.TimerHandle | None = None
+
+    # -- public API ---------------------------------------------------------
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return list(self._ports)
+
+    @property
+    def bound_ports(self) -> dict[int, int]:
+        """broker id -> port (the real one once bound, also for port 0)."""
+        return dict(self._ports)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{self.host}:{p}" for p in self._ports.values())
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def listening(self, broker_id: int) -> bool:
+        return broker_id in self._listeners
+
+    def connection_count(self, broker_id: int | None = None) -> int:
+        ids = [broker_id] if broker_id is not None else list(self._connections)
+        return sum(len(self._connections[b]) for b in ids)
+
+    def start(self, timeout: float = 10.0) -> WireServer:
+        """Start the loop thread and every listener; returns once they are bound."""
+        if self.running:
+            return self
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(target=self._run_loop, name="minikafka-wire", daemon=True)
+        self._thread.start()
+        try:
+            self._call(self._start_all(), timeout)
+        except BaseException:
+            self.stop(timeout)
+            raise
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Close every listener and connection and end the loop thread."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        if threading.current_thread() is thread:
+            raise RuntimeError("WireServer.stop() called from its own loop thread")
+        if thread.is_alive():
+            try:
+                self._call(self._stop_all(), timeout)
+            finally:
+                loop.call_soon_threadsafe(loop.stop)
+                thread.join(timeout)
+        if not thread.is_alive():
+            loop.close()
+        self._loop = self._thread = None
+
+    def stop_listener(self, broker_id: int, timeout: float = 10.0) -> None:
+        """The broker goes offline: its listener closes and its connections drop."""
+        self._call(self._stop_listener(broker_id), timeout)
+
+    def start_listener(self, broker_id: int, timeout: float = 10.0) -> None:
+        """The broker comes back, on the same port as before."""
+        self._call(self._start_listener(broker_id), timeout)
+
+    def notify(self) -> None:
+        """Re-poll parked requests soon. Safe from any thread."""
+        self._schedule_poll()
+
+    def __enter__(self) -> WireServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- loop thread --------------------------------------------------------
+
+    def _run_loop(self) -> None:
+        loop = self._loop
+        assert loop is not None
+        asyncio.set_event_loop(loop)
+        loop.run_forever()
+
+    def _call(self, coro: Coroutine[Any, Any, None], timeout: float) -> None:
+        loop = self._loop
+        if loop is None or not self.running:
+            coro.close()
+            raise RuntimeError("WireServer is not running")
+        if threading.current_thread() is self._thread:
+            # Called from a handler or on_tick: waiting would deadlock the loop.
+            loop.create_task(coro)
+            return
+        asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
+
+    async def _start_all(self) -> None:
+        for broker_id in self._ports:
+            await self._start_listener(broker_id)
+        self._tick_handle = asyncio.get_running_loop().call_later(self.tick_ms / 1000, self._tick)
+
+    async def _stop_all(self) -> None:
+        if self._tick_handle is not None:
+            self._tick_handle.cancel()
+            self._tick_handle = None
+        for broker_id in list(self._listeners):
+            await self._stop_listener(broker_id)
+
+    async def _start_listener(self, broker_id: int) -> None:
+        if broker_id in self._listeners:
+            return
+        if broker_id not in self._ports:
+            raise KeyError(f"unknown broker id {broker_id}")
+        loop = asyncio.get_running_loop()
+        listener = await loop.create_server(
+            lambda: _Connection(self, broker_id), self.host, self._ports[broker_id],
+            reuse_address=True, backlog=128,
+        )
+        self._ports[broker_id] = listener.sockets[0].getsockname()[1]
+        self._listeners[broker_id] = listener
+        log.info("broker %d listening on %s:%d", broker_id, self.host, self._ports[broker_id])
+
+    async def _stop_listener(self, broker_id: int) -> None:
+        listener = self._listeners.pop(broker_id, None)
+        if listener is None:
+            return
+        listener.close()
+        for conn in list(self._connections[broker_id]):
+            if conn.transport is not None:
+                conn.transport.abort()
+        await listener.wait_closed()
+        log.info("broker %d stopped listening", broker_id)
+
+    def _tick(self) -> None:
+        loop = self._loop
+        assert loop is not None
+        self._tick_handle = loop.call_later(self.tick_ms / 1000, self._tick)
+        if self.on_tick is not None:
+            try:
+                with self.lock:
+                    self.on_tick(self.now_ms())
+            except Exception:
+                log.exception("on_tick failed")
+        self._poll_waiting()
+
+    def _schedule_poll(self) -> None:
+        loop = self._loop
+        if self._poll_scheduled or loop is None:
+            return
+        self._poll_scheduled = True
+        try:
+            loop.call_soon_threadsafe(self._poll_waiting)
+        except RuntimeError:  # loop closed: nothing left to poll
+            self._poll_scheduled = False
+
+    def _poll_waiting(self) -> None:
+        self._poll_scheduled = False
+        for conn in list(self._waiting):
+            if not conn.write_paused:
+                conn.pump()
+
+    def _record_close(self, conn: _Connection, reason: RequestError) -> None:
+        peer = f"{conn.peer[0]}:{conn.peer[1]}"
+        self.closed_connections.append((conn.broker_id, peer, reason))
+        log.warning("broker %d: closing connection from %s: %s", conn.broker_id, peer, reason.reason)
