@@ -1,0 +1,183 @@
+"""A consumer group: members, who owns which partition, committed offsets and lag.
+
+The input is a plain dict, so the view works with whatever describes a group (the
+group coordinator, `kafka-consumer-groups.sh --describe` output, a hand-made example)::
+
+    {
+      "group_id": "billing",
+      "state": "Stable",            # Empty | PreparingRebalance | CompletingRebalance
+                                    # | Stable | Dead  (optional)
+      "generation": 3,              # optional
+      "protocol": "range",          # the assignor (optional)
+      "leader": "consumer-1-a1b2",  # member id of the group leader (optional)
+      "members": [
+        {"member_id": "consumer-1-a1b2",
+         "client_id": "consumer-1",          # optional
+         "instance_id": None,                # group.instance.id: static member (optional)
+         "assignment": [("orders", 0), ("orders", 1)]},   # (topic, partition) pairs,
+                                                          # TopicPartition or "orders-0"
+      ],
+      "partitions": [               # optional: offsets per partition
+        {"topic": "orders", "partition": 0,
+         "committed": 5,            # None when the group never committed
+         "log_end_offset": 9,       # lag = log_end_offset - committed
+         "lag": 4},                 # optional; computed when missing
+      ],
+    }
+
+Partitions come from "partitions" and from every member's assignment; one assigned to
+nobody is drawn as unassigned.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import graphviz
+
+from .html import clip, esc, td
+from .palette import BLACK, FONT, LAG_STYLES, LIGHT_GREY, WHITE, YELLOW
+
+TP = tuple[str, int]
+
+
+def _tp(item: Any) -> TP:
+    """(topic, partition) from a pair, a TopicPartition or a "topic-N" string."""
+    if isinstance(item, str):
+        topic, _, p = item.rpartition("-")
+        return topic, int(p)
+    if isinstance(item, Mapping):
+        return str(item["topic"]), int(item["partition"])
+    topic, partition = item
+    return str(topic), int(partition)
+
+
+def group_rows(description: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per partition, sorted: topic, partition, member, committed, end, lag."""
+    owner: dict[TP, str] = {}
+    for m in description.get("members", []):
+        for item in m.get("assignment", []):
+            owner[_tp(item)] = m["member_id"]
+    offsets = {_tp(p): p for p in description.get("partitions", [])}
+    rows = []
+    for tp in sorted(set(owner) | set(offsets)):
+        info = offsets.get(tp, {})
+        committed = info.get("committed")
+        end = info.get("log_end_offset")
+        lag = info.get("lag")
+        if lag is None and committed is not None and end is not None:
+            lag = max(0, end - committed)
+        rows.append({"topic": tp[0], "partition": tp[1], "member": owner.get(tp),
+                     "committed": committed, "log_end_offset": end, "lag": lag})
+    return rows
+
+
+def _lag_kind(row: Mapping[str, Any]) -> str:
+    if row["committed"] is None:
+        return "no-commit"
+    return "lagging" if row["lag"] else "caught-up"
+
+
+def _node_id(kind: str, name: object) -> str:
+    """A DOT-safe node id (a ':' in an edge end would be read as a port)."""
+    return kind + "_" + re.sub(r"[^A-Za-z0-9_]", lambda m: f"_{ord(m.group()):x}_", str(name))
+
+
+def _member_label(m: Mapping[str, Any], leader: bool, count: int) -> str:
+    name = clip(str(m["member_id"]), 28)
+    lines = [f"<B>{'♛ ' if leader else ''}{esc(name)}</B>"]
+    if m.get("client_id"):
+        lines.append(f"client {esc(clip(str(m['client_id']), 24))}")
+    if m.get("instance_id"):
+        lines.append(f"static: {esc(clip(str(m['instance_id']), 20))}")
+    if leader:
+        lines.append("group leader (runs the assignor)")
+    lines.append(f"{count} partition{'s' if count != 1 else ''}" if count
+                 else "<I>idle: no partitions</I>")
+    fill = WHITE if count else LIGHT_GREY
+    return ('<<TABLE BORDER="0" CELLPADDING="3">' + "<TR>"
+            + td("<BR/>".join(lines), raw=True, width=220, height=16 * len(lines) + 6,
+                 fill=fill, border=0, point=9)
+            + "</TR></TABLE>>")
+
+
+def _partition_label(row: Mapping[str, Any]) -> str:
+    style = LAG_STYLES[_lag_kind(row)]
+    committed = "–" if row["committed"] is None else row["committed"]
+    end = "?" if row["log_end_offset"] is None else row["log_end_offset"]
+    lag = "–" if row["lag"] is None else row["lag"]
+    owner = "" if row["member"] is not None else "<BR/><I>unassigned</I>"
+    text = (f"<B>{esc(row['topic'])}-{row['partition']}</B> {style.symbol} lag {lag}"
+            f"<BR/>committed {committed} · end {end}{owner}")
+    return ('<<TABLE BORDER="0" CELLPADDING="0">' + "<TR>"
+            + td(text, raw=True, style=style, width=190, height=42, point=9)
+            + "</TR></TABLE>>")
+
+
+def _legend() -> str:
+    rows = "".join("<TR>" + td(f"{s.symbol} {s.word}", style=s, width=150, height=20,
+                               point=8, align="LEFT") + "</TR>"
+                   for s in LAG_STYLES.values())
+    return f'<<TABLE BORDER="0" CELLSPACING="2">{rows}</TABLE>>'
+
+
+def group_view(description: Mapping[str, Any], *,
+               partitions: Iterable[TP] = ()) -> graphviz.Digraph:
+    """Members on the left, partitions on the right, an arrow for each assignment.
+
+    `partitions` adds partitions to draw even when nobody owns or committed them
+    (so the picture keeps its shape while members come and go).
+    """
+    rows = {(r["topic"], r["partition"]): r for r in group_rows(description)}
+    for tp in partitions:
+        tp = _tp(tp)
+        rows.setdefault(tp, {"topic": tp[0], "partition": tp[1], "member": None,
+                             "committed": None, "log_end_offset": None, "lag": None})
+    members = sorted(description.get("members", []), key=lambda m: str(m["member_id"]))
+    state = description.get("state", "?")
+    total = sum(r["lag"] or 0 for r in rows.values())
+    head = [f"group {description.get('group_id', '?')}", f"state {state}"]
+    if description.get("generation") is not None:
+        head.append(f"generation {description['generation']}")
+    if description.get("protocol"):
+        head.append(f"assignor {description['protocol']}")
+    head.append(f"total lag {total}")
+    rebalancing = state in ("PreparingRebalance", "CompletingRebalance")
+    g = graphviz.Digraph("group", graph_attr={
+        "rankdir": "LR", "fontname": FONT, "nodesep": "0.15", "ranksep": "1.0",
+        "label": ("⟳ REBALANCING · " if rebalancing else "") + " · ".join(head),
+        "labelloc": "t", "labeljust": "l", "fontsize": "13",
+        "bgcolor": YELLOW if rebalancing else WHITE},
+        node_attr={"shape": "plain", "fontname": FONT},
+        edge_attr={"color": BLACK, "arrowsize": "0.6"})
+    owned: dict[str, int] = {}
+    for r in rows.values():
+        if r["member"] is not None:
+            owned[r["member"]] = owned.get(r["member"], 0) + 1
+    with g.subgraph(name="members") as sg:
+        sg.attr(rank="same")
+        if not members:
+            sg.node(_node_id("member", ""), "<<I>no members</I>>", shape="box", style="dashed")
+        for m in members:
+            sg.node(_node_id("member", m["member_id"]), _member_label(
+                m, m["member_id"] == description.get("leader"), owned.get(m["member_id"], 0)),
+                shape="box", style="rounded", margin="0.05")
+    with g.subgraph(name="partitions") as sg:
+        sg.attr(rank="same")
+        for tp in sorted(rows):
+            sg.node(_node_id("tp", f"{tp[0]}-{tp[1]}"), _partition_label(rows[tp]))
+    for a, b in zip(members, members[1:]):  # members in id order top to bottom
+        g.edge(_node_id("member", a["member_id"]), _node_id("member", b["member_id"]),
+               style="invis")
+    ordered = sorted(rows)
+    for a, b in zip(ordered, ordered[1:]):  # keep partitions in order top to bottom
+        g.edge(_node_id("tp", f"{a[0]}-{a[1]}"), _node_id("tp", f"{b[0]}-{b[1]}"),
+               style="invis")
+    for tp in ordered:
+        member = rows[tp]["member"]
+        if member is not None:
+            g.edge(_node_id("member", member), _node_id("tp", f"{tp[0]}-{tp[1]}"))
+    g.node("legend", _legend())
+    return g

@@ -1,0 +1,87 @@
+"""Small builders for graphviz HTML-like labels (tables are cheap to lay out: one node
+per box instead of one node per row)."""
+
+from __future__ import annotations
+
+from html import escape as _escape
+
+from minikafka.core.clock import EPOCH_MS
+
+from .palette import FONT, Style
+
+
+def sim_time(ms: int) -> str:
+    """Simulated time as seconds since the cluster's clock started (its epoch)."""
+    return f"t = {(ms - EPOCH_MS) / 1000:.3f} s"
+
+
+def clip(text: str, n: int) -> str:
+    """Cut text to n characters with an ellipsis: fixed-size cells must not overflow."""
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def esc(text: object) -> str:
+    """Escape text for an HTML-like label (graphviz rejects a bare & or <)."""
+    return _escape(str(text), quote=True)
+
+
+def td(text: str, *, style: Style | None = None, width: int | None = None,
+       height: int | None = None, port: str | None = None, align: str = "CENTER",
+       bold: bool = False, italic: bool = False, colspan: int = 1, fill: str | None = None,
+       color: str | None = None, border: int | None = None, line: str | None = None,
+       sides: str | None = None, point: float | None = None, raw: bool = False) -> str:
+    """One table cell. `text` is escaped unless raw=True; <BR/> may be passed raw."""
+    attrs = []
+    if style is not None:
+        fill = fill or style.fill
+        color = color or style.text
+        border = style.border if border is None else border
+        line = line or style.line
+    if fill:
+        attrs.append(f'BGCOLOR="{fill}"')
+    if border is not None:
+        attrs.append(f'BORDER="{border}"')
+    if line and line != "solid":
+        attrs.append(f'STYLE="{line}"')
+    if sides:
+        attrs.append(f'SIDES="{sides}"')
+    if width is not None or height is not None:
+        # FIXEDSIZE keeps a box the same size whatever it says, so layouts stay put.
+        attrs.append('FIXEDSIZE="TRUE"')
+        if width is not None:
+            attrs.append(f'WIDTH="{width}"')
+        if height is not None:
+            attrs.append(f'HEIGHT="{height}"')
+    if port:
+        attrs.append(f'PORT="{port}"')
+    if colspan > 1:
+        attrs.append(f'COLSPAN="{colspan}"')
+    attrs.append(f'ALIGN="{align}"')
+    body = text if raw else esc(text)
+    if bold:
+        body = f"<B>{body}</B>"
+    if italic:
+        body = f"<I>{body}</I>"
+    font = [f'FACE="{FONT}"']
+    if color:
+        font.append(f'COLOR="{color}"')
+    if point:
+        font.append(f'POINT-SIZE="{point:g}"')
+    body = f"<FONT {' '.join(font)}>{body}</FONT>" if body else ""
+    return f"<TD {' '.join(attrs)}>{body}</TD>"
+
+
+def table(rows: list[list[str]], *, border: int = 1, cellspacing: int = 2,
+          cellpadding: int = 3, color: str | None = None, line: str | None = None,
+          bgcolor: str | None = None) -> str:
+    """A whole label: <<TABLE>...</TABLE>> from rows of td() strings."""
+    attrs = [f'BORDER="{border}"', 'CELLBORDER="1"', f'CELLSPACING="{cellspacing}"',
+             f'CELLPADDING="{cellpadding}"']
+    if color:
+        attrs.append(f'COLOR="{color}"')
+    if line and line != "solid":
+        attrs.append(f'STYLE="{line}"')
+    if bgcolor:
+        attrs.append(f'BGCOLOR="{bgcolor}"')
+    body = "".join(f"<TR>{''.join(r)}</TR>" for r in rows)
+    return f"<<TABLE {' '.join(attrs)}>{body}</TABLE>>"

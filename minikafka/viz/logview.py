@@ -1,0 +1,241 @@
+"""A partition's log as a strip of offset cells, with its markers.
+
+Above each strip: log start offset, high watermark (HW), last stable offset (LSO) and
+log end offset (LEO, the next offset to be written), each pointing at a cell. Below
+it: which segment each offset lives in. Cells at or past the HW are uncommitted
+(yellow, dashed, "?"). Consumer groups' committed offsets and positions are drawn
+under the strip. With replicas=True every replica gets its own strip, so a lagging
+follower shows as a shorter one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import graphviz
+
+from .html import clip, esc, sim_time, td
+from .logstate import ABORTED, CONTROL_ABORT, CONTROL_COMMIT, DATA, GONE, log_state
+from .palette import (
+    BLACK,
+    CELL_STYLES,
+    COMMITTED,
+    FONT,
+    GREY,
+    LIGHT_GREY,
+    REDDISH_PURPLE,
+    UNCOMMITTED,
+    WHITE,
+    Style,
+)
+
+CELL_W, LABEL_W, SPACING = 40, 150, 2
+KIND_STYLES: dict[str, Style] = {
+    CONTROL_COMMIT: Style(REDDISH_PURPLE, BLACK, "✦", "commit marker"),
+    CONTROL_ABORT: Style(REDDISH_PURPLE, BLACK, "✦", "abort marker", line="dashed"),
+    ABORTED: Style(LIGHT_GREY, BLACK, "✗", "aborted (skipped by read_committed)",
+                   line="dotted"),
+    GONE: Style(WHITE, GREY, "·", "removed by compaction", line="dotted"),
+}
+BLANK = Style(WHITE, WHITE, "", "", border=0)
+GROUP_LETTERS = {"committed": "C", "position": "P"}
+
+GroupOffsets = Mapping[str, "int | Mapping[str, int | None]"]
+
+
+def _group_marks(groups: GroupOffsets | None) -> dict[str, dict[str, int]]:
+    """{group: offset} means a committed offset; {group: {"committed": c, "position": p}}
+    gives either or both."""
+    out: dict[str, dict[str, int]] = {}
+    for name, value in (groups or {}).items():
+        if isinstance(value, Mapping):
+            out[name] = {k: int(v) for k, v in value.items()
+                         if k in ("committed", "position") and v is not None}
+        elif value is not None:
+            out[name] = {"committed": int(value)}
+    return out
+
+
+def _replica_title(b: int, rep: Mapping[str, Any]) -> str:
+    if not rep["running"]:
+        return f"broker {b} · ✕ DOWN"
+    if rep["leader"]:
+        return f"broker {b} · ★ leader"
+    return f"broker {b} · {'● in ISR' if rep['in_isr'] else '◌ OUT OF ISR'}"
+
+
+def _column_index(offset: int, start: int, end: int) -> int | None:
+    """Column of an offset: None before the window, end is the LEO slot."""
+    if offset < start:
+        return None
+    return min(offset, end) - start
+
+
+def _marker_row(rep: Mapping[str, Any], lso: int | None, start: int, end: int,
+                clipped: bool) -> str:
+    marks: dict[int | None, list[str]] = {}
+    points = [("start", rep["log_start_offset"]), ("HW", rep["high_watermark"])]
+    if lso is not None and rep["leader"]:
+        points.append(("LSO", lso))
+    points.append(("LEO", rep["log_end_offset"]))
+    for name, offset in points:
+        col = _column_index(offset, start, end)
+        marks.setdefault(col, []).append(name if col is not None else f"{name} {offset}")
+    cells = [td("", width=LABEL_W, height=44, border=0)]
+    if clipped:
+        cells.append(td("<BR/>".join(esc(m) for m in marks.get(None, [])), raw=True,
+                        width=CELL_W + 20, height=44, border=0, point=7))
+    for col in range(end - start + 1):
+        names = marks.get(col, [])
+        text = "<BR/>".join(esc(n) for n in names) + ("<BR/>▼" if names else "")
+        cells.append(td(text, raw=True, width=CELL_W, height=44, border=0, point=8,
+                        bold=bool(names)))
+    return "<TR>" + "".join(cells) + "</TR>"
+
+
+def _cell(offset: int, cell: list[str] | None, partition_hw: int) -> str:
+    if cell is None:
+        return td("", style=BLANK, width=CELL_W, height=34)
+    kind, key = cell
+    if kind == DATA:
+        style = CELL_STYLES[COMMITTED if offset < partition_hw else UNCOMMITTED]
+        mark = f"{style.symbol}" if style.symbol else ""
+        text = f"<B>{offset}{mark}</B><BR/>{esc(clip(key, 5))}"
+    else:
+        style = KIND_STYLES[kind]
+        text = f"<B>{offset}</B><BR/>{esc(style.symbol)}"
+    return td(text, raw=True, style=style, width=CELL_W, height=34, point=8)
+
+
+def _strip_row(b: int, rep: Mapping[str, Any], start: int, end: int, clipped: bool,
+               partition_hw: int) -> str:
+    cells = [td(_replica_title(b, rep), width=LABEL_W, height=34, align="LEFT", point=9,
+                bold=rep["leader"], border=0)]
+    if clipped:
+        cells.append(td(f"… {start - rep['log_start_offset']} earlier"
+                        if start > rep["log_start_offset"] else "", width=CELL_W + 20,
+                        height=34, point=7, border=0))
+    for offset in range(start, end):
+        cells.append(_cell(offset, rep["cells"].get(offset), partition_hw))
+    if rep["log_end_offset"] == end:
+        cells.append(td("next", width=CELL_W, height=34, line="dashed", point=7))
+    else:
+        cells.append(td("", style=BLANK, width=CELL_W, height=34))
+    return "<TR>" + "".join(cells) + "</TR>"
+
+
+def _segment_row(rep: Mapping[str, Any], start: int, end: int, clipped: bool) -> str:
+    bases = rep["segments"]
+    cells = [td("segments", width=LABEL_W, height=18, align="RIGHT", point=7, border=0)]
+    if clipped:
+        cells.append(td("", width=CELL_W + 20, height=18, border=0))
+    col = start
+    shade = [LIGHT_GREY, WHITE]
+    for i, base in enumerate(bases):
+        seg_end = bases[i + 1] if i + 1 < len(bases) else end + 1
+        lo, hi = max(base, col, start), min(seg_end, end + 1)
+        if hi <= lo:
+            continue
+        if lo > col:  # offsets this replica no longer holds (deleted by retention)
+            span = lo - col
+            cells.append(td("", colspan=span, border=0, point=7))
+        span = hi - lo
+        active = i == len(bases) - 1
+        word = ("active segment" if active else "segment") + f" @{base}"
+        text = word if span >= 4 else (f"@{base}" if span >= 2 else "|")
+        # No fixed width on spanning cells: the columns set it, and the text is chosen
+        # short enough to fit.
+        cells.append(td(text, colspan=span, point=7, fill=shade[i % 2],
+                        line="dashed" if active else None))
+        col = hi
+    if col < end + 1:
+        span = end + 1 - col
+        cells.append(td("", colspan=span, border=0, point=7))
+    return "<TR>" + "".join(cells) + "</TR>"
+
+
+def _group_row(name: str, marks: Mapping[str, int], start: int, end: int,
+               clipped: bool) -> str:
+    at: dict[int | None, list[str]] = {}
+    for what, offset in sorted(marks.items()):
+        col = _column_index(offset, start, end)
+        at.setdefault(col, []).append(GROUP_LETTERS[what])
+    said = " · ".join(f"{what} {offset}" for what, offset in sorted(marks.items()))
+    cells = [td(f"group {esc(clip(name, 20))}<BR/>{esc(said)}", raw=True, width=LABEL_W,
+                height=30, align="LEFT", point=8, border=0)]
+    if clipped:
+        cells.append(td("◀ " + " ".join(at[None]) if None in at else "", width=CELL_W + 20,
+                        height=30, point=8, border=0, bold=True))
+    for col in range(end - start + 1):
+        letters = at.get(col, [])
+        text = ("▲<BR/>" + " ".join(letters)) if letters else ""
+        cells.append(td(text, raw=True, width=CELL_W, height=30, point=8, border=0,
+                        bold=bool(letters)))
+    return "<TR>" + "".join(cells) + "</TR>"
+
+
+def _legend() -> str:
+    swatches = [
+        (CELL_STYLES[COMMITTED], "offset, key"),
+        (CELL_STYLES[UNCOMMITTED], "? not yet replicated to the whole ISR"),
+        *[(s, "") for s in KIND_STYLES.values()],
+    ]
+    rows = [td("start = log start offset · HW = high watermark · LSO = last stable "
+               "offset · LEO = log end offset (next offset to write) · ▲C a group's "
+               "committed offset · ▲P a consumer's position",
+               colspan=2, border=0, point=8)]
+    body = "<TR>" + rows[0] + "</TR>"
+    for style, extra in swatches:
+        body += ("<TR>" + td(style.symbol or " ", style=style, width=CELL_W, height=18, point=8)
+                 + td(f"{style.word}{' · ' + extra if extra else ''}", align="LEFT",
+                      border=0, point=8) + "</TR>")
+    return f'<<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="2">{body}</TABLE>>'
+
+
+def log_view(state: Mapping[str, Any], groups: GroupOffsets | None = None, *,
+             replicas: bool = False, legend: bool = True) -> graphviz.Digraph:
+    """Draw a `log_state()` dict: the leader's strip (or every replica's), markers,
+    segments and consumer groups' offsets."""
+    start, end = state["window"]
+    reps = state["replicas"]
+    leader = state["leader"]
+    order = sorted(reps, key=lambda b: (b != leader, b))
+    if not replicas:
+        order = order[:1]
+    clipped = any(start > reps[b]["log_start_offset"] for b in order)
+    # Committed is a property of the partition: colour by the leader's HW.
+    partition_hw = state["high_watermark"]
+    title = (f"{state['topic']}-{state['partition']} · "
+             f"{'leader ' + str(leader) if leader is not None else '✕ NO LEADER (offline)'}"
+             f" · {sim_time(state['time_ms'])}")
+    rows = ["<TR>" + td(title, colspan=end - start + 2 + int(clipped), border=0,
+                        bold=True, point=11, align="LEFT") + "</TR>"]
+    for b in order:
+        rep = reps[b]
+        hw = partition_hw if partition_hw is not None else rep["high_watermark"]
+        rows.append(_marker_row(rep, state["last_stable_offset"], start, end, clipped))
+        rows.append(_strip_row(b, rep, start, end, clipped, hw))
+        rows.append(_segment_row(rep, start, end, clipped))
+    for name, marks in _group_marks(groups).items():
+        rows.append(_group_row(name, marks, start, end, clipped))
+    g = graphviz.Digraph("log", graph_attr={"fontname": FONT, "rankdir": "TB",
+                                            "ranksep": "0.2"},
+                         node_attr={"shape": "plain", "fontname": FONT})
+    g.node("log", f'<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="{SPACING}" '
+                  f'CELLPADDING="1">{"".join(rows)}</TABLE>>')
+    if legend:
+        g.node("legend", _legend())
+        g.edge("log", "legend", style="invis")
+    return g
+
+
+def partition_log_view(cluster: Any, topic: str, partition: int,
+                       groups: GroupOffsets | None = None, *, replicas: bool = False,
+                       max_cells: int = 32, legend: bool = True) -> graphviz.Digraph:
+    """The log of one partition of a live cluster; see log_view() and log_state().
+
+    groups: {group: committed offset} or {group: {"committed": c, "position": p}}.
+    """
+    return log_view(log_state(cluster, topic, partition, max_cells), groups,
+                    replicas=replicas, legend=legend)
