@@ -1,18 +1,35 @@
-"""Turning a Digraph into SVG, with a small cache.
+"""Turning a Digraph into SVG fast enough to redraw after every click.
+
+Starting `dot` costs tens of milliseconds (loading plugins and fonts) before it lays
+out anything, more than our graphs take to lay out. So `to_svg` keeps `dot`
+processes running and feeds them one graph after another on stdin: `dot` answers each
+graph with one SVG document as soon as it has read it. If a process dies or does not
+answer in time it is dropped, and the graph is drawn the ordinary way
+(`Digraph.pipe`), which also reports syntax errors properly.
 
 The replay slider redraws states it has drawn before; the same DOT source always gives
-the same SVG, so the second time costs a dictionary lookup instead of a `dot` run.
+the same SVG, so the second time costs a dictionary lookup.
 """
 
 from __future__ import annotations
 
+import atexit
+import queue
+import re
 import shutil
+import subprocess
+import threading
 from collections import OrderedDict
 
 import graphviz
 
 _CACHE: OrderedDict[tuple[str, str], str] = OrderedDict()
 _CACHE_SIZE = 256
+_LOCK = threading.Lock()  # panels draw several views at once, on threads
+_END = b"</svg>\n"
+# A dot that has drawn several graphs names the top group "page0,1_graph0" instead of
+# "graph0"; normalise so the SVG does not depend on which process drew it.
+_PAGE_ID = re.compile(r'<g id="page[0-9,]*_graph0" class="graph"')
 
 
 def has_dot() -> bool:
@@ -20,19 +37,120 @@ def has_dot() -> bool:
     return shutil.which("dot") is not None
 
 
-def to_svg(graph: graphviz.Digraph, *, cache: bool = True) -> str:
-    """The graph drawn by its engine (dot unless the graph says otherwise) as SVG text."""
+class _DotProcess:
+    """One long-running `<engine> -Tsvg`; a reader thread splits its output per graph
+    (a thread rather than select(), which does not work on pipes on Windows)."""
+
+    def __init__(self, engine: str) -> None:
+        self.proc = subprocess.Popen([engine, "-Tsvg"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.answers: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True, name=f"{engine}-reader").start()
+
+    def _read(self) -> None:
+        lines: list[bytes] = []
+        for line in self.proc.stdout:
+            lines.append(line)
+            if line == _END:
+                self.answers.put(b"".join(lines))
+                lines = []
+        self.answers.put(None)  # the process ended
+
+    def render(self, source: str, timeout_s: float) -> str | None:
+        try:
+            self.proc.stdin.write(source.encode("utf-8") + b"\n")
+            self.proc.stdin.flush()
+            svg = self.answers.get(timeout=timeout_s)
+        except (OSError, queue.Empty):
+            return None
+        if svg is None:
+            return None
+        return _PAGE_ID.sub('<g id="graph0" class="graph"', svg.decode("utf-8"), count=1)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+_IDLE: dict[str, list[_DotProcess]] = {}
+_ALL: list[_DotProcess] = []
+
+
+def _checkout(engine: str) -> _DotProcess | None:
+    with _LOCK:
+        idle = _IDLE.setdefault(engine, [])
+        if idle:
+            return idle.pop()
+    if shutil.which(engine) is None:
+        return None
+    proc = _DotProcess(engine)
+    with _LOCK:
+        _ALL.append(proc)
+    return proc
+
+
+def _checkin(engine: str, proc: _DotProcess) -> None:
+    with _LOCK:
+        _IDLE.setdefault(engine, []).append(proc)
+
+
+def shutdown() -> None:
+    """Stop the long-running `dot` processes (they are restarted on demand)."""
+    with _LOCK:
+        procs = list(_ALL)
+        _ALL.clear()
+        _IDLE.clear()
+    for proc in procs:
+        proc.close()
+
+
+atexit.register(shutdown)
+
+
+def to_svg(graph: graphviz.Digraph, *, cache: bool = True, reuse: bool = True,
+           timeout_s: float = 10.0) -> str:
+    """The graph drawn by its engine (dot unless the graph says otherwise) as SVG text.
+
+    reuse=False starts a fresh `dot` for this graph (as `graph.pipe` does)."""
     key = (graph.engine, graph.source)
-    if cache and key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
-    svg = graph.pipe(format="svg", encoding="utf-8")
     if cache:
-        _CACHE[key] = svg
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        with _LOCK:
+            if key in _CACHE:
+                _CACHE.move_to_end(key)
+                return _CACHE[key]
+    svg = None
+    if reuse:
+        proc = _checkout(graph.engine)
+        if proc is not None:
+            svg = proc.render(graph.source, timeout_s)
+            if svg is None:
+                with _LOCK:
+                    if proc in _ALL:
+                        _ALL.remove(proc)
+                proc.close()
+            else:
+                _checkin(graph.engine, proc)
+    if svg is None:
+        svg = graph.pipe(format="svg", encoding="utf-8")
+    if cache:
+        with _LOCK:
+            _CACHE[key] = svg
+            if len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
     return svg
 
 
 def clear_cache() -> None:
-    _CACHE.clear()
+    with _LOCK:
+        _CACHE.clear()
+
+
+_PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
+
+
+def svg_html(svg: str) -> str:
+    """SVG text ready for an HTML widget: no XML prolog, scaled down to fit the width."""
+    body = _PROLOG.sub("", svg, count=1)
+    body = body.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+    return f'<div style="overflow:auto">{body}</div>'
