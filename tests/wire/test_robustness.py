@@ -304,6 +304,49 @@ def test_deferred_answers_on_notify_and_keeps_order():
             assert ApiVersionsResponse.decode(read_frame(sock), version=4, header=True).header.correlation_id == 2
 
 
+def test_a_request_on_one_connection_wakes_a_parked_one():
+    # Like a Produce completing a Fetch long-poll: no notify() and a slow tick.
+    gate = threading.Event()
+    registry = deferred_metadata_registry(gate, 60_000)
+
+    def opener(ctx, request):
+        gate.set()
+        return api_versions.handle(ctx, request)
+
+    registry.register(18, opener, 0, 4)
+    with WireServer(ports=[0], registry=registry, tick_ms=5000) as srv:
+        with connect(srv) as waiter, connect(srv) as producer:
+            waiter.sendall(encode_request(MetadataRequest(version=12, topics=None), 1))
+            wait_until(lambda: srv.stats.requests == 1)
+            started = time.monotonic()
+            assert call_api_versions(producer).error_code == 0
+            response = MetadataResponse[12].decode(read_frame(waiter), header=True)
+            assert time.monotonic() - started < 1.0
+            assert response.throttle_time_ms == 1
+
+
+def test_client_that_does_not_read_its_responses():
+    # 300 x 64 KiB responses overflow the socket buffers: the server must pause
+    # reading from that client, keep serving others, and finish once it reads.
+    count, body = 300, bytes(65536)  # a handler may return a pre-encoded body
+    registry = api_versions_only()
+    registry.register(3, lambda ctx, req: body, 0, 12)
+    stream = b"".join(encode_request(MetadataRequest(version=12, topics=None), c) for c in range(count))
+    with WireServer(ports=[0], registry=registry) as srv:
+        with connect(srv) as greedy:
+            sender = threading.Thread(target=greedy.sendall, args=(stream,))
+            sender.start()
+            time.sleep(0.3)
+            assert_healthy(srv)
+            ids = []
+            for _ in range(count):
+                payload = read_frame(greedy)
+                assert len(payload) == 5 + len(body)  # correlation id + empty tagged fields + body
+                ids.append(struct.unpack_from(">i", payload)[0])
+            sender.join(TIMEOUT)
+            assert ids == list(range(count))
+
+
 def test_deferred_times_out_on_the_tick_and_on_tick_runs():
     ticks = []
     with WireServer(ports=[0], registry=deferred_metadata_registry(threading.Event(), 150),
@@ -410,3 +453,13 @@ def test_debian_kcat_parses_api_versions(server, kcat):
     assert "APIVERSION_QUERY -> UP" in log
     assert "Bad message format" not in log
     assert "Required feature not supported by broker" in log
+
+
+def test_port_in_use_fails_start_cleanly():
+    with WireServer(ports=[0], registry=api_versions_only()) as first:
+        taken = first.bound_ports[0]
+        second = WireServer(ports=[taken], registry=api_versions_only())
+        with pytest.raises(OSError):
+            second.start()
+        assert not second.running
+        assert_healthy(first)
