@@ -11,9 +11,9 @@
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from . import errors
+from .client.partitioner import murmur2, partition_for_key
 from .cluster import Cluster, PartitionDescription, TopicDescription
 from .core.checkers import CheckResult, Write, acknowledged_writes, check
-from .client.partitioner import murmur2, partition_for_key
 
 __all__ = [
     "CheckResult",

@@ -25,6 +25,7 @@ from .core.broker import Broker
 from .core.clock import SimClock
 from .core.config import BROKER_DEFAULTS, TopicConfig
 from .core.controller import NO_LEADER, Controller
+from .core.group import GroupCoordinator
 from .core.journal import Journal
 from .core.network import Network
 from .core.replica import Replica
@@ -107,7 +108,7 @@ class Cluster:
         self._hw_listeners: list[Callable[[Replica], None]] = []
         self.producer_ids = 0
         self.transactions = None  # created on first use (minikafka.core.transactions)
-        self.groups = None  # the group coordinator, attached by minikafka.client
+        self._groups: GroupCoordinator | None = None  # created on first use
         self.controller.elect_quorum_leader(self._alive_voters())
         self.journal.record(self.clock.now_ms, "controller.elected",
                             controller=self.controller.quorum.leader,
@@ -211,6 +212,9 @@ class Cluster:
         self.controller.unfence_broker(broker_id)
         self.journal.record(self.now_ms, "broker.unfenced", broker=broker_id)
         self._publish()
+        for broker in self.brokers.values():
+            if broker.running and broker.id != broker_id:
+                broker.retry_isr_expansion()
 
     def _maybe_schedule_rebalance(self) -> None:
         """auto.leader.rebalance.enable: leadership drifts back to preferred replicas."""
@@ -543,6 +547,18 @@ class Cluster:
         """A KafkaConsumer (kafka-python's keyword names) connected to this cluster."""
         from .client.consumer import KafkaConsumer
         return KafkaConsumer(self, *topics, **config)
+
+    def admin(self, **config: Any):
+        """A KafkaAdminClient (kafka-python's method names) connected to this cluster."""
+        from .client.admin import KafkaAdminClient
+        return KafkaAdminClient(self, **config)
+
+    @property
+    def groups(self) -> GroupCoordinator:
+        """The group coordinator; like __consumer_offsets, it appears on first use."""
+        if self._groups is None:
+            self._groups = GroupCoordinator(self)
+        return self._groups
 
     def __repr__(self) -> str:
         live = self.live_brokers()

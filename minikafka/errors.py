@@ -7,7 +7,7 @@ student's `except NotEnoughReplicasError:` works unchanged against real Kafka.
 from __future__ import annotations
 
 import kafka.errors as _kerrors
-from kafka.errors import *  # noqa: F401,F403  (re-exported for `from minikafka.errors import ...`)
+from kafka.errors import *  # noqa: F403  (re-exported for `from minikafka.errors import ...`)
 from kafka.errors import KafkaError
 
 from .core.errors import KafkaCoreError

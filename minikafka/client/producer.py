@@ -465,16 +465,16 @@ class KafkaProducer:
         if self.acks == 0:
             cluster.network.send(self.client_id, leader, broker.handle_produce, request, 0,
                                  timeout, respond)
-            self._on_response(leader, group, {tp: (errors.NONE, -1) for tp in group}, state)
+            self._on_response(leader, group, dict.fromkeys(group, (errors.NONE, -1)), state)
             return
         sent = cluster.network.send(self.client_id, leader, broker.handle_produce, request,
                                     self.acks, timeout, respond)
         if not sent:
             cluster.clock.call_later(min(timeout, 1000), self._on_response, leader, group,
-                                     {tp: (errors.NETWORK_EXCEPTION, -1) for tp in group}, state)
+                                     dict.fromkeys(group, (errors.NETWORK_EXCEPTION, -1)), state)
         else:
             cluster.clock.call_later(timeout + 1, self._on_response, leader, group,
-                                     {tp: (errors.REQUEST_TIMED_OUT, -1) for tp in group}, state)
+                                     dict.fromkeys(group, (errors.REQUEST_TIMED_OUT, -1)), state)
 
     def _on_response(self, leader: int, group: dict, results: dict, state: dict) -> None:
         if state["done"]:
@@ -648,7 +648,7 @@ class KafkaProducer:
     def abort_transaction(self) -> None:
         if self._txn_state not in ("IN_TRANSACTION", "ABORTABLE_ERROR"):
             raise IllegalStateError(f"abort_transaction in state {self._txn_state}")
-        for tp, batch in list(self._open.items()):
+        for _tp, batch in list(self._open.items()):
             if batch.attempts == 0:
                 self._fail(batch, TransactionAbortedError("transaction aborted"))
         for queue in self._queues.values():

@@ -421,6 +421,16 @@ class Broker:
         if behind or lagging:
             self._maybe_arm_isr_check(replica)
 
+    def retry_isr_expansion(self) -> None:
+        """Followers that caught up while fenced (a restarted broker) join once unfenced;
+        in Kafka their next fetch would trigger this, here parked fetches do not repeat."""
+        for replica in list(self.replicas.values()):
+            if replica.is_leader:
+                for follower in replica.replicas:
+                    if follower != self.id and replica.can_join_isr(follower):
+                        self.sim.request_alter_partition(self, replica,
+                                                         replica.isr + (follower,))
+
     # -- follower fetcher -----------------------------------------------------------------
     def start_fetcher(self, replica: Replica) -> None:
         """Send the next fetch to the leader, unless one is in flight or it cannot go."""
@@ -454,7 +464,8 @@ class Broker:
             return
         replica.fetching = False
         tp = (replica.topic, replica.partition)
-        if not self.running or replica.is_leader or self.replicas.get(tp) is not replica:
+        if not self.running or replica.is_leader or self.replicas.get(tp) is not replica \
+                or self.paused_fetchers:
             return
         now = self.sim.clock.now_ms
         if resp.error != errors.NONE:

@@ -117,7 +117,7 @@ class Controller:
                     continue
                 isr = tuple(b for b in part.isr if b != broker_id) or part.isr
                 leader = part.leader
-                if leader == broker_id or leader == NO_LEADER:
+                if leader in (broker_id, NO_LEADER):
                     leader = self._choose_leader(part.replicas, isr)
                     if leader == NO_LEADER and bool(topic.config["unclean.leader.election.enable"]):
                         leader = self._choose_unclean(part.replicas)

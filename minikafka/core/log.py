@@ -3,6 +3,7 @@
 Offsets are dense when written and never reused. A segment holds a run of batches;
 the last one (the active segment) takes appends and rolls by segment.bytes or
 segment.ms. Retention and compaction work on closed segments only (minikafka.core.cleaner).
+An optional store (minikafka.core.storage) mirrors every change into segment files.
 """
 
 from __future__ import annotations
@@ -31,27 +32,45 @@ class Segment:
         self.created_ms = created_ms
         self.max_timestamp = -1
         self.largest_ts_offset = -1
-        # (offset, byte position) and (timestamp, offset), sparse as in Kafka's .index/.timeindex
+        # (offset, byte position) and (timestamp, offset), sparse as in Kafka's .index/.timeindex:
+        # an entry only after more than index.interval.bytes since the last one.
         self.offset_index: list[tuple[int, int]] = []
         self.time_index: list[tuple[int, int]] = []
-        self._bytes_since_index = INDEX_INTERVAL_BYTES
+        self._bytes_since_index = 0
 
     def append(self, batch: RecordBatch) -> None:
-        if self._bytes_since_index >= INDEX_INTERVAL_BYTES:
-            self.offset_index.append((batch.last_offset, self.size_bytes))
-            self._bytes_since_index = 0
+        """Kafka's LogSegment.append: max timestamp first, then maybe one entry in each index."""
         if batch.max_timestamp > self.max_timestamp:
             self.max_timestamp = batch.max_timestamp
             self.largest_ts_offset = batch.last_offset
-            self.time_index.append((batch.max_timestamp, batch.last_offset))
+        if self._bytes_since_index > INDEX_INTERVAL_BYTES:
+            self.offset_index.append((batch.last_offset, self.size_bytes))
+            self._maybe_time_entry()
+            self._bytes_since_index = 0
         self.batches.append(batch)
         self.bases.append(batch.base_offset)
         self.size_bytes += batch.size_bytes
         self._bytes_since_index += batch.size_bytes
 
+    def _maybe_time_entry(self) -> None:
+        # The time index only grows: an entry is added when the max timestamp is newer.
+        if self.max_timestamp >= 0 and (
+                not self.time_index or self.max_timestamp > self.time_index[-1][0]):
+            self.time_index.append((self.max_timestamp, self.largest_ts_offset))
+
+    def close(self) -> None:
+        """The segment stops being active: its time index gets a final entry (Kafka's
+        onBecomeInactiveSegment), so a time lookup can find its largest timestamp."""
+        self._maybe_time_entry()
+
     @property
     def next_offset(self) -> int:
         return self.batches[-1].next_offset if self.batches else self.base_offset
+
+    @property
+    def rolling_timestamp(self) -> int:
+        """segment.ms counts from the first batch's max timestamp (Kafka's rollingBasedTimestamp)."""
+        return self.batches[0].max_timestamp if self.batches else -1
 
     def rebuild(self, batches: list[RecordBatch]) -> None:
         """Replace the contents (truncation, compaction) and rebuild the indexes."""
@@ -73,6 +92,12 @@ class PartitionLog:
         self.log_end_offset = 0
         # Leader epoch cache (leader-epoch-checkpoint): (epoch, start offset), ascending.
         self.epochs: list[tuple[int, int]] = []
+        # The log cleaner's progress (cleaner-offset-checkpoint): offsets below it are clean.
+        self.cleaner_offset = 0
+        # Batch base offset -> delete horizon (KIP-534): when its tombstones and markers may go.
+        self.delete_horizons: dict[int, int] = {}
+        # A minikafka.core.storage store mirroring this log into files, or None (in memory).
+        self.store = None
 
     # -- writing -----------------------------------------------------------------
     def append(self, batch: RecordBatch, now_ms: int) -> None:
@@ -80,7 +105,7 @@ class PartitionLog:
         active = self.segments[-1]
         if active.batches and (
             active.size_bytes + batch.size_bytes > self.segment_bytes
-            or now_ms - active.created_ms >= self.segment_ms
+            or batch.max_timestamp - active.rolling_timestamp > self.segment_ms
         ):
             active = self.roll(now_ms, batch.base_offset)
         elif not active.batches:
@@ -91,11 +116,24 @@ class PartitionLog:
         batch.append_time_ms = batch.append_time_ms or now_ms
         active.append(batch)
         self.log_end_offset = batch.next_offset
+        if self.store is not None:
+            self.store.append(self, active, batch)
 
     def roll(self, now_ms: int, base_offset: int | None = None) -> Segment:
-        """Close the active segment and open a new one (a new .log/.index/.timeindex)."""
-        seg = Segment(self.log_end_offset if base_offset is None else base_offset, now_ms)
+        """Close the active segment and open a new one (a new .log/.index/.timeindex).
+
+        An empty active segment is reused rather than followed by another empty one.
+        """
+        base = self.log_end_offset if base_offset is None else base_offset
+        active = self.segments[-1]
+        if not active.batches:
+            active.base_offset = base
+            return active
+        active.close()
+        seg = Segment(base, now_ms)
         self.segments.append(seg)
+        if self.store is not None:
+            self.store.rolled(self, active)
         return seg
 
     def truncate_to(self, offset: int) -> None:
@@ -116,6 +154,9 @@ class PartitionLog:
             self._prev_end(), self.log_start_offset)
         while self.epochs and self.epochs[-1][1] >= self.log_end_offset:
             self.epochs.pop()
+        self.cleaner_offset = min(self.cleaner_offset, self.log_end_offset)
+        if self.store is not None:
+            self.store.rewritten(self)
 
     def _prev_end(self) -> int:
         for seg in reversed(self.segments):
@@ -129,6 +170,63 @@ class PartitionLog:
         self.log_start_offset = offset
         self.log_end_offset = offset
         self.epochs = []
+        self.cleaner_offset = offset
+        self.delete_horizons = {}
+        if self.store is not None:
+            self.store.rewritten(self)
+
+    # -- retention and cleaning (driven by minikafka.core.cleaner) ---------------------
+    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+        """Move the log start offset forward; the leader epoch cache forgets epochs before it."""
+        offset = min(offset, self.log_end_offset)
+        if offset <= self.log_start_offset:
+            return False
+        self.log_start_offset = offset
+        # Kafka's truncateFromStart: the last epoch starting at or before the new log
+        # start offset is kept, starting there.
+        kept = [e for e in self.epochs if e[1] > offset]
+        before = [e for e in self.epochs if e[1] <= offset]
+        self.epochs = ([(before[-1][0], offset)] if before else []) + kept
+        return True
+
+    def delete_oldest_segments(self, count: int, now_ms: int) -> list[Segment]:
+        """Delete the `count` oldest segments and move the log start offset past them.
+
+        A log always keeps one segment: when every segment goes, a new empty active
+        segment is rolled first, as Kafka's deleteSegments does.
+        """
+        count = min(count, len(self.segments))
+        if count <= 0:
+            return []
+        if count == len(self.segments):
+            if not self.segments[-1].batches:
+                count -= 1  # an empty active segment stays instead of being recreated
+            else:
+                self.roll(now_ms)
+        deleted = self.segments[:count]
+        if not deleted:
+            return []
+        del self.segments[:count]
+        self.maybe_increment_log_start_offset(self.segments[0].base_offset)
+        if self.store is not None:
+            self.store.rewritten(self)
+        return deleted
+
+    def replace_segments(self, old: list[Segment], batches: list[RecordBatch]) -> Segment:
+        """Swap one cleaned segment in for a run of closed segments (the cleaner's
+        replaceSegments): same base offset, offsets of the kept records unchanged."""
+        first = next((i for i, s in enumerate(self.segments) if s is old[0]), -1)
+        if first < 0 or first + len(old) >= len(self.segments) or any(
+                a is not b for a, b in zip(self.segments[first:first + len(old)], old)):
+            raise ValueError("only a run of closed segments can be replaced")
+        seg = Segment(old[0].base_offset, old[-1].created_ms)
+        for batch in batches:
+            seg.append(batch)
+        seg.close()
+        self.segments[first:first + len(old)] = [seg]
+        if self.store is not None:
+            self.store.rewritten(self)
+        return seg
 
     # -- reading -----------------------------------------------------------------
     def _locate(self, offset: int) -> tuple[int, int]:

@@ -91,7 +91,7 @@ class ProducerStateManager:
 
     def truncate(self, log_end_offset: int) -> None:
         """Forget what a truncation removed (a follower's divergent tail)."""
-        for pid, entry in list(self.producers.items()):
+        for _pid, entry in list(self.producers.items()):
             kept = [b for b in entry.batches if b[3] < log_end_offset]
             entry.batches.clear()
             entry.batches.extend(kept)

@@ -1,0 +1,187 @@
+"""The producer: defaults, partitioning, batching, idempotence, compression, transactions."""
+
+import json
+import random
+
+import pytest
+from kafka.errors import (
+    IllegalStateError,
+    KafkaConfigurationError,
+    KafkaTimeoutError,
+    ProducerFencedError,
+)
+from kafka.partitioner.default import murmur2 as kp_murmur2
+
+from minikafka import Cluster, murmur2, partition_for_key
+from minikafka.client.producer import DEFAULTS
+
+
+def cluster_with(partitions=3, rf=3, **config):
+    cluster = Cluster(brokers=3, seed=11)
+    cluster.create_topic("t", partitions=partitions, replication_factor=rf, config=config)
+    return cluster
+
+
+def test_kafka_4_defaults():
+    assert DEFAULTS["acks"] == "all"
+    assert DEFAULTS["linger_ms"] == 5
+    assert DEFAULTS["batch_size"] == 16_384
+    assert DEFAULTS["delivery_timeout_ms"] == 120_000
+    assert DEFAULTS["max_in_flight_requests_per_connection"] == 5
+    assert DEFAULTS["buffer_memory"] == 33_554_432 and DEFAULTS["max_block_ms"] == 60_000
+    producer = cluster_with().producer()
+    assert producer.idempotent and producer.acks == -1
+
+
+def test_idempotence_silently_off_on_conflict_but_explicit_conflict_is_an_error():
+    cluster = cluster_with()
+    assert not cluster.producer(acks=1).idempotent
+    assert not cluster.producer(retries=0).idempotent
+    with pytest.raises(KafkaConfigurationError):
+        cluster.producer(acks=1, enable_idempotence=True)
+    with pytest.raises(KafkaConfigurationError):
+        cluster.producer(max_in_flight_requests_per_connection=6, enable_idempotence=True)
+    with pytest.raises(KafkaConfigurationError):
+        cluster.producer(acks="some")
+    with pytest.raises(KafkaConfigurationError):
+        cluster.producer(compression_type="brotli")
+    with pytest.raises(KafkaConfigurationError):
+        cluster.producer(no_such_setting=1)
+
+
+def test_murmur2_matches_kafka_python_for_random_keys():
+    rng = random.Random(5)
+    for _ in range(5000):
+        key = rng.randbytes(rng.randint(0, 40))
+        assert murmur2(key) == kp_murmur2(key)
+        for n in (1, 3, 10, 50):
+            assert partition_for_key(key, n) == (kp_murmur2(key) & 0x7FFFFFFF) % n
+
+
+def test_keyed_records_land_where_the_java_client_puts_them():
+    cluster = cluster_with(partitions=10, rf=1)
+    producer = cluster.producer()
+    for i in range(200):
+        key = b"truck-%d" % i
+        assert producer.send("t", key=key, value=b"gps").get().partition == \
+            partition_for_key(key, 10)
+
+
+def test_null_keys_are_sticky_per_batch():
+    cluster = cluster_with(partitions=3, rf=1)
+    producer = cluster.producer(batch_size=1_000, linger_ms=1000)
+    futures = [producer.send("t", value=b"x" * 90) for _ in range(60)]
+    producer.flush()
+    parts = [f.get().partition for f in futures]
+    runs = sum(1 for a, b in zip(parts, parts[1:], strict=False) if a != b)
+    assert runs < 15  # long runs on one partition, switching per batch
+    assert len(set(parts)) > 1
+
+
+def test_order_within_a_partition_and_offsets_are_dense():
+    cluster = cluster_with(partitions=1)
+    producer = cluster.producer()
+    offsets = [producer.send("t", value=b"%d" % i) for i in range(1000)]
+    producer.flush()
+    assert [f.get().offset for f in offsets] == list(range(1000))
+
+
+def test_linger_batches_records_together():
+    cluster = cluster_with(partitions=1)
+    producer = cluster.producer(linger_ms=50)
+    for i in range(30):
+        producer.send("t", value=b"%d" % i)
+    producer.flush()
+    batches = list(cluster.leader_replica("t", 0).log.batches())
+    assert len(batches) == 1 and len(batches[0].records) == 30
+    producer0 = cluster.producer(linger_ms=0)
+    for i in range(3):
+        producer0.send("t", value=b"%d" % i).get()
+    assert len(list(cluster.leader_replica("t", 0).log.batches())) == 4
+
+
+def test_compression_ratios_are_real():
+    cluster = cluster_with(partitions=1)
+    doc = json.dumps({"truck_id": 7, "lat": 52.1, "lon": 4.3, "speed": 81, "status": "ok"})
+    sizes = {}
+    for codec in (None, "gzip", "snappy", "lz4", "zstd"):
+        producer = cluster.producer(compression_type=codec, linger_ms=100)
+        for _i in range(200):
+            producer.send("t", value=doc.encode())
+        producer.flush()
+        sizes[codec] = list(cluster.leader_replica("t", 0).log.batches())[-1].size_bytes
+    for codec in ("gzip", "snappy", "lz4", "zstd"):
+        assert sizes[codec] < sizes[None] / 3, sizes
+
+
+def test_buffer_memory_blocks_then_times_out_when_nothing_drains():
+    cluster = cluster_with(partitions=1, rf=1)
+    leader = cluster.describe_topic("t").partitions[0].leader
+    cluster.isolate(leader)  # clients still reach it: sends drain
+    producer = cluster.producer(buffer_memory=64_000, batch_size=16_000, max_block_ms=1000,
+                                acks=1)
+    cluster.crash_broker(leader)  # now nothing drains
+    with pytest.raises(KafkaTimeoutError):
+        for _ in range(100):
+            producer.send("t", value=b"x" * 1000)
+
+
+def test_lost_response_duplicates_without_idempotence_not_with_it():
+    for idempotent, expected in ((False, 2), (True, 1)):
+        cluster = cluster_with(partitions=1)
+        producer = cluster.producer(enable_idempotence=idempotent, request_timeout_ms=2000)
+        leader = cluster.describe_topic("t").partitions[0].leader
+        cluster.lose_produce_responses(leader, producer.client_id)
+        md = producer.send("t", value=b"pay-42").get()
+        cluster.advance(1000)
+        values = [r.value for b in cluster.leader_replica("t", 0).log.batches()
+                  for r in b.iter_records()]
+        assert values.count(b"pay-42") == expected
+        assert md.offset == expected - 1  # the retry's own copy, or the original's offset
+
+
+def test_transactions_commit_abort_and_read_committed():
+    cluster = cluster_with(partitions=1)
+    producer = cluster.producer(transactional_id="tx-1")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.send("t", value=b"committed")
+    producer.commit_transaction()
+    producer.begin_transaction()
+    producer.send("t", value=b"aborted")
+    producer.flush()
+    replica = cluster.leader_replica("t", 0)
+    assert replica.last_stable_offset < replica.high_watermark  # an open transaction pins it
+    producer.abort_transaction()
+    producer.begin_transaction()
+    producer.send("t", value=b"open")
+    producer.flush()
+    cluster.advance(100)
+    committed = cluster.consumer(auto_offset_reset="earliest", isolation_level="read_committed")
+    committed.assign([("t", 0)])
+    uncommitted = cluster.consumer(auto_offset_reset="earliest")
+    uncommitted.assign([("t", 0)])
+    rc = [r.value for rs in committed.poll(timeout_ms=1000).values() for r in rs]
+    ru = [r.value for rs in uncommitted.poll(timeout_ms=1000).values() for r in rs]
+    assert rc == [b"committed"]
+    assert ru == [b"committed", b"aborted", b"open"]
+
+
+def test_transactional_fencing():
+    cluster = cluster_with(partitions=1)
+    old = cluster.producer(transactional_id="tx")
+    old.init_transactions()
+    old.begin_transaction()
+    old.send("t", value=b"zombie")
+    new = cluster.producer(transactional_id="tx")
+    new.init_transactions()  # bumps the epoch and aborts the old transaction
+    with pytest.raises(ProducerFencedError):
+        old.commit_transaction()
+    with pytest.raises(IllegalStateError):
+        new.send("t", value=b"outside a transaction")
+
+
+def test_auto_create_topic_on_first_send():
+    cluster = Cluster(brokers=1)
+    md = cluster.producer().send("fresh", value=b"x").get()
+    assert md.topic == "fresh" and cluster.partitions_for("fresh") == 1
