@@ -14,7 +14,7 @@ from typing import Any
 
 import graphviz
 
-from .html import clip, sim_time, td
+from .html import sim_time, td
 from .palette import (
     BLACK,
     EMPTY,
@@ -109,15 +109,15 @@ def _offsets_text(r: ReplicaState) -> str:
     return text
 
 
-def _replica_row(r: ReplicaState | None, highlight: bool) -> str:
+def _replica_row(r: ReplicaState | None, highlight: bool, name_w: int) -> str:
     if r is None:
         style = ROLE_STYLES[EMPTY]
-        cells = [td("", style=style, width=w, height=ROW_H) for w in (NAME_W, ROLE_W, OFFS_W)]
+        cells = [td("", style=style, width=w, height=ROW_H) for w in (name_w, ROLE_W, OFFS_W)]
         return "<TR>" + "".join(cells) + "</TR>"
     style = ROLE_STYLES[r.role]
-    name = clip(f"{'▶ ' if highlight else ''}{r.topic}-{r.partition}", 13)
+    name = f"{'▶ ' if highlight else ''}{r.topic}-{r.partition}"
     return "<TR>" + "".join([
-        td(name, style=style, width=NAME_W, height=ROW_H, align="LEFT", bold=highlight,
+        td(name, style=style, width=name_w, height=ROW_H, align="LEFT", bold=highlight,
            point=9),
         td(_role_text(r), style=style, width=ROLE_W, height=ROW_H, align="LEFT",
            bold=r.role == LEADER, point=9),
@@ -125,9 +125,9 @@ def _replica_row(r: ReplicaState | None, highlight: bool) -> str:
     ]) + "</TR>"
 
 
-def _header(b: int, info: Mapping[str, Any]) -> list[str]:
+def _header(b: int, info: Mapping[str, Any], name_w: int) -> list[str]:
     span = 3
-    width = NAME_W + ROLE_W + OFFS_W + 4
+    width = name_w + ROLE_W + OFFS_W + 4
     if not info["running"]:
         status, fill, colour = "✕ DOWN", GREY, BLACK
     elif info.get("fenced"):
@@ -154,10 +154,10 @@ def _header(b: int, info: Mapping[str, Any]) -> list[str]:
 
 
 def _broker_label(b: int, info: Mapping[str, Any], rows: list[ReplicaState], height: int,
-                  highlight: set[tuple[str, int]]) -> str:
-    body = _header(b, info)
-    body += [_replica_row(r, (r.topic, r.partition) in highlight) for r in rows]
-    body += [_replica_row(None, False)] * (height - len(rows))
+                  highlight: set[tuple[str, int]], name_w: int) -> str:
+    body = _header(b, info, name_w)
+    body += [_replica_row(r, (r.topic, r.partition) in highlight, name_w) for r in rows]
+    body += [_replica_row(None, False, name_w)] * (height - len(rows))
     line = ' STYLE="dashed"' if not info["running"] else ""
     return (f'<<TABLE BORDER="2" CELLBORDER="1" CELLSPACING="1" CELLPADDING="2"'
             f' COLOR="{BLACK if info["running"] else GREY}"{line}>{"".join(body)}</TABLE>>')
@@ -184,6 +184,11 @@ def cluster_view(snapshot: Mapping[str, Any], *, topics: Iterable[str] | None = 
     """
     states = replica_states(snapshot, topics, internal)
     height = max((len(rows) for rows in states.values()), default=0)
+    # Wide enough for the longest name shown (bold, with ▶): names are never cut, and
+    # the width changes only when the set of topics does.
+    longest = max((len(f"{r.topic}-{r.partition}") for rs in states.values() for r in rs),
+                  default=0)
+    name_w = max(NAME_W, 7 * longest + 24)
     marked = set(highlight)
     g = graphviz.Digraph("cluster", graph_attr={
         "rankdir": "TB", "nodesep": "0.3", "ranksep": "0.3", "fontname": FONT,
@@ -193,7 +198,7 @@ def cluster_view(snapshot: Mapping[str, Any], *, topics: Iterable[str] | None = 
     status = (f"{sim_time(snapshot.get('time_ms', 0))} · active controller: "
               f"{controller if controller is not None else 'NONE (no quorum)'}")
     g.node("status", "<" + '<TABLE BORDER="0"><TR>'
-           + td(status, width=NAME_W + ROLE_W + OFFS_W, height=20, border=0, point=11)
+           + td(status, width=name_w + ROLE_W + OFFS_W, height=20, border=0, point=11)
            + "</TR></TABLE>>")
     rows = [ids[i:i + per_row] for i in range(0, len(ids), max(1, per_row))]
     for i, row in enumerate(rows):
@@ -201,7 +206,7 @@ def cluster_view(snapshot: Mapping[str, Any], *, topics: Iterable[str] | None = 
             sg.attr(rank="same")
             for b in row:
                 sg.node(f"broker_{b}", _broker_label(
-                    b, snapshot["brokers"][b], states[b], height, marked))
+                    b, snapshot["brokers"][b], states[b], height, marked, name_w))
         # Invisible edges fix the order inside a row and the order of rows.
         for a, b in zip(row, row[1:]):
             g.edge(f"broker_{a}", f"broker_{b}", style="invis")
