@@ -296,6 +296,5 @@ class Panel:
         if change["new"] != self.shown:
             self.replay(change["new"])
 
-    def _ipython_display_(self) -> None:  # `panel` alone in a cell shows the widget
-        from IPython.display import display
-        display(self.widget)
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:  # `panel` alone in a cell shows it
+        return self.widget._repr_mimebundle_(**kwargs)
