@@ -14,9 +14,11 @@ history, event for event.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import errors as kerrors
@@ -27,8 +29,11 @@ from .core.config import BROKER_DEFAULTS, TopicConfig
 from .core.controller import NO_LEADER, Controller
 from .core.group import GroupCoordinator
 from .core.journal import Journal
+from .core.log_manager import LogManager
 from .core.network import Network
+from .core.producer_state import ProducerStateManager
 from .core.replica import Replica
+from .core.storage import LogDir
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class Cluster:
         controllers: Iterable[int] | None = None,
         broker_config: Mapping[str, Any] | None = None,
         latency_ms: int = 1,
+        log_dir: str | os.PathLike | None = None,
     ) -> None:
         ids = list(range(1, brokers + 1)) if isinstance(brokers, int) else list(brokers)
         if not ids or len(set(ids)) != len(ids) or any(
@@ -109,6 +115,15 @@ class Cluster:
         self.producer_ids = 0
         self.transactions = None  # created on first use (minikafka.core.transactions)
         self._groups: GroupCoordinator | None = None  # created on first use
+        # Retention and the log cleaner on every broker, armed whenever data arrives.
+        self.log_manager = LogManager(self.clock, self.journal, self.broker_config,
+                                      self._running_replicas)
+        self._hw_listeners.append(self.log_manager.on_log_changed)
+        # On-disk mode: each broker keeps its logs in <log_dir>/broker-<id> (Kafka's files).
+        self.log_dirs: dict[int, LogDir] = {}
+        if log_dir is not None:
+            from .client.compression import CODECS  # snappy, lz4, zstd for compressed batches
+            self.log_dirs = {b: LogDir(Path(log_dir) / f"broker-{b}", CODECS) for b in ids}
         self.controller.elect_quorum_leader(self._alive_voters())
         self.journal.record(self.clock.now_ms, "controller.elected",
                             controller=self.controller.quorum.leader,
@@ -145,6 +160,8 @@ class Cluster:
             if broker.running and broker.metadata_offset < len(records) and \
                     self._can_heartbeat(broker.id):
                 broker.apply_metadata(records)
+        if self.log_dirs:
+            self._sync_log_dirs()
         self._maybe_schedule_rebalance()
 
     def _topology_changed(self) -> None:
@@ -324,6 +341,7 @@ class Cluster:
         self.controller.alter_config(
             name, {k: None if v is None else str(v) for k, v in changes.items()})
         self.journal.record(self.now_ms, "config.altered", topic=name, changes=dict(changes))
+        self._apply_log_config(name)
 
     def topic_config(self, name: str) -> TopicConfig:
         return self._topic(name).config
@@ -391,6 +409,8 @@ class Cluster:
             self.controller.fence_broker(broker_id, controlled=True)
             self._publish()
         broker.stop()
+        if self.log_dirs:  # the last checkpoints a broker writes before it goes
+            self.log_dirs[broker_id].write_checkpoints(broker.replicas.values())
         self.network.down.add(broker_id)
         self.journal.record(self.now_ms, "broker.stopped", broker=broker_id, clean=clean)
         self._topology_changed()
@@ -405,6 +425,8 @@ class Cluster:
         if broker.running:
             return
         self.network.down.discard(broker_id)
+        if self.log_dirs:
+            self._reload_logs(broker)
         broker.start()
         self.journal.record(self.now_ms, "broker.started", broker=broker_id)
         if self.controller.quorum.leader is not None and self._can_heartbeat(broker_id):
@@ -482,6 +504,61 @@ class Cluster:
         if self.controller.quorum.leader is None:
             raise kerrors.CoordinatorNotAvailableError("no active controller")
         return self.controller.allocate_producer_id()
+
+    # -- storage: retention, log cleaner, on-disk logs ----------------------------------
+    def _running_replicas(self) -> Iterable[tuple[int, Replica]]:
+        for b in sorted(self.brokers):
+            broker = self.brokers[b]
+            if broker.running:
+                for tp in sorted(broker.replicas):
+                    yield b, broker.replicas[tp]
+
+    def _apply_log_config(self, topic: str) -> None:
+        """Segment settings reach existing logs at once; retention and cleaning at the
+        next pass of their task."""
+        for broker in self.brokers.values():
+            for (t, _), replica in broker.replicas.items():
+                if t == topic:
+                    replica.log.segment_bytes = int(replica.config["segment.bytes"])
+                    replica.log.segment_ms = int(replica.config["segment.ms"])
+        self.log_manager.arm_all()
+
+    def run_log_cleaner(self, force: bool = False) -> list:
+        """Run the log cleaner and the retention check on every running broker now, as
+        their periodic tasks would (log.cleaner.backoff.ms, log.retention.check.interval.ms).
+        force=True compacts every compacted log whatever its min.cleanable.dirty.ratio.
+        Returns the journal events it caused (log.cleaned, log.retention)."""
+        seq = len(self.journal)
+        self.log_manager.run_now(force)
+        return [e for e in self.journal.since(seq) if e.kind in ("log.cleaned", "log.retention")]
+
+    def _sync_log_dirs(self) -> None:
+        """On-disk mode: a new replica gets its directory, a removed one loses it."""
+        for b, broker in self.brokers.items():
+            if not broker.running:
+                continue
+            log_dir = self.log_dirs[b]
+            for (topic, p), replica in broker.replicas.items():
+                if replica.log.store is None:
+                    log_dir.attach(topic, p, replica.log)
+            for tp in log_dir.hosted():
+                if tp not in broker.replicas:
+                    log_dir.drop(*tp)
+
+    def _reload_logs(self, broker: Broker) -> None:
+        """A restarted broker reads its logs back from its directory; recovery cuts a
+        torn batch at the tail (and whatever follows it) and keeps everything before."""
+        log_dir = self.log_dirs[broker.id]
+        for (topic, p), replica in sorted(broker.replicas.items()):
+            log, hw, cut = log_dir.load(topic, p, int(replica.config["segment.bytes"]),
+                                        int(replica.config["segment.ms"]), self.now_ms)
+            replica.log = log
+            replica.high_watermark = hw
+            replica.producers = ProducerStateManager()
+            replica.producers.rebuild(log.batches())
+            self.journal.record(self.now_ms, "log.recovered", topic=topic, partition=p,
+                                broker=broker.id, log_start_offset=log.log_start_offset,
+                                log_end_offset=log.log_end_offset, truncated_bytes=cut)
 
     # -- views -------------------------------------------------------------------------
     @property

@@ -271,6 +271,13 @@ class Broker:
                 else errors.UNKNOWN_LEADER_EPOCH
             respond(FetchResponse(code))
             return
+        if fetch_offset < replica.log_start_offset:
+            # Retention moved the log start past this follower; as in Kafka, this answer
+            # comes before any epoch check, and the follower starts over at log start.
+            respond(FetchResponse(errors.OFFSET_OUT_OF_RANGE,
+                                  high_watermark=replica.high_watermark,
+                                  log_start_offset=replica.log_start_offset))
+            return
         if last_fetched_epoch >= 0:
             epoch, end = replica.log.end_offset_for_epoch(last_fetched_epoch)
             if epoch != last_fetched_epoch or end < fetch_offset:
@@ -468,6 +475,19 @@ class Broker:
                 or self.paused_fetchers:
             return
         now = self.sim.clock.now_ms
+        if resp.error == errors.OFFSET_OUT_OF_RANGE and \
+                resp.log_start_offset > replica.log_end_offset:
+            # Kafka's fetchOffsetAndTruncate: a log wholly behind the leader's log start
+            # is emptied and restarts there.
+            before = replica.log_end_offset
+            replica.log.truncate_fully_and_start_at(resp.log_start_offset, now)
+            replica.producers.rebuild([])
+            replica.high_watermark = replica.log_end_offset
+            self.sim.journal.record(now, "truncated.fully", topic=tp[0], partition=tp[1],
+                                    broker=self.id, from_leo=before,
+                                    log_start_offset=replica.log_start_offset)
+            self.start_fetcher(replica)
+            return
         if resp.error != errors.NONE:
             return  # wait for the metadata log to say who leads now
         if resp.diverging_epoch is not None:
@@ -496,6 +516,9 @@ class Broker:
         else:
             before = replica.log_end_offset
             replica.append_as_follower(resp.batches, resp.high_watermark, now)
+            # Followers adopt the leader's log start offset (retention on the leader).
+            replica.log.maybe_increment_log_start_offset(
+                min(resp.log_start_offset, replica.high_watermark))
             if replica.log_end_offset != before:
                 self.sim.journal.record(now, "replicated", topic=tp[0], partition=tp[1],
                                         broker=self.id, leo=replica.log_end_offset,

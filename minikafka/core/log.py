@@ -156,7 +156,7 @@ class PartitionLog:
             self.epochs.pop()
         self.cleaner_offset = min(self.cleaner_offset, self.log_end_offset)
         if self.store is not None:
-            self.store.rewritten(self)
+            self.store.rewritten(self, [seg])
 
     def _prev_end(self) -> int:
         for seg in reversed(self.segments):
@@ -173,7 +173,7 @@ class PartitionLog:
         self.cleaner_offset = offset
         self.delete_horizons = {}
         if self.store is not None:
-            self.store.rewritten(self)
+            self.store.rewritten(self, self.segments)
 
     # -- retention and cleaning (driven by minikafka.core.cleaner) ---------------------
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
@@ -209,7 +209,7 @@ class PartitionLog:
         del self.segments[:count]
         self.maybe_increment_log_start_offset(self.segments[0].base_offset)
         if self.store is not None:
-            self.store.rewritten(self)
+            self.store.rewritten(self, [])
         return deleted
 
     def replace_segments(self, old: list[Segment], batches: list[RecordBatch]) -> Segment:
@@ -225,7 +225,7 @@ class PartitionLog:
         seg.close()
         self.segments[first:first + len(old)] = [seg]
         if self.store is not None:
-            self.store.rewritten(self)
+            self.store.rewritten(self, [seg])
         return seg
 
     # -- reading -----------------------------------------------------------------
