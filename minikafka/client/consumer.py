@@ -17,7 +17,7 @@ from kafka.errors import (
     KafkaConfigurationError,
     NoOffsetForPartitionError,
 )
-from kafka.structs import OffsetAndTimestamp, TopicPartition
+from kafka.structs import ConsumerGroupMetadata, OffsetAndTimestamp, TopicPartition
 
 from .. import errors as kerrors
 from ..core import errors
@@ -44,7 +44,10 @@ DEFAULTS: dict[str, Any] = {
     "request_timeout_ms": 30_000,
     "retry_backoff_ms": 100,
     "isolation_level": "read_uncommitted",
-    "partition_assignment_strategy": None,
+    # Kafka 3.0+ (KIP-726): range first, so groups stay eager until range is removed.
+    # kafka-python's default is (range, roundrobin).
+    "partition_assignment_strategy": ("range", "cooperative-sticky"),
+    "metadata_max_age_ms": 300_000,
     "consumer_timeout_ms": float("inf"),
     "exclude_internal_topics": True,
     "allow_auto_create_topics": True,
@@ -73,9 +76,10 @@ class KafkaConsumer:
         self.read_committed = cfg["isolation_level"] == "read_committed"
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
-        self._buffers: dict[TopicPartition, deque] = {}
+        self._buffers: dict[TopicPartition, list] = {}
         self._in_flight: set[TopicPartition] = set()
         self._paused: set[TopicPartition] = set()
+        self._last_epochs: dict[TopicPartition, int] = {}  # committed with the offset
         self._subscription: set[str] = set()
         self._pattern: re.Pattern | None = None
         self._manual = False
@@ -256,10 +260,21 @@ class KafkaConsumer:
             return result
         self._send_fetches()
         cluster = self.cluster
-        cluster.run_until(lambda: self._has_records() or self._needs_poll(), int(timeout_ms))
-        if self._group is not None:
-            self._group.poll()
-        return self._drain(limit)
+        group = self._group
+        deadline = cluster.now_ms + int(timeout_ms)
+        while True:
+            cluster.run_until(lambda: self._has_records() or self._needs_poll(),
+                              deadline - cluster.now_ms)
+            if group is None:
+                return self._drain(limit)
+            # The group needed this thread (a join answer, an auto-commit due): let it
+            # move on, then keep waiting for records until the timeout, as poll() does.
+            before = cluster.now_ms
+            group.poll()
+            result = self._drain(limit)
+            if result or cluster.now_ms >= deadline or (
+                    cluster.now_ms == before and group.needs_poll()):
+                return result
 
     def _needs_poll(self) -> bool:
         return self._group is not None and self._group.needs_poll()
@@ -277,20 +292,55 @@ class KafkaConsumer:
             buf = buffers.get(tp)
             if not buf or tp in self._paused:
                 continue
-            records, start = buf
-            out = records[start:start + limit - taken]
-            taken += len(out)
-            if start + len(out) >= len(records):
+            out = self._take(tp, buf, limit - taken)
+            if not buf[0]:
                 del buffers[tp]
-            else:
-                buf[1] = start + len(out)
-            result[tp] = out
-            self._positions[tp] = out[-1].offset + 1
+            if out:
+                taken += len(out)
+                result[tp] = out
+                self._positions[tp] = out[-1].offset + 1
+                self._last_epochs[tp] = out[-1].leader_epoch
         if taken and self._group is not None:
             self._group.on_records_returned()
         # Prefetch the next round, as a real consumer's fetcher does.
         self._send_fetches()
         return result
+
+    def _take(self, tp: TopicPartition, buf: list, n: int) -> list[ConsumerRecord]:
+        """Build up to n ConsumerRecords from fetched batches. Records are built per poll,
+        not per fetch: a fetch brings up to a megabyte, a poll returns max_poll_records."""
+        chunks, = buf
+        out: list[ConsumerRecord] = []
+        topic, partition = tp.topic, tp.partition
+        kd = self.config["key_deserializer"]
+        vd = self.config["value_deserializer"]
+        new = tuple.__new__
+        CR = ConsumerRecord
+        while chunks and len(out) < n:
+            base, epoch, ts_type, log_ts, records, start = chunks[0]
+            stop = start + n - len(out)
+            part = records[start:stop]
+            if stop >= len(records):
+                chunks.pop(0)
+            else:
+                chunks[0] = (base, epoch, ts_type, log_ts, records, stop)
+            if kd is None and vd is None and log_ts is None:
+                out.extend([
+                    new(CR, (topic, partition, epoch, base + d, ts, ts_type, k, v, h, None,
+                             -1 if k is None else len(k), -1 if v is None else len(v), -1))
+                    for d, ts, k, v, h in part])
+                continue
+            for delta, ts, key, value, headers in part:
+                ksize = -1 if key is None else len(key)
+                vsize = -1 if value is None else len(value)
+                if kd is not None and key is not None:
+                    key = kd(key)
+                if vd is not None and value is not None:
+                    value = vd(value)
+                out.append(CR(topic, partition, epoch, base + delta,
+                              ts if log_ts is None else log_ts, ts_type, key, value,
+                              headers, None, ksize, vsize, -1))
+        return out
 
     def _send_fetches(self) -> None:
         cluster = self.cluster
@@ -334,22 +384,19 @@ class KafkaConsumer:
             return
         if resp.error != errors.NONE:
             return  # leader moved: the next poll fetches from the new one
-        records = self._to_records(tp, resp, offset)
-        if records:
-            self._buffers[tp] = [records, 0]
+        chunks = self._to_chunks(tp, resp, offset)
+        if chunks:
+            self._buffers[tp] = [chunks]
 
-    def _to_records(self, tp: TopicPartition, resp, offset: int) -> list[ConsumerRecord]:
-        out: list[ConsumerRecord] = []
-        append = out.append
-        topic, partition = tp.topic, tp.partition
-        kd = self.config["key_deserializer"]
-        vd = self.config["value_deserializer"]
+    def _to_chunks(self, tp: TopicPartition, resp, offset: int) -> list[tuple]:
+        """(base, leader epoch, timestamp type, log-append time, records, start) per batch
+        a reader may see: control batches, aborted transactions (read_committed) and
+        records before the fetch offset are left out."""
+        chunks = []
         aborted = None
         if self.read_committed:
             replica = self._leader(tp)
             aborted = replica.producers.aborted if replica is not None else []
-        CR = ConsumerRecord
-        plain = kd is None and vd is None
         for batch in resp.batches:
             if batch.is_control:
                 continue
@@ -358,50 +405,46 @@ class KafkaConsumer:
                     <= a.last_offset for a in aborted):
                 continue
             base = batch.base_offset
-            epoch = batch.partition_leader_epoch
-            ts_type = batch.timestamp_type
-            log_ts = batch.max_timestamp if ts_type == LOG_APPEND_TIME else None
             records = batch.records
             if base < offset:
                 records = [r for r in records if base + r[0] >= offset]
-            if plain and log_ts is None:
-                out.extend([
-                    CR(topic, partition, epoch, base + d, ts, ts_type, k, v,
-                       h, None,
-                       -1 if k is None else len(k), -1 if v is None else len(v), -1)
-                    for d, ts, k, v, h in records])
-                continue
-            for delta, ts, key, value, headers in records:
-                ksize = -1 if key is None else len(key)
-                vsize = -1 if value is None else len(value)
-                if kd is not None and key is not None:
-                    key = kd(key)
-                if vd is not None and value is not None:
-                    value = vd(value)
-                append(CR(topic, partition, epoch, base + delta,
-                          ts if log_ts is None else log_ts, ts_type, key, value,
-                          headers, None, ksize, vsize, -1))
-        return out
+            if records:
+                log_ts = batch.max_timestamp if batch.timestamp_type == LOG_APPEND_TIME else None
+                chunks.append((base, batch.partition_leader_epoch, batch.timestamp_type, log_ts,
+                               records, 0))
+        return chunks
 
     # -- commits (consumer groups) ---------------------------------------------------------
-    def _require_group(self, what: str):
+    def _require_group(self):
         if self._group is None:
-            raise kerrors.IllegalOperation(f"{what} requires a group_id") \
-                if hasattr(kerrors, "IllegalOperation") else \
-                kerrors.KafkaConfigurationError(f"{what} requires a group_id")
+            raise IllegalStateError("Requires group_id")  # kafka-python's words
         return self._group
 
-    def commit(self, offsets=None) -> None:
-        self._require_group("commit").commit(offsets)
+    def commit(self, offsets=None, timeout_ms: int | None = None) -> None:
+        self._require_group().commit(offsets, timeout_ms)
 
     def commit_async(self, offsets=None, callback=None):
-        return self._require_group("commit_async").commit_async(offsets, callback)
+        return self._require_group().commit_async(offsets, callback)
 
-    def committed(self, partition: TopicPartition, metadata: bool = False):
-        return self._require_group("committed").committed(TopicPartition(*partition), metadata)
+    def committed(self, partition: TopicPartition, metadata: bool = False,
+                  timeout_ms: int | None = None):
+        if not isinstance(partition, TopicPartition):
+            raise TypeError("partition must be a TopicPartition namedtuple")
+        return self._require_group().committed(partition, metadata, timeout_ms)
 
-    def group_metadata(self):
-        return self._require_group("group_metadata").group_metadata()
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        if self._group is None:
+            return ConsumerGroupMetadata(group_id=None)
+        return self._group.group_metadata()
+
+    def crash(self) -> None:
+        """minikafka only: the process dies (kill -9). No commit, no LeaveGroup, no more
+        heartbeats; the group notices when session_timeout_ms passes."""
+        if self._closed:
+            return
+        if self._group is not None:
+            self._group.crash()
+        self._closed = True
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self, autocommit: bool = True) -> None:
