@@ -7,6 +7,7 @@ import html
 import re
 import subprocess
 
+import graphviz
 import pytest
 from kafka.structs import TopicPartition
 
@@ -528,3 +529,12 @@ def test_svg_contains_the_words():
     svg = to_svg(all_views()["cluster"])
     for word in ("broker 1", "leader", "in sync", "ACTIVE CONTROLLER"):
         assert word in html.unescape(svg)
+
+
+def test_a_broken_graph_raises_and_the_next_one_still_draws():
+    ok = graphviz.Digraph("ok")
+    ok.node("a", "fine")
+    first = to_svg(ok, cache=False)
+    with pytest.raises(graphviz.CalledProcessError):
+        to_svg(graphviz.Source("digraph { a -> }"), cache=False)  # dot exits on it
+    assert to_svg(ok, cache=False) == first
