@@ -126,8 +126,8 @@ STEP_STYLE = {  # colour and weight per step kind; the text always says what it 
 
 
 def _arrow(text: str, span: int, rightward: bool, colour: str, bold: bool) -> str:
-    # About 7 px per "─" at 9 pt: the shaft runs from one lifeline to the other.
-    shaft = "─" * max(4, int((span - 1) * COL_W / 7.2) - 1)
+    # About 5.4 pt per "─" at 9 pt: the shaft runs from one lifeline to the other.
+    shaft = "─" * max(4, int((span - 1) * COL_W / 5.4) - 2)
     line = f"{shaft}▶" if rightward else f"◀{shaft}"
     return td(f"{esc(text)}<BR/>{line}", raw=True, colspan=span, border=0, color=colour,
               bold=bold, point=9)
