@@ -8,6 +8,7 @@ import re
 
 import ipywidgets
 import pytest
+from kafka.structs import TopicPartition
 
 from minikafka.cluster import Cluster
 from minikafka.viz.panels import Panel
@@ -172,8 +173,12 @@ def test_same_seed_same_actions_same_pictures():
     def run() -> list[str]:
         c = Cluster(brokers=3, seed=9)
         c.create_topic("orders", partitions=2, replication_factor=3)
-        panel = Panel(c, "orders")
+        panel = Panel(c, "orders", group_id="g")
         panel.produce(5)
+        panel.add_consumer()
+        panel.add_consumer()
+        panel.poll()
+        panel.commit()
         panel.crash_broker(1)
         panel.advance(12_000)
         panel.produce(2, keyed=False)
@@ -184,3 +189,101 @@ def test_same_seed_same_actions_same_pictures():
         return out
 
     assert run() == run()
+
+
+# -- consumer-group controls ------------------------------------------------------------
+
+
+@pytest.fixture
+def group_panel(cluster) -> Panel:
+    panel = Panel(cluster, "orders", 0, group_id="billing", poll_records=3)
+    panel.produce(12)
+    return panel
+
+
+def members(panel: Panel) -> dict[str, list[str]]:
+    """client id -> assigned partitions, from the newest frame's group description."""
+    return {m["client_id"]: sorted(m["assignment"]) for m in panel.history[-1].group["members"]}
+
+
+def test_no_consumer_controls_without_a_group(panel):
+    assert panel.group is None
+    assert panel.add_consumer() == "no consumer group: create the Panel with group_id=..."
+    assert not shows(panel, panel.consumer_choice)
+
+
+def shows(panel: Panel, control: ipywidgets.Widget) -> bool:
+    return any(control in getattr(row, "children", ()) for row in panel.widget.children)
+
+
+def test_empty_group_is_drawn_before_any_consumer(group_panel):
+    assert shows(group_panel, group_panel.consumer_choice)
+    group = group_panel.history[-1].group
+    assert group["state"] == "unknown" and group["members"] == []
+    assert [p["partition"] for p in group["partitions"]] == [0, 1, 2]
+    assert "unassigned" in words(group_panel.views["group"])
+
+
+def test_add_consumers_rebalances_and_draws_members(group_panel, cluster):
+    assert group_panel.add_consumer().startswith("add consumer c1; group stable, generation 1")
+    assert members(group_panel) == {"c1": ["orders-0", "orders-1", "orders-2"]}
+    group_panel.consumer_buttons["add"].click()
+    assert "generation 2" in group_panel.message
+    owned = members(group_panel)
+    assert set(owned) == {"c1", "c2"}
+    assert sorted(owned["c1"] + owned["c2"]) == ["orders-0", "orders-1", "orders-2"]
+    assert all(owned.values())  # range gives each of the two at least one partition
+    assert list(group_panel.consumer_choice.options) == ["c1", "c2"]
+    shown = words(group_panel.views["group"])
+    assert "generation 2" in shown and "state Stable" in shown and "client c2" in shown
+
+
+def test_poll_and_commit_move_positions_committed_offsets_and_lag(group_panel, cluster):
+    group_panel.add_consumer()
+    before = group_panel.history[-1].group
+    assert all(p["committed"] is None for p in before["partitions"])
+    for _ in range(6):
+        group_panel.poll()
+    assert group_panel.message.startswith("poll: c1 got ")
+    offsets = group_panel.history[-1].group_offsets["billing"]
+    hw0 = cluster.describe_topic("orders").partitions[0].high_watermark
+    assert offsets["committed"] is None and 0 < offsets["position"] <= hw0
+    assert group_panel.commit() == "commit: c1 ok"
+    after = {p["partition"]: p for p in group_panel.history[-1].group["partitions"]}
+    consumer = group_panel.group.consumers["c1"]
+    for p in range(3):
+        tp = TopicPartition("orders", p)
+        expected = group_panel.group.positions["c1"].get(tp)
+        assert after[p]["committed"] == expected
+        assert expected is None or expected == consumer.position(tp)
+    offsets = group_panel.history[-1].group_offsets["billing"]
+    assert offsets["committed"] == offsets["position"]
+    label = words(group_panel.views["log"])
+    assert "group billing" in label and f"committed {offsets['committed']}" in label
+    total = sum(p["log_end_offset"] - (p["committed"] or 0) for p in after.values())
+    assert f"total lag {total}" in words(group_panel.views["group"])
+
+
+def test_crashed_consumer_stays_until_session_timeout(group_panel, cluster):
+    group_panel.add_consumer()
+    group_panel.add_consumer()
+    message = group_panel.crash_consumer("c1")
+    assert "session.timeout.ms = 45000 ms" in message
+    assert list(group_panel.consumer_choice.options) == ["c2"]
+    group_panel.poll()
+    assert set(members(group_panel)) == {"c1", "c2"}  # the coordinator does not know yet
+    group_panel.advance(46_000)
+    for _ in range(5):
+        group_panel.poll()
+    assert members(group_panel) == {"c2": ["orders-0", "orders-1", "orders-2"]}
+    assert group_panel.history[-1].group["generation"] == 3
+
+
+def test_closed_consumer_leaves_at_once(group_panel):
+    group_panel.add_consumer()
+    group_panel.add_consumer()
+    group_panel.consumer_choice.value = "c2"
+    group_panel.consumer_buttons["close"].click()
+    assert group_panel.message == "close consumer c2; group stable, generation 3"
+    assert members(group_panel) == {"c1": ["orders-0", "orders-1", "orders-2"]}
+    assert group_panel.close_consumer("c9").startswith("consumer action failed: KeyError")

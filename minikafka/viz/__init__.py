@@ -7,7 +7,7 @@ Nothing else in minikafka imports this package.
 """
 
 from .clusterview import ReplicaState, cluster_view, replica_states
-from .groupview import group_rows, group_view
+from .groupview import group_description, group_rows, group_view
 from .logstate import log_state
 from .logview import log_view, partition_log_view
 from .sequence import Step, produce_sequence, produce_sequence_view, sequence_view
@@ -17,6 +17,7 @@ __all__ = [
     "ReplicaState",
     "Step",
     "cluster_view",
+    "group_description",
     "group_rows",
     "group_view",
     "has_dot",

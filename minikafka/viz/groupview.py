@@ -8,6 +8,7 @@ group coordinator, `kafka-consumer-groups.sh --describe` output, a hand-made exa
       "state": "Stable",            # Empty | PreparingRebalance | CompletingRebalance
                                     # | Stable | Dead  (optional)
       "generation": 3,              # optional
+      "coordinator": 2,             # broker id of the group coordinator (optional)
       "protocol": "range",          # the assignor (optional)
       "leader": "consumer-1-a1b2",  # member id of the group leader (optional)
       "members": [
@@ -26,7 +27,8 @@ group coordinator, `kafka-consumer-groups.sh --describe` output, a hand-made exa
     }
 
 Partitions come from "partitions" and from every member's assignment; one assigned to
-nobody is drawn as unassigned.
+nobody is drawn as unassigned. `group_description()` builds this dict for a group of a
+live cluster.
 """
 
 from __future__ import annotations
@@ -52,6 +54,43 @@ def _tp(item: Any) -> TP:
         return str(item["topic"]), int(item["partition"])
     topic, partition = item
     return str(topic), int(partition)
+
+
+def group_description(cluster: Any, group_id: str,
+                      topics: Iterable[str] = ()) -> dict[str, Any]:
+    """The group_view() dict of a live cluster's group, from `cluster.groups.snapshot()`.
+
+    log_end_offset is the partition's high watermark: the end a consumer can read to,
+    which kafka-consumer-groups.sh reports as LOG-END-OFFSET. Every partition of
+    `topics` is listed, so the picture keeps its shape while members come and go.
+    A group the coordinator does not know has no members and state "unknown".
+    """
+    snap = cluster.groups.snapshot().get(group_id)
+    if snap is None:
+        snap = {"state": "unknown", "generation": None, "protocol": None, "leader": None,
+                "coordinator": None, "members": {}, "offsets": {}}
+    members = [{"member_id": mid, "client_id": m.get("client_id"),
+                "instance_id": m.get("instance"), "assignment": list(m.get("assignment", []))}
+               for mid, m in sorted(snap["members"].items())]
+    wanted: set[TP] = {_tp(k) for k in snap["offsets"]}
+    for m in members:
+        wanted.update(_tp(a) for a in m["assignment"])
+    for topic in topics:
+        if topic in cluster.controller.topics:
+            wanted.update((topic, p) for p in range(cluster.partitions_for(topic)))
+    ends: dict[str, list[int]] = {}
+    partitions = []
+    for topic, p in sorted(wanted):
+        if topic not in ends and topic in cluster.controller.topics:
+            ends[topic] = [d.high_watermark for d in cluster.describe_topic(topic).partitions]
+        hw = ends.get(topic, [])
+        end = hw[p] if p < len(hw) and hw[p] >= 0 else None
+        partitions.append({"topic": topic, "partition": p, "log_end_offset": end,
+                           "committed": snap["offsets"].get(f"{topic}-{p}")})
+    return {"group_id": group_id, "state": snap["state"], "generation": snap["generation"],
+            "protocol": snap["protocol"], "leader": snap["leader"],
+            "coordinator": snap.get("coordinator"), "members": members,
+            "partitions": partitions}
 
 
 def group_rows(description: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -143,6 +182,8 @@ def group_view(description: Mapping[str, Any], *,
         head.append(f"generation {description['generation']}")
     if description.get("protocol"):
         head.append(f"assignor {description['protocol']}")
+    if description.get("coordinator") is not None:
+        head.append(f"coordinator broker {description['coordinator']}")
     head.append(f"total lag {total}")
     rebalancing = state in ("PreparingRebalance", "CompletingRebalance")
     g = graphviz.Digraph("group", graph_attr={

@@ -5,16 +5,19 @@
     panel.widget            # display this in a notebook
     panel.stop_broker(2)    # the same actions the buttons call, usable from code and tests
 
-Every action (produce, stop/crash/start a broker, slow/pause/resume a follower, advance
-time) runs on the cluster, then the panel records a Frame: the cluster's snapshot,
-the watched partition's log and, when hooks are given, group offsets and a group
-description. The replay slider shows the recorded frames, so it steps through the
-states after each action (not through every journal event in between). Actions
-always apply to the live cluster; after one, the slider jumps to the newest frame.
+    panel = Panel(cluster, "orders", group_id="billing")   # with consumer controls
+    panel.add_consumer(); panel.poll(); panel.commit(); panel.crash_consumer("c1")
 
-Consumer-group controls (add/remove/crash a consumer, commit) are not here: pass
-`group_offsets` / `group_description` callables to draw groups that code outside
-the panel drives.
+Every action (produce, stop/crash/start a broker, slow/pause/resume a follower, advance
+time, add/poll/commit/close/crash consumers) runs on the cluster, then the panel
+records a Frame: the cluster's snapshot, the watched partition's log, the group's
+offsets and description, the latest produce's sequence. The replay slider shows the
+recorded frames, so it steps through the states after each action (not through every
+journal event in between). Actions always apply to the live cluster; after one, the
+slider jumps to the newest frame.
+
+Without group_id there are no consumer controls; `group_offsets` / `group_description`
+callables can still draw groups that code outside the panel drives.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import ipywidgets as widgets
 from kafka.errors import KafkaError
 
 from .clusterview import cluster_view
+from .consumers import GroupConsumers
 from .groupview import group_view
 from .html import esc as escape
 from .html import sim_time
@@ -58,8 +62,10 @@ class Frame:
 class Panel:
     """Controls and pictures over one cluster, watching one partition's log.
 
+    group_id: run consumers in this group (subscribed to `topic`) from the panel.
     group_offsets(topic, partition) -> {group: offset | {"committed", "position"}} and
-    group_description() -> a group_view() dict are called after every action.
+    group_description() -> a group_view() dict are called after every action; with
+    group_id they default to the panel's own group.
     """
 
     def __init__(self, cluster: Any, topic: str | None = None, partition: int = 0, *,
@@ -67,6 +73,7 @@ class Panel:
                  max_cells: int = 24, produce_wait_ms: int = 5_000,
                  group_offsets: Callable[[str, int], Mapping] | None = None,
                  group_description: Callable[[], Mapping] | None = None,
+                 group_id: str | None = None, poll_records: int = 5,
                  sequence: bool = True) -> None:
         self.cluster = cluster
         topics = cluster.list_topics()
@@ -77,6 +84,12 @@ class Panel:
         self.per_row = per_row
         self.max_cells = max_cells
         self.produce_wait_ms = produce_wait_ms
+        self.group: GroupConsumers | None = None
+        if group_id is not None and self.topic is not None:
+            self.group = GroupConsumers(cluster, group_id, self.topic,
+                                        poll_records=poll_records)
+            group_offsets = group_offsets or self.group.offsets
+            group_description = group_description or self.group.description
         self._group_offsets = group_offsets
         self._group_description = group_description
         self._sequence = sequence
@@ -142,6 +155,26 @@ class Panel:
     def advance(self, ms: int) -> str:
         return self._fault(f"advance time {ms} ms", self.cluster.advance, int(ms))
 
+    def add_consumer(self) -> str:
+        """A new consumer joins the group; everyone polls until it is stable again."""
+        return self._consumer_action(lambda g: g.add())
+
+    def poll(self) -> str:
+        """Every live consumer polls once (at most poll_records records each)."""
+        return self._consumer_action(lambda g: g.poll())
+
+    def commit(self) -> str:
+        """Every live consumer commits the offsets it has consumed (commitSync)."""
+        return self._consumer_action(lambda g: g.commit())
+
+    def close_consumer(self, name: str) -> str:
+        """Clean shutdown (LeaveGroup); the others rebalance at once."""
+        return self._consumer_action(lambda g: g.close(name))
+
+    def crash_consumer(self, name: str) -> str:
+        """The process dies: the group notices after session.timeout.ms."""
+        return self._consumer_action(lambda g: g.crash(name))
+
     def watch(self, topic: str, partition: int) -> None:
         """Show another partition's log from now on (recorded frames keep theirs)."""
         self.topic, self.partition = topic, int(partition)
@@ -161,6 +194,19 @@ class Panel:
             self._producers[acks] = self.cluster.producer(
                 acks=ACKS[acks], linger_ms=0, client_id=f"panel-acks-{acks}")
         return self._producers[acks]
+
+    def _consumer_action(self, fn: Callable[[GroupConsumers], str]) -> str:
+        if self.group is None:
+            return self._done("no consumer group: create the Panel with group_id=...")
+        try:
+            with self.cluster.lock:
+                text = fn(self.group)
+        except (KafkaError, KeyError) as exc:
+            text = f"consumer action failed: {type(exc).__name__}: {exc}"
+        names = list(self.group.consumers)
+        self.consumer_choice.options = names
+        self.consumer_choice.value = names[-1] if names else None
+        return self._done(text)
 
     def _fault(self, label: str, fn: Callable, *args: Any) -> str:
         try:
@@ -258,6 +304,14 @@ class Panel:
         self.caption = W.HTML()
         self.status = W.HTML()
         self.views = {name: W.HTML() for name in ("cluster", "log", "sequence", "group")}
+        self.consumer_choice = W.Dropdown(options=[], description="consumer",
+                                          layout=W.Layout(width="170px"))
+        self.consumer_buttons = {
+            name: W.Button(description=text, button_style=style, layout=small)
+            for name, text, style in [("add", "add consumer", "success"), ("poll", "poll", ""),
+                                      ("commit", "commit", "info"),
+                                      ("close", "close consumer", "warning"),
+                                      ("crash", "crash consumer", "danger")]}
 
         self.produce_button.on_click(lambda _: self.produce(
             self.n_records.value, self.keyed.value, self.acks_choice.value))
@@ -270,6 +324,13 @@ class Panel:
             lambda _: self.slow_follower(self.broker.value, self.delay_ms.value))
         for ms, button in self.advance_buttons.items():
             button.on_click(lambda _, ms=ms: self.advance(ms))
+        self.consumer_buttons["add"].on_click(lambda _: self.add_consumer())
+        self.consumer_buttons["poll"].on_click(lambda _: self.poll())
+        self.consumer_buttons["commit"].on_click(lambda _: self.commit())
+        self.consumer_buttons["close"].on_click(
+            lambda _: self.close_consumer(self.consumer_choice.value))
+        self.consumer_buttons["crash"].on_click(
+            lambda _: self.crash_consumer(self.consumer_choice.value))
         self.partition_choice.observe(self._on_watch, names="value")
         self.slider.observe(self._on_slider, names="value")
 
@@ -279,6 +340,8 @@ class Panel:
             row([self.broker, *[self.buttons[n] for n in ("stop", "crash", "start")],
                  self.delay_ms, *[self.buttons[n] for n in ("slow", "pause", "resume")]]),
             row([W.Label("time"), *self.advance_buttons.values(), self.partition_choice]),
+            *([row([self.consumer_choice, *self.consumer_buttons.values()])]
+              if self.group is not None else []),
             self.status,
             row([self.slider, self.caption]),
             *self.views.values(),
