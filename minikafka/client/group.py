@@ -179,7 +179,7 @@ class GroupMember:
 
     def unsubscribe(self) -> None:
         self._on_leave_prepare()
-        self._maybe_leave_group("the consumer unsubscribed from all topics")
+        self._maybe_leave_group("the consumer unsubscribed from all topics", wait=True)
         self.subscribed = set()
         self.rejoin_needed = False
 
@@ -282,7 +282,7 @@ class GroupMember:
                 self._on_leave_prepare()
             # Static members do not leave (KIP-345): a restart within session.timeout.ms
             # takes their place back without a rebalance.
-            self._maybe_leave_group("the consumer is being closed")
+            self._maybe_leave_group("the consumer is being closed", wait=True)
         finally:
             self._shutdown()
 
@@ -690,13 +690,18 @@ class GroupMember:
         self._maybe_leave_group("consumer poll timeout has expired")
         self._reset_generation(True, "poll timeout expired")
 
-    def _maybe_leave_group(self, reason: str) -> None:
+    def _maybe_leave_group(self, reason: str, wait: bool = False) -> None:
+        """LeaveGroup for a dynamic member. ``wait``: block for the answer, as close() and
+        unsubscribe() do (not from the heartbeat thread, which must not block)."""
         dynamic = self.instance_id is None
         if dynamic and self.member_id and self.generation >= 0 and self.state != UNJOINED \
                 and self._find_coordinator():
-            self._send(self.cluster.groups.leave_group,
-                       (self.group_id, [(self.member_id, None)], reason),
-                       lambda _: None, None, waits=False)
+            args = (self.group_id, [(self.member_id, None)], reason)
+            if wait:
+                self._request_sync(self.cluster.groups.leave_group, args, None, waits=False)
+            else:
+                self._send(self.cluster.groups.leave_group, args, lambda _: None, None,
+                           waits=False)
         self.generation = -1
         if dynamic:
             self.member_id = ""

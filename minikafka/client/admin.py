@@ -1,0 +1,523 @@
+"""KafkaAdminClient for a minikafka Cluster: kafka-python's group methods, plus the
+course's view of kafka-consumer-groups.sh (describe with lag, reset-offsets).
+
+    admin = cluster.admin()
+    admin.list_groups()                       # kafka-python 3.x names and shapes ...
+    admin.list_consumer_groups()              # ... and the 2.x names still in tutorials
+    for row in admin.describe_consumer_group("billing"):
+        print(row.topic, row.partition, row.current_offset, row.log_end_offset, row.lag)
+    admin.reset_offsets("billing", shift_by=-2)               # dry run: the plan only
+    admin.reset_offsets("billing", shift_by=-2, execute=True)
+
+Like the tool, a reset is refused while the group has members; it only changes where
+the group will start, the next time a consumer of it joins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import namedtuple
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kafka import errors as Errors
+from kafka.admin import OffsetSpec, OffsetTimestamp
+from kafka.admin.client import KafkaAdminClient as _KafkaPythonAdmin
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
+from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
+
+from .. import errors as kerrors
+from ..core import errors
+from ..core.group import DEAD, EMPTY, CommittedOffset
+
+# kafka-python 2.x return types of describe_consumer_groups.
+GroupInformation = namedtuple(
+    "GroupInformation",
+    ["error_code", "group", "state", "protocol_type", "protocol", "members",
+     "authorized_operations"])
+MemberInformation = namedtuple(
+    "MemberInformation",
+    ["member_id", "client_id", "client_host", "member_metadata", "member_assignment"])
+
+
+@dataclass(frozen=True)
+class PartitionLag:
+    """One row of ``kafka-consumer-groups --describe``."""
+
+    group: str
+    topic: str
+    partition: int
+    current_offset: int | None  # the committed offset; None if the group never committed
+    log_end_offset: int  # the high watermark: what a read_uncommitted consumer can reach
+    lag: int | None
+    consumer_id: str | None
+    host: str | None
+    client_id: str | None
+
+
+def _raise_for(code: int, message: str = "") -> None:
+    if code != errors.NONE:
+        raise kerrors.for_code(code, message)
+
+
+def _parse_duration(text: str) -> timedelta:
+    """ISO-8601 durations as kafka-consumer-groups takes them: PnDTnHnMn.nS."""
+    m = re.fullmatch(r"(-)?P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?",
+                     text.strip().upper())
+    if not m or text.strip().upper() in ("P", "PT", "-P", "-PT"):
+        raise ValueError(f"Invalid ISO-8601 duration {text!r}, e.g. PT1H or P7D")
+    sign, days, hours, minutes, seconds = m.groups()
+    delta = timedelta(days=int(days or 0), hours=int(hours or 0), minutes=int(minutes or 0),
+                      seconds=float(seconds or 0))
+    return -delta if sign else delta
+
+
+def _parse_datetime(value: Any) -> int:
+    """Epoch ms from an int, a datetime, or an ISO-8601 string (UTC when no zone)."""
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return int(value.timestamp() * 1000)
+    raise TypeError(f"Cannot read a date-time from {value!r}")
+
+
+class KafkaAdminClient:
+    """kafka-python's KafkaAdminClient, in process: the same method names and results."""
+
+    def __init__(self, cluster: Any, **configs: Any) -> None:
+        unknown = set(configs) - set(_KafkaPythonAdmin.DEFAULT_CONFIG)
+        if unknown:
+            raise Errors.KafkaConfigurationError(f"Unrecognized configs: {unknown}")
+        self.cluster = cluster
+        self.config = {"client_id": "adminclient-1", "request_timeout_ms": 30_000, **configs}
+        self._closed = False
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __enter__(self) -> KafkaAdminClient:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def _groups(self):
+        if self._closed:
+            raise Errors.IllegalStateError("The admin client is closed")
+        return self.cluster.groups
+
+    def _wait(self, start: Any) -> Any:
+        """Run the clock until a coordinator answer that arrives by callback."""
+        box: list = []
+        start(box.append)
+        self.cluster.run_until(lambda: bool(box), int(self.config["request_timeout_ms"]))
+        if not box:
+            raise Errors.KafkaTimeoutError("no answer from the group coordinator")
+        return box[0]
+
+    # -- topics (enough for a lesson) ------------------------------------------------------------
+    def list_topics(self) -> list[str]:
+        return self.cluster.list_topics(internal=True)
+
+    def create_topics(self, new_topics: Any, timeout_ms: int | None = None,
+                      validate_only: bool = False, raise_errors: bool = True) -> dict[str, Any]:
+        """Topic names, {name: {num_partitions, replication_factor, configs}} or NewTopic
+        objects; -1 means the broker's num.partitions / default.replication.factor."""
+        if isinstance(new_topics, Mapping):
+            specs = dict(new_topics)
+        else:
+            specs = {}
+            for t in new_topics:
+                if isinstance(t, str):
+                    specs[t] = {}
+                else:
+                    specs[t.name] = {"num_partitions": t.num_partitions,
+                                     "replication_factor": t.replication_factor,
+                                     "configs": t.topic_configs}
+        out: dict[str, Any] = {}
+        defaults = self.cluster.broker_config
+        for name, spec in specs.items():
+            partitions = spec.get("num_partitions", -1)
+            rf = spec.get("replication_factor", -1)
+            try:
+                if validate_only:
+                    out[name] = None
+                    continue
+                self.cluster.create_topic(
+                    name, int(defaults["num.partitions"]) if partitions == -1 else partitions,
+                    int(defaults["default.replication.factor"]) if rf == -1 else rf,
+                    spec.get("configs") or {})
+                out[name] = None
+            except Errors.KafkaError as exc:
+                if raise_errors:
+                    raise
+                out[name] = exc
+        return out
+
+    def delete_topics(self, topics: Iterable[str], timeout_ms: int | None = None,
+                      raise_errors: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in topics:
+            try:
+                self.cluster.delete_topic(name)
+                out[name] = None
+            except Errors.KafkaError as exc:
+                if raise_errors:
+                    raise
+                out[name] = exc
+        return out
+
+    def _replica(self, tp: TopicPartition):
+        if tp.topic not in self.cluster.controller.topics or \
+                tp.partition >= self.cluster.partitions_for(tp.topic):
+            raise Errors.UnknownTopicOrPartitionError(f"{tp.topic}-{tp.partition}")
+        replica = self.cluster.leader_replica(tp.topic, tp.partition)
+        if replica is None:
+            raise Errors.LeaderNotAvailableError(f"No leader for {tp.topic}-{tp.partition}")
+        return replica
+
+    def list_partition_offsets(self, topic_partition_specs: Mapping[TopicPartition, Any],
+                               isolation_level: Any = None, timeout_ms: int | None = None
+                               ) -> dict[TopicPartition, OffsetAndTimestamp]:
+        """ListOffsets: OffsetSpec.EARLIEST / LATEST / MAX_TIMESTAMP or a timestamp."""
+        read_committed = str(getattr(isolation_level, "name", isolation_level or "")).upper() \
+            == "READ_COMMITTED"
+        out = {}
+        for tp, spec in topic_partition_specs.items():
+            replica = self._replica(tp)
+            end = replica.last_stable_offset if read_committed else replica.high_watermark
+            if spec == OffsetSpec.EARLIEST or spec == OffsetSpec.EARLIEST_LOCAL:
+                out[tp] = OffsetAndTimestamp(replica.log_start_offset, -1, None)
+            elif spec == OffsetSpec.LATEST:
+                out[tp] = OffsetAndTimestamp(end, -1, None)
+            elif spec == OffsetSpec.MAX_TIMESTAMP:
+                seg_max = [(s.max_timestamp, s.largest_ts_offset)
+                           for s in replica.log.segments if s.max_timestamp >= 0]
+                ts, offset = max(seg_max) if seg_max else (-1, -1)
+                out[tp] = OffsetAndTimestamp(offset, ts, None)
+            else:
+                found = replica.log.offset_for_timestamp(int(spec))
+                if found is None or found[0] >= end:
+                    out[tp] = OffsetAndTimestamp(-1, -1, None)
+                else:
+                    out[tp] = OffsetAndTimestamp(found[0], found[1], None)
+        return out
+
+    # -- groups: kafka-python 3.x -----------------------------------------------------------------
+    def list_groups(self, broker_ids: Iterable[int] | None = None,
+                    states_filter: Iterable[Any] | None = None,
+                    types_filter: Iterable[Any] | None = None) -> list[dict]:
+        states = [getattr(s, "value", s) for s in states_filter] if states_filter else None
+        if types_filter and not any(str(getattr(t, "value", t)).lower() == "classic"
+                                    for t in types_filter):
+            return []
+        brokers = list(broker_ids) if broker_ids is not None else [None]
+        out = []
+        for broker in brokers:
+            for group_id, protocol_type, state in self._groups.list_groups(broker, states):
+                out.append({"group_id": group_id, "protocol_type": protocol_type,
+                            "group_state": state, "group_type": "classic"})
+        return out
+
+    def describe_groups(self, group_ids: Iterable[str], group_coordinator_id: int | None = None,
+                        include_authorized_operations: bool = False) -> dict[str, dict]:
+        out = {}
+        for group_id in group_ids:
+            d = self._groups.describe_group(group_coordinator_id, group_id)
+            members = []
+            for m in d.members:
+                members.append({
+                    "member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                    "client_id": m.client_id, "client_host": m.client_host,
+                    "member_metadata": self._decode(ConsumerProtocolSubscription, m.metadata,
+                                                    d.protocol_type),
+                    "member_assignment": self._decode(ConsumerProtocolAssignment, m.assignment,
+                                                      d.protocol_type)})
+            out[group_id] = {
+                "group_id": group_id, "group_state": d.state, "protocol_type": d.protocol_type,
+                "protocol_data": d.protocol_name, "members": members,
+                "authorized_operations": None,
+                "error": str(kerrors.for_code(d.error)) if d.error else None}
+        return out
+
+    @staticmethod
+    def _decode(cls: Any, data: bytes, protocol_type: str) -> Any:
+        if not data or protocol_type != "consumer":
+            return data
+        return cls.decode(data)
+
+    def list_group_offsets(self, group_specs: Any) -> dict[str, dict]:
+        if isinstance(group_specs, str):
+            group_specs = {group_specs: None}
+        elif isinstance(group_specs, list):
+            group_specs = dict.fromkeys(group_specs)
+        out = {}
+        for group_id, partitions in group_specs.items():
+            tps = None if partitions is None else [(tp[0], tp[1]) for tp in partitions]
+            code, found = self._groups.offset_fetch(None, group_id, tps)
+            _raise_for(code, f"OffsetFetchResponse failed for group '{group_id}'.")
+            out[group_id] = {TopicPartition(t, p): self._oam(c)
+                             for (t, p), c in found.items() if c is not None}
+        return out
+
+    @staticmethod
+    def _oam(c: CommittedOffset) -> OffsetAndMetadata:
+        return OffsetAndMetadata(c.offset, c.metadata, c.leader_epoch)
+
+    def delete_groups(self, group_ids: Iterable[str],
+                      group_coordinator_id: int | None = None) -> dict[str, str]:
+        """{group_id: 'OK' or the error's class name}, as kafka-python returns it."""
+        result = self._groups.delete_groups(group_coordinator_id, list(group_ids))
+        return {g: "OK" if code == errors.NONE else type(kerrors.for_code(code)).__name__
+                for g, code in result.items()}
+
+    def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, Any],
+                            group_coordinator_id: int | None = None) -> dict[TopicPartition, type]:
+        """Commit offsets for a group as the admin client does (generation -1): only an
+        empty group accepts them; members' groups answer UNKNOWN_MEMBER_ID."""
+        if not offsets:
+            return {}
+        request = {}
+        for tp, value in offsets.items():
+            if isinstance(value, int):
+                value = OffsetAndMetadata(value, "", -1)
+            epoch = -1 if value.leader_epoch is None else value.leader_epoch
+            request[(tp.topic, tp.partition)] = (value.offset, epoch, value.metadata or "")
+        result = self._wait(lambda done: self._groups.offset_commit(
+            group_coordinator_id, group_id, -1, "", None, request, done))
+        return {TopicPartition(t, p): type(kerrors.for_code(code)) if code else Errors.NoError
+                for (t, p), code in result.items()}
+
+    def reset_group_offsets(self, group_id: str, offset_specs: Mapping[TopicPartition, Any],
+                            group_coordinator_id: int | None = None) -> dict[TopicPartition, dict]:
+        """kafka-python 3.x: OffsetSpec, OffsetTimestamp or an int per partition, clamped
+        to [earliest, latest]; {tp: {'error': class, 'offset': int}}."""
+        if not offset_specs:
+            return {}
+        current = self.list_group_offsets({group_id: list(offset_specs)})[group_id]
+        to_reset = {}
+        for tp, spec in offset_specs.items():
+            earliest = self._replica(tp).log_start_offset
+            latest = self._replica(tp).high_watermark
+            if isinstance(spec, OffsetSpec | OffsetTimestamp):
+                raw = self.list_partition_offsets({tp: spec})[tp].offset
+            elif isinstance(spec, int):
+                raw = spec
+            else:
+                raise TypeError(f"Unsupported reset target for {tp}: {spec!r} "
+                                "(expected OffsetSpec, OffsetTimestamp, or int offset)")
+            clamped = latest if raw < 0 or raw > latest else max(raw, earliest)
+            old = current.get(tp)
+            to_reset[tp] = old._replace(offset=clamped) if old else \
+                OffsetAndMetadata(clamped, "", None)
+        errors_by_tp = self.alter_group_offsets(group_id, to_reset, group_coordinator_id)
+        return {tp: {"error": errors_by_tp[tp], "offset": to_reset[tp].offset} for tp in to_reset}
+
+    def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition],
+                             group_coordinator_id: int | None = None) -> dict[TopicPartition, type]:
+        code, result = self._groups.delete_offsets(group_coordinator_id, group_id,
+                                                   [(tp.topic, tp.partition) for tp in partitions])
+        _raise_for(code, f"OffsetDeleteRequest failed for group '{group_id}'.")
+        return {TopicPartition(t, p): type(kerrors.for_code(c)) if c else Errors.NoError
+                for (t, p), c in result.items()}
+
+    def remove_group_members(self, group_id: str, members: Iterable[Any],
+                             group_coordinator_id: int | None = None) -> dict[str, type]:
+        """LeaveGroup on behalf of members (MemberToRemove: member_id or group_instance_id),
+        the way to make a static member's partitions move without waiting for its session."""
+        members = list(members)
+        code, result = self._groups.leave_group(
+            group_coordinator_id, group_id,
+            [(m.member_id or "", m.group_instance_id) for m in members],
+            "removed by the admin client")
+        _raise_for(code, f"LeaveGroupRequest failed for group '{group_id}'.")
+        return {(m.member_id or m.group_instance_id): type(kerrors.for_code(c)) if c
+                else Errors.NoError for m, c in zip(members, result, strict=True)}
+
+    # -- groups: kafka-python 2.x names -----------------------------------------------------------
+    def list_consumer_groups(self, broker_ids: Iterable[int] | None = None) -> list[tuple[str, str]]:
+        return [(g["group_id"], g["protocol_type"]) for g in self.list_groups(broker_ids)]
+
+    def describe_consumer_groups(self, group_ids: Iterable[str],
+                                 group_coordinator_id: int | None = None,
+                                 include_authorized_operations: bool = False
+                                 ) -> list[GroupInformation]:
+        out = []
+        for group_id, d in self.describe_groups(group_ids, group_coordinator_id).items():
+            members = [MemberInformation(m["member_id"], m["client_id"], m["client_host"],
+                                         m["member_metadata"], m["member_assignment"])
+                       for m in d["members"]]
+            out.append(GroupInformation(0, group_id, d["group_state"], d["protocol_type"],
+                                        d["protocol_data"], members, None))
+        return out
+
+    def list_consumer_group_offsets(self, group_id: str, group_coordinator_id: int | None = None,
+                                    partitions: Iterable[TopicPartition] | None = None
+                                    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        spec = None if partitions is None else list(partitions)
+        return self.list_group_offsets({group_id: spec})[group_id]
+
+    def delete_consumer_groups(self, group_ids: Iterable[str],
+                               group_coordinator_id: int | None = None) -> list[tuple[str, Any]]:
+        result = self._groups.delete_groups(group_coordinator_id, list(group_ids))
+        return [(g, type(kerrors.for_code(code))) for g, code in result.items()]
+
+    def alter_consumer_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, Any],
+                                     group_coordinator_id: int | None = None
+                                     ) -> dict[TopicPartition, type]:
+        return self.alter_group_offsets(group_id, offsets, group_coordinator_id)
+
+    # -- kafka-consumer-groups.sh -----------------------------------------------------------------
+    def _state(self, group_id: str) -> str:
+        return self._groups.describe_group(None, group_id).state
+
+    def describe_consumer_group(self, group_id: str) -> list[PartitionLag]:
+        """``kafka-consumer-groups --describe --group G``: each partition the group has
+        committed or is assigned, with its committed offset, log end offset and lag."""
+        d = self._groups.describe_group(None, group_id)
+        _raise_for(d.error)
+        owners: dict[TopicPartition, Any] = {}
+        for m in d.members:
+            if d.protocol_type == "consumer" and m.assignment:
+                for tp in ConsumerProtocolAssignment.decode(m.assignment).partitions():
+                    owners[tp] = m
+        committed = self.list_group_offsets(group_id)[group_id]
+        rows = []
+        for tp in sorted(set(committed) | set(owners)):
+            end = self._replica(tp).high_watermark
+            current = committed[tp].offset if tp in committed else None
+            owner = owners.get(tp)
+            rows.append(PartitionLag(
+                group_id, tp.topic, tp.partition, current, end,
+                None if current is None else max(end - current, 0),
+                owner.member_id if owner else None, owner.client_host if owner else None,
+                owner.client_id if owner else None))
+        return rows
+
+    def lag(self, group_id: str) -> dict[TopicPartition, int | None]:
+        """Lag per partition: log end offset (high watermark) minus the committed offset."""
+        return {TopicPartition(r.topic, r.partition): r.lag
+                for r in self.describe_consumer_group(group_id)}
+
+    def total_lag(self, group_id: str) -> int:
+        """The group's lag: the sum over its partitions (those it never committed count 0,
+        as kafka-consumer-groups leaves them blank)."""
+        return sum(v for v in self.lag(group_id).values() if v is not None)
+
+    def reset_offsets(self, group_id: str, topics: Iterable[Any] | None = None, *,
+                      to_earliest: bool = False, to_latest: bool = False,
+                      to_offset: int | None = None, shift_by: int | None = None,
+                      to_datetime: Any = None, by_duration: Any = None,
+                      to_current: bool = False, execute: bool = False
+                      ) -> dict[TopicPartition, int]:
+        """``kafka-consumer-groups --reset-offsets``: exactly one scenario; a dry run unless
+        execute=True. ``topics``: names, "topic:0,2" strings or TopicPartitions; None
+        means --all-topics (every partition the group has committed).
+
+        Refused with Kafka's NON_EMPTY_GROUP while the group has members, with the tool's
+        message. Returns the new offset per partition (what the tool prints)."""
+        chosen = [n for n, v in (("to_earliest", to_earliest), ("to_latest", to_latest),
+                                 ("to_offset", to_offset is not None),
+                                 ("shift_by", shift_by is not None),
+                                 ("to_datetime", to_datetime is not None),
+                                 ("by_duration", by_duration is not None),
+                                 ("to_current", to_current)) if v]
+        if len(chosen) != 1:
+            raise ValueError("--reset-offsets needs exactly one of to_earliest, to_latest, "
+                             "to_offset, shift_by, to_datetime, by_duration, to_current; "
+                             f"got {chosen or 'none'}")
+        state = self._state(group_id)
+        if state not in (EMPTY, DEAD):
+            raise Errors.NonEmptyGroupError(
+                f"Assignments can only be reset if the group '{group_id}' is inactive, "
+                f"but the current state is {state}.")
+        committed = self.list_group_offsets(group_id)[group_id]
+        partitions = self._partitions_to_reset(topics, committed)
+        plan: dict[TopicPartition, int] = {}
+        for tp in partitions:
+            replica = self._replica(tp)
+            earliest, latest = replica.log_start_offset, replica.high_watermark
+            if to_earliest:
+                target = earliest
+            elif to_latest:
+                target = latest
+            elif to_current:
+                target = committed[tp].offset if tp in committed else latest
+            elif to_offset is not None or shift_by is not None:
+                if shift_by is not None:
+                    if tp not in committed:
+                        raise ValueError(f"Cannot shift offset for partition {tp} since there "
+                                         "is no current committed offset")
+                    wanted = committed[tp].offset + shift_by
+                else:
+                    wanted = to_offset
+                target = min(max(wanted, earliest), latest)  # the tool's checkOffsetsRange
+            else:
+                if to_datetime is not None:
+                    ts = _parse_datetime(to_datetime)
+                else:
+                    duration = by_duration if isinstance(by_duration, timedelta) else \
+                        _parse_duration(str(by_duration))
+                    ts = self.cluster.now_ms - int(duration.total_seconds() * 1000)
+                found = replica.log.offset_for_timestamp(ts)
+                target = latest if found is None or found[0] >= latest else found[0]
+            plan[tp] = target
+        if execute and plan:
+            result = self.alter_group_offsets(
+                group_id, {tp: OffsetAndMetadata(o, "", None) for tp, o in plan.items()})
+            failed = {tp: e for tp, e in result.items() if e is not Errors.NoError}
+            if failed:
+                tp, err = sorted(failed.items())[0]
+                raise err(f"Resetting offsets of {group_id} failed for {tp}")
+        return plan
+
+    def _partitions_to_reset(self, topics: Iterable[Any] | None,
+                             committed: Mapping[TopicPartition, Any]) -> list[TopicPartition]:
+        if topics is None:
+            return sorted(committed)
+        if isinstance(topics, str):
+            topics = [topics]
+        out: list[TopicPartition] = []
+        for item in topics:
+            if isinstance(item, TopicPartition):
+                out.append(item)
+                continue
+            name, _, parts = str(item).partition(":")
+            if parts:
+                out.extend(TopicPartition(name, int(p)) for p in parts.split(","))
+            else:
+                out.extend(TopicPartition(name, p)
+                           for p in range(self.cluster.partitions_for(name)))
+        return sorted(set(out))
+
+
+def format_reset_plan(group_id: str, plan: Mapping[TopicPartition, int]) -> str:
+    """The table kafka-consumer-groups prints for --reset-offsets."""
+    lines = [f"{'GROUP':<30} {'TOPIC':<30} {'PARTITION':<10} {'NEW-OFFSET':<15}".rstrip()]
+    for tp, offset in sorted(plan.items()):
+        lines.append(f"{group_id:<30} {tp.topic:<30} {tp.partition:<10} {offset:<15}".rstrip())
+    return "\n".join(lines)
+
+
+def format_describe(rows: Iterable[PartitionLag]) -> str:
+    """The table kafka-consumer-groups prints for --describe."""
+    head = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+            "CONSUMER-ID", "HOST", "CLIENT-ID")
+    table = [head] + [
+        (r.group, r.topic, str(r.partition),
+         "-" if r.current_offset is None else str(r.current_offset), str(r.log_end_offset),
+         "-" if r.lag is None else str(r.lag), r.consumer_id or "-", r.host or "-",
+         r.client_id or "-") for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    return "\n".join(" ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                     for row in table)
