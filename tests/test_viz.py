@@ -538,3 +538,23 @@ def test_a_broken_graph_raises_and_the_next_one_still_draws():
     with pytest.raises(graphviz.CalledProcessError):
         to_svg(graphviz.Source("digraph { a -> }"), cache=False)  # dot exits on it
     assert to_svg(ok, cache=False) == first
+
+
+def test_compacted_offsets_are_drawn_as_gone():
+    c = Cluster(brokers=1, seed=1)
+    c.create_topic("prices", partitions=1, replication_factor=1,
+                   config={"cleanup.policy": "compact", "segment.bytes": 100,
+                           "min.cleanable.dirty.ratio": 0.01})
+    producer = c.producer(acks=1, linger_ms=0)
+    for i in range(12):
+        producer.send("prices", key=f"k{i % 2}".encode(), value=f"{i}".encode()).get()
+    c.advance(60_000)  # the cleaner runs
+    held = {r.offset for b in c.leader_replica("prices", 0).log.batches()
+            for r in b.iter_records()}
+    assert {10, 11} <= held and len(held) < 12
+    _, offsets, _ = strip(node_label(partition_log_view(c, "prices", 0), "log"), 1)
+    for o in range(12):
+        if o in held:
+            assert text(offsets[o + 1]).startswith(str(o)) and "·" not in text(offsets[o + 1])
+        else:
+            assert text(offsets[o + 1]) == f"{o} ·" and 'STYLE="dotted"' in offsets[o + 1]

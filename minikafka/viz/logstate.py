@@ -43,6 +43,9 @@ def _replica_cells(replica: Any, start: int, end: int) -> dict[int, tuple[str, s
                         for pid, first, last in aborted):
                     kind = ABORTED
                 cells[rec.offset] = (kind, _key_text(rec.key))
+    # Offsets inside the log with no record: compaction removed them (offsets stay).
+    for offset in range(max(start, replica.log_start_offset), min(end, replica.log_end_offset)):
+        cells.setdefault(offset, (GONE, ""))
     return cells
 
 
