@@ -59,11 +59,12 @@ class ProducerBatch:
 
     __slots__ = ("tp", "records", "size", "created_ms", "futures_done", "future",
                  "batch", "attempts", "first_send_ms", "ready", "results", "sequence",
-                 "retry_at", "producer")
+                 "retry_at", "producer", "max_ts")
 
     def __init__(self, tp: tuple[str, int], created_ms: int, future: Future,
                  producer: KafkaProducer) -> None:
         self.producer = producer
+        self.max_ts = -1
         self.tp = tp
         self.records: list[tuple] = []
         self.size = 61
@@ -77,14 +78,22 @@ class ProducerBatch:
         self.retry_at = 0
 
 
-class FutureRecordMetadata:
-    """The future send() returns; get() gives RecordMetadata(topic, partition, offset, ...)."""
+class FutureRecordMetadata(tuple):
+    """The future send() returns; get() gives RecordMetadata(topic, partition, offset, ...).
 
-    __slots__ = ("_batch", "_index")
+    A (batch, index) pair: send() is the hot loop of every producer, and building a
+    tuple in C is several times cheaper than running an __init__.
+    """
 
-    def __init__(self, batch: ProducerBatch, index: int) -> None:
-        self._batch = batch
-        self._index = index
+    __slots__ = ()
+
+    @property
+    def _batch(self) -> ProducerBatch:
+        return self[0]
+
+    @property
+    def _index(self) -> int:
+        return self[1]
 
     @property
     def is_done(self) -> bool:
@@ -128,6 +137,9 @@ class FutureRecordMetadata:
     def add_errback(self, fn, *args, **kwargs):
         self._batch.future.add_errback(lambda e: fn(*args, e, **kwargs))
         return self
+
+
+_new_future = tuple.__new__
 
 
 def _acks(value: Any) -> int:
@@ -199,7 +211,8 @@ class KafkaProducer:
         self._txn_error: BaseException | None = None
         self._flushing = False
         self.pending = 0  # batches not yet completed
-        self._tps: dict[str, list[tuple[str, int]]] = {}
+        # topic -> (key -> partition cache, open batch per partition) for send()'s fast path
+        self._fast_topics: dict[str, tuple[dict, list]] = {}
         self._clock = cluster.clock
         self._fast = (self.key_serializer is None and self.value_serializer is None
                       and cfg["partitioner"] is None and not txn)
@@ -224,7 +237,9 @@ class KafkaProducer:
                         f"Failed to update metadata after {self.config['max_block_ms']} ms.")
             parts = list(range(cluster.partitions_for(topic)))
             self._partitions[topic] = parts
-            self._tps[topic] = [(topic, p) for p in parts]
+            if self._fast:
+                open_batches = [self._open.get((topic, p)) for p in parts]
+                self._fast_topics[topic] = ({}, open_batches)
         return parts
 
     def _leader(self, tp: tuple[str, int]) -> int:
@@ -239,27 +254,38 @@ class KafkaProducer:
     def _refresh_metadata(self) -> None:
         self._leaders.clear()
         self._partitions.clear()
-        self._tps.clear()
+        self._fast_topics.clear()
 
     # -- send ---------------------------------------------------------------------------
     def send(self, topic: str, value: Any = None, key: Any = None, headers=None,
              partition: int | None = None, timestamp_ms: int | None = None) -> FutureRecordMetadata:
         """Append a record to its partition's batch; the future resolves when acknowledged."""
-        # Fast path (keyed bytes, default partitioner): the hot loop of every benchmark.
-        if self._fast and key is not None and value is not None and not headers \
+        # Fast path (keyed bytes, default partitioner): the hot loop of every producer.
+        fast = self._fast_topics.get(topic)
+        if fast is not None and key is not None and value is not None and not headers \
                 and partition is None and timestamp_ms is None:
-            tps = self._tps.get(topic)
-            if tps is not None:
-                tp = tps[(murmurhash2(key, SEED) & 0x7FFFFFFF) % len(tps)]
-                batch = self._open.get(tp)
-                size = 8 + len(key) + len(value)
-                if batch is not None and batch.size + size <= self.batch_size:
+            cache, batches = fast
+            p = cache.get(key)
+            if p is None:
+                p = self._cache_partition(cache, key, len(batches))
+            batch = batches[p]
+            if batch is not None:
+                size = batch.size + 8 + len(key) + len(value)
+                if size <= self.batch_size:
                     records = batch.records
                     index = len(records)
                     records.append((index, self._clock.now_ms, key, value, ()))
-                    batch.size += size
-                    return FutureRecordMetadata(batch, index)
+                    batch.size = size
+                    return _new_future(FutureRecordMetadata, (batch, index))
         return self._send(topic, value, key, headers, partition, timestamp_ms)
+
+    @staticmethod
+    def _cache_partition(cache: dict, key: bytes, num_partitions: int) -> int:
+        """murmur2 costs more than a dict lookup, and keys (truck ids, user ids) repeat."""
+        if len(cache) >= 65_536:
+            cache.clear()
+        p = cache[key] = (murmurhash2(key, SEED) & 0x7FFFFFFF) % num_partitions
+        return p
 
     def _send(self, topic: str, value: Any, key: Any, headers, partition: int | None,
               timestamp_ms: int | None) -> FutureRecordMetadata:
@@ -304,12 +330,17 @@ class KafkaProducer:
             batch = self._new_batch(tp, now)
         index = len(batch.records)
         batch.records.append((index, ts, key, value, headers))
+        if ts > batch.max_ts:
+            batch.max_ts = ts
         batch.size += size
-        return FutureRecordMetadata(batch, index)
+        return _new_future(FutureRecordMetadata, (batch, index))
 
     def _new_batch(self, tp: tuple[str, int], now: int) -> ProducerBatch:
         batch = ProducerBatch(tp, now, Future(self.cluster), self)
         self._open[tp] = batch
+        fast = self._fast_topics.get(tp[0])
+        if fast is not None and tp[1] < len(fast[1]):
+            fast[1][tp[1]] = batch
         self._queues.setdefault(tp, deque()).append(batch)
         self._buffered += self.batch_size
         self.pending += 1
@@ -322,8 +353,14 @@ class KafkaProducer:
     def _close_batch(self, batch: ProducerBatch, sticky_switch: bool = False) -> None:
         if self._open.get(batch.tp) is batch:
             del self._open[batch.tp]
+            self._unlist(batch)
         batch.ready = True
         self._arm_sender()
+
+    def _unlist(self, batch: ProducerBatch) -> None:
+        fast = self._fast_topics.get(batch.tp[0])
+        if fast is not None and batch.tp[1] < len(fast[1]) and fast[1][batch.tp[1]] is batch:
+            fast[1][batch.tp[1]] = None
 
     def _linger_expired(self, batch: ProducerBatch) -> None:
         if not batch.ready:
@@ -423,7 +460,9 @@ class KafkaProducer:
                 seq = self._sequences.get(pb.tp, 0)
                 self._sequences[pb.tp] = (seq + len(records)) & 0x7FFFFFFF
             first_ts = records[0][1]
-            max_ts = max(r[1] for r in records)
+            # Appends stamp the (monotonic) clock, so the last record is the latest unless
+            # a caller passed timestamp_ms (tracked in max_ts).
+            max_ts = max(pb.max_ts, records[-1][1])
             rb = RecordBatch(records, producer_id=self.producer_id,
                              producer_epoch=self.producer_epoch, base_sequence=seq,
                              is_transactional=bool(self.transactional_id),
@@ -491,7 +530,7 @@ class KafkaProducer:
                                    partition=tp[1], base_offset=base, count=len(pb.records),
                                    acks=self.acks, broker=leader,
                                    producer_id=self.producer_id, sequence=pb.batch.base_sequence,
-                                   values=[r[3] for r in pb.records])
+                                   records=pb.records)
                 self._complete(pb, base)
                 continue
             retriable = code in errors.RETRIABLE or (
@@ -549,6 +588,7 @@ class KafkaProducer:
             queue.remove(pb)
         if self._open.get(pb.tp) is pb:
             del self._open[pb.tp]
+            self._unlist(pb)
         self._forget(pb)
         self._buffered -= self.batch_size
         self.pending -= 1
@@ -571,6 +611,7 @@ class KafkaProducer:
             self.flush(timeout)
             self._closed = True
             self._fast = False
+            self._fast_topics.clear()
 
     def __enter__(self) -> KafkaProducer:
         return self

@@ -60,8 +60,8 @@ def acknowledged_writes(journal: Journal | Iterable) -> list[Write]:
         if event.kind != "produce.acked":
             continue
         f = event.fields
-        for i, value in enumerate(f["values"]):
-            out.append(Write(f["topic"], f["partition"], f["base_offset"] + i, value))
+        for record in f["records"]:  # (offset delta, timestamp, key, value, headers)
+            out.append(Write(f["topic"], f["partition"], f["base_offset"] + record[0], record[3]))
     return out
 
 

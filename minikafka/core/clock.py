@@ -41,9 +41,11 @@ class SimClock:
         self._seq = 0
 
     def call_at(self, when: int, fn: Callable[..., Any], *args: Any) -> Timer:
-        timer = Timer(max(when, self.now_ms), fn, args)
+        if when < self.now_ms:
+            when = self.now_ms
+        timer = Timer(when, fn, args)
         self._seq += 1
-        heapq.heappush(self._heap, (timer.when, self._seq, timer))
+        heapq.heappush(self._heap, (when, self._seq, timer))
         return timer
 
     def call_later(self, delay_ms: float, fn: Callable[..., Any], *args: Any) -> Timer:

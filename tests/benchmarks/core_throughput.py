@@ -1,0 +1,100 @@
+"""Produce-and-consume throughput of the in-process cluster against mockafka-py.
+
+200,000 keyed 100-byte records into a 3-partition topic (minikafka: replication
+factor 3, acks=all, min.insync.replicas=2, so every record is hashed, batched,
+replicated to two followers and committed), flushed, then consumed back. mockafka-py
+(an in-memory fake of confluent-kafka) gets the same records with explicit partitions
+in the same run. Runs alternate between the two; the figures are medians.
+
+    .venv/bin/python tests/benchmarks/core_throughput.py [--records N] [--runs K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+N_KEYS = 10_000  # trucks: keys repeat, as real keyed traffic does
+
+
+def payloads(n: int) -> tuple[list[bytes], list[bytes]]:
+    keys = [b"truck-%05d" % (i % N_KEYS) for i in range(n)]
+    values = [(b"%08d" % i) * 12 + b"gps:" for i in range(n)]  # 100 bytes each
+    return keys, values
+
+
+def run_minikafka(keys: list[bytes], values: list[bytes]) -> tuple[float, float]:
+    from minikafka import Cluster
+
+    cluster = Cluster(brokers=3, seed=1)
+    cluster.create_topic("bench", partitions=3, replication_factor=3,
+                         config={"min.insync.replicas": "2"})
+    producer = cluster.producer(acks="all")
+    send = producer.send
+    t0 = time.perf_counter()
+    for key, value in zip(keys, values, strict=True):
+        send("bench", key=key, value=value)
+    producer.flush()
+    t1 = time.perf_counter()
+    consumer = cluster.consumer(auto_offset_reset="earliest")
+    consumer.assign([("bench", p) for p in range(3)])
+    n = 0
+    while n < len(keys):
+        for records in consumer.poll(timeout_ms=1000).values():
+            n += len(records)
+    t2 = time.perf_counter()
+    assert n == len(keys)
+    return t1 - t0, t2 - t1
+
+
+def run_mockafka(keys: list[bytes], values: list[bytes]) -> tuple[float, float]:
+    from mockafka import FakeAdminClientImpl, FakeConsumer, FakeProducer
+    from mockafka.admin_client import NewTopic
+    from mockafka.kafka_store import KafkaStore
+
+    KafkaStore(clean=True)
+    FakeAdminClientImpl().create_topics([NewTopic(topic="bench", num_partitions=3)])
+    producer = FakeProducer()
+    produce = producer.produce
+    t0 = time.perf_counter()
+    for i, (key, value) in enumerate(zip(keys, values, strict=True)):
+        produce("bench", key=key, value=value, partition=i % 3)
+    producer.flush()
+    t1 = time.perf_counter()
+    consumer = FakeConsumer()
+    consumer.subscribe(["bench"])
+    n = 0
+    while consumer.poll() is not None:
+        n += 1
+    t2 = time.perf_counter()
+    assert n == len(keys)
+    return t1 - t0, t2 - t1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    keys, values = payloads(args.records)
+    results: dict[str, list[tuple[float, float]]] = {"minikafka": [], "mockafka-py": []}
+    for _ in range(args.runs):
+        results["minikafka"].append(run_minikafka(keys, values))
+        results["mockafka-py"].append(run_mockafka(keys, values))
+    n = args.records
+    print(f"{n:,} records x 100 B, 3 partitions; median of {args.runs} runs")
+    print(f"{'':14}{'produce/s':>12}{'consume/s':>12}{'total/s':>12}")
+    rates = {}
+    for name, runs in results.items():
+        produce = statistics.median(n / p for p, _ in runs)
+        consume = statistics.median(n / c for _, c in runs)
+        total = statistics.median(n / (p + c) for p, c in runs)
+        rates[name] = total
+        print(f"{name:14}{produce:12,.0f}{consume:12,.0f}{total:12,.0f}")
+    print(f"ratio minikafka / mockafka-py (produce+consume): "
+          f"{rates['minikafka'] / rates['mockafka-py']:.2f}x (target >= 5x)")
+
+
+if __name__ == "__main__":
+    main()
