@@ -110,6 +110,7 @@ class Cluster:
         self.racks = dict(racks or {})
         self.brokers: dict[int, Broker] = {b: Broker(b, self.racks.get(b), self) for b in ids}
         self._lost_since: dict[int, int] = {}
+        self._client_seq: dict[str, int] = {}
         self._rebalance_timer = None
         self._hw_listeners: list[Callable[[Replica], None]] = []
         self.producer_ids = 0
@@ -614,6 +615,11 @@ class Cluster:
                 "controller": self.active_controller,
                 "journal_seq": len(self.journal)}
 
+    def new_client_id(self, kind: str) -> str:
+        """producer-1, consumer-1, ...: numbered per cluster, so histories repeat exactly."""
+        self._client_seq[kind] = self._client_seq.get(kind, 0) + 1
+        return f"{kind}-{self._client_seq[kind]}"
+
     # -- clients ------------------------------------------------------------------------
     def producer(self, **config: Any):
         """A KafkaProducer (kafka-python's keyword names) connected to this cluster."""
@@ -629,6 +635,13 @@ class Cluster:
         """A KafkaAdminClient (kafka-python's method names) connected to this cluster."""
         from .client.admin import KafkaAdminClient
         return KafkaAdminClient(self, **config)
+
+    def serve(self, port: int = 9092, host: str = "127.0.0.1", **options: Any):
+        """Serve this cluster to real Kafka clients, one listener per broker on
+        consecutive ports from `port`; returns the running server (a context manager).
+        Hold `cluster.lock` around calls into the cluster while it is served."""
+        from .wire.serve import serve
+        return serve(self, port=port, host=host, **options)
 
     @property
     def groups(self) -> GroupCoordinator:

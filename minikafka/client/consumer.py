@@ -57,8 +57,6 @@ DEFAULTS: dict[str, Any] = {
 
 
 class KafkaConsumer:
-    _next_client = 0
-
     def __init__(self, cluster, *topics: str, **configs: Any) -> None:
         unknown = set(configs) - set(DEFAULTS)
         if unknown:
@@ -71,8 +69,7 @@ class KafkaConsumer:
             raise KafkaConfigurationError(f"Invalid isolation_level {cfg['isolation_level']!r}")
         self.config = cfg
         self.cluster = cluster
-        KafkaConsumer._next_client += 1
-        self.client_id = cfg["client_id"] or f"consumer-{KafkaConsumer._next_client}"
+        self.client_id = cfg["client_id"] or cluster.new_client_id("consumer")
         self.read_committed = cfg["isolation_level"] == "read_committed"
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}

@@ -142,6 +142,22 @@ class FutureRecordMetadata(tuple):
 _new_future = tuple.__new__
 
 
+class _MetadataView:
+    """The slice of kafka-python's ClusterMetadata a Partitioner.partition() reads."""
+
+    def __init__(self, topic: str, parts: list[int], available: list[int]) -> None:
+        self._topic, self._parts, self._available = topic, parts, available
+
+    def topics(self) -> set[str]:
+        return {self._topic}
+
+    def partitions_for_topic(self, topic: str) -> set[int]:
+        return set(self._parts)
+
+    def available_partitions_for_topic(self, topic: str) -> set[int]:
+        return set(self._available)
+
+
 def _acks(value: Any) -> int:
     if value in ("all", -1, "-1"):
         return -1
@@ -151,8 +167,6 @@ def _acks(value: Any) -> int:
 
 
 class KafkaProducer:
-    _next_client = 0
-
     def __init__(self, cluster, **configs: Any) -> None:
         unknown = set(configs) - set(DEFAULTS)
         if unknown:
@@ -161,8 +175,7 @@ class KafkaProducer:
         self.config = cfg
         self.cluster = cluster
         self.acks = _acks(cfg["acks"])
-        KafkaProducer._next_client += 1
-        self.client_id = cfg["client_id"] or f"producer-{KafkaProducer._next_client}"
+        self.client_id = cfg["client_id"] or cluster.new_client_id("producer")
         comp = cfg["compression_type"]
         if comp not in COMPRESSION_IDS:
             raise KafkaConfigurationError(f"Not supported codec: {comp}")
@@ -279,6 +292,24 @@ class KafkaProducer:
                     return _new_future(FutureRecordMetadata, (batch, index))
         return self._send(topic, value, key, headers, partition, timestamp_ms)
 
+    def _partition(self, topic: str, key: bytes | None, value: bytes | None,
+                   parts: list[int]) -> int:
+        """The default partitioner, or a custom one in either of kafka-python's shapes:
+        a callable (key_bytes, all_partitions, available_partitions), or an object with
+        partition(topic, key, serialized_key, value, serialized_value, cluster_metadata)."""
+        partitioner = self.partitioner
+        if isinstance(partitioner, DefaultPartitioner):
+            return partitioner(key, parts, parts, topic)
+        available = [p for p in parts if self._leader((topic, p)) >= 0]
+        if hasattr(partitioner, "partition"):
+            chosen = partitioner.partition(topic, key, key, value, value,
+                                           _MetadataView(topic, parts, available))
+        else:
+            chosen = partitioner(key, parts, available)
+        if chosen not in parts:
+            raise AssertionError(f"Partitioner returned {chosen!r}, not a partition of {topic}")
+        return chosen
+
     @staticmethod
     def _cache_partition(cache: dict, key: bytes, num_partitions: int) -> int:
         """murmur2 costs more than a dict lookup, and keys (truck ids, user ids) repeat."""
@@ -306,8 +337,7 @@ class KafkaProducer:
             headers = ()
         parts = self._partitions.get(topic) or self._topic_partitions(topic)
         if partition is None:
-            partition = self.partitioner(key, parts, parts, topic) if key is None else \
-                self.partitioner(key, parts, parts)
+            partition = self._partition(topic, key, value, parts)
         elif partition not in parts:
             raise AssertionError(f"Unrecognized partition {partition} for topic {topic}")
         size = record_size(key, value, headers)
@@ -323,7 +353,8 @@ class KafkaProducer:
             if batch is not None:
                 self._close_batch(batch, key is None)
                 if key is None:
-                    partition = self.partitioner.switch(topic, parts, parts, partition)
+                    if isinstance(self.partitioner, DefaultPartitioner):
+                        partition = self.partitioner.switch(topic, parts, parts, partition)
                     tp = (topic, partition)
             if self._buffered + self.batch_size > self.buffer_memory:
                 self._wait_for_memory()

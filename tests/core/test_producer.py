@@ -185,3 +185,25 @@ def test_auto_create_topic_on_first_send():
     cluster = Cluster(brokers=1)
     md = cluster.producer().send("fresh", value=b"x").get()
     assert md.topic == "fresh" and cluster.partitions_for("fresh") == 1
+
+
+def test_custom_partitioners_in_both_kafka_python_shapes():
+    cluster = cluster_with(partitions=4, rf=1)
+
+    def last_partition(key_bytes, all_partitions, available):
+        return all_partitions[-1]
+
+    class ByFirstByte:
+        def partition(self, topic, key, serialized_key, value, serialized_value, cluster):
+            return serialized_key[0] % len(cluster.partitions_for_topic(topic))
+
+    assert cluster.producer(partitioner=last_partition).send(
+        "t", key=b"a", value=b"x").get().partition == 3
+    producer = cluster.producer(partitioner=ByFirstByte())
+    assert producer.send("t", key=b"\x06", value=b"x").get().partition == 2
+
+    def bad(key_bytes, all_partitions, available):
+        return 99
+
+    with pytest.raises(AssertionError):
+        cluster.producer(partitioner=bad).send("t", key=b"a", value=b"x")

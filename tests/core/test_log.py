@@ -1,0 +1,101 @@
+"""PartitionLog and SimClock units: offsets, reads, truncation, epochs, time."""
+
+from minikafka.core.clock import SimClock
+from minikafka.core.log import PartitionLog
+from minikafka.core.records import RecordBatch
+
+
+def batch(n, ts=0, epoch=0, value=b"v"):
+    b = RecordBatch([(i, ts + i, None, value, ()) for i in range(n)],
+                    first_timestamp=ts, max_timestamp=ts + n - 1)
+    b.partition_leader_epoch = epoch
+    return b
+
+
+def filled(sizes, epochs=None, segment_bytes=1 << 30):
+    log = PartitionLog(segment_bytes=segment_bytes)
+    for i, n in enumerate(sizes):
+        b = batch(n, ts=100 * i, epoch=(epochs or [0] * len(sizes))[i])
+        b.base_offset = log.log_end_offset
+        log.append(b, 100 * i)
+    return log
+
+
+def test_append_assigns_dense_offsets_and_read_respects_bounds():
+    log = filled([3, 2, 4])
+    assert log.log_end_offset == 9
+    got = log.read(4, 9)
+    assert [b.base_offset for b in got] == [3, 5]  # the batch holding offset 4 comes whole
+    assert log.read(0, 5) and all(b.last_offset < 5 for b in log.read(0, 5))
+    assert log.read(9, 9) == []
+    # max_bytes: at least one batch, then stop
+    assert len(log.read(0, 9, max_bytes=1)) == 1
+
+
+def test_segments_roll_by_bytes_and_indexes_are_sparse():
+    log = filled([10] * 200, segment_bytes=10_000)
+    assert len(log.segments) > 2
+    bases = [s.base_offset for s in log.segments]
+    assert bases == sorted(bases) and bases[0] == 0
+    full = log.segments[:-1]
+    assert all(0 < len(s.offset_index) < len(s.batches) for s in full)  # ~1 per 4 KiB
+    assert [b.base_offset for b in log.read(555, 2000)][0] == 550
+
+
+def test_truncate_drops_whole_batches_and_later_epochs():
+    log = filled([3, 3, 3], epochs=[0, 1, 2])
+    assert log.epochs == [(0, 0), (1, 3), (2, 6)]
+    log.truncate_to(4)
+    assert log.log_end_offset == 3 and log.epochs == [(0, 0)]
+    log.truncate_to(3)  # nothing to drop
+    assert log.log_end_offset == 3
+
+
+def test_end_offset_for_epoch_is_the_next_epochs_start():
+    log = filled([3, 3, 3], epochs=[0, 2, 5])
+    assert log.end_offset_for_epoch(0) == (0, 3)
+    assert log.end_offset_for_epoch(1) == (0, 3)  # never led in epoch 1: end of epoch 0
+    assert log.end_offset_for_epoch(2) == (2, 6)
+    assert log.end_offset_for_epoch(5) == (5, 9)
+    assert log.end_offset_for_epoch(9) == (5, 9)
+
+
+def test_offset_for_timestamp():
+    log = filled([3, 3])
+    assert log.offset_for_timestamp(101) == (4, 101)
+    assert log.offset_for_timestamp(0) == (0, 0)
+    assert log.offset_for_timestamp(10_000) is None
+
+
+def test_clock_runs_events_in_order_and_cancels():
+    clock = SimClock(seed=1, start_ms=0)
+    seen = []
+    clock.call_later(5, seen.append, "b")
+    clock.call_later(1, seen.append, "a")
+    clock.call_later(5, seen.append, "c")  # same time: scheduling order
+    cancelled = clock.call_later(3, seen.append, "x")
+    cancelled.cancel()
+    clock.run_until(4)
+    assert seen == ["a"] and clock.now_ms == 4
+    clock.run_until(10)
+    assert seen == ["a", "b", "c"] and clock.now_ms == 10
+    assert clock.run_while(lambda: True, 20) is False and clock.now_ms == 20
+
+
+def test_same_seed_same_history():
+    from minikafka import Cluster
+
+    def history(seed):
+        c = Cluster(brokers=3, seed=seed)
+        c.create_topic("t", partitions=3, replication_factor=3)
+        p = c.producer()
+        for i in range(50):
+            p.send("t", value=b"%d" % i)
+        c.crash_broker(2)
+        p.flush()
+        c.advance(20_000)
+        return [(e.time_ms, e.kind, sorted((k, str(v)) for k, v in e.fields.items()))
+                for e in c.journal]
+
+    assert history(5) == history(5)
+    assert history(5) != history(6)
