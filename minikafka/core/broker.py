@@ -177,7 +177,7 @@ class Broker:
                 continue
             replica.append_as_leader(batch, now)
             sim.journal.record(now, "append", topic=tp[0], partition=tp[1], broker=self.id,
-                               base_offset=batch.base_offset, count=len(batch.records),
+                               base_offset=batch.base_offset, count=batch.record_count,
                                leo=replica.log_end_offset, epoch=replica.leader_epoch)
             self._wake_parked(tp)
             self._maybe_arm_isr_check(replica)

@@ -30,7 +30,6 @@ from minikafka.wire import (
     UnknownApiKey,
     UnsupportedVersion,
     decode_request,
-    default_registry,
     encode_request,
     encode_response,
     exchange,
@@ -45,6 +44,14 @@ ALL_REQUEST_VERSIONS = [
     if request_class(key) is not None
     for version in range(kafka_version_range(key)[0], kafka_version_range(key)[1] + 1)
 ]
+
+
+def base_registry() -> HandlerRegistry:
+    """ApiVersions alone; tests register what else they need (default_registry() also
+    holds every handler module, see test_handlers.py)."""
+    registry = HandlerRegistry()
+    registry.register(18, api_versions.handle, 0, 4)
+    return registry
 
 
 def frames(data: bytes) -> list[bytes]:
@@ -255,7 +262,7 @@ def test_response_without_version_takes_the_request_version():
 
 
 def run(data: bytes, registry: HandlerRegistry | None = None, **kw):
-    return exchange(registry or default_registry(), data, **kw)
+    return exchange(registry or base_registry(), data, **kw)
 
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
@@ -319,7 +326,7 @@ def test_api_versions_v3_rejects_invalid_client_software(name, version):
 @pytest.mark.parametrize("name,version", [("kafka-python", "3.0.12"), ("librdkafka", "2.0.2"),
                                           ("apache-kafka-java", "4.1.0"), ("a", "1")])
 def test_api_versions_v3_accepts_client_software(name, version):
-    session = Session(default_registry())
+    session = Session(base_registry())
     session.receive_data(api_versions_frame(3, name=name, software_version=version))
     out = session.process(0)
     assert ApiVersionsResponse[3].decode(frames(out.data)[0], header=True).error_code == 0
@@ -327,7 +334,7 @@ def test_api_versions_v3_accepts_client_software(name, version):
 
 
 def test_api_versions_lists_exactly_the_registry():
-    registry = default_registry()
+    registry = base_registry()
     assert dict(registry.version_ranges()) == {18: (0, 4)}
     first = ApiVersionsResponse[4].decode(frames(run(api_versions_frame(4), registry).data)[0], header=True)
     assert [(a.api_key, a.min_version, a.max_version) for a in first.api_keys] == [(18, 0, 4)]
@@ -368,7 +375,7 @@ def test_handles_decorator_and_unregister():
 
 
 def metadata_registry(handler) -> HandlerRegistry:
-    registry = default_registry()
+    registry = base_registry()
     registry.register(3, handler, 0, 12)
     return registry
 
@@ -396,7 +403,7 @@ def test_pipelined_responses_keep_request_order():
 
 
 def test_handler_returning_none_sends_nothing():
-    registry = default_registry()
+    registry = base_registry()
     registry.register(0, lambda ctx, req: None, 3, 12)  # like Produce acks=0
     out = run(encode_request(produce(9), 1) + api_versions_frame(0, correlation_id=2), registry)
     assert [struct.unpack_from(">i", f)[0] for f in frames(out.data)] == [2]
@@ -459,7 +466,7 @@ def test_close_decisions_for_protocol_errors():
 
 
 def _metadata_upto(max_version: int) -> HandlerRegistry:
-    registry = default_registry()
+    registry = base_registry()
     registry.register(3, lambda ctx, req: MetadataResponse(brokers=[], topics=[]), 0, max_version)
     return registry
 

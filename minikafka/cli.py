@@ -1,0 +1,86 @@
+"""The `minikafka` command: one subcommand per function, each registered in COMMANDS.
+
+    minikafka serve --brokers 3 --port 9092      # a cluster real clients can use
+
+Each subcommand has an `add_<name>(subparsers)` that declares its flags and a
+`<name>(args) -> int` that runs it; heavy imports happen inside the function so
+`minikafka --help` stays quick.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from collections.abc import Callable, Sequence
+
+
+def add_serve(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "serve", help="run a minikafka cluster that real Kafka clients can connect to",
+        description="Serve a minikafka cluster over the Kafka protocol: broker N listens on "
+                    "port+N-1 (9092, 9093, 9094 for --brokers 3). Stop with Ctrl-C.")
+    p.add_argument("--brokers", type=int, default=3, help="number of brokers (default 3)")
+    p.add_argument("--port", type=int, default=9092,
+                   help="port of the first broker; the others follow (default 9092)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
+    p.add_argument("--rack", action="append", default=[], metavar="BROKER=RACK",
+                   help="put a broker in a rack, e.g. --rack 1=eu-west-1a (repeatable)")
+    p.set_defaults(run=serve)
+
+
+def serve(args: argparse.Namespace) -> int:
+    from .cluster import Cluster
+
+    if args.brokers < 1:
+        print("minikafka serve: --brokers must be at least 1", file=sys.stderr)
+        return 2
+    racks = {}
+    for item in args.rack:
+        broker, sep, rack = item.partition("=")
+        if not sep or not broker.isdigit() or not rack:
+            print(f"minikafka serve: bad --rack {item!r}, expected BROKER=RACK", file=sys.stderr)
+            return 2
+        racks[int(broker)] = rack
+    cluster = Cluster(brokers=args.brokers, seed=args.seed, racks=racks)
+    try:
+        server = cluster.serve(port=args.port, host=args.host)
+    except OSError as exc:
+        print(f"minikafka serve: cannot listen on {args.host}:{args.port}: {exc}",
+              file=sys.stderr)
+        return 1
+    with server:
+        for broker_id, port in server.ports.items():
+            print(f"broker {broker_id} listening on {args.host}:{port}")
+        print(f"bootstrap servers: {server.bootstrap_servers}  (Ctrl-C to stop)", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            print("stopping")
+    return 0
+
+
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_serve]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="minikafka",
+                                     description="minikafka: a Kafka cluster in one process")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in COMMANDS:
+        add(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "run", None) is None:
+        parser.print_help()
+        return 2
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

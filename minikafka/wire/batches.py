@@ -1,0 +1,215 @@
+"""Record batches as wire bytes (RecordBatch v2, magic 2) and back.
+
+A batch a real client produced is kept as the bytes it sent: `parse_batch` reads
+the 61-byte header (offsets, producer id/epoch/sequence, timestamps, count) and
+checks the CRC, and nothing else. Its records are decoded only if an in-process
+reader asks for them (a notebook consumer, the log cleaner).
+
+Fetch serves those bytes back as they are, except baseOffset and
+partitionLeaderEpoch, which the broker assigns: both sit before the CRC'd part
+(the CRC covers attributes onward), so `write_batch` emits a fresh 16-byte prefix
+and a view of the rest, without copying or re-encoding. A batch produced in-process
+is encoded once, on its first fetch, and the bytes are kept on `batch.raw`.
+"""
+from __future__ import annotations
+
+from struct import Struct
+
+from crc32c import crc32c
+from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
+
+from ..core import errors
+from ..core.records import LOG_APPEND_TIME, RecordBatch
+
+__all__ = [
+    "HEADER",
+    "InvalidBatch",
+    "WireRecordBatch",
+    "decode_records",
+    "encode_batch",
+    "parse_batch",
+    "stamp_log_append_time",
+    "wire_bytes",
+    "write_batch",
+]
+
+# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes,
+# lastOffsetDelta, firstTimestamp, maxTimestamp, producerId, producerEpoch,
+# baseSequence, recordsCount
+HEADER = Struct(">qiibIhiqqqhii")
+_PREFIX = Struct(">qii")  # the part before magic that the broker rewrites
+_CRC_AT = 17
+_ATTRIBUTES_AT = 21  # the CRC covers the batch from here to its end
+_TAIL = Struct(">hiqq")  # attributes, lastOffsetDelta, firstTimestamp, maxTimestamp
+_CRC = Struct(">I")
+_LOG_OVERHEAD = 12  # baseOffset + batchLength
+
+COMPRESSION_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_MASK = 0x10
+CONTROL_MASK = 0x20
+
+
+class InvalidBatch(Exception):
+    """A produced batch Kafka would refuse, with the error code it answers."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+_records_slot = RecordBatch.records  # the base class's slot, used as the decode cache
+
+
+class WireRecordBatch(RecordBatch):
+    """A batch kept as the producer's bytes; `records` decodes them on first use."""
+
+    __slots__ = ("_count",)
+
+    def __init__(self, raw: bytes, header: tuple) -> None:
+        (_, _, _, _, _, attributes, last_offset_delta, first_ts, max_ts,
+         producer_id, producer_epoch, base_sequence, count) = header
+        self.raw = raw
+        self._count = count
+        self.base_offset = 0
+        self.last_offset_delta = last_offset_delta
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.base_sequence = base_sequence
+        self.is_transactional = bool(attributes & TRANSACTIONAL_MASK)
+        self.is_control = bool(attributes & CONTROL_MASK)
+        self.partition_leader_epoch = -1
+        self.first_timestamp = first_ts
+        self.max_timestamp = max_ts
+        self.timestamp_type = LOG_APPEND_TIME if attributes & TIMESTAMP_TYPE_MASK else 0
+        self.compression = attributes & COMPRESSION_MASK
+        self.size_bytes = len(raw)
+        self.append_time_ms = 0
+
+    @property
+    def records(self) -> list[tuple]:
+        try:
+            return _records_slot.__get__(self)
+        except AttributeError:
+            records = decode_records(self.raw)
+            _records_slot.__set__(self, records)
+            return records
+
+    @records.setter
+    def records(self, value: list[tuple]) -> None:
+        _records_slot.__set__(self, value)
+
+    @property
+    def record_count(self) -> int:
+        return self._count
+
+    def __repr__(self) -> str:
+        return (f"WireRecordBatch(base_offset={self.base_offset}, last_offset={self.last_offset}, "
+                f"count={self._count}, epoch={self.partition_leader_epoch}, "
+                f"producer_id={self.producer_id}, base_sequence={self.base_sequence}, "
+                f"transactional={self.is_transactional}, compression={self.compression})")
+
+
+def parse_batch(data: bytes) -> WireRecordBatch:
+    """The one v2 batch of a Produce partition, checked as Kafka's LogValidator does
+    for the header; raises InvalidBatch with Kafka's error code otherwise."""
+    size = len(data)
+    if size < HEADER.size:
+        raise InvalidBatch(errors.CORRUPT_MESSAGE,
+                           f"record batch of {size} bytes is shorter than its header")
+    header = HEADER.unpack_from(data)
+    length, magic, crc, attributes = header[1], header[3], header[4], header[5]
+    if magic != 2:
+        raise InvalidBatch(errors.INVALID_RECORD,
+                           f"Produce requests v3+ carry magic v2 batches, not v{magic}")
+    if length + _LOG_OVERHEAD != size:
+        if length >= 0 and length + _LOG_OVERHEAD < size:
+            raise InvalidBatch(errors.INVALID_RECORD,
+                               "a Produce partition must hold exactly one record batch")
+        raise InvalidBatch(errors.CORRUPT_MESSAGE,
+                           f"batch length {length} does not match its {size} bytes")
+    if crc32c(memoryview(data)[_ATTRIBUTES_AT:]) != crc:
+        raise InvalidBatch(errors.CORRUPT_MESSAGE, "record batch CRC mismatch")
+    count, last_offset_delta = header[12], header[6]
+    if count <= 0 or last_offset_delta != count - 1:
+        raise InvalidBatch(errors.INVALID_RECORD,
+                           f"{count} records but lastOffsetDelta {last_offset_delta}")
+    if attributes & CONTROL_MASK:
+        raise InvalidBatch(errors.INVALID_RECORD, "clients may not write control batches")
+    if attributes & COMPRESSION_MASK > 4:
+        raise InvalidBatch(errors.CORRUPT_MESSAGE,
+                           f"unknown compression codec {attributes & COMPRESSION_MASK}")
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    return WireRecordBatch(data, header)
+
+
+def decode_records(raw: bytes) -> list[tuple]:
+    """(offset_delta, timestamp, key, value, headers) per record, decompressing if needed."""
+    wire = DefaultRecordBatch(raw)
+    base = wire.base_offset
+    return [(rec.offset - base, rec.timestamp, rec.key, rec.value, tuple(rec.headers))
+            for rec in wire]
+
+
+def encode_batch(batch: RecordBatch) -> bytes:
+    """v2 bytes for a batch made in-process (its base offset and epoch are patched on
+    fetch). Attributes, lastOffsetDelta (kept by compaction) and maxTimestamp are
+    the batch's own, so the CRC is computed after writing them."""
+    records = batch.records
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=batch.compression, is_transactional=batch.is_transactional,
+        producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
+        base_sequence=batch.base_sequence, batch_size=1 << 62)
+    for delta, ts, key, value, headers in records:
+        builder.append(delta, ts, key, value, list(headers))
+    if records:
+        buf = builder.build()
+        first_ts = records[0][1]
+    else:  # compaction may leave an empty batch to keep a producer's state
+        buf = bytearray(HEADER.size)
+        HEADER.pack_into(buf, 0, 0, HEADER.size - _LOG_OVERHEAD, 0, 2, 0, 0, 0, 0, 0,
+                         batch.producer_id, batch.producer_epoch, batch.base_sequence, 0)
+        first_ts = batch.first_timestamp
+    attributes = batch.compression & COMPRESSION_MASK
+    if batch.timestamp_type == LOG_APPEND_TIME:
+        attributes |= TIMESTAMP_TYPE_MASK
+    if batch.is_transactional:
+        attributes |= TRANSACTIONAL_MASK
+    if batch.is_control:
+        attributes |= CONTROL_MASK
+    _TAIL.pack_into(buf, _ATTRIBUTES_AT, attributes, batch.last_offset_delta, first_ts,
+                    batch.max_timestamp)
+    _CRC.pack_into(buf, _CRC_AT, crc32c(memoryview(buf)[_ATTRIBUTES_AT:]))
+    return bytes(buf)
+
+
+def stamp_log_append_time(batch: WireRecordBatch) -> None:
+    """message.timestamp.type=LogAppendTime: the broker's time goes into the bytes
+    (attributes and maxTimestamp are CRC'd, so the CRC is recomputed)."""
+    buf = bytearray(batch.raw)
+    attributes = HEADER.unpack_from(buf)[5] | TIMESTAMP_TYPE_MASK
+    _, lod, first_ts, _ = _TAIL.unpack_from(buf, _ATTRIBUTES_AT)
+    _TAIL.pack_into(buf, _ATTRIBUTES_AT, attributes, lod, first_ts, batch.max_timestamp)
+    _CRC.pack_into(buf, _CRC_AT, crc32c(memoryview(buf)[_ATTRIBUTES_AT:]))
+    batch.raw = bytes(buf)
+
+
+def wire_bytes(batch: RecordBatch) -> bytes:
+    """The batch's v2 bytes (encoded once and kept for batches made in-process)."""
+    raw = batch.raw
+    if raw is None:
+        raw = batch.raw = encode_batch(batch)
+    return raw
+
+
+def write_batch(out: list, batch: RecordBatch) -> int:
+    """Append the batch as served at its offset and epoch to `out`; returns its size."""
+    raw = batch.raw
+    if raw is None:
+        raw = batch.raw = encode_batch(batch)
+    size = len(raw)
+    out.append(_PREFIX.pack(batch.base_offset, size - _LOG_OVERHEAD,
+                            batch.partition_leader_epoch))
+    out.append(memoryview(raw)[16:])
+    return size

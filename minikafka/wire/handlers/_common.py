@@ -1,0 +1,97 @@
+"""What the handlers share: the broker a connection reached, Kafka error codes from
+exceptions, the brokers metadata lists, the cluster id and ACL operation sets.
+
+Modules starting with "_" are not handlers (default_registry skips them).
+"""
+from __future__ import annotations
+
+import base64
+import random
+import uuid
+from functools import lru_cache
+from typing import Any
+
+from kafka.errors import KafkaError
+
+from ...core.broker import Broker
+from ...core.errors import KafkaCoreError
+from ..registry import CloseConnection, RequestContext
+
+UNKNOWN_SERVER_ERROR = -1
+INVALID_REQUEST = 42
+OPERATION_NOT_ATTEMPTED = 55
+
+# authorized_operations when the client did not ask for them (INT32_MIN).
+OPERATIONS_NOT_REQUESTED = -(2**31)
+
+# What the cluster raises for a request Kafka would refuse (core codes or
+# kafka-python's classes); anything else is a bug and closes the connection.
+KAFKA_ERRORS = (KafkaCoreError, KafkaError)
+
+
+def _bits(*operations: int) -> int:
+    return sum(1 << op for op in operations)
+
+
+# Kafka's AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
+# CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12,
+# CREATE_TOKENS 13, DESCRIBE_TOKENS 14. minikafka has no ACLs: everything is allowed.
+TOPIC_OPERATIONS = _bits(3, 4, 5, 6, 7, 8, 10, 11)
+CLUSTER_OPERATIONS = _bits(5, 7, 8, 9, 10, 11, 12, 13, 14)
+
+
+def serving_broker(ctx: RequestContext) -> Broker:
+    """The broker this connection reached. A stopped broker answers nothing: its
+    listener closes on the server's next tick, and until then its connections drop."""
+    broker = ctx.cluster.brokers.get(ctx.broker_id)
+    if broker is None or not broker.running:
+        raise CloseConnection(f"broker {ctx.broker_id} is not running")
+    return broker
+
+
+def error_code(exc: BaseException) -> int:
+    """Kafka's error code for a core error or a kafka-python exception."""
+    if isinstance(exc, KafkaCoreError):
+        return exc.code
+    if isinstance(exc, KafkaError):
+        return getattr(exc, "errno", UNKNOWN_SERVER_ERROR)
+    return UNKNOWN_SERVER_ERROR
+
+
+def error_message(exc: BaseException) -> str | None:
+    if isinstance(exc, KafkaCoreError):
+        return exc.message or None
+    text = str(exc)
+    return text or None
+
+
+def live_brokers(cluster: Any) -> list[int]:
+    """Brokers the metadata lists: registered and not fenced (a crashed broker stays
+    listed until broker.session.timeout.ms fences it, as in Kafka)."""
+    regs = cluster.controller.brokers
+    return [b for b in sorted(cluster.brokers) if b in regs and not regs[b].fenced]
+
+
+def controller_id(cluster: Any) -> int:
+    """The controller id clients see: the active controller when it is a live broker,
+    else some live broker (KRaft brokers name one, as clients cannot reach controllers)."""
+    live = live_brokers(cluster)
+    active = cluster.active_controller
+    if active in live:
+        return active
+    return live[0] if live else -1
+
+
+@lru_cache(maxsize=64)
+def _cluster_id(seed: int) -> str:
+    raw = uuid.UUID(int=random.Random(f"minikafka-cluster-{seed}").getrandbits(128)).bytes
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def cluster_id(cluster: Any) -> str:
+    """A Kafka-style cluster id (22 chars of base64), the same for the same seed."""
+    return _cluster_id(cluster.seed)
+
+
+def topic_uuid(topic: Any) -> uuid.UUID:
+    return uuid.UUID(topic.topic_id)

@@ -1,0 +1,48 @@
+"""DeleteTopics (key 20), v1-v6: by name, or from v6 by name or topic id."""
+from __future__ import annotations
+
+import uuid
+
+from kafka.protocol.admin import DeleteTopicsRequest, DeleteTopicsResponse
+
+from ...core import errors
+from ..registry import RequestContext
+from ._common import KAFKA_ERRORS, error_code, error_message, serving_broker, topic_uuid
+
+API_KEY = 20
+MIN_VERSION = 1
+MAX_VERSION = 6
+
+_Result = DeleteTopicsResponse.DeletableTopicResult
+_ZERO_UUID = uuid.UUID(int=0)
+
+
+def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
+    cluster = ctx.cluster
+    serving_broker(ctx)
+    version = ctx.api_version
+    if version >= 6:
+        wanted = [(t.name, t.topic_id) for t in request.topics]
+    else:
+        wanted = [(name, _ZERO_UUID) for name in request.topic_names]
+    by_id = {topic_uuid(t): n for n, t in cluster.controller.topics.items()}
+    results = []
+    for name, topic_id in wanted:
+        result = _Result(name=name, topic_id=topic_id, error_code=errors.NONE,
+                         error_message=None)
+        results.append(result)
+        if name is None:
+            name = by_id.get(topic_id)
+            if name is None:
+                result.error_code = errors.UNKNOWN_TOPIC_ID
+                continue
+            result.name = name
+        meta = cluster.controller.topics.get(name)
+        if meta is not None:
+            result.topic_id = topic_uuid(meta)
+        try:
+            cluster.delete_topic(name)
+        except KAFKA_ERRORS as exc:
+            result.error_code = error_code(exc)
+            result.error_message = error_message(exc)
+    return DeleteTopicsResponse(version=version, throttle_time_ms=0, responses=results)

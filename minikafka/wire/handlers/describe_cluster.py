@@ -1,0 +1,53 @@
+"""DescribeCluster (key 60), v0-v2: cluster id, controller and brokers (fenced ones
+too when asked, v2)."""
+from __future__ import annotations
+
+from kafka.protocol.admin import DescribeClusterRequest, DescribeClusterResponse
+
+from ...core import errors
+from ..listeners import endpoint
+from ..registry import RequestContext
+from ._common import (
+    CLUSTER_OPERATIONS,
+    OPERATIONS_NOT_REQUESTED,
+    cluster_id,
+    controller_id,
+    live_brokers,
+    serving_broker,
+)
+
+API_KEY = 60
+MIN_VERSION = 0
+MAX_VERSION = 2
+
+BROKERS_ENDPOINT = 1
+UNSUPPORTED_ENDPOINT_TYPE = 119
+
+_Broker = DescribeClusterResponse.DescribeClusterBroker
+
+
+def handle(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClusterResponse:
+    cluster = ctx.cluster
+    serving_broker(ctx)
+    version = ctx.api_version
+    if version >= 1 and request.endpoint_type != BROKERS_ENDPOINT:
+        return DescribeClusterResponse(
+            version=version, throttle_time_ms=0, error_code=UNSUPPORTED_ENDPOINT_TYPE,
+            error_message="minikafka brokers describe brokers only",
+            endpoint_type=request.endpoint_type, cluster_id=cluster_id(cluster),
+            controller_id=-1, brokers=[], authorized_operations=OPERATIONS_NOT_REQUESTED)
+    live = live_brokers(cluster)
+    ids = sorted(cluster.controller.brokers) if version >= 2 and request.include_fenced_brokers \
+        else live
+    brokers = []
+    for b in ids:
+        host, port = endpoint(cluster, b)
+        brokers.append(_Broker(broker_id=b, host=host, port=port, rack=cluster.brokers[b].rack,
+                               is_fenced=b not in live))
+    operations = CLUSTER_OPERATIONS if request.include_cluster_authorized_operations \
+        else OPERATIONS_NOT_REQUESTED
+    return DescribeClusterResponse(
+        version=version, throttle_time_ms=0, error_code=errors.NONE, error_message=None,
+        endpoint_type=BROKERS_ENDPOINT, cluster_id=cluster_id(cluster),
+        controller_id=controller_id(cluster), brokers=brokers,
+        authorized_operations=operations)

@@ -1,0 +1,124 @@
+"""Fetch (key 1), v4-v12, for consumers: records up to the high watermark, or the
+last stable offset for read_committed with the aborted transactions listed.
+
+Stored batches go back as the bytes they are (batches.write_batch). A fetch with
+less than min_bytes ready waits up to max_wait_ms as a Deferred the server re-polls
+whenever any connection has done something (a produce, typically) and on its tick;
+an error in any partition answers at once, as Kafka's DelayedFetch does.
+
+Fetch sessions (KIP-227): every answer is a full response with session id 0, which
+tells kafka-python and librdkafka the broker did not create a session, so each
+fetch lists its partitions again. An incremental fetch on a session id we never
+gave gets FETCH_SESSION_ID_NOT_FOUND, as from a broker that evicted it.
+"""
+from __future__ import annotations
+
+from kafka.protocol.consumer import FetchRequest
+
+from ...core import errors
+from ..batches import write_batch
+from ..fetch_response import PartitionData, encode_fetch_response
+from ..registry import Deferred, RequestContext
+from ._common import serving_broker
+
+API_KEY = 1
+MIN_VERSION = 4
+MAX_VERSION = 12  # v13 names topics by id
+
+FETCH_SESSION_ID_NOT_FOUND = 70
+INVALID_FETCH_SESSION_EPOCH = 71
+READ_COMMITTED = 1
+
+
+def _partition(broker, topics, name: str, wanted, read_committed: bool, budget: int,
+               version: int) -> PartitionData:
+    index = wanted.partition
+    replica = broker.replicas.get((name, index))
+    if replica is None or not replica.is_leader:
+        meta = topics.get(name)
+        known = meta is not None and 0 <= index < len(meta.partitions)
+        return PartitionData(index, errors.NOT_LEADER_OR_FOLLOWER if known
+                             else errors.UNKNOWN_TOPIC_OR_PARTITION)
+    epoch = wanted.current_leader_epoch if version >= 9 else -1
+    if epoch >= 0 and epoch != replica.leader_epoch:
+        code = errors.FENCED_LEADER_EPOCH if epoch < replica.leader_epoch \
+            else errors.UNKNOWN_LEADER_EPOCH
+        return PartitionData(index, code)
+    hw = replica.high_watermark
+    lso = replica.last_stable_offset
+    log = replica.log
+    start = log.log_start_offset
+    out = PartitionData(index, errors.NONE, hw, lso, start,
+                        [] if read_committed else None)
+    offset = wanted.fetch_offset
+    if offset < start or offset > log.log_end_offset:
+        out.error_code = errors.OFFSET_OUT_OF_RANGE
+        out.aborted_transactions = None
+        return out
+    limit = lso if read_committed else hw
+    if offset >= limit or budget <= 0:
+        return out
+    batches = log.read(offset, limit, min(wanted.partition_max_bytes, budget))
+    if not batches:
+        return out
+    records = out.records
+    size = 0
+    for batch in batches:
+        size += write_batch(records, batch)
+    out.records_size = size
+    if read_committed:
+        end = batches[-1].next_offset
+        out.aborted_transactions = [
+            (a.producer_id, a.first_offset) for a in replica.producers.aborted
+            if a.last_offset >= offset and a.first_offset < end]
+    return out
+
+
+def _collect(broker, cluster, request: FetchRequest, version: int) -> tuple[list, int, bool]:
+    """(topics for the response, record bytes in it, whether any partition erred)."""
+    read_committed = request.isolation_level == READ_COMMITTED
+    topics = cluster.controller.topics
+    budget = request.max_bytes
+    total = 0
+    failed = False
+    out = []
+    for topic in request.topics:
+        name = topic.topic
+        partitions = []
+        for wanted in topic.partitions:
+            data = _partition(broker, topics, name, wanted, read_committed, budget, version)
+            if data.error_code:
+                failed = True
+            total += data.records_size
+            budget -= data.records_size
+            partitions.append(data)
+        out.append((name, partitions))
+    return out, total, failed
+
+
+def handle(ctx: RequestContext, request: FetchRequest) -> bytes | Deferred:
+    cluster = ctx.cluster
+    broker = serving_broker(ctx)
+    version = ctx.api_version
+    if version >= 7:
+        session_id, epoch = request.session_id, request.session_epoch
+        if session_id == 0 and epoch > 0:
+            return encode_fetch_response(version, [], INVALID_FETCH_SESSION_EPOCH)
+        if session_id != 0 and epoch > 0:
+            return encode_fetch_response(version, [], FETCH_SESSION_ID_NOT_FOUND)
+    topics, total, failed = _collect(broker, cluster, request, version)
+    if failed or total >= request.min_bytes or request.max_wait_ms <= 0 or not topics:
+        return encode_fetch_response(version, topics)
+
+    def poll() -> bytes | None:
+        if not broker.running:
+            return None  # the listener is closing this connection
+        again, size, erred = _collect(broker, cluster, request, version)
+        if erred or size >= request.min_bytes:
+            return encode_fetch_response(version, again)
+        return None
+
+    def on_timeout() -> bytes:
+        return encode_fetch_response(version, _collect(broker, cluster, request, version)[0])
+
+    return Deferred(ctx.now_ms + request.max_wait_ms, poll, on_timeout)

@@ -1,0 +1,95 @@
+"""FindCoordinator (key 10), v0-v6: which broker coordinates a transactional id or
+a consumer group; v4+ asks for several keys at once.
+
+Transactions: minikafka's coordinator is cluster-wide, so any live broker serves
+it; the key hashes (Java's String.hashCode, as Kafka places __transaction_state
+partitions) onto the live brokers, and a client whose coordinator dies asks again.
+
+Groups are answered by the group coordinator only once the group APIs are served
+(a JoinGroup handler is registered); until then COORDINATOR_NOT_AVAILABLE, which
+clients retry, rather than naming a coordinator they could not join.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
+
+from ...core import errors
+from ...core.errors import KafkaCoreError
+from ..listeners import endpoint
+from ..registry import RequestContext
+from ._common import (
+    INVALID_REQUEST,
+    KAFKA_ERRORS,
+    error_code,
+    error_message,
+    live_brokers,
+    serving_broker,
+)
+
+API_KEY = 10
+MIN_VERSION = 0
+MAX_VERSION = 6
+
+GROUP, TRANSACTION = 0, 1
+JOIN_GROUP_KEY = 11
+
+_Coordinator = FindCoordinatorResponse.Coordinator
+
+
+def java_string_hash(text: str) -> int:
+    h = 0
+    for unit in text.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h
+
+
+def _transaction_coordinator(ctx: RequestContext, key: str) -> int:
+    live = [b for b in live_brokers(ctx.cluster) if ctx.cluster.brokers[b].running]
+    if not live:
+        raise KafkaCoreError(errors.COORDINATOR_NOT_AVAILABLE, "no live brokers")
+    return live[(java_string_hash(key) & 0x7FFFFFFF) % len(live)]
+
+
+def _group_coordinator(ctx: RequestContext, key: str) -> int:
+    if JOIN_GROUP_KEY not in ctx.registry:
+        raise KafkaCoreError(errors.COORDINATOR_NOT_AVAILABLE,
+                             "consumer groups are not served over the wire yet")
+    return ctx.cluster.groups.find_coordinator(key)
+
+
+RESOLVERS: dict[int, Callable[[RequestContext, str], int]] = {
+    GROUP: _group_coordinator,
+    TRANSACTION: _transaction_coordinator,
+}
+
+
+def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[int, str | None, int, str, int]:
+    """(error code, message, node id, host, port)."""
+    resolver = RESOLVERS.get(key_type)
+    try:
+        if resolver is None:
+            raise KafkaCoreError(INVALID_REQUEST, f"Unknown coordinator type {key_type}")
+        node = resolver(ctx, key)
+    except KAFKA_ERRORS as exc:
+        return error_code(exc), error_message(exc), -1, "", -1
+    host, port = endpoint(ctx.cluster, node)
+    return errors.NONE, None, node, host, port
+
+
+def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse:
+    serving_broker(ctx)
+    version = ctx.api_version
+    key_type = request.key_type if version >= 1 else GROUP
+    if version >= 4:
+        coordinators = []
+        for key in request.coordinator_keys:
+            code, message, node, host, port = _find(ctx, key_type, key)
+            coordinators.append(_Coordinator(key=key, node_id=node, host=host, port=port,
+                                             error_code=code, error_message=message))
+        return FindCoordinatorResponse(version=version, throttle_time_ms=0,
+                                       coordinators=coordinators)
+    code, message, node, host, port = _find(ctx, key_type, request.key)
+    return FindCoordinatorResponse(version=version, throttle_time_ms=0, error_code=code,
+                                   error_message=message, node_id=node, host=host, port=port)

@@ -1,0 +1,114 @@
+"""Produce (key 0), v3-v12: RecordBatch v2, acks 0/1/-1, idempotent and transactional.
+
+Each partition's bytes become one WireRecordBatch (header read, CRC checked, records
+left encoded) and go to the broker's handle_produce, the same path the in-process
+producer takes. The broker answers through a callback once acks are satisfied: at
+once for acks=1, after the high watermark passes the batch for acks=-1. A request
+still waiting is parked as a Deferred the server polls; acks=0 gets no response.
+"""
+from __future__ import annotations
+
+from kafka.protocol.producer import ProduceRequest, ProduceResponse
+
+from ...core import errors
+from ...core.records import LOG_APPEND_TIME
+from ..batches import InvalidBatch, WireRecordBatch, parse_batch, stamp_log_append_time
+from ..registry import Deferred, RequestContext
+from ._common import serving_broker
+
+API_KEY = 0
+MIN_VERSION = 3
+MAX_VERSION = 12  # v13 names topics by id
+
+_Topic = ProduceResponse.TopicProduceResponse
+_Partition = _Topic.PartitionProduceResponse
+
+# A parked acks=all request answers REQUEST_TIMED_OUT on the broker's own timer
+# (simulated clock); the Deferred's deadline is a backstop a little later.
+_DEADLINE_SLACK_MS = 1000
+
+TP = tuple[str, int]
+
+
+def _response(version: int, order: list[tuple[str, list[int]]], results: dict[TP, tuple],
+              batches: dict[TP, WireRecordBatch], starts: dict[TP, int]) -> ProduceResponse:
+    topics = []
+    for name, partitions in order:
+        answers = []
+        for p in partitions:
+            tp = (name, p)
+            code, base, message = results.get(tp, (errors.REQUEST_TIMED_OUT, -1, None))
+            batch = batches.get(tp)
+            append_time = batch.max_timestamp if code == errors.NONE and batch is not None \
+                and batch.timestamp_type == LOG_APPEND_TIME else -1
+            answers.append(_Partition(index=p, error_code=code, base_offset=base,
+                                      log_append_time_ms=append_time,
+                                      log_start_offset=starts.get(tp, -1),
+                                      record_errors=[], error_message=message))
+        topics.append(_Topic(name=name, partition_responses=answers))
+    return ProduceResponse(version=version, responses=topics, throttle_time_ms=0)
+
+
+def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | Deferred | None:
+    cluster = ctx.cluster
+    broker = serving_broker(ctx)
+    acks = request.acks
+    topics = cluster.controller.topics
+    results: dict[TP, tuple] = {}
+    batches: dict[TP, WireRecordBatch] = {}
+    order: list[tuple[str, list[int]]] = []
+    for topic in request.topic_data:
+        name = topic.name
+        meta = topics.get(name)
+        partitions = []
+        for data in topic.partition_data:
+            tp = (name, data.index)
+            partitions.append(data.index)
+            if acks not in (0, 1, -1):
+                results[tp] = (errors.INVALID_REQUIRED_ACKS, -1, None)
+            elif meta is None or not 0 <= data.index < len(meta.partitions):
+                results[tp] = (errors.UNKNOWN_TOPIC_OR_PARTITION, -1, None)
+            elif not data.records:
+                results[tp] = (errors.CORRUPT_MESSAGE, -1, "no record batch")
+            else:
+                try:
+                    batches[tp] = parse_batch(data.records)
+                except InvalidBatch as exc:
+                    results[tp] = (exc.code, -1, str(exc))
+        order.append((name, partitions))
+
+    answered: dict[TP, tuple[int, int]] = {}
+    done = []
+
+    def respond(outcome: dict) -> None:
+        answered.update(outcome)
+        done.append(True)
+
+    if batches:
+        broker.handle_produce(batches, acks, request.timeout_ms, respond)
+        for batch in batches.values():
+            if batch.timestamp_type == LOG_APPEND_TIME and not batch.raw[22] & 0x08:
+                stamp_log_append_time(batch)
+    else:
+        done.append(True)
+    if acks == 0:
+        return None
+    version = ctx.api_version
+
+    def starts() -> dict[TP, int]:
+        out = {}
+        for tp in batches:
+            replica = broker.replicas.get(tp)
+            if replica is not None:
+                out[tp] = replica.log_start_offset
+        return out
+
+    def finish() -> ProduceResponse:
+        for tp, (code, base) in answered.items():
+            results[tp] = (code, base, None)
+        return _response(version, order, results, batches, starts())
+
+    if done:
+        return finish()
+    return Deferred(ctx.now_ms + request.timeout_ms + _DEADLINE_SLACK_MS,
+                    lambda: finish() if done else None, finish)

@@ -1,0 +1,130 @@
+"""Serve a Cluster to real Kafka clients: one loopback listener per broker.
+
+    with serve(cluster, port=9092) as server:        # or cluster.serve(port=9092)
+        KafkaProducer(bootstrap_servers=server.bootstrap_servers) ...
+        with cluster.lock:
+            cluster.stop_broker(2)                    # its listener closes
+
+Broker ids map to consecutive ports in id order (9092, 9093, 9094; port=0 gives
+ephemeral ones). While served, the simulated clock follows real time: it jumps to
+wall-clock epoch milliseconds at start (so client timestamps and retention agree
+with it) and then advances with the server's ticks; a notebook that advances it by
+hand moves it further, and real time carries on from there. Time never goes back.
+Every tick also opens or closes listeners to match which brokers are running.
+
+The notebook's thread and the server's both touch the cluster: hold `cluster.lock`
+around calls into the cluster while it is served.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .listeners import advertise, forget
+from .registry import HandlerRegistry, default_registry
+from .server import WireServer
+
+__all__ = ["ClusterServer", "serve"]
+
+DEFAULT_TICK_MS = 2
+
+
+def _wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _monotonic_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+class ClusterServer:
+    """A running WireServer bound to a cluster, with its clock and broker lifecycle."""
+
+    def __init__(self, cluster: Any, port: int = 9092, host: str = "127.0.0.1", *,
+                 tick_ms: int = DEFAULT_TICK_MS, registry: HandlerRegistry | None = None) -> None:
+        self.cluster = cluster
+        self.host = host
+        ids = sorted(cluster.brokers)
+        ports = [0] * len(ids) if port == 0 else [port + i for i in range(len(ids))]
+        self._offset = 0  # simulated ms minus monotonic ms
+        self._listening = dict.fromkeys(ids, True)
+        self.wire = WireServer(
+            cluster, host, ports, ids, registry=registry or default_registry(),
+            lock=cluster.lock, tick_ms=tick_ms, on_tick=self._tick, clock=_monotonic_ms,
+            max_request_bytes=int(cluster.broker_config["socket.request.max.bytes"]))
+
+    # -- lifecycle ----------------------------------------------------------------
+    def start(self) -> ClusterServer:
+        cluster = self.cluster
+        with cluster.lock:
+            wall = _wall_ms()
+            if wall > cluster.clock.now_ms:
+                cluster.advance_to(wall)
+            self._offset = cluster.clock.now_ms - _monotonic_ms()
+        self.wire.start()
+        advertise(cluster, self.host, self.wire.bound_ports)
+        with cluster.lock:
+            stopped = [b for b, broker in cluster.brokers.items() if not broker.running]
+        for b in stopped:  # outside the lock: the loop thread may be waiting for it
+            self.wire.stop_listener(b)
+            self._listening[b] = False
+        return self
+
+    def stop(self) -> None:
+        self.wire.stop()
+        forget(self.cluster)
+
+    close = stop
+
+    def __enter__(self) -> ClusterServer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- views ----------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.wire.running
+
+    @property
+    def ports(self) -> dict[int, int]:
+        """broker id -> bound port."""
+        return self.wire.bound_ports
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.wire.bootstrap_servers
+
+    def listening(self, broker_id: int) -> bool:
+        return self.wire.listening(broker_id)
+
+    def notify(self) -> None:
+        """Re-poll parked requests now (after changing the cluster from another thread)."""
+        self.wire.notify()
+
+    def __repr__(self) -> str:
+        return f"<ClusterServer {self.bootstrap_servers} running={self.running}>"
+
+    # -- the server's tick (loop thread, under cluster.lock) ----------------------------
+    def _tick(self, now_ms: int) -> None:
+        cluster = self.cluster
+        target = now_ms + self._offset
+        simulated = cluster.clock.now_ms
+        if simulated > target:  # advanced by hand: real time carries on from there
+            self._offset = simulated - now_ms
+        elif target > simulated:
+            cluster.advance_to(target)
+        for b, broker in cluster.brokers.items():
+            if broker.running != self._listening[b]:
+                self._listening[b] = broker.running
+                if broker.running:
+                    self.wire.start_listener(b)
+                else:
+                    self.wire.stop_listener(b)
+
+
+def serve(cluster: Any, port: int = 9092, host: str = "127.0.0.1", **options: Any) -> ClusterServer:
+    """Start serving `cluster` on `host` (loopback unless told), brokers on consecutive
+    ports from `port` (0: ephemeral); returns the running server (a context manager)."""
+    return ClusterServer(cluster, port, host, **options).start()
