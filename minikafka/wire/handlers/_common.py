@@ -29,15 +29,13 @@ OPERATIONS_NOT_REQUESTED = -(2**31)
 KAFKA_ERRORS = (KafkaCoreError, KafkaError)
 
 
-def _bits(*operations: int) -> int:
-    return sum(1 << op for op in operations)
-
-
 # Kafka's AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
 # CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12,
 # CREATE_TOKENS 13, DESCRIBE_TOKENS 14. minikafka has no ACLs: everything is allowed.
-TOPIC_OPERATIONS = _bits(3, 4, 5, 6, 7, 8, 10, 11)
-CLUSTER_OPERATIONS = _bits(5, 7, 8, 9, 10, 11, 12, 13, 14)
+# kafka-python's MetadataResponse takes these as sets of bits; other messages as ints.
+TOPIC_OPERATION_SET = frozenset({3, 4, 5, 6, 7, 8, 10, 11})
+CLUSTER_OPERATION_SET = frozenset({5, 7, 8, 9, 10, 11, 12, 13, 14})
+CLUSTER_OPERATIONS = sum(1 << op for op in CLUSTER_OPERATION_SET)
 
 
 def serving_broker(ctx: RequestContext) -> Broker:

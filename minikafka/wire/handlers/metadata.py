@@ -17,10 +17,9 @@ from ...core.controller import NO_LEADER
 from ..listeners import endpoint
 from ..registry import RequestContext
 from ._common import (
-    CLUSTER_OPERATIONS,
+    CLUSTER_OPERATION_SET,
     KAFKA_ERRORS,
-    OPERATIONS_NOT_REQUESTED,
-    TOPIC_OPERATIONS,
+    TOPIC_OPERATION_SET,
     cluster_id,
     controller_id,
     error_code,
@@ -54,7 +53,8 @@ def _auto_create(cluster, name: str) -> int:
     return errors.NONE
 
 
-def _topic(cluster, name: str, live: set[int], version: int, operations: int) -> _Topic:
+def _topic(cluster, name: str, live: set[int], version: int,
+           operations: set[int] | None) -> _Topic:
     meta = cluster.controller.topics[name]
     partitions = []
     for p, reg in enumerate(meta.partitions):
@@ -70,7 +70,7 @@ def _topic(cluster, name: str, live: set[int], version: int, operations: int) ->
 
 def _unknown(name: str | None, code: int, topic_id: uuid.UUID = _ZERO_UUID) -> _Topic:
     return _Topic(error_code=code, name=name, topic_id=topic_id, is_internal=False,
-                  partitions=[], authorized_operations=OPERATIONS_NOT_REQUESTED)
+                  partitions=[], authorized_operations=None)
 
 
 def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
@@ -84,8 +84,9 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     for b in live_ids:
         host, port = endpoint(cluster, b)
         brokers.append(_Broker(node_id=b, host=host, port=port, rack=cluster.brokers[b].rack))
-    operations = TOPIC_OPERATIONS if version >= 8 and request.include_topic_authorized_operations \
-        else OPERATIONS_NOT_REQUESTED
+    # None encodes as INT32_MIN, "not requested"
+    operations = set(TOPIC_OPERATION_SET) if version >= 8 and \
+        request.include_topic_authorized_operations else None
     requested = request.topics
     topics = []
     if requested is None or (version == 0 and not requested):
@@ -108,8 +109,8 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
                     topics.append(_unknown(name, code or errors.UNKNOWN_TOPIC_OR_PARTITION))
                     continue
             topics.append(_topic(cluster, name, live, version, operations))
-    cluster_operations = CLUSTER_OPERATIONS if 8 <= version <= 10 and \
-        request.include_cluster_authorized_operations else OPERATIONS_NOT_REQUESTED
+    cluster_operations = set(CLUSTER_OPERATION_SET) if 8 <= version <= 10 and \
+        request.include_cluster_authorized_operations else None
     return MetadataResponse(
         version=version, throttle_time_ms=0, brokers=brokers, cluster_id=cluster_id(cluster),
         controller_id=controller_id(cluster), topics=topics,
