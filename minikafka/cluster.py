@@ -33,7 +33,7 @@ from .core.log_manager import LogManager
 from .core.network import Network
 from .core.producer_state import ProducerStateManager
 from .core.replica import Replica
-from .core.storage import LogDir
+from .core.storage import BatchEncoder, LogDir
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,9 @@ class Cluster:
         self.log_dirs: dict[int, LogDir] = {}
         if log_dir is not None:
             from .client.compression import CODECS  # snappy, lz4, zstd for compressed batches
-            self.log_dirs = {b: LogDir(Path(log_dir) / f"broker-{b}", CODECS) for b in ids}
+            encoder = BatchEncoder(CODECS)  # replicas share batches: encode each once
+            self.log_dirs = {b: LogDir(Path(log_dir) / f"broker-{b}", CODECS, encoder)
+                             for b in ids}
         self.controller.elect_quorum_leader(self._alive_voters())
         self.journal.record(self.clock.now_ms, "controller.elected",
                             controller=self.controller.quorum.leader,

@@ -209,3 +209,11 @@ def test_the_batch_codec_round_trips_and_checks_its_crc():
         decode_batch(bytes(broken))
     with pytest.raises(CorruptBatch):
         decode_batch(data[:-1])
+
+
+def test_deleting_a_topic_removes_its_partition_directories(tmp_path):
+    cluster = disk_cluster(tmp_path)
+    produce(cluster, 0, 3)
+    assert all(files_of(tmp_path, b).is_dir() for b in cluster.brokers)
+    cluster.delete_topic("t")
+    assert not any(files_of(tmp_path, b).exists() for b in cluster.brokers)

@@ -57,14 +57,14 @@ class LogManager:
         self.replicas = replicas  # (broker id, replica) of every running broker
         self.origin_ms = clock.now_ms
         self._timers: dict[str, Any] = {RETENTION: None, CLEANER: None}
-
-    def _interval(self, task: str) -> int:
-        key = "log.retention.check.interval.ms" if task == RETENTION else "log.cleaner.backoff.ms"
-        return max(1, int(self.broker_config[key]))
+        self.intervals = {
+            RETENTION: max(1, int(broker_config["log.retention.check.interval.ms"])),
+            CLEANER: max(1, int(broker_config["log.cleaner.backoff.ms"])),
+        }
 
     def arm(self, task: str, not_before: int) -> None:
         """Schedule `task` on its period's next tick at or after not_before."""
-        interval = self._interval(task)
+        interval = self.intervals[task]
         ticks = -(-(not_before - self.origin_ms) // interval)
         when = self.origin_ms + ticks * interval
         timer = self._timers[task]
@@ -76,8 +76,14 @@ class LogManager:
 
     def on_log_changed(self, replica: Replica) -> None:
         """New data (or a config change) may give the task for this log work to do."""
-        task = CLEANER if "compact" in policies(replica.config) else RETENTION
-        self.arm(task, self.clock.now_ms)
+        task = CLEANER if "compact" in replica.config["cleanup.policy"] else RETENTION
+        timer = self._timers[task]
+        now = self.clock.now_ms
+        # Called on every high watermark move: usually a pass is already due within a
+        # period (timers sit on period ticks, so that is the next tick), and that is all.
+        if timer is not None and timer.when - now < self.intervals[task] and not timer.cancelled:
+            return
+        self.arm(task, now)
 
     def arm_all(self) -> None:
         self.arm(RETENTION, self.clock.now_ms)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import gzip
 import os
 import struct
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -151,6 +152,26 @@ def encode_batch(batch: RecordBatch, delete_horizon_ms: int | None = None,
     return bytes(out)
 
 
+class BatchEncoder:
+    """encode_batch with a short memory: a leader and its followers append the same
+    batch object, so its bytes are built once rather than once per replica."""
+
+    def __init__(self, codecs: Codecs | None = None, size: int = 256) -> None:
+        self.codecs = codecs
+        self.size = size
+        self._recent: OrderedDict[int, tuple[RecordBatch, int | None, bytes]] = OrderedDict()
+
+    def __call__(self, batch: RecordBatch, delete_horizon_ms: int | None = None) -> bytes:
+        hit = self._recent.get(id(batch))
+        if hit is not None and hit[0] is batch and hit[1] == delete_horizon_ms:
+            return hit[2]
+        data = encode_batch(batch, delete_horizon_ms, self.codecs)
+        self._recent[id(batch)] = (batch, delete_horizon_ms, data)  # holds the batch: ids stay unique
+        if len(self._recent) > self.size:
+            self._recent.popitem(last=False)
+        return data
+
+
 def batch_length(buf: bytes, pos: int = 0) -> int:
     """Total bytes of the batch at pos, from its length field (-1 if cut short)."""
     if pos + LENGTH_PREFIX > len(buf):
@@ -256,9 +277,11 @@ def segment_name(base_offset: int) -> str:
 class PartitionFiles:
     """The files of one partition directory, kept in step with its PartitionLog."""
 
-    def __init__(self, path: Path, codecs: Codecs | None = None) -> None:
+    def __init__(self, path: Path, codecs: Codecs | None = None,
+                 encoder: BatchEncoder | None = None) -> None:
         self.path = path
         self.codecs = codecs
+        self.encode = encoder or BatchEncoder(codecs)
         # base offset -> [.log size, offset index entries written, time index entries written]
         self.written: dict[int, list[int]] = {}
         path.mkdir(parents=True, exist_ok=True)
@@ -290,7 +313,7 @@ class PartitionFiles:
             self._forget_missing(log)
             self._start(seg.base_offset)
         state = self.written[seg.base_offset]
-        data = encode_batch(batch, log.delete_horizons.get(batch.base_offset), self.codecs)
+        data = self.encode(batch, log.delete_horizons.get(batch.base_offset))
         with open(self._file(seg.base_offset, ".log"), "ab") as f:
             f.write(data)
         position = state[0]
@@ -313,7 +336,7 @@ class PartitionFiles:
         chunks, positions = [], {}
         size = 0
         for batch in seg.batches:
-            data = encode_batch(batch, log.delete_horizons.get(batch.base_offset), self.codecs)
+            data = self.encode(batch, log.delete_horizons.get(batch.base_offset))
             positions[batch.last_offset] = size
             chunks.append(data)
             size += len(data)
@@ -403,9 +426,11 @@ class PartitionFiles:
 class LogDir:
     """A broker's log directory: partition directories and the broker-wide checkpoints."""
 
-    def __init__(self, path: str | os.PathLike, codecs: Codecs | None = None) -> None:
+    def __init__(self, path: str | os.PathLike, codecs: Codecs | None = None,
+                 encoder: BatchEncoder | None = None) -> None:
         self.path = Path(path)
         self.codecs = codecs
+        self.encoder = encoder or BatchEncoder(codecs)
         self.path.mkdir(parents=True, exist_ok=True)
 
     def partition_path(self, topic: str, partition: int) -> Path:
@@ -413,7 +438,7 @@ class LogDir:
 
     def attach(self, topic: str, partition: int, log: PartitionLog) -> PartitionFiles:
         """Start mirroring a new (or emptied) log into its directory."""
-        files = PartitionFiles(self.partition_path(topic, partition), self.codecs)
+        files = PartitionFiles(self.partition_path(topic, partition), self.codecs, self.encoder)
         for stale in files.path.glob("*"):
             if stale.suffix in (".log", ".index", ".timeindex"):
                 stale.unlink()
@@ -464,7 +489,7 @@ class LogDir:
         """Recover one partition: (log, high watermark from the checkpoint, bytes cut)."""
         cps = self.read_checkpoints()
         tp = (topic, partition)
-        files = PartitionFiles(self.partition_path(topic, partition), self.codecs)
+        files = PartitionFiles(self.partition_path(topic, partition), self.codecs, self.encoder)
         log, cut = files.load(segment_bytes, segment_ms, now_ms,
                               cps["log-start-offset"].get(tp, 0),
                               cps["cleaner-offset"].get(tp, 0))
