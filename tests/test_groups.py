@@ -227,9 +227,12 @@ def test_a_rebalance_waits_for_members_that_do_not_poll():
     a, b = consumer(cluster, "a"), consumer(cluster, "b")
     settle_group([a, b])
     c = consumer(cluster, "c")
-    poll_for([c], 20_000)  # only the newcomer polls: the others never rejoin
+    poll_for([c], 60_000)  # only the newcomer polls: the others never rejoin
     assert group_state(cluster) == g.PREPARING_REBALANCE
     assert c.assignment() == set()
+    # Its JoinGroup is parked at the coordinator (up to the rebalance timeout, 300 s), not
+    # timed out and resent after request_timeout_ms (30 s).
+    assert len([e for e in cluster.journal.of_kind("consumer.join") if e.client == "c"]) == 2
     settle_group([a, b, c])
     assert sorted(p for x in (a, b, c) for p in assignment(x)) == [0, 1, 2]
 
@@ -440,3 +443,13 @@ def test_snapshot_shows_members_and_assignments():
     assert snap["state"] == g.STABLE and snap["generation"] == 1 and snap["protocol"] == "range"
     assigned = sorted(p for m in snap["members"].values() for p in m["assignment"])
     assert assigned == ["orders-0", "orders-1", "orders-2"]
+
+
+def test_a_long_poll_on_an_idle_topic_is_not_a_poll_timeout():
+    cluster = cluster_with()
+    c = consumer(cluster, "c", enable_auto_commit=False, max_poll_interval_ms=20_000)
+    settle_group([c])
+    generation = c._group.generation
+    assert c.poll(timeout_ms=60_000) == {}  # blocked in poll() three times the interval
+    assert cluster.journal.of_kind("consumer.poll_timeout") == []
+    assert c._group.generation == generation and assignment(c) == [0, 1, 2]

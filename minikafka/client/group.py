@@ -193,6 +193,8 @@ class GroupMember:
             return True
         if now >= self._metadata_at:
             return True
+        if now - self._last_poll >= self.max_poll_interval_ms // 2:
+            return True  # a long poll() still counts as polling: refresh the poll timer
         return self.auto_commit and now >= self._auto_commit_at and self._can_commit()
 
     def on_records_returned(self) -> None:
@@ -383,7 +385,7 @@ class GroupMember:
         self.cluster.clock.call_at(self._retry_at, _noop)
 
     def _send(self, handler: Callable, args: tuple, on_response: Callable[[Any], None],
-              failed: Any, waits: bool) -> None:
+              failed: Any, waits: bool, timeout_ms: int | None = None) -> None:
         """handler(coordinator, *args[, respond]) at the coordinator, through the network.
 
         ``waits``: the handler answers through a callback (JoinGroup, SyncGroup,
@@ -394,6 +396,9 @@ class GroupMember:
         node = self.coordinator
         incarnation = self._incarnation
         state = {"done": False, "timer": None}
+        if node is None:  # the coordinator was lost meanwhile: fail, the caller retries
+            cluster.clock.call_later(cluster.network.latency_ms, on_response, failed)
+            return
 
         def deliver(result: Any) -> None:
             if state["done"] or incarnation != self._incarnation:
@@ -416,7 +421,8 @@ class GroupMember:
             # Connection refused: the client hears about it at once.
             cluster.clock.call_later(cluster.network.latency_ms, deliver, failed)
             return
-        state["timer"] = cluster.clock.call_later(self.request_timeout_ms, deliver, failed)
+        state["timer"] = cluster.clock.call_later(timeout_ms or self.request_timeout_ms,
+                                                  deliver, failed)
 
     def _request_sync(self, handler: Callable, args: tuple, failed: Any, waits: bool,
                       timeout_ms: int | None = None) -> Any:
@@ -504,7 +510,9 @@ class GroupMember:
         self._send(self.cluster.groups.join_group,
                    (self.group_id, self.member_id, self.instance_id, self.client_id, CLIENT_HOST,
                     "consumer", protocols, self.session_timeout_ms, self.rebalance_timeout_ms),
-                   answered, JoinResult(errors.NETWORK_EXCEPTION, self.member_id), waits=True)
+                   answered, JoinResult(errors.NETWORK_EXCEPTION, self.member_id), waits=True,
+                   # A JoinGroup may wait out a whole rebalance (as in the Java client).
+                   timeout_ms=max(self.request_timeout_ms, self.rebalance_timeout_ms + 5_000))
         self.cluster.journal.record(self.cluster.now_ms, "consumer.join", client=self.client_id,
                                     group=self.group_id, member=self.member_id, reason=reason)
 
