@@ -19,6 +19,7 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 from minikafka.client.group import settle_group
 from minikafka.cluster import Cluster
 from minikafka.core import group as g
+from minikafka.core.errors import KafkaCoreError
 from minikafka.core.offsets import (
     OFFSETS_TOPIC,
     ConsumerAssignment,
@@ -413,3 +414,29 @@ def test_offsets_sent_to_a_transaction_count_only_if_it_commits():
         else:
             producer.abort_transaction()
         assert c.committed(TP0) == (10 if commit else None)
+
+
+def test_standalone_consumer_offsets_expire_by_commit_time():
+    cluster = cluster_with(**{"offsets.retention.minutes": 60})
+    c = cluster.consumer(group_id="reports", enable_auto_commit=False)
+    c.assign([TP1])
+    c.commit({TP1: OffsetAndMetadata(4, "", -1)})
+    cluster.advance(30 * 60_000)
+    c.commit({TP1: OffsetAndMetadata(5, "", -1)})  # a fresh commit restarts its clock
+    cluster.advance(50 * 60_000)
+    assert c.committed(TP1) == 5
+    cluster.advance(20 * 60_000)
+    assert c.committed(TP1) is None
+
+
+def test_transactional_offsets_wait_for_a_coordinator_to_come_back():
+    cluster = cluster_with()
+    cluster.groups.find_coordinator("etl")
+    cluster.crash_broker(cluster.groups.find_coordinator("etl"))
+    with pytest.raises(KafkaCoreError, match="not available"):
+        cluster.groups.find_coordinator("etl")  # until the controller fences the broker
+    cluster.groups.commit_transactional("etl", {TP0: OffsetAndMetadata(3, "", -1)})
+    cluster.advance(15_000)
+    assert cluster.admin().list_consumer_group_offsets("etl")[TP0].offset == 3
+    assert any(k == OffsetKey("etl", TOPIC, 0) and v.offset == 3
+               for k, v in offsets_records(cluster, "etl"))  # written by the new coordinator
