@@ -78,7 +78,9 @@ def _parse_duration(text: str) -> timedelta:
 
 
 def _parse_datetime(value: Any) -> int:
-    """Epoch ms from an int, a datetime, or an ISO-8601 string (UTC when no zone)."""
+    """Epoch ms from an int, a datetime, or an ISO-8601 string. Without a zone the tool
+    takes the machine's local one; minikafka takes UTC, so a lesson gives the same
+    answer on every laptop."""
     if isinstance(value, int):
         return value
     if isinstance(value, str):
