@@ -453,3 +453,17 @@ def test_a_long_poll_on_an_idle_topic_is_not_a_poll_timeout():
     assert c.poll(timeout_ms=60_000) == {}  # blocked in poll() three times the interval
     assert cluster.journal.of_kind("consumer.poll_timeout") == []
     assert c._group.generation == generation and assignment(c) == [0, 1, 2]
+
+
+def test_sticky_keeps_partitions_where_they_were_across_an_eager_rebalance():
+    cluster = cluster_with(partitions=6)
+    cs = [consumer(cluster, f"c{i}", partition_assignment_strategy=["sticky"]) for i in range(3)]
+    settle_group(cs)
+    before = {c.config["client_id"]: set(assignment(c)) for c in cs}
+    cs[2].close()
+    settle_group(cs[:2])
+    for c in cs[:2]:
+        # Everything revoked first (eager), yet the previous owner gets it back: the
+        # leader read each member's previous assignment from its user data.
+        assert before[c.config["client_id"]] < set(assignment(c))
+    assert sorted(assignment(cs[0]) + assignment(cs[1])) == list(range(6))
