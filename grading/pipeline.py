@@ -1,0 +1,106 @@
+"""Each step of the instructor pipeline, through nbgrader's own API (as the formgrader does).
+
+A step that nbgrader reports as failed raises PipelineError with nbgrader's log, so a script
+or the self-test stops at the first broken step instead of grading half a class.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nbgrader.utils import capture_log, temp_attrs
+
+from . import leaks
+
+
+class PipelineError(RuntimeError):
+    pass
+
+
+def _check(result: dict | None, what: str) -> str:
+    if not result or not result.get("success"):
+        result = result or {}
+        raise PipelineError(f"{what} failed:\n{result.get('log', '')}{result.get('error', '')}")
+    return result.get("log", "")
+
+
+def course_root(api) -> Path:
+    return Path(api.coursedir.root)
+
+
+def generate(api, assignment: str) -> Path:
+    """The student version in release/<assignment>/, refused if it leaks a solution."""
+    _check(api.generate_assignment(assignment, force=True, create=True),
+           f"generate_assignment {assignment}")
+    root = course_root(api)
+    problems = leaks.check_assignment(root, assignment)
+    if problems:
+        raise PipelineError(f"the release of {assignment} leaks:\n  " + "\n  ".join(problems))
+    return root / "release" / assignment
+
+
+def ensure_exchange(api) -> Path:
+    """The exchange directory, created if missing and writable by everyone (students
+    submit into it under their own user in a shared setup)."""
+    root = Path(api.exchange.ReleaseAssignment(coursedir=api.coursedir, parent=api).root)
+    if not root.exists():
+        root.mkdir(parents=True)
+        os.chmod(root, 0o777)
+    return root
+
+
+def release(api, assignment: str, force: bool = False) -> None:
+    """Copy release/<assignment> into the exchange, where students fetch it."""
+    ensure_exchange(api)
+    with temp_attrs(api.coursedir, assignment_id=assignment):
+        app = api.exchange.ReleaseAssignment(coursedir=api.coursedir,
+                                             authenticator=api.authenticator, parent=api)
+        app.force = force
+        _check(capture_log(app), f"release_assignment {assignment}")
+
+
+def collect(api, assignment: str) -> list[str]:
+    """Move the newest exchange submission of each student into submitted/; their ids."""
+    _check(api.collect(assignment, update=True), f"collect {assignment}")
+    return submitted_students(api, assignment)
+
+
+def submitted_students(api, assignment: str) -> list[str]:
+    root = course_root(api) / "submitted"
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / assignment).is_dir())
+
+
+@dataclass
+class AutogradeReport:
+    graded: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def autograde(api, assignment: str, students: list[str] | None = None,
+              progress=None) -> AutogradeReport:
+    """Run every submission in a fresh kernel and record the scores in the gradebook.
+    One broken submission (a dead kernel, a malformed notebook) does not stop the rest."""
+    report = AutogradeReport()
+    for student in students or submitted_students(api, assignment):
+        result = api.autograde(assignment, student, force=True, create=True)
+        if result and result.get("success"):
+            report.graded.append(student)
+        else:
+            report.failed[student] = (result or {}).get("log", "") + (result or {}).get("error", "")
+        if progress is not None:
+            progress(student, student in report.graded)
+    return report
+
+
+def feedback(api, assignment: str, release_to_exchange: bool = False) -> list[Path]:
+    """HTML feedback per autograded submission in feedback/<student>/<assignment>/;
+    optionally released into the exchange for `nbgrader fetch_feedback`."""
+    _check(api.generate_feedback(assignment, force=True), f"generate_feedback {assignment}")
+    if release_to_exchange:
+        ensure_exchange(api)
+        _check(api.release_feedback(assignment), f"release_feedback {assignment}")
+    return sorted((course_root(api) / "feedback").glob(f"*/{assignment}/*.html"))

@@ -1,0 +1,271 @@
+"""`python -m grading selftest`: the whole pipeline on every assignment, in a temporary copy
+of the course, with four students per assignment:
+
+    solution  fetched from the exchange, submitted back through it: full autograded marks
+    blank     the same route, nothing answered: zero
+    wrong     imported from a Canvas-style zip with a roster: exactly the partial credit
+              recorded in selftest/wrong/<assignment>.py
+    edited    the wrong answers with every test cell rewritten to pass, from the same zip:
+              the edits are reported and earn nothing (the same score as wrong)
+
+It also checks that each release leaks nothing, that feedback is generated for every
+submission, that the per-question CSV agrees with the gradebook and, where a wrong answer
+loops forever, that the cell timeout stopped it and grading went on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook
+from nbgrader.utils import capture_log, temp_attrs
+from traitlets.config import Config
+
+from .. import COURSE_DIR, course, integrity, lms, pipeline, scores
+from . import submissions, wrong
+
+SELFTEST_CELL_TIMEOUT = 10  # seconds; the wrong answers' runaway loops hit this
+STUDENTS = {  # variant -> (student id, route)
+    "solution": ("s-solution", "exchange"),
+    "blank": ("s-blank", "exchange"),
+    "wrong": ("s-wrong", "lms zip"),
+    "edited": ("s-edited", "lms zip"),
+}
+LMS_IDS = {"wrong": "1001", "edited": "1002"}
+
+
+@dataclass
+class Row:
+    assignment: str
+    variant: str
+    route: str
+    score: float
+    maximum: float
+    expected: str
+    edits: str
+    ok: bool
+    notes: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def _environment(**values: str | None) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    try:
+        for key, value in values.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def copy_course(dest: Path, assignments: list[str]) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy(COURSE_DIR / course.CONFIG_FILE, dest / course.CONFIG_FILE)
+    for assignment in assignments:
+        shutil.copytree(COURSE_DIR / "source" / assignment, dest / "source" / assignment,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    return dest
+
+
+def _exchange_step(api, kind: str, assignment: str, student: str, workdir: Path,
+                   cache: Path) -> None:
+    """A student's fetch or submit, as `nbgrader fetch_assignment` / `nbgrader submit`."""
+    with temp_attrs(api.coursedir, assignment_id=assignment, student_id=student):
+        app = getattr(api.exchange, kind)(coursedir=api.coursedir,
+                                          authenticator=api.authenticator, parent=api)
+        app.assignment_dir = str(workdir)
+        app.cache = str(cache)
+        result = capture_log(app)
+    if not result.get("success"):
+        raise pipeline.PipelineError(f"{kind} {assignment} as {student} failed:\n"
+                                     f"{result.get('log', '')}{result.get('error', '')}")
+
+
+def _variant_notebooks(root: Path, assignment: str, variant: str,
+                       answers: dict[str, str]) -> tuple[dict[str, nbformat.NotebookNode], list[str]]:
+    """notebook file name -> the student's notebook, and the test cells edited."""
+    out, edited, used = {}, [], set()
+    for source_path in course.source_notebooks(root, assignment):
+        released = nbformat.read(root / "release" / assignment / source_path.name, as_version=4)
+        if variant == "solution":
+            nb = submissions.with_solutions(released, nbformat.read(source_path, as_version=4))
+        elif variant == "blank":
+            nb = released
+        else:
+            ids = {c.metadata.get("nbgrader", {}).get("grade_id") for c in released.cells}
+            mine = {k: v for k, v in answers.items() if k in ids}
+            used |= set(mine)
+            nb = submissions.with_answers(released, mine)
+            if variant == "edited":
+                nb, cells = submissions.with_edited_tests(nb)
+                edited += cells
+        out[source_path.name] = nb
+    if variant in ("wrong", "edited") and used != set(answers):
+        raise KeyError(f"{assignment}: wrong answers for unknown cells {sorted(set(answers) - used)}")
+    return out, edited
+
+
+def _autograded_maximum(db_url: str, assignment: str) -> tuple[float, set[str]]:
+    """Points of the autograded (code) test cells, and their columns."""
+    with Gradebook(db_url) as gb:
+        cells = [(nb.name, c) for nb in gb.find_assignment(assignment).notebooks
+                 for c in nb.grade_cells if c.cell_type == "code"]
+        return sum(c.max_score for _, c in cells), {f"{n}:{c.name}" for n, c in cells}
+
+
+def _runaway_stopped(root: Path, assignment: str, student: str, cell_id: str) -> bool:
+    for path in (root / "autograded" / student / assignment).glob("*.ipynb"):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") == cell_id:
+                return any(o.get("output_type") == "error" and
+                           o.get("ename") in ("CellTimeoutError", "KeyboardInterrupt")
+                           for o in cell.get("outputs", []))
+    return False
+
+
+def run_assignment(api, root: Path, work: Path, assignment: str,
+                   log: Callable[[str], None]) -> list[Row]:
+    started = time.monotonic()
+    steps: dict[str, float] = {}
+
+    def lap(step: str) -> None:
+        steps[step] = time.monotonic() - started - sum(steps.values())
+
+    db_url = api.coursedir.db_url
+    answers = wrong.for_assignment(assignment)
+    pipeline.generate(api, assignment)           # refuses a release that leaks
+    lap("generate")
+    pipeline.release(api, assignment, force=True)
+    lap("release")
+    cache = work / "cache"
+    archive = work / f"{assignment}-canvas-export.zip"
+    roster = work / "roster.csv"
+    roster.write_text("lms_id,name,student_id\n" + "".join(
+        f"{LMS_IDS[v]},{v} student,{STUDENTS[v][0]}\n" for v in LMS_IDS))
+    expected_edits: list[str] = []
+    with zipfile.ZipFile(archive, "w") as zf:
+        for variant, (student, route) in STUDENTS.items():
+            notebooks, edited = _variant_notebooks(root, assignment, variant, answers.CELLS)
+            if variant == "edited":
+                expected_edits = edited
+            if route == "exchange":
+                home = work / "students" / student
+                _exchange_step(api, "FetchAssignment", assignment, student, home, cache)
+                for name, nb in notebooks.items():
+                    nbformat.write(nb, home / assignment / name)
+                _exchange_step(api, "Submit", assignment, student, home, cache)
+            else:
+                for name, nb in notebooks.items():
+                    # Canvas: login_userid_submissionid_file, "-1" on a resubmission
+                    stem = Path(name).stem + ("-1" if variant == "edited" else "")
+                    zf.writestr(f"{variant}student_{LMS_IDS[variant]}_50{LMS_IDS[variant]}_"
+                                f"{stem}.ipynb", nbformat.writes(nb))
+    lap("students")
+    collected = pipeline.collect(api, assignment)
+    imported = lms.import_submissions(root, assignment, archive, "canvas", roster=roster)
+    lap("collect+import")
+    notes = [f"collected {len(collected)} from the exchange, imported {len(imported.imported)} "
+             f"from the LMS zip"]
+    report = pipeline.autograde(api, assignment, [s for s, _ in STUDENTS.values()])
+    for student, why in report.failed.items():
+        notes.append(f"autograde failed for {student}: {why.strip().splitlines()[-1:]}")
+    lap("autograde")
+    edits = integrity.edited_locked_cells(root, assignment)
+    html = pipeline.feedback(api, assignment)
+    lap("feedback")
+    maximum, auto_columns = _autograded_maximum(db_url, assignment)
+    qs = scores.questions(root, db_url, assignment)
+    csv_path = scores.write_csv(root / f"scores-{assignment}.csv", qs,
+                                scores.student_scores(db_url, assignment),
+                                {s: [e.cell for e in edits if e.student == s] for s in
+                                 {e.student for e in edits}})
+    table = scores.read_csv(csv_path)
+
+    def auto_score(student: str) -> float:
+        row = table.get(student, {})
+        return sum(float(row[c]) for c in auto_columns if row.get(c) not in (None, ""))
+
+    rows = []
+    wrong_score = auto_score(STUDENTS["wrong"][0])
+    for variant, (student, route) in STUDENTS.items():
+        score = auto_score(student)
+        found = sorted(e.cell for e in edits if e.student == student)
+        problems, info = [], []
+        if student not in report.graded:
+            problems.append("not autograded")
+        if student not in table:
+            problems.append("missing from the scores CSV")
+        if not any(p.parts[-3] == student for p in html):
+            problems.append("no feedback generated")
+        if variant == "solution":
+            expected, right = f"{maximum:g}", score == maximum
+        elif variant == "blank":
+            expected, right = "0", score == 0
+        elif variant == "wrong":
+            expected = f"{answers.EXPECTED_POINTS:g}"
+            right = score == answers.EXPECTED_POINTS and 0 < score < maximum
+            if answers.RUNAWAY_CELL:
+                if _runaway_stopped(root, assignment, student, answers.RUNAWAY_CELL):
+                    info.append(f"runaway cell {answers.RUNAWAY_CELL!r} stopped by the timeout")
+                else:
+                    problems.append(f"runaway cell {answers.RUNAWAY_CELL!r} was not stopped")
+        else:
+            expected, right = f"{wrong_score:g} (= wrong)", score == wrong_score
+            if not found or found != sorted(expected_edits):
+                problems.append(f"edited {sorted(expected_edits)}, reported {found}")
+        if variant != "edited" and found:
+            problems.append(f"edits reported where there were none: {found}")
+        rows.append(Row(assignment, variant, route, score, maximum, expected,
+                        f"{len(found)} reported" if found else "-",
+                        right and not problems, problems + info))
+    rows[0].notes = notes + rows[0].notes
+    lap("export")
+    log(f"{assignment}: {time.monotonic() - started:.1f} s ("
+        + ", ".join(f"{k} {v:.1f}" for k, v in steps.items()) + ")")
+    return rows
+
+
+def format_table(rows: list[Row]) -> str:
+    header = ("assignment", "submission", "route", "score", "expected", "locked-cell edits", "ok")
+    body = [(r.assignment, r.variant, r.route, f"{r.score:g}/{r.maximum:g}", r.expected, r.edits,
+             "yes" if r.ok else "NO") for r in rows]
+    widths = [max(len(str(x[i])) for x in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(str(v).ljust(w) for v, w in zip(line, widths)).rstrip()
+             for line in [header, *body]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    notes = [f"  {r.assignment}/{r.variant}: {n}" for r in rows for n in r.notes]
+    return "\n".join(lines + (["", "notes:", *notes] if notes else []))
+
+
+def run(assignments: list[str] | None = None, keep: Path | None = None,
+        log: Callable[[str], None] = print) -> tuple[bool, list[Row]]:
+    """Run the self-test; (all as expected, the table's rows)."""
+    assignments = assignments or course.assignments()
+    with tempfile.TemporaryDirectory(prefix="grading-selftest-") as tmp:
+        work = Path(keep) if keep else Path(tmp)
+        root = copy_course(work / "course", assignments)
+        overrides = Config()
+        overrides.Exchange.cache = str(work / "cache")
+        with _environment(GRADING_DB_URL=None, GRADING_EXCHANGE=None,
+                          GRADING_CELL_TIMEOUT=str(SELFTEST_CELL_TIMEOUT)):
+            api = course.make_api(root, overrides)
+            rows = []
+            for assignment in assignments:
+                rows.extend(run_assignment(api, root, work, assignment, log))
+    return all(r.ok for r in rows), rows
