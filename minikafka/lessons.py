@@ -1,0 +1,607 @@
+"""Small helpers the lesson notebooks share.
+
+The lessons narrate and run experiments; anything more than a few lines of code lives
+here (or elsewhere in minikafka), so a notebook cell stays short and readable:
+
+- ``quiz()``: a self-check question. In JupyterLab it is a widget (choose, press
+  *Check*); anywhere else it shows as text, and ``q.check("b")`` answers it in code.
+- ``explore()``: widgets over a function; the same function is also called in a plain
+  code cell, so every notebook runs top to bottom with no clicks.
+- ``show()``: draw graphviz pictures (the ``minikafka.viz`` renderers), or say in words
+  that Graphviz is missing.
+- ``Table`` and friends: results as small tables (``topic_table`` is what
+  ``kafka-topics.sh --describe`` prints, with the offsets added).
+- ``read_topic()``: everything a topic holds, read by a real consumer.
+- ``truck_positions()``: the course's running example, trucks reporting GPS positions.
+- ``durability_table()``: lesson 5's experiment over seeded fault schedules.
+- ``SourceConnector``, ``SinkConnector``, ``MirrorMaker``: lesson 13's pipeline in
+  miniature.
+- ``checked()``: each lesson's hidden check cell reports its key outcomes with it.
+
+Nothing here reads the wall clock or a global random state: the same seed gives the
+same lesson, for every student.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import random
+import shutil
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka.structs import OffsetAndMetadata, TopicPartition
+
+__all__ = [
+    "CHECK_MARK",
+    "Feedback",
+    "MirrorMaker",
+    "Quiz",
+    "SinkConnector",
+    "SourceConnector",
+    "Table",
+    "batches_table",
+    "broker_table",
+    "checked",
+    "drain",
+    "durability_table",
+    "explore",
+    "group_table",
+    "quiz",
+    "read_topic",
+    "show",
+    "topic_table",
+    "truck_positions",
+]
+
+LETTERS = "abcdefghij"
+
+
+# -- self-check questions ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Feedback:
+    """What a quiz says about one answer; truthy when the answer is right."""
+
+    correct: bool
+    text: str
+
+    def __bool__(self) -> bool:
+        return self.correct
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        colour = "#009E73" if self.correct else "#D55E00"  # Okabe-Ito green / vermillion
+        return (f'<div style="border-left: 4px solid {colour}; padding: 4px 10px">'
+                f"{html.escape(self.text)}</div>")
+
+
+class Quiz:
+    """A multiple-choice question with immediate feedback.
+
+    ``answer`` is the index of the right option, its letter ("b") or its text. Answer
+    with the widget, or in code with ``check()``::
+
+        q = quiz("Where is order kept?", ["per topic", "per partition"], "b",
+                 "Offsets grow per partition; partitions are independent.")
+        q.check("b")     # Right. Offsets grow per partition; ...
+    """
+
+    def __init__(self, question: str, options: Sequence[str], answer: int | str,
+                 explanation: str) -> None:
+        if not 2 <= len(options) <= len(LETTERS):
+            raise ValueError(f"a quiz needs 2 to {len(LETTERS)} options")
+        self.question = question
+        self.options = list(options)
+        self.explanation = explanation
+        self.answer = self._index(answer)
+        self._widget = None
+
+    def _index(self, choice: int | str) -> int:
+        if isinstance(choice, bool):
+            raise ValueError("choose an option by number, letter or text")
+        if isinstance(choice, int):
+            index = choice
+        elif isinstance(choice, str) and len(choice.strip()) == 1 and \
+                choice.strip().lower() in LETTERS:
+            index = LETTERS.index(choice.strip().lower())
+        elif choice in self.options:
+            index = self.options.index(choice)
+        else:
+            raise ValueError(f"no option {choice!r}: use a letter from "
+                             f"{LETTERS[0]} to {LETTERS[len(self.options) - 1]}")
+        if not 0 <= index < len(self.options):
+            raise ValueError(f"no option number {index}")
+        return index
+
+    def label(self, index: int) -> str:
+        return f"{LETTERS[index]}) {self.options[index]}"
+
+    def check(self, choice: int | str) -> Feedback:
+        """Answer the question; the feedback explains either way."""
+        index = self._index(choice)
+        if index == self.answer:
+            return Feedback(True, f"Right: {self.label(index)}. {self.explanation}")
+        return Feedback(False, f"Not quite: you chose {self.label(index)}; the answer is "
+                               f"{self.label(self.answer)}. {self.explanation}")
+
+    # -- display ---------------------------------------------------------------------
+    @property
+    def widget(self):
+        if self._widget is None:
+            import ipywidgets as W
+
+            title = W.HTML(f"<b>Check yourself.</b> {html.escape(self.question)}")
+            choices = W.RadioButtons(options=[(self.label(i), i)
+                                              for i in range(len(self.options))],
+                                     value=None, layout=W.Layout(width="auto"))
+            button = W.Button(description="Check", button_style="info",
+                              layout=W.Layout(width="auto"))
+            answer = W.HTML()
+
+            def on_click(_: Any) -> None:
+                if choices.value is None:
+                    answer.value = "<i>Pick an answer first.</i>"
+                else:
+                    answer.value = self.check(choices.value)._repr_html_()
+
+            button.on_click(on_click)
+            self._widget = W.VBox([title, choices, button, answer])
+            self._widget.add_class("minikafka-quiz")
+        return self._widget
+
+    def _text(self) -> str:
+        lines = [f"Check yourself: {self.question}"]
+        lines += [f"  {self.label(i)}" for i in range(len(self.options))]
+        lines.append("Answer in code with .check('a'), .check('b'), ...")
+        return "\n".join(lines)
+
+    def _html(self) -> str:
+        items = "".join(f"<li>{html.escape(self.label(i))}</li>"
+                        for i in range(len(self.options)))
+        return (f"<p><b>Check yourself.</b> {html.escape(self.question)}</p>"
+                f'<ul style="list-style: none">{items}</ul>'
+                f"<details><summary>Show the answer</summary>"
+                f"{html.escape(self.label(self.answer))}. "
+                f"{html.escape(self.explanation)}</details>")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        # A live kernel shows the widget; a page without widget state (a static viewer,
+        # an exported notebook) shows the question as HTML, with the answer folded away.
+        bundle = {"text/plain": self._text(), "text/html": self._html()}
+        try:
+            widget_bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        except Exception:  # no ipywidgets or no kernel: the text will do
+            widget_bundle = None
+        if widget_bundle:
+            data = widget_bundle[0] if isinstance(widget_bundle, tuple) else widget_bundle
+            view = data.get("application/vnd.jupyter.widget-view+json")
+            if view is not None:
+                bundle["application/vnd.jupyter.widget-view+json"] = view
+        return bundle
+
+    def __repr__(self) -> str:
+        return self._text()
+
+
+def quiz(question: str, options: Sequence[str], answer: int | str, explanation: str) -> Quiz:
+    """A self-check question (see Quiz)."""
+    return Quiz(question, options, answer, explanation)
+
+
+# -- widgets over a function ---------------------------------------------------------------
+
+def explore(fn: Callable[..., Any], *, button: str | None = None, **controls: Any):
+    """Widgets for ``fn``'s arguments, as ``ipywidgets.interactive`` makes them from the
+    same abbreviations (a (min, max) or (min, max, step) tuple is a slider, a list a
+    drop-down, a bool a check box, a fixed value stays fixed).
+
+    With ``button`` (its caption), ``fn`` runs only when the button is pressed: use it
+    for anything that takes more than a moment. Without, it reruns on every change.
+    The result is displayed under the controls. The lesson also calls ``fn`` in a plain
+    code cell, which is what runs when the notebook is executed without a browser.
+    """
+    import ipywidgets as W
+    from IPython.display import display
+
+    def run(**kwargs: Any) -> None:
+        result = fn(**kwargs)
+        if result is not None:
+            display(result)
+
+    run.__name__ = getattr(fn, "__name__", "run")
+    if button:
+        return W.interactive(run, {"manual": True, "manual_name": button}, **controls)
+    return W.interactive(run, **controls)
+
+
+# -- pictures ------------------------------------------------------------------------------
+
+_DOT: bool | None = None
+
+
+def _has_dot() -> bool:
+    global _DOT
+    if _DOT is None:
+        _DOT = shutil.which("dot") is not None
+    return _DOT
+
+
+class _Picture:
+    def __init__(self, graph: Any) -> None:
+        self.graph = graph
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        name = getattr(self.graph, "name", None) or "picture"
+        text = f"<{name}: a graphviz picture>"
+        if not _has_dot():
+            return {"text/plain": text + " (not drawn: install Graphviz's `dot`, "
+                                         "e.g. apt-get install graphviz)"}
+        svg = self.graph.pipe(format="svg", encoding="utf-8")
+        return {"image/svg+xml": svg, "text/plain": text}
+
+
+def show(*graphs: Any) -> None:
+    """Draw each graphviz picture in the notebook (in words, if `dot` is missing)."""
+    from IPython.display import display
+
+    for graph in graphs:
+        display(_Picture(graph))
+
+
+# -- tables --------------------------------------------------------------------------------
+
+@dataclass
+class Table:
+    """Rows of plain values with named columns; shows as an HTML table or as text."""
+
+    rows: list[dict[str, Any]]
+    columns: list[str] = field(default_factory=list)
+    title: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.columns:
+            seen: dict[str, None] = {}
+            for row in self.rows:
+                seen.update(dict.fromkeys(row))
+            self.columns = list(seen)
+
+    def column(self, name: str) -> list[Any]:
+        return [row.get(name) for row in self.rows]
+
+    def where(self, **match: Any) -> list[dict[str, Any]]:
+        """The rows whose values equal every given one."""
+        return [r for r in self.rows if all(r.get(k) == v for k, v in match.items())]
+
+    def one(self, **match: Any) -> dict[str, Any]:
+        rows = self.where(**match)
+        if len(rows) != 1:
+            raise LookupError(f"{len(rows)} rows match {match}")
+        return rows[0]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @staticmethod
+    def _cell(value: Any) -> str:
+        if value is None:
+            return "-"
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, list | tuple):
+            return ",".join(str(v) for v in value)
+        if isinstance(value, float):
+            return f"{value:.2f}"
+        return str(value)
+
+    def __str__(self) -> str:
+        cells = [self.columns] + [[self._cell(r.get(c)) for c in self.columns]
+                                  for r in self.rows]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(self.columns))]
+        lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
+        return "\n".join(([self.title] if self.title else []) + lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(self._cell(r.get(c)))}</td>"
+                             for c in self.columns) + "</tr>" for r in self.rows)
+        caption = f"<caption>{html.escape(self.title)}</caption>" if self.title else ""
+        return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def topic_table(cluster: Any, topic: str, offsets: bool = True) -> Table:
+    """One row per partition, as ``kafka-topics.sh --describe`` shows it (leader,
+    replicas, ISR), plus the leader's log start offset, high watermark and log end
+    offset when ``offsets``."""
+    desc = cluster.describe_topic(topic)
+    rows = []
+    for p in desc.partitions:
+        row: dict[str, Any] = {"partition": p.partition,
+                               "leader": "none (offline)" if p.leader is None else p.leader,
+                               "replicas": list(p.replicas), "isr": list(p.isr)}
+        if offsets:
+            row.update({"log start": None if p.leader is None else p.log_start_offset,
+                        "high watermark": None if p.leader is None else p.high_watermark,
+                        "log end": None if p.leader is None else p.log_end_offset})
+        rows.append(row)
+    return Table(rows, title=f"topic {topic}")
+
+
+def broker_table(cluster: Any, topic: str | None = None) -> Table:
+    """Per broker: rack, running or not, and how many replicas and leaders it holds
+    (of ``topic``, or of every non-internal topic)."""
+    topics = [topic] if topic else cluster.list_topics()
+    rows = []
+    for b in sorted(cluster.brokers):
+        replicas = leaders = 0
+        for t in topics:
+            for p in cluster.describe_topic(t).partitions:
+                replicas += b in p.replicas
+                leaders += p.leader == b
+        rows.append({"broker": b, "rack": cluster.brokers[b].rack,
+                     "running": cluster.brokers[b].running,
+                     "controller": b == cluster.active_controller,
+                     "replicas": replicas, "leaders": leaders})
+    return Table(rows, title="brokers" + (f" (topic {topic})" if topic else ""))
+
+
+def batches_table(cluster: Any, topic: str, partition: int = 0) -> Table:
+    """The leader's record batches of one partition: offsets, record count, stored bytes,
+    compression, producer id and first sequence (what dump-log prints, in short)."""
+    from .core.records import COMPRESSION_NAMES
+
+    replica = cluster.leader_replica(topic, partition)
+    rows = []
+    for b in replica.log.batches() if replica is not None else ():
+        rows.append({"base offset": b.base_offset, "last offset": b.last_offset,
+                     "records": len(b.records), "bytes": b.size_bytes,
+                     "compression": COMPRESSION_NAMES.get(b.compression, b.compression),
+                     "producer id": b.producer_id, "first sequence": b.base_sequence,
+                     "control": b.is_control})
+    return Table(rows, title=f"batches of {topic}-{partition}")
+
+
+def group_table(cluster: Any, group_id: str) -> Table:
+    """``kafka-consumer-groups.sh --describe --group``: per partition the committed
+    offset, the log end offset, the lag and the owner."""
+    rows = []
+    for r in cluster.admin().describe_consumer_group(group_id):
+        rows.append({"topic": r.topic, "partition": r.partition,
+                     "committed": r.current_offset, "log end": r.log_end_offset,
+                     "lag": r.lag, "owner": r.client_id})
+    return Table(rows, title=f"group {group_id}")
+
+
+# -- reading -------------------------------------------------------------------------------
+
+def read_topic(cluster: Any, topic: str, *, isolation_level: str = "read_uncommitted",
+               timeout_ms: int = 10_000) -> dict[int, list]:
+    """Every record a consumer can read from each partition of ``topic`` (up to the
+    high watermark, or the last stable offset for read_committed), by partition."""
+    consumer = cluster.consumer(auto_offset_reset="earliest", isolation_level=isolation_level,
+                                enable_auto_commit=False)
+    tps = [TopicPartition(topic, p) for p in range(cluster.partitions_for(topic))]
+    consumer.assign(tps)
+    ends = consumer.end_offsets(tps)
+    out: dict[int, list] = {tp.partition: [] for tp in tps}
+    deadline = cluster.now_ms + timeout_ms
+
+    def done() -> bool:
+        return all(consumer.position(tp) >= ends[tp] for tp in tps)
+
+    while not done() and cluster.now_ms < deadline:
+        for tp, records in consumer.poll(timeout_ms=200).items():
+            out[tp.partition].extend(records)
+    consumer.close()
+    return out
+
+
+def drain(consumer: Any, *, quiet_polls: int = 2, timeout_ms: int = 500,
+          max_polls: int = 200) -> list:
+    """Poll until ``quiet_polls`` polls in a row bring nothing new; returns the records
+    in the order the polls returned them (a group's first polls also join it)."""
+    out: list = []
+    quiet = 0
+    for _ in range(max_polls):
+        batch = consumer.poll(timeout_ms=timeout_ms)
+        if batch:
+            quiet = 0
+            for records in batch.values():
+                out.extend(records)
+        elif _settled(consumer):  # polls while a group is still forming do not count
+            quiet += 1
+            if quiet >= quiet_polls:
+                break
+    return out
+
+
+def _settled(consumer: Any) -> bool:
+    from kafka.structs import MemberState
+
+    meta = consumer.group_metadata()
+    return meta.group_id is None or meta.state == MemberState.STABLE
+
+
+# -- the running example -------------------------------------------------------------------
+
+def truck_positions(trucks: int = 5, reports: int = 3, seed: int = 1,
+                    every_ms: int = 20_000) -> list[tuple[bytes, bytes]]:
+    """GPS reports from a fleet: ``reports`` rounds, each truck once a round (every
+    20 s), as (key, JSON value) pairs. The key is the truck id, so one truck's reports
+    stay in order on one partition."""
+    rng = random.Random(seed)
+    where = {t: (52.0 + rng.random(), 4.0 + rng.random()) for t in range(1, trucks + 1)}
+    out = []
+    for r in range(reports):
+        for t in range(1, trucks + 1):
+            lat, lon = where[t]
+            lat, lon = lat + rng.uniform(-0.01, 0.01), lon + rng.uniform(-0.01, 0.01)
+            where[t] = (lat, lon)
+            value = {"truck_id": f"truck-{t}", "lat": round(lat, 5), "lon": round(lon, 5),
+                     "speed_kmh": rng.randint(0, 90), "report": r,
+                     "at_s": r * every_ms // 1000}
+            out.append((f"truck-{t}".encode(), json.dumps(value).encode()))
+    return out
+
+
+# -- lesson 5: durability over seeded fault schedules --------------------------------------
+
+def durability_table(seeds: Iterable[int] = range(20), acks: Sequence[Any] = (0, 1, "all"),
+                     min_insync_replicas: Sequence[int] = (1, 2),
+                     unclean: Sequence[bool] = (False,), steps: int = 12) -> Table:
+    """Run ``minikafka.chaos.run_trial`` for every seed and every combination of
+    settings, and add up what the history checker found.
+
+    Columns: records the application sent; acknowledged (the producer was told "stored
+    at offset N"); lost (acknowledged, then missing when the partitions are read back:
+    a broken promise); in the log (distinct records read back); trials with a loss;
+    duplicated records. acks=0 never gets an answer, so nothing counts as acknowledged
+    and its losses show only as records missing from the log.
+    """
+    from .chaos import run_trial, schedule
+
+    seeds = list(seeds)
+    rows = []
+    for a in acks:
+        for isr in min_insync_replicas:
+            for u in unclean:
+                sent = acked = lost = stored = losing = dup = 0
+                for seed in seeds:
+                    r = run_trial(seed, acks=a, min_insync_replicas=isr, unclean=u, steps=steps)
+                    sent += sum(s.records for s in schedule(seed, steps))
+                    acked += r.acknowledged
+                    lost += len(r.lost)
+                    losing += bool(r.lost)
+                    dup += len(r.duplicated)
+                    stored += r.observed - len(r.duplicated)
+                rows.append({"acks": str(a), "min.insync.replicas": isr,
+                             "unclean election": u, "trials": len(seeds), "sent": sent,
+                             "acknowledged": acked, "lost": lost, "in the log": stored,
+                             "trials with a loss": losing, "duplicated": dup})
+    return Table(rows, title=f"{len(seeds)} seeded fault schedules per row")
+
+
+# -- lesson 13: a pipeline in miniature ----------------------------------------------------
+
+class SourceConnector:
+    """A Kafka Connect *source* in miniature: copies rows of an external system (a list)
+    into a topic and remembers how far it got (Connect keeps this "source offset" in a
+    topic of its own), so a restart carries on instead of copying everything again."""
+
+    def __init__(self, cluster: Any, rows: Sequence[Mapping[str, Any]], topic: str,
+                 key_field: str) -> None:
+        self.cluster = cluster
+        self.rows = list(rows)
+        self.topic = topic
+        self.key_field = key_field
+        self.position = 0  # the source offset: rows already copied
+        self._producer = cluster.producer(linger_ms=0)
+
+    def poll(self, max_rows: int = 100) -> int:
+        """Copy up to max_rows new rows; returns how many were copied."""
+        chunk = self.rows[self.position:self.position + max_rows]
+        futures = [self._producer.send(self.topic, key=str(row[self.key_field]).encode(),
+                                       value=json.dumps(row).encode()) for row in chunk]
+        for f in futures:
+            f.get()
+        self.position += len(chunk)
+        return len(chunk)
+
+
+class SinkConnector:
+    """A Kafka Connect *sink* in miniature: a consumer group that writes each record into
+    a table keyed by the record key (an upsert), committing offsets after writing. If it
+    crashes between the two, the replayed records overwrite themselves: at-least-once
+    delivery, exactly-once effect."""
+
+    def __init__(self, cluster: Any, topic: str, group_id: str = "sink") -> None:
+        self.cluster = cluster
+        self.topic = topic
+        self.table: dict[str, Any] = {}
+        self.writes = 0
+        self.consumer = cluster.consumer(topic, group_id=group_id, client_id=group_id,
+                                         auto_offset_reset="earliest",
+                                         enable_auto_commit=False)
+
+    def poll(self, timeout_ms: int = 1_000, commit: bool = True) -> int:
+        """One round: poll, upsert every record, then commit (unless commit=False, which
+        is a crash before the commit). Returns how many records were written."""
+        batch = self.consumer.poll(timeout_ms=timeout_ms)
+        n = 0
+        for records in batch.values():
+            for r in records:
+                self.table[r.key.decode()] = json.loads(r.value)
+                n += 1
+        self.writes += n
+        if commit and batch:
+            self.consumer.commit({tp: OffsetAndMetadata(rs[-1].offset + 1, "", None)
+                                  for tp, rs in batch.items()})
+        return n
+
+    def run(self, rounds: int = 10) -> int:
+        return sum(self.poll() for _ in range(rounds))
+
+    def crash(self) -> None:
+        self.consumer.crash()
+
+
+class MirrorMaker:
+    """MirrorMaker 2 in miniature: copies a topic from a source cluster to a target
+    cluster as ``<alias>.<topic>`` (MM2's default replication policy), partition for
+    partition, and records which target offset each source offset landed at (MM2's
+    offset syncs), so a consumer group can move to the other cluster and carry on near
+    where it was."""
+
+    def __init__(self, source: Any, target: Any, topic: str, alias: str = "primary") -> None:
+        self.source, self.target = source, target
+        self.topic = topic
+        self.remote_topic = f"{alias}.{topic}"
+        partitions = source.partitions_for(topic)
+        if self.remote_topic not in target.list_topics():
+            target.create_topic(self.remote_topic, partitions=partitions,
+                                replication_factor=min(3, len(target.brokers)))
+        self.consumer = source.consumer(auto_offset_reset="earliest",
+                                        enable_auto_commit=False)
+        self.consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+        self.producer = target.producer(linger_ms=0)
+        self.offset_syncs: dict[int, list[tuple[int, int]]] = {p: [] for p in range(partitions)}
+
+    def poll(self, timeout_ms: int = 1_000) -> int:
+        """Copy what is new; returns how many records were copied."""
+        n = 0
+        for tp, records in self.consumer.poll(timeout_ms=timeout_ms).items():
+            futures = [(r.offset, self.producer.send(self.remote_topic, key=r.key,
+                                                     value=r.value, partition=tp.partition))
+                       for r in records]
+            for source_offset, f in futures:
+                self.offset_syncs[tp.partition].append((source_offset, f.get().offset))
+                n += 1
+        return n
+
+    def translate(self, partition: int, source_offset: int) -> int:
+        """The target offset to resume at for a group committed at ``source_offset``:
+        the copy of the last record before it, plus one (never skipping a record)."""
+        best = 0
+        for src, dst in self.offset_syncs[partition]:
+            if src < source_offset:
+                best = dst + 1
+        return best
+
+
+# -- check cells ---------------------------------------------------------------------------
+
+CHECK_MARK = "LESSON-CHECK "
+
+
+def checked(lesson: str, **outcomes: Any) -> None:
+    """Print a lesson's key outcomes on one line for the test suite to read back (the
+    check cell has asserted them already)."""
+    print(CHECK_MARK + json.dumps({"lesson": lesson, **outcomes}, sort_keys=True,
+                                  default=str))

@@ -1,0 +1,202 @@
+"""The lessons: each notebook runs top to bottom and reaches its key outcomes.
+
+Every lesson ends with a hidden cell tagged ``check`` that asserts what the lesson
+teaches (the leader moved, acks=1 lost writes, ...) and prints those outcomes on one
+line (``minikafka.lessons.checked``). These tests execute each notebook in a fresh
+kernel, fail on any error, then read that line back and assert the outcomes again from
+the outside, so a check cell that stopped checking is caught too. The structure tests
+read the notebooks without running them, and the last group tests the helpers in
+``minikafka.lessons`` directly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from minikafka import Cluster
+from minikafka.lessons import (
+    CHECK_MARK,
+    Quiz,
+    Table,
+    checked,
+    drain,
+    durability_table,
+    quiz,
+    read_topic,
+    topic_table,
+    truck_positions,
+)
+
+LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
+LESSONS = sorted(LESSONS_DIR.glob("[0-9][0-9]-*.ipynb"))
+NAMES = [p.stem for p in LESSONS]
+
+
+def run_notebook(path: Path) -> nbformat.NotebookNode:
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    return nb
+
+
+def check_cells(nb: nbformat.NotebookNode) -> list:
+    return [c for c in nb.cells if "check" in c.get("metadata", {}).get("tags", [])]
+
+
+def outcomes_of(nb: nbformat.NotebookNode) -> dict:
+    lines = [line for cell in check_cells(nb) for out in cell.get("outputs", [])
+             if out.get("output_type") == "stream"
+             for line in out["text"].splitlines() if line.startswith(CHECK_MARK)]
+    assert len(lines) == 1, f"expected one {CHECK_MARK!r} line, got {lines}"
+    return json.loads(lines[0][len(CHECK_MARK):])
+
+
+# -- what each lesson must have shown ---------------------------------------------------------
+
+def expect_00(o: dict) -> None:
+    # Two applications each read all six orders; a late reader replays all nine;
+    # a reader starting at "latest" gets none of the old ones.
+    assert (o["shipping"], o["analytics"], o["dashboard"], o["billing_position"]) == (6, 9, 0, 9)
+
+
+def expect_01(o: dict) -> None:
+    # 5 trucks hash to 3 of 10 partitions; after retention the next offset is still 9.
+    assert o["partitions_with_data"] == 3
+    assert o["late_offset"] == o["log_start"] == 9
+
+
+EXPECT = {name[:2]: fn for name, fn in
+          ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
+
+
+@pytest.mark.notebook
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("path", LESSONS, ids=NAMES)
+def test_lesson_runs_and_reaches_its_outcomes(path: Path) -> None:
+    nb = run_notebook(path)  # raises CellExecutionError on the first failing cell
+    outcomes = outcomes_of(nb)
+    assert outcomes["lesson"] == path.stem[:2]
+    EXPECT[path.stem[:2]](outcomes)
+
+
+# -- structure ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", LESSONS, ids=NAMES)
+def test_lesson_structure(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith(
+        f"# Lesson {int(path.stem[:2])} · ")
+    assert "By the end of this lesson you can" in markdown
+    assert "## Summary" in markdown and "## Check yourself" in markdown
+    assert "Predict first." in markdown
+    quizzes = sum(len(re.findall(r"\bquiz\(", c.source)) for c in code)
+    assert 2 <= quizzes <= 4, quizzes
+    # The hidden check cell is the last cell, collapsed, and every quiz it can see is
+    # answerable with its own answer.
+    checks = check_cells(nb)
+    assert len(checks) == 1 and checks[0] is nb.cells[-1]
+    assert checks[0].metadata["jupyter"]["source_hidden"] is True
+    assert "checked(" in checks[0].source and "assert " in checks[0].source
+    # Notebooks narrate: no classes and no function definitions in code cells (lambdas
+    # for widgets are fine), and nothing is saved with outputs.
+    for c in code:
+        assert not re.search(r"^\s*(def|class) ", c.source, re.M), c.source
+        assert not c.get("outputs") and c.get("execution_count") is None
+    # Seeded: every cluster in a lesson is built with an explicit seed.
+    for c in code:
+        for call in re.findall(r"Cluster\((.*?)\)\n", c.source, re.S):
+            assert "seed=" in call, call
+
+
+def test_lesson_numbers_are_unique_and_in_order() -> None:
+    numbers = [int(n[:2]) for n in NAMES]
+    assert numbers == sorted(set(numbers)) and numbers[0] == 0
+
+
+# -- the helpers -----------------------------------------------------------------------------
+
+def test_quiz_feedback_and_displays() -> None:
+    q = quiz("Where is order kept?", ["per topic", "per partition", "nowhere"], "b",
+             "Offsets grow per partition.")
+    assert q.answer == 1 and q.check(1) and q.check("per partition") and q.check("B")
+    wrong = q.check("a")
+    assert not wrong and "the answer is b) per partition" in wrong.text
+    assert "Offsets grow per partition." in wrong.text
+    bundle = q._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "<details>" in bundle["text/html"] and "b) per partition" in bundle["text/html"]
+    assert ".check('a')" in bundle["text/plain"]
+    with pytest.raises(ValueError):
+        q.check("d")
+    with pytest.raises(ValueError):
+        Quiz("one option?", ["only"], 0, "")
+
+
+def test_quiz_widget_gives_feedback_on_click() -> None:
+    q = quiz("2 + 2?", ["3", "4"], 1, "Arithmetic.")
+    title, choices, button, answer = q.widget.children
+    button.click()
+    assert "Pick an answer first" in answer.value
+    choices.value = 0
+    button.click()
+    assert "Not quite" in answer.value
+    choices.value = 1
+    button.click()
+    assert "Right" in answer.value
+
+
+def test_table_text_html_and_lookups() -> None:
+    t = Table([{"a": 1, "b": [1, 2]}, {"a": 2, "b": None, "c": True}], title="t")
+    assert t.columns == ["a", "b", "c"] and t.column("a") == [1, 2]
+    assert t.one(a=2)["c"] is True and t.where(a=3) == []
+    assert str(t).splitlines() == ["t", "a  b    c", "1  1,2  -", "2  -    yes"]
+    assert "<th>c</th>" in t._repr_html_()
+    with pytest.raises(LookupError):
+        t.one(a=5)
+
+
+def test_truck_positions_are_deterministic_and_keyed() -> None:
+    a, b = truck_positions(4, 2, seed=3), truck_positions(4, 2, seed=3)
+    assert a == b and len(a) == 8 and a != truck_positions(4, 2, seed=4)
+    assert [k for k, _ in a[:4]] == [b"truck-1", b"truck-2", b"truck-3", b"truck-4"]
+    assert json.loads(a[5][1])["report"] == 1
+
+
+def test_read_topic_and_drain_return_everything() -> None:
+    cluster = Cluster(brokers=3, seed=2)
+    cluster.create_topic("t", partitions=3, replication_factor=3)
+    producer = cluster.producer()
+    for k, v in truck_positions(6, 2):
+        producer.send("t", key=k, value=v)
+    producer.flush()
+    by_partition = read_topic(cluster, "t")
+    assert sum(len(v) for v in by_partition.values()) == 12
+    assert [row["log end"] for row in topic_table(cluster, "t").rows] == \
+        [len(by_partition[p]) for p in range(3)]
+    group = cluster.consumer("t", group_id="g", auto_offset_reset="earliest")
+    assert len(drain(group)) == 12  # the polls while the group forms do not end it early
+
+
+def test_durability_table_counts_what_the_checker_found() -> None:
+    table = durability_table(range(6), acks=(1, "all"), min_insync_replicas=(2,))
+    safe, unsafe = table.one(acks="all"), table.one(acks="1")
+    assert safe["lost"] == 0 and safe["acknowledged"] > 0
+    assert unsafe["lost"] > 0 and unsafe["trials with a loss"] >= 1
+    assert all(r["in the log"] <= r["sent"] for r in table.rows)
+
+
+def test_checked_prints_one_parsable_line(capsys: pytest.CaptureFixture[str]) -> None:
+    checked("99", lost=0, moved=True)
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(CHECK_MARK)
+    assert json.loads(line[len(CHECK_MARK):]) == {"lesson": "99", "lost": 0, "moved": True}
