@@ -258,7 +258,9 @@ class KafkaConsumer:
         self._send_fetches()
         cluster = self.cluster
         group = self._group
-        deadline = cluster.now_ms + int(timeout_ms)
+        # Even poll(0) lets a millisecond pass: in a notebook loop nothing else moves the
+        # simulated clock, and a real poll loop is never instantaneous either.
+        deadline = cluster.now_ms + max(int(timeout_ms), 1)
         while True:
             cluster.run_until(lambda: self._has_records() or self._needs_poll(),
                               deadline - cluster.now_ms)
@@ -384,6 +386,10 @@ class KafkaConsumer:
         chunks = self._to_chunks(tp, resp, offset)
         if chunks:
             self._buffers[tp] = [chunks]
+        elif resp.batches and resp.batches[-1].next_offset > offset:
+            # Only transaction markers, aborted or compacted-away records: Kafka moves
+            # the position past them, or lag would never reach zero.
+            self._positions[tp] = resp.batches[-1].next_offset
 
     def _to_chunks(self, tp: TopicPartition, resp, offset: int) -> list[tuple]:
         """(base, leader epoch, timestamp type, log-append time, records, start) per batch

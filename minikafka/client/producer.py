@@ -23,6 +23,7 @@ from kafka.structs import TopicPartition
 
 from .. import errors as kerrors
 from ..core import errors
+from ..core.clock import Deadlines
 from ..core.records import COMPRESSION_IDS, RecordBatch, record_size
 from .codec import compressed_size
 from .future import Future
@@ -227,6 +228,8 @@ class KafkaProducer:
         # topic -> (key -> partition cache, open batch per partition) for send()'s fast path
         self._fast_topics: dict[str, tuple[dict, list]] = {}
         self._clock = cluster.clock
+        self._lingers = Deadlines(cluster.clock, self._linger_expired)
+        self._request_timeouts = Deadlines(cluster.clock, self._request_timed_out)
         self._fast = (self.key_serializer is None and self.value_serializer is None
                       and cfg["partitioner"] is None and not txn)
 
@@ -378,7 +381,7 @@ class KafkaProducer:
         if self.transactional_id and tp not in self._txn_partitions:
             self._txn_partitions.add(tp)
             self._add_partitions_to_txn({tp})
-        self.cluster.clock.call_later(self.linger_ms, self._linger_expired, batch)
+        self._lingers.add(now + self.linger_ms, batch)
         return batch
 
     def _close_batch(self, batch: ProducerBatch, sticky_switch: bool = False) -> None:
@@ -517,8 +520,11 @@ class KafkaProducer:
             if pb.first_send_ms < 0:
                 pb.first_send_ms = now
             built = self._build(pb)
-            # Each attempt carries the same producer id and sequence: a copy, so the
-            # broker's offsets on one attempt never leak into the retry.
+            if pb.attempts == 1:
+                request[tp] = built
+                continue
+            # A retry carries the same producer id and sequence in a fresh copy: the first
+            # attempt may have been appended (its answer lost), and the log owns that object.
             request[tp] = RecordBatch(
                 built.records, producer_id=built.producer_id, producer_epoch=built.producer_epoch,
                 base_sequence=built.base_sequence, is_transactional=built.is_transactional,
@@ -543,8 +549,13 @@ class KafkaProducer:
             cluster.clock.call_later(min(timeout, 1000), self._on_response, leader, group,
                                      dict.fromkeys(group, (errors.NETWORK_EXCEPTION, -1)), state)
         else:
-            cluster.clock.call_later(timeout + 1, self._on_response, leader, group,
-                                     dict.fromkeys(group, (errors.REQUEST_TIMED_OUT, -1)), state)
+            self._request_timeouts.add(cluster.clock.now_ms + timeout + 1, (leader, group, state))
+
+    def _request_timed_out(self, entry: tuple) -> None:
+        leader, group, state = entry
+        if not state["done"]:
+            self._on_response(leader, group,
+                              dict.fromkeys(group, (errors.REQUEST_TIMED_OUT, -1)), state)
 
     def _on_response(self, leader: int, group: dict, results: dict, state: dict) -> None:
         if state["done"]:

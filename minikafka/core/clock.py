@@ -7,6 +7,7 @@ the same history, which is what makes lessons reproducible and grading fair.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import random
 from collections.abc import Callable
@@ -49,7 +50,11 @@ class SimClock:
         return timer
 
     def call_later(self, delay_ms: float, fn: Callable[..., Any], *args: Any) -> Timer:
-        return self.call_at(self.now_ms + int(delay_ms), fn, *args)
+        when = self.now_ms + (delay_ms if delay_ms.__class__ is int else int(delay_ms))
+        timer = Timer(when, fn, args)
+        self._seq += 1
+        heapq.heappush(self._heap, (when, self._seq, timer))
+        return timer
 
     def next_event_time(self) -> int | None:
         heap = self._heap
@@ -87,3 +92,41 @@ class SimClock:
                     self.now_ms = deadline
                 return not pending()
         return True
+
+
+class Deadlines:
+    """Many timeouts behind one timer: entries come in (mostly) deadline order, so only
+    the earliest needs a heap event. A linger.ms per batch or a request timeout per
+    request would otherwise put thousands of events on the heap that never matter."""
+
+    def __init__(self, clock: SimClock, expire: Callable[[Any], None]) -> None:
+        self.clock = clock
+        self.expire = expire
+        self._entries: list[tuple[int, int, Any]] = []  # (deadline, seq, item), sorted
+        self._seq = 0
+        self._timer: Timer | None = None
+
+    def add(self, deadline: int, item: Any) -> None:
+        self._seq += 1
+        entries = self._entries
+        if entries and deadline < entries[-1][0]:
+            bisect.insort(entries, (deadline, self._seq, item))
+        else:
+            entries.append((deadline, self._seq, item))
+        if self._timer is None or deadline < self._timer.when:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = self.clock.call_at(entries[0][0], self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        entries = self._entries
+        now = self.clock.now_ms
+        i = 0
+        while i < len(entries) and entries[i][0] <= now:
+            i += 1
+        due, self._entries = entries[:i], entries[i:]
+        for _, _, item in due:
+            self.expire(item)
+        if self._entries and self._timer is None:
+            self._timer = self.clock.call_at(self._entries[0][0], self._fire)

@@ -207,3 +207,22 @@ def test_custom_partitioners_in_both_kafka_python_shapes():
 
     with pytest.raises(AssertionError):
         cluster.producer(partitioner=bad).send("t", key=b"a", value=b"x")
+
+
+def test_read_committed_position_moves_past_markers_and_poll_zero_progresses():
+    cluster = cluster_with(partitions=1)
+    producer = cluster.producer(transactional_id="tx-m")
+    producer.init_transactions()
+    for value in (b"a", b"b"):
+        producer.begin_transaction()
+        producer.send("t", value=value)
+        producer.commit_transaction()
+    consumer = cluster.consumer(auto_offset_reset="earliest", isolation_level="read_committed")
+    consumer.assign([("t", 0)])
+    seen = []
+    for _ in range(200):  # a bare poll(0) loop still gets there
+        for records in consumer.poll(timeout_ms=0).values():
+            seen.extend(r.value for r in records)
+    assert seen == [b"a", b"b"]
+    end = consumer.end_offsets([("t", 0)])
+    assert consumer.position(("t", 0)) == list(end.values())[0] == 4  # 2 records, 2 markers
