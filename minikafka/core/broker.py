@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import errors
+from .clock import Deadlines
 from .controller import NO_LEADER, MetadataRecord
 from .records import RecordBatch
 from .replica import Replica
@@ -54,6 +55,7 @@ class Broker:
         self.parked: dict[TP, dict[int, tuple]] = {}  # leader side: parked follower fetches
         self.isr_timers: dict[TP, Any] = {}
         self.consumer_waiters: dict[TP, list] = {}
+        self._produce_timeouts = Deadlines(sim.clock, self._expire_delayed)
         self._fetch_seq = 0
 
     # -- metadata ---------------------------------------------------------------------
@@ -194,7 +196,7 @@ class Broker:
         if not waiting:
             respond(results)
             return
-        delayed.timer = sim.clock.call_later(timeout_ms, self._expire_delayed, delayed)
+        self._produce_timeouts.add(sim.clock.now_ms + timeout_ms, delayed)
         for tp in waiting:
             self.delayed.setdefault(tp, []).append(delayed)
         for tp in list(waiting):
