@@ -95,6 +95,11 @@ def main() -> None:
         print(f"{name:14}{produce:12,.0f}{consume:12,.0f}{total:12,.0f}")
     print(f"ratio minikafka / mockafka-py (produce+consume): "
           f"{rates['minikafka'] / rates['mockafka-py']:.2f}x (target >= 5x)")
+    # The same records read by a consumer group of three (join, fetch, heartbeats).
+    from consumer_group import consume, produce
+
+    group = statistics.median(n / consume(produce(n), n)[0] for _ in range(args.runs))
+    print(f"minikafka 3-consumer group consume/s: {group:,.0f} (wall time)")
 
 
 if __name__ == "__main__":
