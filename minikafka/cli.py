@@ -1,6 +1,7 @@
 """The `minikafka` command: one subcommand per function, each registered in COMMANDS.
 
     minikafka serve --brokers 3 --port 9092      # a cluster real clients can use
+    minikafka demo leader-failover               # the instructor's presenter page
 
 Each subcommand has an `add_<name>(subparsers)` that declares its flags and a
 `<name>(args) -> int` that runs it; heavy imports happen inside the function so
@@ -61,7 +62,37 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_serve]
+def add_demo(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "demo", help="presenter page for the projector: scripted scenarios or a live cluster",
+        description="Serve the presenter page on http://HOST:PORT/ and open it: a scripted "
+                    "scenario stepped with →/Space, ←, R (reset) and P (play/pause), or, with "
+                    "--live, a read-only view of a running cluster refreshed every second.")
+    p.add_argument("scenario", nargs="?", default="leader-failover",
+                   help="scenario to present (default leader-failover; see --list)")
+    p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument("--port", type=int, default=8050, help="port of the page (default 8050)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    p.add_argument("--interval", type=float, default=6.0,
+                   help="seconds between steps while playing (default 6)")
+    p.add_argument("--live", action="store_true",
+                   help="watch a running cluster instead of playing a scenario")
+    p.add_argument("--bootstrap-server", default="127.0.0.1:9092",
+                   help="the cluster to watch with --live (default 127.0.0.1:9092)")
+    p.add_argument("--topic", action="append", default=[],
+                   help="with --live, show only this topic (repeatable; default all)")
+    p.set_defaults(run=demo)
+
+
+def demo(args: argparse.Namespace) -> int:
+    from .demo.app import run
+
+    return run(args)
+
+
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_serve, add_demo]
 
 
 def build_parser() -> argparse.ArgumentParser:
