@@ -72,6 +72,14 @@ def expect_01(o: dict) -> None:
     assert o["late_offset"] == o["log_start"] == 9
 
 
+def expect_02(o: dict) -> None:
+    # A partition with its only replica down is offline; rack-aware placement puts
+    # every partition in both racks, so losing rack-1 leaves every leader in rack-2.
+    assert o["offline_send"] == "KafkaTimeoutError"
+    assert o["racks_per_partition"] == 2
+    assert o["leaders_after_rack_loss"] and set(o["leaders_after_rack_loss"]) <= {3, 4, 5}
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
