@@ -171,7 +171,8 @@ def encode_batch(batch: RecordBatch) -> bytes:
         HEADER.pack_into(buf, 0, 0, HEADER.size - _LOG_OVERHEAD, 0, 2, 0, 0, 0, 0, 0,
                          batch.producer_id, batch.producer_epoch, batch.base_sequence, 0)
         first_ts = batch.first_timestamp
-    attributes = batch.compression & COMPRESSION_MASK
+    # The builder leaves data uncompressed when compressing would not shrink it.
+    attributes = HEADER.unpack_from(buf)[5] & COMPRESSION_MASK
     if batch.timestamp_type == LOG_APPEND_TIME:
         attributes |= TIMESTAMP_TYPE_MASK
     if batch.is_transactional:
