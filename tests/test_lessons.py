@@ -80,6 +80,15 @@ def expect_02(o: dict) -> None:
     assert o["leaders_after_rack_loss"] and set(o["leaders_after_rack_loss"]) <= {3, 4, 5}
 
 
+def expect_03(o: dict) -> None:
+    # Keyed records land at toPositive(murmur2(key)) % n; keyless bursts stick to a
+    # partition per batch; 3 -> 4 partitions moves about 3 keys in 4, truck-4 among them.
+    assert o["keyed_agree"] == 60
+    assert 1 <= o["burst_switches"] <= 6
+    assert 600 < o["moved_3_to_4"] < 900
+    assert o["truck4"][0] != o["truck4"][1]
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
