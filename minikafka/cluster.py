@@ -14,6 +14,7 @@ history, event for event.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -24,7 +25,7 @@ from typing import Any
 from . import errors as kerrors
 from .core import errors
 from .core.broker import Broker
-from .core.clock import SimClock
+from .core.clock import EPOCH_MS, SimClock
 from .core.config import BROKER_DEFAULTS, TopicConfig
 from .core.controller import NO_LEADER, Controller
 from .core.group import GroupCoordinator
@@ -67,14 +68,12 @@ class TopicDescription:
 
 def _wrap(fn):
     """Turn core errors into kafka-python's exception classes at the public boundary."""
+    @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except errors.KafkaCoreError as exc:
             raise kerrors.translate(exc) from None
-    wrapper.__name__ = fn.__name__
-    wrapper.__doc__ = fn.__doc__
-    wrapper.__wrapped__ = fn
     return wrapper
 
 
@@ -656,4 +655,4 @@ class Cluster:
         live = self.live_brokers()
         return (f"<Cluster brokers={list(self.brokers)} live={live} "
                 f"controller={self.active_controller} topics={self.list_topics()} "
-                f"t={self.now_ms - self.clock.now_ms + self.now_ms}>")
+                f"t=+{(self.now_ms - EPOCH_MS) / 1000:g}s>")
