@@ -21,9 +21,6 @@ UNKNOWN_SERVER_ERROR = -1
 INVALID_REQUEST = 42
 OPERATION_NOT_ATTEMPTED = 55
 
-# authorized_operations when the client did not ask for them (INT32_MIN).
-OPERATIONS_NOT_REQUESTED = -(2**31)
-
 # What the cluster raises for a request Kafka would refuse (core codes or
 # kafka-python's classes); anything else is a bug and closes the connection.
 KAFKA_ERRORS = (KafkaCoreError, KafkaError)
@@ -32,10 +29,9 @@ KAFKA_ERRORS = (KafkaCoreError, KafkaError)
 # Kafka's AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
 # CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12,
 # CREATE_TOKENS 13, DESCRIBE_TOKENS 14. minikafka has no ACLs: everything is allowed.
-# kafka-python's MetadataResponse takes these as sets of bits; other messages as ints.
+# kafka-python's messages take them as sets of bits (None: "not requested", INT32_MIN).
 TOPIC_OPERATION_SET = frozenset({3, 4, 5, 6, 7, 8, 10, 11})
 CLUSTER_OPERATION_SET = frozenset({5, 7, 8, 9, 10, 11, 12, 13, 14})
-CLUSTER_OPERATIONS = sum(1 << op for op in CLUSTER_OPERATION_SET)
 
 
 def serving_broker(ctx: RequestContext) -> Broker:

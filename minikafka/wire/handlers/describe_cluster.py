@@ -8,8 +8,7 @@ from ...core import errors
 from ..listeners import endpoint
 from ..registry import RequestContext
 from ._common import (
-    CLUSTER_OPERATIONS,
-    OPERATIONS_NOT_REQUESTED,
+    CLUSTER_OPERATION_SET,
     cluster_id,
     controller_id,
     live_brokers,
@@ -35,7 +34,7 @@ def handle(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClus
             version=version, throttle_time_ms=0, error_code=UNSUPPORTED_ENDPOINT_TYPE,
             error_message="minikafka brokers describe brokers only",
             endpoint_type=request.endpoint_type, cluster_id=cluster_id(cluster),
-            controller_id=-1, brokers=[], authorized_operations=OPERATIONS_NOT_REQUESTED)
+            controller_id=-1, brokers=[], authorized_operations=None)
     live = live_brokers(cluster)
     ids = sorted(cluster.controller.brokers) if version >= 2 and request.include_fenced_brokers \
         else live
@@ -44,8 +43,9 @@ def handle(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClus
         host, port = endpoint(cluster, b)
         brokers.append(_Broker(broker_id=b, host=host, port=port, rack=cluster.brokers[b].rack,
                                is_fenced=b not in live))
-    operations = CLUSTER_OPERATIONS if request.include_cluster_authorized_operations \
-        else OPERATIONS_NOT_REQUESTED
+    # a set of AclOperation bits in kafka-python; None encodes "not requested"
+    operations = set(CLUSTER_OPERATION_SET) if request.include_cluster_authorized_operations \
+        else None
     return DescribeClusterResponse(
         version=version, throttle_time_ms=0, error_code=errors.NONE, error_message=None,
         endpoint_type=BROKERS_ENDPOINT, cluster_id=cluster_id(cluster),

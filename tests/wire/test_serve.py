@@ -1,0 +1,144 @@
+"""serve(): consecutive loopback ports, the simulated clock following real time,
+listeners following brokers as they stop and start, and `minikafka serve`."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+from kafka import KafkaAdminClient
+
+from minikafka.cluster import Cluster
+from minikafka.wire.serve import serve
+
+from .conftest import wait_for
+
+
+def free_port_run(count: int) -> int:
+    """A base port with `count` free consecutive ports above it."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        try:
+            held = []
+            for port in range(base, base + count):
+                s = socket.socket()
+                held.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in held:
+                s.close()
+    raise AssertionError("no free port range")
+
+
+def test_brokers_listen_on_consecutive_loopback_ports_in_id_order():
+    cluster = Cluster(brokers=[101, 102, 103], seed=3, racks={101: "r1", 102: "r2", 103: "r3"})
+    base = free_port_run(3)
+    with serve(cluster, port=base) as server:
+        assert server.ports == {101: base, 102: base + 1, 103: base + 2}
+        assert server.bootstrap_servers == f"127.0.0.1:{base},127.0.0.1:{base + 1},127.0.0.1:{base + 2}"
+        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base + 1}",
+                                 request_timeout_ms=5000)
+        try:
+            brokers = admin.describe_cluster()["brokers"]
+        finally:
+            admin.close()
+        assert sorted((b["broker_id"], b["host"], b["port"], b["rack"]) for b in brokers) == [
+            (101, "127.0.0.1", base, "r1"), (102, "127.0.0.1", base + 1, "r2"),
+            (103, "127.0.0.1", base + 2, "r3")]
+    assert not server.running
+
+
+def test_the_clock_jumps_to_wall_time_and_follows_it():
+    cluster = Cluster(brokers=1, seed=1)
+    before = cluster.now_ms
+    with cluster.serve(port=0):
+        with cluster.lock:
+            start = cluster.now_ms
+        assert start > before and abs(start - time.time() * 1000) < 1000
+        time.sleep(0.3)
+        with cluster.lock:
+            later = cluster.now_ms
+            assert 250 <= later - start < 3000
+            cluster.advance(60_000)  # a notebook moves time on by hand
+            moved = cluster.now_ms
+        time.sleep(0.1)
+        with cluster.lock:
+            assert cluster.now_ms >= moved + 50  # real time carries on from there
+
+
+def test_stopping_a_broker_closes_its_listener_and_starting_reopens_it(served):
+    cluster, server = served
+    port = server.ports[2]
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+        with cluster.lock:
+            cluster.stop_broker(2)
+        wait_for(lambda: not server.listening(2), 5, "listener 2 closing")
+        conn.settimeout(5)
+        assert conn.recv(1) == b""  # the connection was dropped too
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    with cluster.lock:
+        cluster.crash_broker(3)
+    wait_for(lambda: not server.listening(3), 5, "listener 3 closing")
+    with cluster.lock:
+        cluster.start_broker(2)
+        cluster.start_broker(3)
+    wait_for(lambda: server.listening(2) and server.listening(3), 5, "listeners reopening")
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    assert server.ports[2] == port
+
+
+def test_a_broker_stopped_before_serving_does_not_listen():
+    cluster = Cluster(brokers=2, seed=1)
+    cluster.stop_broker(2)
+    with cluster.serve(port=0) as server:
+        assert server.listening(1) and not server.listening(2)
+
+
+@pytest.mark.timeout(60)
+def test_minikafka_serve_command():
+    base = free_port_run(2)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "minikafka.cli", "serve", "--brokers", "2", "--port", str(base),
+         "--rack", "1=east"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    try:
+        banner = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline().decode()
+            banner.append(line)
+            if line.startswith("bootstrap servers") or not line:
+                break
+        assert banner[:2] == [f"broker 1 listening on 127.0.0.1:{base}\n",
+                              f"broker 2 listening on 127.0.0.1:{base + 1}\n"], banner
+        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base}", request_timeout_ms=5000)
+        try:
+            racks = {b["broker_id"]: b["rack"] for b in admin.describe_cluster()["brokers"]}
+        finally:
+            admin.close()
+        assert racks == {1: "east", 2: None}
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+
+
+def test_minikafka_serve_refuses_bad_flags():
+    done = subprocess.run([sys.executable, "-m", "minikafka.cli", "serve", "--rack", "x"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "BROKER=RACK" in done.stderr
