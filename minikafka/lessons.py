@@ -52,6 +52,7 @@ __all__ = [
     "quiz",
     "placement",
     "read_topic",
+    "replica_table",
     "show",
     "topic_table",
     "truck_positions",
@@ -333,6 +334,20 @@ def topic_table(cluster: Any, topic: str, offsets: bool = True) -> Table:
                         "log end": None if p.leader is None else p.log_end_offset})
         rows.append(row)
     return Table(rows, title=f"topic {topic}")
+
+
+def replica_table(cluster: Any, topic: str, partition: int = 0) -> Table:
+    """One row per replica of a partition: its broker, role, whether it is in the ISR,
+    and the log end offset and high watermark that broker holds."""
+    p = cluster.describe_topic(topic).partitions[partition]
+    rows = []
+    for b in p.replicas:
+        leo, hw = p.replica_offsets.get(b, (None, None))
+        running = cluster.brokers[b].running
+        role = "down" if not running else ("leader" if b == p.leader else "follower")
+        rows.append({"broker": b, "role": role, "in ISR": b in p.isr,
+                     "log end offset": leo, "high watermark": hw})
+    return Table(rows, title=f"{topic}-{partition} · leader epoch {p.leader_epoch}")
 
 
 def broker_table(cluster: Any, topic: str | None = None) -> Table:

@@ -89,6 +89,16 @@ def expect_03(o: dict) -> None:
     assert o["truck4"][0] != o["truck4"][1]
 
 
+def expect_04(o: dict) -> None:
+    # The leader moved at once on a clean stop and 9-10 s after a crash; consumers saw
+    # only the records below the HW; stuck and very slow followers left the ISR.
+    assert o["leader_after_stop"] not in (None, o["leader_before"])
+    assert o["readable_below_hw"] == 5
+    assert o["stuck_in_isr"] == [True, False] and o["slow_in_isr"] == [True, False]
+    crashed, at_8s, at_10s = o["crash_leader"]
+    assert at_8s == crashed and at_10s not in (None, crashed)
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
