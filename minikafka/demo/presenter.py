@@ -20,7 +20,7 @@ from kafka.errors import KafkaError
 
 from .faults import FAULTS
 from .frame import run_frame
-from .scenario import Run, Scenario
+from .scenario import Diverged, Run, Scenario
 
 STEP = ("step",)
 Action = tuple  # STEP, or ("fault", kind, broker)
@@ -170,7 +170,10 @@ class Presenter:
                 try:
                     if step.do is not None:
                         step.do(run)
-                except (KafkaError, ValueError, KeyError, StopIteration) as exc:
+                except Diverged as exc:
+                    return (f"⚠ After the injected faults the cluster did not follow the "
+                            f"script ({exc}). Press Back to undo them.")
+                except (KafkaError, ValueError, KeyError) as exc:
                     # Injected faults can leave the cluster where a step cannot run as
                     # written; say so instead of failing the page.
                     return (f"⚠ This step could not run as scripted after the injected "

@@ -26,6 +26,11 @@ from minikafka.core.checkers import CheckResult, acknowledged_writes, check
 Action = Callable[["Run"], None]
 
 
+class Diverged(Exception):
+    """The cluster did not do what the script expects (after faults the presenter
+    injected); the message says what was expected."""
+
+
 @dataclass(frozen=True)
 class Step:
     """One press of Next: an action on the cluster, then a line to say about it.
@@ -102,6 +107,21 @@ class Run:
     def followers(self, p: int | None = None) -> list[int]:
         d = self.partition(p)
         return [b for b in d.replicas if b != d.leader]
+
+    def wait_for(self, done: Callable[[], bool], timeout_ms: int, expected: str) -> None:
+        """Run the clock until done() or timeout_ms; raise Diverged(expected) if it never
+        happens, so the narration never describes something that did not occur.
+        Without an active controller the metadata is frozen and proves nothing."""
+        def really_done() -> bool:
+            return self.cluster.active_controller is not None and done()
+
+        if not self.cluster.run_until(really_done, timeout_ms):
+            raise Diverged(expected)
+
+    def require(self, ok: bool, expected: str) -> None:
+        """Raise Diverged(expected) unless ok."""
+        if not ok:
+            raise Diverged(expected)
 
     # -- producing ---------------------------------------------------------------------
     def producer(self, acks: str | int = "all", **config: Any) -> Any:

@@ -1,7 +1,8 @@
 """The presenter page's HTTP server: standard library only, loopback by default.
 
     GET  /                     the page (static/index.html, demo.css, demo.js)
-    GET  /api/state[?since=V]  the current state as JSON ({"unchanged": true} if still V)
+    GET  /api/state[?since=V[&wait=S]]  the current state as JSON; {"unchanged": true}
+                               if it is still version V after waiting up to S seconds
     GET  /api/scenarios        [{"name", "title", "summary"}]
     GET  /svg/cluster.svg      the current cluster picture
     GET  /svg/log.svg          the current log strips (404 in live mode)
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
           "/static/demo.css": ("demo.css", "text/css; charset=utf-8"),
           "/static/demo.js": ("demo.js", "text/javascript; charset=utf-8")}
+MAX_WAIT_S = 25.0
 
 
 class ReadOnly(Exception):
@@ -81,6 +84,10 @@ class DemoServer:
             t.start()
             self._threads.append(t)
         return self
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
 
     def stop(self) -> None:
         self._stop.set()
@@ -163,8 +170,16 @@ def _handler(server: DemoServer) -> type[BaseHTTPRequestHandler]:
                 name, ctype = STATIC[url.path]
                 self._send(200, _read_static(name), ctype)
             elif url.path == "/api/state":
+                query = parse_qs(url.query)
+                since = query.get("since", [None])[0]
+                wait_s = min(float(query.get("wait", ["0"])[0]), MAX_WAIT_S)
+                # A long poll: the page hears of a step, an autoplay tick or a live
+                # change at once, not at its next poll.
+                deadline = time.monotonic() + wait_s
+                while (since == str(server.show.version) and time.monotonic() < deadline
+                       and not server.stopping):
+                    time.sleep(0.05)
                 show = server.show
-                since = parse_qs(url.query).get("since", [None])[0]
                 if since is not None and since == str(show.version):
                     self._json(200, {"version": show.version, "unchanged": True})
                 else:

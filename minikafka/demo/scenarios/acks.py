@@ -25,7 +25,9 @@ def stall(run: Run) -> None:
 
 
 def send_acks1(run: Run) -> None:
-    run.facts.update(sent1=run.produce(ACKS1, acks=1))
+    sent = run.produce(ACKS1, acks=1)
+    run.require(len(sent.acked) == len(ACKS1), f"the producer got {sent}")
+    run.facts.update(sent1=sent)
 
 
 def crash(run: Run) -> None:
@@ -33,14 +35,15 @@ def crash(run: Run) -> None:
     run.cluster.crash_broker(old)
     for b in run.cluster.broker_ids:
         run.cluster.resume_follower(b)
-    run.cluster.run_until(lambda: run.leader() not in (old, None), 60_000)
+    run.wait_for(lambda: run.leader() not in (old, None), 60_000, "no new leader")
     run.facts.update(old=old, new=run.leader())
 
 
 def come_back(run: Run) -> None:
     old = run.facts["old"]
     run.cluster.start_broker(old)
-    run.cluster.advance(5_000)
+    run.wait_for(lambda: old in run.partition().isr, 30_000,
+                 f"broker {old} did not rejoin the ISR")
     result = run.verdict(ACKS1)
     run.notes["checker, acks=1"] = verdict_text(result)
     run.facts.update(lost=len(result.lost), acked=result.acknowledged)
@@ -59,13 +62,14 @@ def crash_again(run: Run) -> None:
     run.cluster.crash_broker(old)
     for b in run.cluster.broker_ids:
         run.cluster.resume_follower(b)
-    run.cluster.run_until(lambda: run.leader() not in (old, None), 60_000)
+    run.wait_for(lambda: run.leader() not in (old, None), 60_000, "no new leader")
     run.facts.update(old2=old, new2=run.leader())
 
 
 def settle(run: Run) -> None:
     run.cluster.start_broker(run.facts["old2"])
-    run.cluster.run_until(lambda: all(f.is_done for f in run.pending), 120_000)
+    run.wait_for(lambda: all(f.is_done for f in run.pending), 120_000,
+                 "the producer's retries never got an answer")
     run.cluster.advance(5_000)
     result = run.verdict(ACKSALL)
     run.notes["checker, acks=all"] = verdict_text(result)

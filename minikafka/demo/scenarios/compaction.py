@@ -4,7 +4,7 @@ appear), and a tombstone deletes a key, itself removed after delete.retention.ms
 
 from __future__ import annotations
 
-from ..scenario import Run, Scenario, Step
+from ..scenario import Diverged, Run, Scenario, Step
 
 UPDATES = [("AAPL", "190"), ("MSFT", "410"), ("AAPL", "191"), ("GOOG", "170"),
            ("AAPL", "193"), ("MSFT", "415")]
@@ -18,7 +18,8 @@ def setup(run: Run) -> None:
 
 
 def _send(run: Run, pairs: list[tuple[str, str]]) -> None:
-    run.produce([v for _, v in pairs], keys=[k for k, _ in pairs])
+    sent = run.produce([v for _, v in pairs], keys=[k for k, _ in pairs])
+    run.require(len(sent.acked) == len(pairs), f"the producer got {sent}")
 
 
 def write(run: Run) -> None:
@@ -28,12 +29,16 @@ def write(run: Run) -> None:
 def roll(run: Run) -> None:
     run.cluster.advance(11_000)
     _send(run, [("GOOG", "172")])
-    run.facts.update(segments=len(run.cluster.leader_replica("prices", 0).log.segments))
+    leader = run.cluster.leader_replica("prices", 0)
+    run.require(leader is not None, "prices-0 has no leader")
+    run.facts.update(segments=len(leader.log.segments))
 
 
 def clean(run: Run) -> None:
     events = run.cluster.run_log_cleaner(force=True)
-    before, after = events[0].fields["records"] if events else (0, 0)
+    if not events:
+        raise Diverged("the cleaner found nothing to clean")
+    before, after = events[0].fields["records"]
     run.facts.update(before=before, after=after)
     run.notes["latest values"] = _table(run)
 
@@ -59,6 +64,7 @@ def _table(run: Run) -> str:
     """What a consumer reading from the start ends up with, key by key."""
     latest: dict[str, str] = {}
     replica = run.cluster.leader_replica("prices", 0)
+    run.require(replica is not None, "prices-0 has no leader")
     for batch in replica.log.read(replica.log_start_offset, replica.high_watermark, 1 << 62):
         for r in batch.iter_records():
             key = r.key.decode()

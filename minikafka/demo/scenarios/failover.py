@@ -20,6 +20,8 @@ def produce_first(run: Run) -> None:
 
 def crash_leader(run: Run) -> None:
     old = run.leader()
+    run.require(old is not None and run.cluster.brokers[old].running,
+                "orders-0 has no running leader to crash")
     run.cluster.crash_broker(old)
     run.cluster.advance(1_000)
     run.facts.update(old=old, session=run.cluster.broker_config["broker.session.timeout.ms"]
@@ -28,6 +30,9 @@ def crash_leader(run: Run) -> None:
 
 def elect(run: Run) -> None:
     run.cluster.advance(9_000)
+    old = run.facts["old"]
+    run.wait_for(lambda: run.leader() not in (old, None), 1_000,
+                 "no new leader for orders-0")
     d = run.partition()
     run.facts.update(new=d.leader, epoch=d.leader_epoch,
                      isr=", ".join(map(str, d.isr)))
@@ -35,19 +40,26 @@ def elect(run: Run) -> None:
 
 def produce_more(run: Run) -> None:
     sent = run.produce([f"v{i}" for i in range(6, 9)], acks="all")
+    run.require(len(sent.acked) == 3, f"the producer got {sent}")
     run.facts.update(more=sent, first=min(sent.acked, default="?"),
                      last=max(sent.acked, default="?"))
     run.notes["checker"] = _verdict(run)
 
 
 def restart(run: Run) -> None:
-    run.cluster.start_broker(run.facts["old"])
-    run.cluster.advance(5_000)
+    old = run.facts["old"]
+    run.cluster.start_broker(old)
+    run.wait_for(lambda: old in run.partition().isr, 30_000,
+                 f"broker {old} did not rejoin the ISR")
+    run.cluster.advance(1_000)
     run.facts.update(isr=", ".join(map(str, run.partition().isr)))
 
 
 def prefer(run: Run) -> None:
+    preferred = run.partition().replicas[0]
     run.cluster.elect_leaders("orders", [0], election_type="preferred")
+    run.wait_for(lambda: run.leader() == preferred, 1_000,
+                 f"broker {preferred} did not take the lead back")
     run.cluster.advance(500)
     run.facts.update(leader=run.leader())
     run.notes["checker"] = _verdict(run)

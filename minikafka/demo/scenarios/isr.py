@@ -26,21 +26,27 @@ def slow(run: Run) -> None:
 
 
 def shrink(run: Run) -> None:
-    run.cluster.run_until(lambda: run.facts["slow"] not in run.partition().isr, 60_000)
-    run.cluster.run_until(lambda: all(f.is_done for f in run.pending), 5_000)
+    slow = run.facts["slow"]
+    run.wait_for(lambda: slow not in run.partition().isr, 60_000,
+                 f"broker {slow} stayed in the ISR")
+    run.wait_for(lambda: all(f.is_done for f in run.pending), 5_000,
+                 "the waiting producer got no answer")
     run.pending.clear()
     d = run.partition()
     run.facts.update(isr=", ".join(map(str, d.isr)), hw=d.high_watermark)
 
 
 def write_on(run: Run) -> None:
-    run.facts.update(sent=run.produce(["c5", "c6", "c7"], acks="all"))
+    sent = run.produce(["c5", "c6", "c7"], acks="all")
+    run.require(len(sent.acked) == 3, f"the producer got {sent}")
+    run.facts.update(sent=sent)
 
 
 def lose_another(run: Run) -> None:
     other = run.facts["other"]
     run.cluster.crash_broker(other)
-    run.cluster.run_until(lambda: other not in run.partition().isr, 60_000)
+    run.wait_for(lambda: other not in run.partition().isr, 60_000,
+                 f"broker {other} stayed in the ISR")
     seq = len(run.cluster.journal)
     run.produce(["c8", "c9"], acks="all", wait_ms=3_000)
     rejected = [e for e in run.cluster.journal.since(seq) if e.kind == "produce.rejected"]
@@ -51,7 +57,7 @@ def lose_another(run: Run) -> None:
 def recover(run: Run) -> None:
     run.cluster.resume_follower(run.facts["slow"])
     run.cluster.start_broker(run.facts["other"])
-    run.cluster.run_until(lambda: len(run.partition().isr) == 3, 60_000)
+    run.wait_for(lambda: len(run.partition().isr) == 3, 60_000, "the ISR did not grow back")
     run.cluster.advance(500)
     run.facts.update(isr=", ".join(map(str, run.partition().isr)))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from minikafka.viz.consumers import GroupConsumers
 
-from ..scenario import Run, Scenario, Step
+from ..scenario import Diverged, Run, Scenario, Step
 
 GROUP = "billing"
 
@@ -40,23 +40,21 @@ def _settle(run: Run, timeout_ms: int = 120_000) -> None:
                 run.consumers.consumers):
             return
         run.consumers.poll()
+    raise Diverged("the group did not settle")
 
 
-def join_first(run: Run) -> None:
-    run.consumers.add()
-    run.facts.update(owners=_owners(run))
-
-
-def join_second(run: Run) -> None:
-    run.consumers.add()
+def _join(run: Run) -> None:
+    said = run.consumers.add()
+    run.require("group stable" in said, "the group did not settle")
     run.facts.update(owners=_owners(run))
 
 
 def poll_commit(run: Run) -> None:
+    polled = run.consumers.poll()
+    committed = run.consumers.commit()
+    run.require("Error" not in committed, committed)
     run.consumers.poll()
-    run.consumers.commit()
-    run.consumers.poll()
-    run.facts.update(said="each polled 3 records, committed, then polled 3 more")
+    run.facts.update(polled=polled.removeprefix("poll: "))
 
 
 def crash(run: Run) -> None:
@@ -81,6 +79,9 @@ def catch_up(run: Run) -> None:
     for _ in range(8):
         run.consumers.poll()
     run.consumers.commit()
+    parts = run.consumers.description()["partitions"]
+    run.require(all(p["committed"] == p["log_end_offset"] for p in parts),
+                "c1 did not catch up")
 
 
 SCENARIO = Scenario(
@@ -97,10 +98,10 @@ SCENARIO = Scenario(
           "yet: every partition's lag is the whole log.",
     steps=(
         Step("Consumer c1 joins group billing. The coordinator makes it leader of the group; "
-             "the range assignor gives it every partition ({owners}).", join_first),
-        Step("Consumer c2 joins: a rebalance splits the partitions ({owners}).", join_second),
-        Step("Both consumers poll and commit: {said}. Lag drops only where offsets are "
-             "committed.", poll_commit),
+             "the range assignor gives it every partition ({owners}).", _join),
+        Step("Consumer c2 joins: a rebalance splits the partitions ({owners}).", _join),
+        Step("Both consumers poll ({polled}) and commit, then poll again without committing. "
+             "Lag counts from the committed offset, not from what was read.", poll_commit),
         Step("c2 is killed (kill -9, no LeaveGroup). Its partition stands still: the "
              "coordinator waits session.timeout.ms ({session} s) for a heartbeat.", crash),
         Step("{session} s without a heartbeat: the coordinator removes c2 and rebalances "

@@ -106,13 +106,16 @@ function render(s) {
   if (s.scenario && select.value !== s.scenario) select.value = s.scenario;
 }
 
+// A long poll: the server answers as soon as the state changes (or after 20 s).
 async function poll() {
+  let delay = 0;
   try {
-    render(await api("/api/state?since=" + version));
+    render(await api("/api/state?wait=20&since=" + version));
   } catch (e) {
     showError("lost the demo server: " + e.message);
+    delay = 1000;
   }
-  setTimeout(poll, 1000);
+  setTimeout(poll, delay);
 }
 
 async function loadScenarios() {

@@ -1,0 +1,222 @@
+"""Live mode: the presenter's cluster picture over a running cluster, read-only.
+
+Every second (unless paused) a kafka-python KafkaAdminClient asks the cluster for its
+brokers and controller (DescribeCluster, which also lists fenced brokers; plain
+Metadata where DescribeCluster is not answered), every topic's leaders, replicas and ISR,
+and the partitions' end offsets; then, where the cluster answers ListGroups and
+OffsetFetch, each consumer group's committed offsets and lag. The answers are turned
+into the same snapshot shape `Cluster.snapshot()` has, so the picture is drawn by the
+same code as in the scripted scenarios.
+
+A broker the cluster no longer lists (stopped, crashed, fenced) stays in the picture as
+down: its id is remembered from earlier answers and from the partitions' replica lists.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from kafka.errors import KafkaError
+
+from .frame import cluster_frame, group_panel
+from .server import ReadOnly
+
+REFRESH_S = 1.0
+GROUPS_RETRY_S = 30.0  # how long to leave groups alone after the cluster refused them
+
+
+class LiveView:
+    """A Show (see server.Show) that watches `bootstrap` and never changes anything."""
+
+    autoplay = False  # the server's autoplay thread leaves live mode alone
+
+    def __init__(self, bootstrap: str, *, topics: Iterable[str] | None = None,
+                 refresh_s: float = REFRESH_S, request_timeout_ms: int = 1_500) -> None:
+        self.bootstrap = bootstrap
+        self.topics = list(topics) if topics else None
+        self.refresh_s = refresh_s
+        self.request_timeout_ms = request_timeout_ms
+        self.version = 0
+        self.playing = True  # refreshing; P pauses
+        self.lock = threading.Lock()
+        self._admin: Any = None
+        self._describe_cluster = True  # until the cluster shows it does not answer it
+        self._groups_after = 0.0  # monotonic time before which groups are not asked for
+        self._seen: set[int] = set()  # every broker id met so far
+        self._frame: dict[str, Any] = {"narration": f"Connecting to {bootstrap} …",
+                                       "cluster_svg": "", "brokers": [], "groups": [],
+                                       "notes": [], "time": ""}
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- the Show interface ---------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        with self.lock:
+            return {**self._frame, "mode": "live", "title": f"live · {self._short()}",
+                    "scenario": None, "version": self.version, "playing": self.playing,
+                    "can_back": False, "can_next": False, "log_svg": None}
+
+    def _short(self) -> str:
+        first, _, rest = self.bootstrap.partition(",")
+        return first + (" …" if rest else "")
+
+    def set_playing(self, playing: bool) -> None:
+        with self.lock:
+            self.playing = playing
+            self.version += 1
+        self._wake.set()
+
+    def next(self) -> bool:
+        raise ReadOnly("live mode is read-only")
+
+    back = next
+
+    def reset(self) -> None:
+        raise ReadOnly("live mode is read-only")
+
+    def inject(self, kind: str, broker: int | None = None) -> bool:
+        raise ReadOnly("live mode is read-only: inject faults in the cluster itself")
+
+    # -- refreshing -------------------------------------------------------------------------
+    def start(self) -> LiveView:
+        self._thread = threading.Thread(target=self._loop, name="demo-live", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            if self.playing:
+                self.refresh()
+            self._wake.wait(max(0.0, self.refresh_s - (time.monotonic() - started)))
+            self._wake.clear()
+
+    def refresh(self) -> None:
+        """Ask the cluster once and publish the new frame (a new version if it changed)."""
+        try:
+            frame = self._build()
+        except (KafkaError, OSError) as exc:
+            frame = {**self._frame, "narration": f"⚠ Cannot reach {self.bootstrap}: "
+                                                 f"{type(exc).__name__}. Retrying every second."}
+            if self._admin is not None:  # start over: a fresh client finds the brokers again
+                self._admin.close()
+                self._admin = None
+        with self.lock:
+            if frame != self._frame:
+                self._frame = frame
+                self.version += 1
+
+    # -- asking the cluster -------------------------------------------------------------------
+    def _client(self) -> Any:
+        if self._admin is None:
+            from kafka import KafkaAdminClient
+            self._admin = KafkaAdminClient(
+                bootstrap_servers=self.bootstrap, client_id="minikafka-demo-live",
+                request_timeout_ms=self.request_timeout_ms)
+        return self._admin
+
+    def _brokers(self, admin: Any) -> tuple[dict[int, dict[str, Any]], int | None, list]:
+        """{id: {"rack", "fenced"}} of the brokers the cluster lists, the controller id,
+        and the topics' metadata."""
+        if self._describe_cluster:
+            try:
+                info = admin.describe_cluster()
+                brokers = {b["broker_id"]: {"rack": b.get("rack"),
+                                            "fenced": bool(b.get("is_fenced"))}
+                           for b in info["brokers"]}
+                return brokers, info.get("controller_id"), admin.describe_topics()
+            except KafkaError:
+                self._describe_cluster = False  # an older broker, or one that does not
+        # One Metadata request (the one describe_topics() sends) carries brokers, the
+        # controller and every topic.
+        meta = admin._manager.run(admin._get_cluster_metadata, None)
+        brokers = {b["node_id"]: {"rack": b.get("rack"), "fenced": False}
+                   for b in meta["brokers"]}
+        return brokers, meta.get("controller_id"), meta["topics"]
+
+    def _build(self) -> dict[str, Any]:
+        from kafka.admin import OffsetSpec
+        from kafka.structs import TopicPartition
+
+        admin = self._client()
+        listed, controller, topic_meta = self._brokers(admin)
+        wanted = [t for t in topic_meta if not t.get("is_internal")
+                  and not t["name"].startswith("__")
+                  and (self.topics is None or t["name"] in self.topics)]
+        wanted.sort(key=lambda t: t["name"])
+        ends: dict[TopicPartition, int] = {}
+        tps = [TopicPartition(t["name"], p["partition_index"]) for t in wanted
+               for p in t["partitions"] if p["leader_id"] >= 0]
+        if tps:
+            try:
+                answers = admin.list_partition_offsets(dict.fromkeys(tps, OffsetSpec.LATEST))
+                ends = {tp: a.offset for tp, a in answers.items()}
+            except KafkaError:
+                pass  # a leader just moved: no end offsets this time
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for t in wanted:
+            parts = []
+            for p in sorted(t["partitions"], key=lambda p: p["partition_index"]):
+                leader = p["leader_id"] if p["leader_id"] >= 0 else None
+                end = ends.get(TopicPartition(t["name"], p["partition_index"]))
+                self._seen.update(p["replica_nodes"])
+                parts.append({"partition": p["partition_index"], "leader": leader,
+                              "replicas": list(p["replica_nodes"]), "isr": list(p["isr_nodes"]),
+                              "log_end_offset": end, "high_watermark": end,
+                              "replica_offsets": {leader: [end, end]}
+                              if leader is not None and end is not None else {}})
+            topics[t["name"]] = parts
+        self._seen.update(listed)
+        brokers = {b: {"rack": listed.get(b, {}).get("rack"),
+                       "running": b in listed and not listed[b]["fenced"],
+                       "fenced": listed.get(b, {}).get("fenced", False),
+                       "controller": b == controller, "voter": False}
+                   for b in sorted(self._seen)}
+        snapshot = {"time_ms": None, "brokers": brokers, "topics": topics,
+                    "controller": controller}
+        frame = cluster_frame(snapshot, list(topics))
+        frame["time"] = time.strftime("%H:%M:%S")
+        frame["groups"] = self._groups(admin, ends)
+        up = [b for b, i in brokers.items() if i["running"]]
+        down = [b for b in brokers if b not in up]
+        frame["narration"] = (
+            f"Live view of {self._short()}: {len(up)} of {len(brokers)} brokers up"
+            + (f" (down or fenced: {', '.join(map(str, down))})" if down else "")
+            + f", controller {controller if controller is not None else 'unknown'}, "
+            + f"{len(topics)} topic{'s' if len(topics) != 1 else ''}. Read-only; "
+            + "P pauses the refresh.")
+        frame["notes"] = []
+        return frame
+
+    def _groups(self, admin: Any, ends: dict) -> list[dict[str, Any]]:
+        """Each consumer group's lag, where the cluster answers ListGroups/OffsetFetch."""
+        if time.monotonic() < self._groups_after:
+            return []
+        try:
+            groups = sorted(g["group_id"] for g in admin.list_groups())
+            panels = []
+            for group_id, offsets in sorted(admin.list_group_offsets(groups).items()
+                                            if groups else []):
+                partitions = [{"topic": tp.topic, "partition": tp.partition,
+                               "committed": om.offset if om.offset >= 0 else None,
+                               "log_end_offset": ends.get(tp)}
+                              for tp, om in offsets.items()]
+                panels.append(group_panel({"group_id": group_id, "members": [],
+                                           "partitions": partitions, "state": None}))
+            return panels
+        except KafkaError:
+            self._groups_after = time.monotonic() + GROUPS_RETRY_S
+            return []
