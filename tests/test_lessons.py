@@ -99,6 +99,15 @@ def expect_04(o: dict) -> None:
     assert at_8s == crashed and at_10s not in (None, crashed)
 
 
+def expect_05(o: dict) -> None:
+    # Over the same seeded schedules: acks=all with min.insync.replicas=2 lost nothing,
+    # acks=1 lost acknowledged writes, acks=0 lost records nobody was told about; an
+    # unclean election lost writes that the same schedule kept with it off.
+    assert o["all_isr2_lost"] == 0 and o["acks1_lost"] > 0 and o["acks0_missing"] > 0
+    assert o["clean_lost"] == 0 and o["unclean_lost"] > 0
+    assert o["refused"] == "NotEnoughReplicasError"
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
