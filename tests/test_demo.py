@@ -349,11 +349,14 @@ def test_minikafka_demo_command_serves_the_page() -> None:
 
 # -- live mode --------------------------------------------------------------------------------
 @pytest.mark.timeout(90)
-def test_live_view_sees_a_stopped_broker_within_two_seconds() -> None:
+@pytest.mark.parametrize("describe_cluster", [True, False], ids=["DescribeCluster", "Metadata"])
+def test_live_view_sees_a_stopped_broker_within_two_seconds(describe_cluster: bool) -> None:
     cluster = Cluster(brokers=3, seed=3)
     cluster.create_topic("orders", partitions=3, replication_factor=3)
     with cluster.serve(port=0) as wire:
-        live = LiveView(wire.bootstrap_servers).start()
+        live = LiveView(wire.bootstrap_servers)
+        live._describe_cluster = describe_cluster  # the path for clusters without it
+        live.start()
         try:
             deadline = time.monotonic() + 30
             while not live.state()["brokers"] and time.monotonic() < deadline:
@@ -372,8 +375,70 @@ def test_live_view_sees_a_stopped_broker_within_two_seconds() -> None:
             assert state["down"] == [victim], "not seen within 2 s"
             assert state["leaders"]["orders-0"] not in (victim, None)
             assert "✕ DOWN" in state["cluster_svg"]
+            assert live._describe_cluster is describe_cluster
             for command in (live.next, live.back, live.reset):
                 with pytest.raises(Exception, match="read-only"):
                     command()
         finally:
             live.close()
+
+
+class _GroupsAdmin:
+    """The two admin calls live mode makes for groups, answered from a dict."""
+
+    def __init__(self, offsets: dict | None = None, error: Exception | None = None) -> None:
+        self.offsets = offsets or {}
+        self.error = error
+        self.calls = 0
+
+    def list_groups(self) -> list[dict[str, str]]:
+        self.calls += 1
+        if self.error is not None:
+            raise self.error
+        return [{"group_id": g, "protocol_type": "consumer"} for g in self.offsets]
+
+    def list_group_offsets(self, groups: list[str]) -> dict:
+        return {g: self.offsets[g] for g in groups}
+
+
+def test_live_group_lag_comes_from_committed_offsets_and_end_offsets() -> None:
+    from kafka.structs import OffsetAndMetadata, TopicPartition
+
+    tp0, tp1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
+    admin = _GroupsAdmin({"billing": {tp0: OffsetAndMetadata(3, "", -1),
+                                      tp1: OffsetAndMetadata(-1, "", -1)}})
+    panels = LiveView("127.0.0.1:1")._groups(admin, {tp0: 8, tp1: 5})
+    assert panels == [{"group_id": "billing", "state": None, "generation": None, "rows": [
+        {"partition": "orders-0", "member": None, "committed": 3, "end": 8, "lag": 5,
+         "kind": "lagging"},
+        {"partition": "orders-1", "member": None, "committed": None, "end": 5, "lag": None,
+         "kind": "no-commit"}]}]
+
+
+def test_live_groups_are_left_alone_for_a_while_after_the_cluster_refuses_them() -> None:
+    from kafka.errors import IncompatibleBrokerVersion
+
+    live = LiveView("127.0.0.1:1")
+    admin = _GroupsAdmin(error=IncompatibleBrokerVersion("no ListGroups"))
+    assert live._groups(admin, {}) == []
+    assert live._groups(admin, {}) == []
+    assert admin.calls == 1
+
+
+def test_live_controller_comes_from_the_quorum_where_the_cluster_answers() -> None:
+    from kafka.errors import IncompatibleBrokerVersion
+
+    class Quorum:
+        def __init__(self, answer: Any) -> None:
+            self.answer = answer
+
+        def describe_metadata_quorum(self) -> dict:
+            if isinstance(self.answer, Exception):
+                raise self.answer
+            return {"topics": [{"partitions": [{"leader_id": self.answer}]}]}
+
+    live = LiveView("127.0.0.1:1")
+    assert live._controller(Quorum(2), reported=3) == 2  # not Metadata's random broker
+    assert live._controller(Quorum(-1), reported=3) is None  # no quorum leader
+    assert live._controller(Quorum(IncompatibleBrokerVersion("no")), reported=3) == 3
+    assert live._controller(Quorum(2), reported=1) == 1  # not asked again

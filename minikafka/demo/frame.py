@@ -47,7 +47,8 @@ def group_panel(description: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def cluster_frame(snapshot: Mapping[str, Any], topics: Iterable[str],
-                  watched: tuple[str, int] | None = None) -> dict[str, Any]:
+                  watched: tuple[str, int] | None = None,
+                  offset_word: str = "LEO") -> dict[str, Any]:
     """The parts of a frame that need only a snapshot (what live mode has)."""
     topics = list(topics)
     leaders = {f"{t}-{p['partition']}": p["leader"]
@@ -58,7 +59,8 @@ def cluster_frame(snapshot: Mapping[str, Any], topics: Iterable[str],
         "brokers": sorted(snapshot["brokers"]),
         "down": sorted(b for b, i in snapshot["brokers"].items() if not i["running"]),
         "leaders": leaders,
-        "cluster_svg": svg_text(cluster_stage(snapshot, topics, watched)),
+        "cluster_svg": svg_text(cluster_stage(snapshot, topics, watched,
+                                              offset_word=offset_word)),
     }
 
 

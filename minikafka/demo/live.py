@@ -1,10 +1,12 @@
 """Live mode: the presenter's cluster picture over a running cluster, read-only.
 
 Every second (unless paused) a kafka-python KafkaAdminClient asks the cluster for its
-brokers and controller (DescribeCluster, which also lists fenced brokers; plain
-Metadata where DescribeCluster is not answered), every topic's leaders, replicas and ISR,
-and the partitions' end offsets; then, where the cluster answers ListGroups and
-OffsetFetch, each consumer group's committed offsets and lag. The answers are turned
+brokers (DescribeCluster, which also lists fenced brokers; plain Metadata where
+DescribeCluster is not answered), the active controller (DescribeQuorum: in KRaft the
+"controller" that Metadata and DescribeCluster name is just a random live broker, since
+clients cannot reach the quorum), every topic's leaders, replicas and ISR, and the
+partitions' end offsets; then, where the cluster answers ListGroups and OffsetFetch,
+each consumer group's committed offsets and lag. The answers are turned
 into the same snapshot shape `Cluster.snapshot()` has, so the picture is drawn by the
 same code as in the scripted scenarios.
 
@@ -44,6 +46,7 @@ class LiveView:
         self.lock = threading.Lock()
         self._admin: Any = None
         self._describe_cluster = True  # until the cluster shows it does not answer it
+        self._describe_quorum = True
         self._groups_after = 0.0  # monotonic time before which groups are not asked for
         self._seen: set[int] = set()  # every broker id met so far
         self._frame: dict[str, Any] = {"narration": f"Connecting to {bootstrap} …",
@@ -147,12 +150,24 @@ class LiveView:
                    for b in meta["brokers"]}
         return brokers, meta.get("controller_id"), meta["topics"]
 
+    def _controller(self, admin: Any, reported: int | None) -> int | None:
+        """The quorum leader where the cluster answers DescribeQuorum, else `reported`."""
+        if self._describe_quorum:
+            try:
+                quorum = admin.describe_metadata_quorum()
+                leader = quorum["topics"][0]["partitions"][0]["leader_id"]
+                return leader if leader >= 0 else None
+            except (KafkaError, KeyError, IndexError):
+                self._describe_quorum = False
+        return reported
+
     def _build(self) -> dict[str, Any]:
         from kafka.admin import OffsetSpec
         from kafka.structs import TopicPartition
 
         admin = self._client()
-        listed, controller, topic_meta = self._brokers(admin)
+        listed, reported, topic_meta = self._brokers(admin)
+        controller = self._controller(admin, reported)
         wanted = [t for t in topic_meta if not t.get("is_internal")
                   and not t["name"].startswith("__")
                   and (self.topics is None or t["name"] in self.topics)]
@@ -187,7 +202,7 @@ class LiveView:
                    for b in sorted(self._seen)}
         snapshot = {"time_ms": None, "brokers": brokers, "topics": topics,
                     "controller": controller}
-        frame = cluster_frame(snapshot, list(topics))
+        frame = cluster_frame(snapshot, list(topics), offset_word="end")
         frame["time"] = time.strftime("%H:%M:%S")
         frame["groups"] = self._groups(admin, ends)
         up = [b for b, i in brokers.items() if i["running"]]

@@ -153,8 +153,11 @@ def _handler(server: DemoServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the page went away mid long poll
 
         def _json(self, status: int, data: Any) -> None:
             self._send(status, json.dumps(data).encode(), "application/json")

@@ -60,7 +60,7 @@ def _role_text(r: ReplicaState) -> str:
 
 
 def _broker_label(b: int, info: Mapping[str, Any], rows: list[ReplicaState], height: int,
-                  watched: tuple[str, int] | None, name_w: int) -> str:
+                  watched: tuple[str, int] | None, name_w: int, offset_word: str) -> str:
     width = name_w + ROLE_W + LEO_W + 4
     running = info["running"]
     if not running:
@@ -80,7 +80,7 @@ def _broker_label(b: int, info: Mapping[str, Any], rows: list[ReplicaState], hei
     for r in rows:
         style = ROLE_STYLES[r.role]
         mark = watched == (r.topic, r.partition)
-        leo = "" if r.log_end_offset is None else f"LEO {r.log_end_offset}"
+        leo = "" if r.log_end_offset is None else f"{offset_word} {r.log_end_offset}"
         body.append("<TR>" + "".join([
             td(f"{'▶ ' if mark else ''}{r.topic}-{r.partition}", style=style, width=name_w,
                height=ROW_H, align="LEFT", bold=mark, point=MEDIUM),
@@ -96,8 +96,12 @@ def _broker_label(b: int, info: Mapping[str, Any], rows: list[ReplicaState], hei
 
 
 def cluster_stage(snapshot: Mapping[str, Any], topics: Iterable[str],
-                  watched: tuple[str, int] | None = None) -> graphviz.Digraph:
-    """Every broker side by side (id order), with its replicas of `topics`."""
+                  watched: tuple[str, int] | None = None, *,
+                  offset_word: str = "LEO") -> graphviz.Digraph:
+    """Every broker side by side (id order), with its replicas of `topics`.
+
+    offset_word names the number in the last column: each replica's log end offset
+    (LEO), or, in live mode, the partition's end offset on the leader's row ("end")."""
     states = replica_states(snapshot, list(topics))
     height = max((len(rows) for rows in states.values()), default=0)
     # Wide enough for the longest name in bold with ▶, so names are never cut.
@@ -112,7 +116,7 @@ def cluster_stage(snapshot: Mapping[str, Any], topics: Iterable[str],
         sg.attr(rank="same")
         for b in ids:
             sg.node(f"broker_{b}", _broker_label(b, snapshot["brokers"][b], states[b], height,
-                                                 watched, name_w))
+                                                 watched, name_w, offset_word))
     for a, b in zip(ids, ids[1:]):  # fixes the order left to right
         g.edge(f"broker_{a}", f"broker_{b}", style="invis")
     return g

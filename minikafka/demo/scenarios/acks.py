@@ -80,7 +80,7 @@ SCENARIO = Scenario(
     name="acks",
     title="acks=1 loses data, acks=all does not",
     summary="the leader dies before its followers copy the writes: acks=1 loses them, "
-            "acks=all keeps them (history checker verdicts)",
+            "acks=all does not",
     topic="payments",
     setup=setup,
     columns=7,

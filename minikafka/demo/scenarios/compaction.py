@@ -78,8 +78,8 @@ def _table(run: Run) -> str:
 SCENARIO = Scenario(
     name="log-compaction",
     title="Log compaction",
-    summary="a compacted topic keeps the latest value per key: the cleaner leaves holes, "
-            "a tombstone deletes a key",
+    summary="the cleaner keeps the latest value per key and leaves holes; a tombstone "
+            "deletes a key",
     topic="prices",
     setup=setup,
     columns=11,

@@ -65,8 +65,8 @@ def recover(run: Run) -> None:
 SCENARIO = Scenario(
     name="isr-shrink",
     title="ISR shrink from a slow follower",
-    summary="a slow follower holds acks=all writes up until the leader drops it from the "
-            "ISR; below min.insync.replicas writes are refused",
+    summary="a slow follower holds acks=all writes up until it leaves the ISR; too few "
+            "in-sync replicas and writes are refused",
     topic="clicks",
     setup=setup,
     columns=11,

@@ -87,8 +87,8 @@ def catch_up(run: Run) -> None:
 SCENARIO = Scenario(
     name="consumer-rebalance",
     title="Consumer crash and rebalance",
-    summary="a consumer in group billing crashes; after session.timeout.ms the group "
-            "rebalances and the survivor resumes from the committed offsets",
+    summary="a consumer crashes; after session.timeout.ms its partition moves to the "
+            "survivor, which resumes from the committed offset",
     topic="orders",
     partition=2,
     group=GROUP,

@@ -77,8 +77,8 @@ def third(run: Run) -> None:
 SCENARIO = Scenario(
     name="transactions",
     title="Exactly-once with transactions",
-    summary="a transactional producer commits and aborts; read_committed consumers see only "
-            "committed records, read_uncommitted ones see everything",
+    summary="commit and abort: read_committed sees only committed records, "
+            "read_uncommitted sees them all",
     topic="ledger",
     setup=setup,
     columns=10,
