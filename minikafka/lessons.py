@@ -49,6 +49,7 @@ __all__ = [
     "durability_table",
     "explore",
     "group_table",
+    "journal_table",
     "quiz",
     "placement",
     "read_topic",
@@ -407,6 +408,22 @@ def batches_table(cluster: Any, topic: str, partition: int = 0) -> Table:
     return Table(rows, title=f"batches of {topic}-{partition}")
 
 
+def journal_table(cluster: Any, *kinds: str, since: int = 0, limit: int = 40) -> Table:
+    """Events from the cluster's journal whose kind starts with one of ``kinds`` (all
+    events if none), from sequence number ``since``: the simulated time in seconds, the
+    kind and its fields (record payloads left out). At most the last ``limit`` rows."""
+    from .core.clock import EPOCH_MS
+
+    rows = []
+    for e in cluster.journal.since(since):
+        if kinds and not e.kind.startswith(kinds):
+            continue
+        fields = {k: v for k, v in e.fields.items() if k != "records"}
+        rows.append({"time (s)": f"{(e.time_ms - EPOCH_MS) / 1000:.3f}", "event": e.kind,
+                     "details": ", ".join(f"{k}={v}" for k, v in fields.items())})
+    return Table(rows[-limit:], title="journal")
+
+
 def group_table(cluster: Any, group_id: str) -> Table:
     """``kafka-consumer-groups.sh --describe --group``: per partition the committed
     offset, the log end offset, the lag and the owner."""
@@ -494,15 +511,21 @@ def truck_positions(trucks: int = 5, reports: int = 3, seed: int = 1,
 
 def durability_table(seeds: Iterable[int] = range(20), acks: Sequence[Any] = (0, 1, "all"),
                      min_insync_replicas: Sequence[int] = (1, 2),
-                     unclean: Sequence[bool] = (False,), steps: int = 12) -> Table:
+                     unclean: Sequence[bool] = (False,),
+                     idempotent: Sequence[bool | None] = (None,),
+                     lose_responses: bool = False, steps: int = 12) -> Table:
     """Run ``minikafka.chaos.run_trial`` for every seed and every combination of
     settings, and add up what the history checker found.
 
     Columns: records the application sent; acknowledged (the producer was told "stored
     at offset N"); lost (acknowledged, then missing when the partitions are read back:
-    a broken promise); in the log (distinct records read back); trials with a loss;
-    duplicated records. acks=0 never gets an answer, so nothing counts as acknowledged
-    and its losses show only as records missing from the log.
+    a broken promise); read back (records a reader finds at the end, copies
+    included); trials with a loss; duplicated (records found more than once); reordered
+    pairs (sent a then b to one partition, stored b
+    before a). acks=0 never gets an answer, so nothing counts as acknowledged and its
+    losses show only as records missing from the log. idempotent=None is the producer's
+    default (on for acks=all); lose_responses drops some produce responses, so the
+    producer retries writes that had in fact succeeded.
     """
     from .chaos import run_trial, schedule
 
@@ -511,19 +534,27 @@ def durability_table(seeds: Iterable[int] = range(20), acks: Sequence[Any] = (0,
     for a in acks:
         for isr in min_insync_replicas:
             for u in unclean:
-                sent = acked = lost = stored = losing = dup = 0
-                for seed in seeds:
-                    r = run_trial(seed, acks=a, min_insync_replicas=isr, unclean=u, steps=steps)
-                    sent += sum(s.records for s in schedule(seed, steps))
-                    acked += r.acknowledged
-                    lost += len(r.lost)
-                    losing += bool(r.lost)
-                    dup += len(r.duplicated)
-                    stored += r.observed - len(r.duplicated)
-                rows.append({"acks": str(a), "min.insync.replicas": isr,
-                             "unclean election": u, "trials": len(seeds), "sent": sent,
-                             "acknowledged": acked, "lost": lost, "in the log": stored,
-                             "trials with a loss": losing, "duplicated": dup})
+                for idem in idempotent:
+                    sent = acked = lost = stored = losing = dup = reordered = 0
+                    for seed in seeds:
+                        r = run_trial(seed, acks=a, min_insync_replicas=isr, unclean=u,
+                                      steps=steps, idempotent=idem,
+                                      lose_responses=lose_responses)
+                        sent += sum(s.records for s in schedule(seed, steps))
+                        acked += r.acknowledged
+                        lost += len(r.lost)
+                        losing += bool(r.lost)
+                        dup += len(r.duplicated)
+                        reordered += len(r.reordered)
+                        stored += r.observed
+                    rows.append({"acks": str(a), "min.insync.replicas": isr,
+                                 "unclean election": u,
+                                 "idempotence": idem if idem is not None else
+                                 str(a) in ("all", "-1"),
+                                 "trials": len(seeds), "sent": sent, "acknowledged": acked,
+                                 "lost": lost, "read back": stored,
+                                 "trials with a loss": losing, "duplicated": dup,
+                                 "reordered": reordered})
     return Table(rows, title=f"{len(seeds)} seeded fault schedules per row")
 
 
