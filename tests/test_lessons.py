@@ -118,6 +118,17 @@ def expect_06(o: dict) -> None:
     assert o["read_committed"] == 1 and o["fenced"] == "ProducerFencedError"
 
 
+def expect_07(o: dict) -> None:
+    # Longer linger: fewer batches, more latency; every codec shrinks JSON, and zstd
+    # shrinks one-record batches not at all but 50-record batches a lot; a full buffer
+    # makes send() block and raise.
+    assert o["batches"] == sorted(o["batches"], reverse=True) and o["batches"][0] == 300
+    assert o["latency"] == sorted(o["latency"])
+    assert min(v for k, v in o["ratios"].items() if k != "none") > 1.5 > 1 > o["ratios"]["none"]
+    assert o["zstd_small_big"][0] < 1 < 3 < o["zstd_small_big"][1]
+    assert o["blocked"] == "KafkaTimeoutError"
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
