@@ -104,7 +104,7 @@ def cmd_autograde(args) -> int:
         students = args.student or pipeline.submitted_students(api, a)
         print(f"{a}: autograding {len(students)} submission(s)")
         report = pipeline.autograde(
-            api, a, students,
+            api, a, students, jobs=args.jobs,
             progress=lambda s, ok: print(f"  {s:24} {'graded' if ok else 'FAILED'}", flush=True))
         for student, log in report.failed.items():
             print(f"--- {student} ---\n{log.strip()}")
@@ -158,7 +158,7 @@ def cmd_formgrader(args) -> int:
 def cmd_selftest(args) -> int:
     from .selftest import format_table, run
     ok, rows = run(args.assignment or None, Path(args.keep) if args.keep else None,
-                   log=lambda line: print(line, flush=True))
+                   jobs=args.jobs)
     print(format_table(rows))
     print("selftest passed" if ok else "selftest FAILED")
     return 0 if ok else 1
@@ -191,8 +191,10 @@ def parser() -> argparse.ArgumentParser:
     imp.add_argument("--pattern", help="regex over each file's path with a (?P<student>...) "
                      "group, instead of a layout")
     imp.add_argument("--roster", help="CSV with student_id and lms_id (or name) columns")
-    add("autograde", cmd_autograde, "autograde submissions (nbgrader autograde)") \
-        .add_argument("--student", action="append", help="only this student (repeatable)")
+    ag = add("autograde", cmd_autograde, "autograde submissions (nbgrader autograde)")
+    ag.add_argument("--student", action="append", help="only this student (repeatable)")
+    ag.add_argument("--jobs", type=int, default=1,
+                    help="grade this many submissions at once (one kernel each)")
     add("check", cmd_check, "report submissions whose locked cells were edited")
     add("feedback", cmd_feedback, "HTML feedback (nbgrader generate_feedback)") \
         .add_argument("--release", action="store_true",
@@ -202,8 +204,10 @@ def parser() -> argparse.ArgumentParser:
     fg = add("formgrader", cmd_formgrader, "JupyterLab in the course for the formgrader",
              assignments=False)
     fg.add_argument("lab_args", nargs=argparse.REMAINDER, help="passed to jupyter lab")
-    add("selftest", cmd_selftest, "the whole pipeline end to end on each assignment") \
-        .add_argument("--keep", help="work in this folder and keep it (default: a temp dir)")
+    st = add("selftest", cmd_selftest, "the whole pipeline end to end on each assignment")
+    st.add_argument("--keep", help="work in this folder and keep it (default: a temp dir)")
+    st.add_argument("--jobs", type=int, default=2,
+                    help="assignment groups run in parallel processes (default: %(default)s)")
     return p
 
 

@@ -40,6 +40,8 @@ def cell_timeout(cell) -> int:
 c.Execute.timeout = CELL_TIMEOUT
 c.Execute.timeout_func = cell_timeout
 c.Execute.interrupt_on_timeout = True
+# In-memory history as nbgrader's default, and no kernel log chatter on the grader's terminal.
+c.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:", "--log-level=ERROR"]
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

@@ -6,7 +6,10 @@ or the self-test stops at the first broken step instead of grading half a class.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,20 +83,55 @@ class AutogradeReport:
     failed: dict[str, str] = field(default_factory=dict)
 
 
+def _grade_one(api, assignment: str, student: str) -> tuple[str, bool, str]:
+    result = api.autograde(assignment, student, force=True, create=True) or {}
+    return student, bool(result.get("success")), result.get("log", "") + result.get("error", "")
+
+
+_worker_api = None
+
+
+def _worker_start(root: str) -> None:
+    global _worker_api
+    from .course import make_api
+    _worker_api = make_api(Path(root))
+
+
+def _worker_grade(assignment: str, student: str) -> tuple[str, bool, str]:
+    return _grade_one(_worker_api, assignment, student)
+
+
 def autograde(api, assignment: str, students: list[str] | None = None,
-              progress=None) -> AutogradeReport:
+              progress: Callable[[str, bool], None] | None = None,
+              jobs: int = 1) -> AutogradeReport:
     """Run every submission in a fresh kernel and record the scores in the gradebook.
-    One broken submission (a dead kernel, a malformed notebook) does not stop the rest."""
+    One broken submission (a dead kernel, a malformed notebook) does not stop the rest.
+    With jobs > 1, that many worker processes grade in parallel (one kernel each; the
+    gradebook is shared, its writes are short)."""
+    students = students or submitted_students(api, assignment)
     report = AutogradeReport()
-    for student in students or submitted_students(api, assignment):
-        result = api.autograde(assignment, student, force=True, create=True)
-        if result and result.get("success"):
+    if jobs > 1 and len(students) > 1:
+        context = multiprocessing.get_context("spawn")  # no forked zmq/asyncio state
+        with ProcessPoolExecutor(min(jobs, len(students)), mp_context=context,
+                                 initializer=_worker_start,
+                                 initargs=(str(course_root(api)),)) as pool:
+            results = pool.map(_worker_grade, [assignment] * len(students), students)
+            outcomes = list(_progress(results, progress))
+    else:
+        outcomes = list(_progress((_grade_one(api, assignment, s) for s in students), progress))
+    for student, ok, log in outcomes:
+        if ok:
             report.graded.append(student)
         else:
-            report.failed[student] = (result or {}).get("log", "") + (result or {}).get("error", "")
-        if progress is not None:
-            progress(student, student in report.graded)
+            report.failed[student] = log
     return report
+
+
+def _progress(outcomes, progress):
+    for student, ok, log in outcomes:
+        if progress is not None:
+            progress(student, ok)
+        yield student, ok, log
 
 
 def feedback(api, assignment: str, release_to_exchange: bool = False) -> list[Path]:

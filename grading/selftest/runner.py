@@ -16,12 +16,14 @@ loops forever, that the cell timeout stopped it and grading went on.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import shutil
 import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +35,7 @@ from traitlets.config import Config
 from .. import COURSE_DIR, course, integrity, lms, pipeline, scores
 from . import submissions, wrong
 
-SELFTEST_CELL_TIMEOUT = 10  # seconds; the wrong answers' runaway loops hit this
+SELFTEST_CELL_TIMEOUT = 8  # seconds; the wrong answers' runaway loops hit this
 STUDENTS = {  # variant -> (student id, route)
     "solution": ("s-solution", "exchange"),
     "blank": ("s-blank", "exchange"),
@@ -253,19 +255,58 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines + (["", "notes:", *notes] if notes else []))
 
 
+def _weight(assignment: str) -> int:
+    """Rough cost of an assignment's self-test: notebooks whose cells ask for a long
+    timeout start Spark (about 20 s per submission), the others take a few seconds."""
+    for path in course.source_notebooks(COURSE_DIR, assignment):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.metadata.get("minikafka", {}).get("timeout"):
+                return 5
+    return 1
+
+
+def plan(assignments: list[str], jobs: int) -> list[list[str]]:
+    """Assignments split into `jobs` groups of similar cost (longest first, greedy)."""
+    groups: list[list[str]] = [[] for _ in range(max(1, min(jobs, len(assignments))))]
+    load = [0] * len(groups)
+    for assignment in sorted(assignments, key=_weight, reverse=True):
+        i = load.index(min(load))
+        groups[i].append(assignment)
+        load[i] += _weight(assignment)
+    return [sorted(g) for g in groups if g]
+
+
+def run_group(assignments: list[str], work: Path) -> list[Row]:
+    """Some assignments in their own copy of the course (own gradebook and exchange)."""
+    root = copy_course(work / "course", assignments)
+    overrides = Config()
+    overrides.Exchange.cache = str(work / "cache")
+    with _environment(GRADING_DB_URL=None, GRADING_EXCHANGE=None,
+                      GRADING_CELL_TIMEOUT=str(SELFTEST_CELL_TIMEOUT)):
+        api = course.make_api(root, overrides)
+        rows = []
+        for assignment in assignments:
+            rows.extend(run_assignment(api, root, work, assignment,
+                                       lambda line: print(line, flush=True)))
+    return rows
+
+
 def run(assignments: list[str] | None = None, keep: Path | None = None,
-        log: Callable[[str], None] = print) -> tuple[bool, list[Row]]:
-    """Run the self-test; (all as expected, the table's rows)."""
+        jobs: int = 2) -> tuple[bool, list[Row]]:
+    """Run the self-test, `jobs` groups of assignments in parallel processes;
+    (all as expected, the table's rows in assignment order)."""
     assignments = assignments or course.assignments()
     with tempfile.TemporaryDirectory(prefix="grading-selftest-") as tmp:
         work = Path(keep) if keep else Path(tmp)
-        root = copy_course(work / "course", assignments)
-        overrides = Config()
-        overrides.Exchange.cache = str(work / "cache")
-        with _environment(GRADING_DB_URL=None, GRADING_EXCHANGE=None,
-                          GRADING_CELL_TIMEOUT=str(SELFTEST_CELL_TIMEOUT)):
-            api = course.make_api(root, overrides)
-            rows = []
-            for assignment in assignments:
-                rows.extend(run_assignment(api, root, work, assignment, log))
+        groups = plan(assignments, jobs)
+        if len(groups) == 1:
+            rows = run_group(groups[0], work / "group-0")
+        else:
+            context = multiprocessing.get_context("spawn")  # no forked nbgrader/zmq state
+            with ProcessPoolExecutor(len(groups), mp_context=context) as pool:
+                futures = [pool.submit(run_group, g, work / f"group-{i}")
+                           for i, g in enumerate(groups)]
+                rows = [row for f in futures for row in f.result()]
+    order = {a: i for i, a in enumerate(assignments)}
+    rows.sort(key=lambda r: order[r.assignment])
     return all(r.ok for r in rows), rows
