@@ -50,6 +50,7 @@ __all__ = [
     "explore",
     "group_table",
     "journal_table",
+    "metadata_table",
     "quiz",
     "placement",
     "producer_run",
@@ -59,6 +60,7 @@ __all__ = [
     "show",
     "topic_table",
     "truck_positions",
+    "znodes",
 ]
 
 LETTERS = "abcdefghij"
@@ -424,6 +426,32 @@ def journal_table(cluster: Any, *kinds: str, since: int = 0, limit: int = 40) ->
         rows.append({"time (s)": f"{(e.time_ms - EPOCH_MS) / 1000:.3f}", "event": e.kind,
                      "details": ", ".join(f"{k}={v}" for k, v in fields.items())})
     return Table(rows[-limit:], title="journal")
+
+
+def metadata_table(cluster: Any, since: int = 0, limit: int = 40) -> Table:
+    """The KRaft metadata log from offset ``since``: offset, the controller term it was
+    written in, the record type and its fields (at most the last ``limit`` records)."""
+    rows = [{"offset": r.offset, "term": r.term, "record": r.type,
+             "fields": ", ".join(f"{k}={v}" for k, v in r.fields.items())}
+            for r in cluster.metadata_log[since:]]
+    return Table(rows[-limit:], title="metadata log (__cluster_metadata)")
+
+
+def znodes(cluster: Any) -> Table:
+    """History: the ZooKeeper paths a ZooKeeper-mode cluster (before Kafka 4.0) kept for
+    the same state, one row per znode, as ``zookeeper-shell.sh`` would list them."""
+    view = cluster.zookeeper_view()
+    rows = [{"path": f"/brokers/ids/{b}", "data": f"rack={v['rack']}",
+             "ephemeral": v["ephemeral"]} for b, v in view["/brokers/ids"].items()]
+    rows.append({"path": "/controller", "data": json.dumps(view["/controller"]),
+                 "ephemeral": True})
+    for topic, t in view["/brokers/topics"].items():
+        rows.append({"path": f"/brokers/topics/{topic}",
+                     "data": json.dumps({"partitions": t["partitions"]}), "ephemeral": False})
+        for p, state in t["state"].items():
+            rows.append({"path": f"/brokers/topics/{topic}/partitions/{p}/state",
+                         "data": json.dumps(state), "ephemeral": False})
+    return Table(rows, title="ZooKeeper znodes (ZooKeeper mode, before Kafka 4.0)")
 
 
 def group_table(cluster: Any, group_id: str) -> Table:

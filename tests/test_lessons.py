@@ -129,6 +129,14 @@ def expect_07(o: dict) -> None:
     assert o["blocked"] == "KafkaTimeoutError"
 
 
+def expect_12(o: dict) -> None:
+    # The active controller's crash costs 2-3 s until another voter wins a new term;
+    # losing the majority freezes elections while a live leader still takes acks=1.
+    assert o["second"] != o["first"] and 2_000 <= o["failover_ms"] <= 3_000
+    assert o["quorum_lost"] and o["acks1_live_leader"] == "written"
+    assert o["final_term"] == 3
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
