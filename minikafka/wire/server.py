@@ -57,6 +57,10 @@ class _Connection(asyncio.Protocol):
             client_host=self.peer[0], client_port=self.peer[1], lock=server.lock,
             max_request_bytes=server.max_request_bytes, stats=server.stats,
         )
+        if self.broker_id in server._stopped:
+            # Accepted just before its listener closed: the broker is gone.
+            transport.abort()
+            return
         server._connections[self.broker_id].add(self)
 
     def data_received(self, data: bytes) -> None:
@@ -154,6 +158,7 @@ class WireServer:
         self._listeners: dict[int, asyncio.base_events.Server] = {}
         self._connections: dict[int, set[_Connection]] = {b: set() for b in ids}
         self._waiting: set[_Connection] = set()
+        self._stopped: set[int] = set()  # broker ids whose listener was stopped
         self._poll_scheduled = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -271,6 +276,7 @@ class WireServer:
             return
         if broker_id not in self._ports:
             raise KeyError(f"unknown broker id {broker_id}")
+        self._stopped.discard(broker_id)
         loop = asyncio.get_running_loop()
         listener = await loop.create_server(
             lambda: _Connection(self, broker_id), self.host, self._ports[broker_id],
@@ -281,9 +287,22 @@ class WireServer:
         log.info("broker %d listening on %s:%d", broker_id, self.host, self._ports[broker_id])
 
     async def _stop_listener(self, broker_id: int) -> None:
+        self._stopped.add(broker_id)
         listener = self._listeners.pop(broker_id, None)
         if listener is None:
             return
+        # asyncio leaks a connection accepted just before Server.close() (its transport
+        # cannot attach to a closed server, and the socket lingers until garbage
+        # collection). So: stop accepting, let accepts in flight attach (connection_made
+        # aborts them), then close; the kernel resets whatever is still in the backlog.
+        loop = asyncio.get_running_loop()
+        try:
+            for sock in listener.sockets:
+                loop.remove_reader(sock.fileno())
+        except NotImplementedError:  # proactor loops (Windows) accept differently
+            pass
+        for _ in range(2):
+            await asyncio.sleep(0)
         listener.close()
         for conn in list(self._connections[broker_id]):
             if conn.transport is not None:

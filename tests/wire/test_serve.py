@@ -142,3 +142,19 @@ def test_minikafka_serve_refuses_bad_flags():
     done = subprocess.run([sys.executable, "-m", "minikafka.cli", "serve", "--rack", "x"],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and "BROKER=RACK" in done.stderr
+
+
+def test_a_connection_accepted_as_its_listener_closes_is_dropped(served):
+    _, server = served
+    port = server.ports[1]
+    for _ in range(20):
+        conn = socket.create_connection(("127.0.0.1", port), timeout=5)
+        server.wire.stop_listener(1)  # races the accept of `conn`
+        conn.settimeout(5)
+        try:
+            assert conn.recv(1) == b""
+        except ConnectionResetError:
+            pass
+        finally:
+            conn.close()
+        server.wire.start_listener(1)
