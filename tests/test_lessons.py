@@ -137,6 +137,16 @@ def expect_12(o: dict) -> None:
     assert o["final_term"] == 3
 
 
+def expect_08(o: dict) -> None:
+    # poll() never returns more than max_poll_records; one fetch brings up to
+    # max.partition.fetch.bytes, but a record larger than that still comes through;
+    # seek and offsets_for_times move the consumer.
+    assert max(o["per_poll"]) == 50 and sum(o["per_poll"]) == 300
+    assert o["big_records"]["100000"] == [1, 1, 1, 1, 1]
+    assert o["big_records"]["1048576"][0] == 3
+    assert o["seek_first"] == 5 and o["replayed_rounds"] == [25, 26, 27, 28, 29]
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
