@@ -38,10 +38,12 @@ __all__ = [
     "CHECK_MARK",
     "Feedback",
     "MirrorMaker",
+    "RebalanceLog",
     "Quiz",
     "SinkConnector",
     "SourceConnector",
     "Table",
+    "assignment_table",
     "batches_table",
     "broker_table",
     "checked",
@@ -49,6 +51,7 @@ __all__ = [
     "durability_table",
     "explore",
     "group_table",
+    "keep_polling",
     "journal_table",
     "metadata_table",
     "quiz",
@@ -465,6 +468,35 @@ def group_table(cluster: Any, group_id: str) -> Table:
     return Table(rows, title=f"group {group_id}")
 
 
+def assignment_table(consumers: Iterable[Any]) -> Table:
+    """Which partitions each consumer of a group owns now (by client id)."""
+    rows = []
+    for c in consumers:
+        owned = sorted(c.assignment())
+        rows.append({"consumer": c.config["client_id"] or c.client_id,
+                     "partitions": [f"{tp.topic}-{tp.partition}" for tp in owned] or None,
+                     "count": len(owned)})
+    return Table(rows, title="assignment")
+
+
+class RebalanceLog:
+    """A rebalance listener (kafka-python's ConsumerRebalanceListener methods) that
+    writes down every revocation and assignment it is told about, as
+    ("revoked" | "assigned", [partition numbers]) pairs."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, list[int]]] = []
+
+    def on_partitions_revoked(self, revoked: Iterable[TopicPartition]) -> None:
+        self.events.append(("revoked", sorted(tp.partition for tp in revoked)))
+
+    def on_partitions_assigned(self, assigned: Iterable[TopicPartition]) -> None:
+        self.events.append(("assigned", sorted(tp.partition for tp in assigned)))
+
+    def on_partitions_lost(self, lost: Iterable[TopicPartition]) -> None:
+        self.events.append(("lost", sorted(tp.partition for tp in lost)))
+
+
 # -- reading -------------------------------------------------------------------------------
 
 def read_topic(cluster: Any, topic: str, *, isolation_level: str = "read_uncommitted",
@@ -505,6 +537,24 @@ def drain(consumer: Any, *, quiet_polls: int = 2, timeout_ms: int = 500,
             quiet += 1
             if quiet >= quiet_polls:
                 break
+    return out
+
+
+def keep_polling(consumers: Sequence[Any], ms: int, poll_ms: int = 500) -> list:
+    """Poll each consumer in turn, as their applications would, until ``ms`` simulated
+    milliseconds have passed; returns every record they got."""
+    if not consumers:
+        return []
+    cluster = consumers[0].cluster
+    deadline = cluster.now_ms + ms
+    out: list = []
+    while cluster.now_ms < deadline:
+        before = cluster.now_ms
+        for consumer in consumers:
+            for records in consumer.poll(timeout_ms=min(poll_ms, max(1, deadline - cluster.now_ms))).values():
+                out.extend(records)
+        if cluster.now_ms == before:  # every poll returned at once: let time move
+            cluster.advance(min(poll_ms, deadline - cluster.now_ms))
     return out
 
 

@@ -147,6 +147,18 @@ def expect_08(o: dict) -> None:
     assert o["seek_first"] == 5 and o["replayed_rounds"] == [25, 26, 27, 28, 29]
 
 
+def expect_09(o: dict) -> None:
+    # 5 consumers on 3 partitions leave 2 idle; range is uneven across two topics where
+    # round robin is not; cooperative takes one more generation; close rebalances in
+    # seconds, a crash after session.timeout.ms; a member that stops polling is
+    # removed; a static member comes back without a rebalance.
+    assert o["idle"] == 2
+    assert o["range_counts"] == [2, 4] and o["roundrobin_counts"] == [3, 3]
+    assert o["generations"] == {"range": 2, "cooperative-sticky": 3}
+    assert o["takeover_ms"]["close"] < 5_000 <= 45_000 <= o["takeover_ms"]["crash"]
+    assert o["poll_timeout_removed"] and o["static_same_generation"]
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
