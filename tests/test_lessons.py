@@ -159,6 +159,19 @@ def expect_09(o: dict) -> None:
     assert o["poll_timeout_removed"] and o["static_same_generation"]
 
 
+def expect_10(o: dict) -> None:
+    # A new instance resumes at the committed offsets; auto-commit repeats what was
+    # processed since the last commit; commit-then-process loses, process-then-commit
+    # duplicates, transactions and idempotent sinks do neither; resets need an empty
+    # group; 'none' raises without offsets; an empty group's offsets expire.
+    assert o["resumed"] > 0 and o["auto_commit_repeats"] == 12
+    assert o["lost"]["at-most-once"] > 0 and o["duplicated"]["at-least-once"] > 0
+    assert o["lost"]["exactly-once"] == o["duplicated"]["exactly-once"] == 0
+    assert o["lost"]["idempotent-sink"] == o["duplicated"]["idempotent-sink"] == 0
+    assert o["reset_refused"] == "NonEmptyGroupError" and o["replayed"] == 6
+    assert o["no_offset"] == "NoOffsetForPartitionError" and o["expired"]
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
