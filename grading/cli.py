@@ -150,9 +150,17 @@ def cmd_export(args) -> int:
 def cmd_formgrader(args) -> int:
     print("Starting JupyterLab in the course directory; open Nbgrader > Formgrader "
           "(manual grading, per-question scores, feedback).", flush=True)
+    return subprocess.call(formgrader_command(args.lab_args), cwd=args.course)
+
+
+def formgrader_command(extra: list[str]) -> list[str]:
+    """JupyterLab from this environment; nbgrader's formgrader reads the course's
+    nbgrader_config.py from the directory the server starts in."""
     jupyter = Path(sys.executable).with_name("jupyter")
-    command = [str(jupyter) if jupyter.exists() else "jupyter", "lab", *args.lab_args]
-    return subprocess.call(command, cwd=args.course)
+    command = [str(jupyter) if jupyter.exists() else "jupyter", "lab", *extra]
+    if hasattr(os, "getuid") and os.getuid() == 0 and "--allow-root" not in command:
+        command.append("--allow-root")  # containers often run as root
+    return command
 
 
 def cmd_selftest(args) -> int:

@@ -10,7 +10,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+import socket
+import subprocess
 import time
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from nbgrader.utils import compute_checksum, parse_utc
 
 from grading import COURSE_DIR, course, integrity, leaks, lms
+from grading.cli import formgrader_command
 from grading.cli import main as cli_main
 from grading.selftest import format_table, run, submissions, wrong
 
@@ -116,6 +120,41 @@ def test_exported_csv_has_a_column_per_question_and_the_max_row(selftest):
             assert solution["edited_locked_cells"] == ""
             assert {r["student_id"] for r in rows} == {"(max points)", "s-solution", "s-blank",
                                                        "s-wrong", "s-edited"}
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.timeout(120)
+def test_formgrader_serves_the_graded_course(selftest):
+    """JupyterLab started in a course directory (as `python -m grading formgrader` does)
+    loads nbgrader's formgrader with this course's config and gradebook."""
+    _, _, work = selftest
+    root = _course_copies(work)[0]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = formgrader_command(["--no-browser", f"--port={port}", "--ServerApp.token=",
+                                  "--ServerApp.password=", "--ServerApp.ip=127.0.0.1"])
+    server = subprocess.Popen(command, cwd=root, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/formgrader/api/assignments",
+                                            timeout=5) as response:
+                    assignments = json.load(response)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, "no formgrader"
+                time.sleep(1)
+    finally:
+        server.terminate()
+        server.wait(30)
+    graded = {a["name"]: a for a in assignments}
+    expected = {p.name for p in (root / "source").iterdir()}
+    assert set(graded) == expected
+    assert all(a["num_submissions"] == 4 and a["max_score"] > 0 for a in graded.values())
 
 
 # -- the course's notebooks -------------------------------------------------------------------
