@@ -131,9 +131,11 @@ def leader_of(cluster: Cluster, topic: str = "t", partition: int = 0) -> Client:
 
 def test_default_registry_advertises_every_handler_module():
     assert dict(REGISTRY.version_ranges()) == {
-        0: (3, 12), 1: (4, 12), 2: (1, 11), 3: (0, 13), 10: (0, 6), 18: (0, 4), 19: (2, 7),
-        20: (1, 6), 21: (0, 2), 22: (0, 5), 23: (2, 4), 24: (0, 5), 25: (0, 4), 26: (0, 5),
-        28: (0, 5), 32: (1, 4), 35: (1, 5), 37: (0, 3), 43: (0, 2), 44: (0, 1), 60: (0, 2)}
+        0: (3, 12), 1: (4, 12), 2: (1, 11), 3: (0, 13), 8: (2, 9), 9: (1, 9), 10: (0, 6),
+        11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 18: (0, 4),
+        19: (2, 7), 20: (1, 6), 21: (0, 2), 22: (0, 5), 23: (2, 4), 24: (0, 5), 25: (0, 4),
+        26: (0, 5), 28: (0, 5), 32: (1, 4), 35: (1, 5), 37: (0, 3), 42: (0, 2), 43: (0, 2),
+        44: (0, 1), 47: (0, 0), 60: (0, 2)}
 
 
 # -- produce and fetch ----------------------------------------------------------------
@@ -471,7 +473,7 @@ def test_transaction_apis_end_to_end(cluster):
     find = client.call(FindCoordinatorRequest(key_type=1, coordinator_keys=["tx-a"]), 4)
     assert find.coordinators[0].error_code == 0 and find.coordinators[0].node_id in (1, 2, 3)
     group = client.call(FindCoordinatorRequest(key_type=0, key="g"), 3)
-    assert group.error_code == 15  # COORDINATOR_NOT_AVAILABLE until group APIs are served
+    assert (group.error_code, group.node_id) == (0, cluster.groups.find_coordinator("g"))
     init = client.call(InitProducerIdRequest(transactional_id="tx-a",
                                              transaction_timeout_ms=60_000), 4)
     pid, epoch = init.producer_id, init.producer_epoch

@@ -1,0 +1,22 @@
+"""DeleteGroups (key 42), v0-v2: delete empty groups and their committed offsets.
+A group with members answers NON_EMPTY_GROUP; an unknown one GROUP_ID_NOT_FOUND."""
+from __future__ import annotations
+
+from kafka.protocol.admin import DeleteGroupsRequest, DeleteGroupsResponse
+
+from ..registry import RequestContext
+from ._common import serving_broker
+
+API_KEY = 42
+MIN_VERSION = 0
+MAX_VERSION = 2
+
+_Result = DeleteGroupsResponse.DeletableGroupResult
+
+
+def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
+    serving_broker(ctx)
+    results = ctx.cluster.groups.delete_groups(ctx.broker_id, list(request.groups_names))
+    return DeleteGroupsResponse(
+        version=ctx.api_version, throttle_time_ms=0,
+        results=[_Result(group_id=g, error_code=code) for g, code in results.items()])

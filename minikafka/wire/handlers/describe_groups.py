@@ -1,0 +1,53 @@
+"""DescribeGroups (key 15), v0-v6: state, protocol and members of groups.
+
+As Kafka's coordinator describes them: a Stable group shows its protocol and each
+member's subscription and assignment; in any other state the members are listed
+without them. An unknown group is Dead, with GROUP_ID_NOT_FOUND from v6 on
+(KIP-1043). authorized_operations (v3+, when asked) is what a broker without an
+authorizer allows on a group.
+"""
+from __future__ import annotations
+
+from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
+
+from ...core import errors
+from ...core.group import DEAD, STABLE
+from ..registry import RequestContext
+from ._common import serving_broker
+from ._groups import GROUP_OPERATION_SET
+
+API_KEY = 15
+MIN_VERSION = 0
+MAX_VERSION = 6
+
+_Group = DescribeGroupsResponse.DescribedGroup
+_Member = _Group.DescribedGroupMember
+
+
+def _describe(ctx: RequestContext, group_id: str, operations: set[int] | None) -> _Group:
+    version = ctx.api_version
+    d = ctx.cluster.groups.describe_group(ctx.broker_id, group_id)
+    code, message = d.error, None
+    if code == errors.NONE and d.state == DEAD and version >= 6:
+        code, message = errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
+    stable = d.state == STABLE
+    members = [_Member(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                       client_id=m.client_id, client_host=m.client_host,
+                       member_metadata=m.metadata if stable else b"",
+                       member_assignment=m.assignment if stable else b"")
+               for m in d.members]
+    return _Group(error_code=code, error_message=message, group_id=group_id,
+                  group_state=d.state, protocol_type=d.protocol_type,
+                  protocol_data=d.protocol_name if stable else "", members=members,
+                  authorized_operations=operations if code == errors.NONE else None)
+
+
+def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
+    serving_broker(ctx)
+    version = ctx.api_version
+    # a set of AclOperation bits in kafka-python; None encodes "not requested"
+    wanted = version >= 3 and request.include_authorized_operations
+    operations = set(GROUP_OPERATION_SET) if wanted else None
+    return DescribeGroupsResponse(
+        version=version, throttle_time_ms=0,
+        groups=[_describe(ctx, g, operations) for g in request.groups])

@@ -1,0 +1,97 @@
+"""OffsetFetch (key 9), v1-v9: a group's committed offsets.
+
+A partition without a commit answers offset -1 (the consumer then applies
+auto.offset.reset); topics=null (v2+) asks for every committed partition. v8+
+asks for several groups at once. With require_stable (v7+, what a read_committed
+consumer sends), a partition whose offsets wait in an open transaction
+(TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT, which the client retries.
+
+Coordinator errors go per partition in v1, at top level in v2-v7 and per group in
+v8+. v10 names topics by id only; until the clients in the course use it, serve up
+to v9.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchResponse
+
+from ...core import errors
+from ..registry import RequestContext
+from ._common import serving_broker
+
+API_KEY = 9
+MIN_VERSION = 1
+MAX_VERSION = 9
+
+_Topic = OffsetFetchResponse.OffsetFetchResponseTopic
+_Partition = _Topic.OffsetFetchResponsePartition
+_Group = OffsetFetchResponse.OffsetFetchResponseGroup
+_GroupTopic = _Group.OffsetFetchResponseTopics
+_GroupPartition = _GroupTopic.OffsetFetchResponsePartitions
+
+TP = tuple[str, int]
+# (partition, offset, leader epoch, metadata, error) per topic, in answer order
+Rows = dict[str, list[tuple[int, int, int, str, int]]]
+
+
+def _unstable(cluster: Any, group_id: str) -> set[TP]:
+    """Partitions whose offsets are staged in a still-open transaction."""
+    staged = getattr(cluster, "_staged_txn_offsets", {})
+    return {(tp[0], tp[1]) for by_group in staged.values()
+            for tp in by_group.get(group_id, {})}
+
+
+def _fetch(ctx: RequestContext, group_id: str, topics: list[tuple[str, list[int]]] | None,
+           require_stable: bool) -> tuple[int, Rows]:
+    """(group error, rows). With a group error the rows list the asked partitions."""
+    wanted = None if topics is None else [(t, p) for t, parts in topics for p in parts]
+    code, found = ctx.cluster.groups.offset_fetch(ctx.broker_id, group_id, wanted)
+    rows: Rows = {}
+    if code != errors.NONE:
+        for topic, parts in topics or []:
+            rows[topic] = [(p, -1, -1, "", code) for p in parts]
+        return code, rows
+    unstable = _unstable(ctx.cluster, group_id) if require_stable else set()
+    for (topic, partition), committed in found.items():
+        if (topic, partition) in unstable:
+            row = (partition, -1, -1, "", errors.UNSTABLE_OFFSET_COMMIT)
+        elif committed is None:
+            row = (partition, -1, -1, "", errors.NONE)
+        else:
+            row = (partition, committed.offset, committed.leader_epoch, committed.metadata,
+                   errors.NONE)
+        rows.setdefault(topic, []).append(row)
+    return code, rows
+
+
+def _asked(topics: Any) -> list[tuple[str, list[int]]] | None:
+    if topics is None:
+        return None
+    return [(t.name, list(t.partition_indexes)) for t in topics]
+
+
+def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
+    serving_broker(ctx)
+    version = ctx.api_version
+    stable = version >= 7 and request.require_stable
+    if version >= 8:
+        groups = []
+        for group in request.groups:
+            code, rows = _fetch(ctx, group.group_id, _asked(group.topics), stable)
+            groups.append(_Group(group_id=group.group_id, error_code=code, topics=[
+                _GroupTopic(name=topic, partitions=[
+                    _GroupPartition(partition_index=p, committed_offset=o,
+                                    committed_leader_epoch=e, metadata=m, error_code=c)
+                    for p, o, e, m, c in parts])
+                for topic, parts in rows.items()] if code == errors.NONE else []))
+        return OffsetFetchResponse(version=version, throttle_time_ms=0, groups=groups)
+    code, rows = _fetch(ctx, request.group_id, _asked(request.topics), stable)
+    topics = [_Topic(name=topic, partitions=[
+        _Partition(partition_index=p, committed_offset=o, committed_leader_epoch=e,
+                   metadata=m, error_code=c) for p, o, e, m, c in parts])
+        for topic, parts in rows.items()]
+    if version >= 2 and code != errors.NONE:
+        topics = []
+    return OffsetFetchResponse(version=version, throttle_time_ms=0, topics=topics,
+                               error_code=code)
