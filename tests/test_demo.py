@@ -442,3 +442,15 @@ def test_live_controller_comes_from_the_quorum_where_the_cluster_answers() -> No
     assert live._controller(Quorum(-1), reported=3) is None  # no quorum leader
     assert live._controller(Quorum(IncompatibleBrokerVersion("no")), reported=3) == 3
     assert live._controller(Quorum(2), reported=1) == 1  # not asked again
+
+
+@pytest.mark.timeout(60)
+def test_live_view_says_when_it_cannot_reach_the_cluster() -> None:
+    live = LiveView("127.0.0.1:1")  # nothing listens on port 1
+    started = time.monotonic()
+    live.refresh()
+    assert time.monotonic() - started < 10
+    state = live.state()
+    assert state["narration"].startswith("⚠ Cannot reach 127.0.0.1:1")
+    assert state["brokers"] == [] and state["version"] == 1
+    live.close()

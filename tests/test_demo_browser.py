@@ -158,6 +158,13 @@ def test_fault_buttons_inject_and_back_undoes(context: Any) -> None:
         page.wait_for_function(
             "!document.getElementById('narration').textContent.startsWith('⚡')")
         assert brokers(page)[2]["status"].startswith("✓ running")
+        # An answer that arrives late (a long poll overtaken by a command) is ignored.
+        shown = page.text_content("#narration")
+        page.evaluate("""async () => {
+          const s = await (await fetch('/api/state')).json();
+          render({...s, version: s.version - 1, narration: 'STALE'});
+        }""")
+        assert page.text_content("#narration") == shown
         # The scenario menu switches the show for everyone.
         page.select_option("#scenario", "transactions")
         page.wait_for_function("document.title.includes('Exactly-once')")

@@ -126,9 +126,11 @@ class LiveView:
     def _client(self) -> Any:
         if self._admin is None:
             from kafka import KafkaAdminClient
+            # Short timeouts: a view that hangs for kafka-python's default 30 s looks dead.
             self._admin = KafkaAdminClient(
                 bootstrap_servers=self.bootstrap, client_id="minikafka-demo-live",
-                request_timeout_ms=self.request_timeout_ms)
+                request_timeout_ms=self.request_timeout_ms, bootstrap_timeout_ms=3_000,
+                reconnect_backoff_max_ms=1_000)
         return self._admin
 
     def _brokers(self, admin: Any) -> tuple[dict[int, dict[str, Any]], int | None, list]:

@@ -19,6 +19,7 @@ cross-site form cannot send, so another web page cannot drive the demo.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -67,6 +68,8 @@ class DemoServer:
         self.switch = switch
         self.scenarios = scenarios or []
         self.interval_s = interval_s
+        # Tells the page a restarted server apart, whose versions start again from 0.
+        self.token = f"{os.getpid()}-{time.monotonic_ns()}"
         self.httpd = ThreadingHTTPServer((host, port), _handler(self))
         self.httpd.daemon_threads = True
         self._stop = threading.Event()
@@ -111,6 +114,9 @@ class DemoServer:
             if getattr(show, "autoplay", True) and show.playing and not show.next():
                 show.set_playing(False)
 
+    def state(self) -> dict[str, Any]:
+        return {**self.show.state(), "server": self.token}
+
     # -- commands (called from handler threads) ------------------------------------------
     def command(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
         show = self.show
@@ -133,7 +139,7 @@ class DemoServer:
             self.show.version = old.version + 1  # the page must see a new version
         else:
             raise LookupError(name)
-        return self.show.state()
+        return self.state()
 
 
 def _read_static(name: str) -> bytes:
@@ -186,11 +192,11 @@ def _handler(server: DemoServer) -> type[BaseHTTPRequestHandler]:
                 if since is not None and since == str(show.version):
                     self._json(200, {"version": show.version, "unchanged": True})
                 else:
-                    self._json(200, show.state())
+                    self._json(200, server.state())
             elif url.path == "/api/scenarios":
                 self._json(200, server.scenarios)
             elif url.path in ("/svg/cluster.svg", "/svg/log.svg"):
-                svg = server.show.state().get(url.path[5:-4] + "_svg")
+                svg = server.state().get(url.path[5:-4] + "_svg")
                 if svg:
                     self._send(200, svg.encode(), "image/svg+xml")
                 else:

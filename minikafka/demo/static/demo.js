@@ -4,6 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 let version = -1;
+let server = null;       // which server process the version belongs to
 let shown = {};          // what is on screen, to skip redrawing unchanged pictures
 let broker = null;       // the broker the fault buttons act on
 let queue = Promise.resolve();
@@ -79,6 +80,10 @@ function renderBrokers(ids, down) {
 
 function render(s) {
   if (s.unchanged) return;
+  // Answers can arrive out of order (a long poll answered just before a command):
+  // never go back to an older state of the same server.
+  if (s.server === server && s.version <= version) return;
+  server = s.server;
   version = s.version;
   showError("");
   document.body.classList.toggle("live", s.mode === "live");
