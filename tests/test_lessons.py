@@ -172,6 +172,16 @@ def expect_10(o: dict) -> None:
     assert o["no_offset"] == "NoOffsetForPartitionError" and o["expired"]
 
 
+def expect_11(o: dict) -> None:
+    # Segment files named by base offset; retention keeps about an hour in segment-sized
+    # steps; compaction keeps the latest per key at its offset and later drops the
+    # tombstone.
+    assert o["segment_files"][0] == "00000000000000000000.log" and len(o["segment_files"]) == 3
+    assert o["kept"][3] == 60 and all(60 <= k <= 80 for k in o["kept"][4:])
+    assert o["after_compaction"] == [6, 7, 8, 9, 10, 11, 12, 13, 14]
+    assert o["tombstone_gone"]
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
