@@ -157,11 +157,11 @@ class Presenter:
             self._applied = []
             self._said = [narrate(self.scenario.intro, self._run.facts)]
         for action in actions[len(self._applied):]:
-            self._said.append(self._apply(self._run, action, len(self._applied)))
+            self._said.append(self._apply(self._run, action))
             self._applied.append(action)
         return self._run
 
-    def _apply(self, run: Run, action: Action, index: int) -> str:
+    def _apply(self, run: Run, action: Action) -> str:
         """Run one action and return its narration."""
         with run.cluster.lock:
             if action == STEP:

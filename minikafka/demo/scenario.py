@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka.errors import KafkaError
 from kafka.structs import TopicPartition
 
 from minikafka.cluster import Cluster
@@ -223,11 +222,3 @@ def verdict_text(result: CheckResult) -> str:
         text += f", {len(result.duplicated)} duplicated"
     return text
 
-
-def safely(fn: Callable[[], Any]) -> str:
-    """Run fn; on a Kafka error say which, so a scenario can narrate failures."""
-    try:
-        fn()
-    except KafkaError as exc:
-        return type(exc).__name__
-    return ""
