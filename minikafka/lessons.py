@@ -696,27 +696,43 @@ def producer_table(*, linger_ms: Sequence[int] = (5,), batch_size: Sequence[int]
 # -- lesson 13: a pipeline in miniature ----------------------------------------------------
 
 class SourceConnector:
-    """A Kafka Connect *source* in miniature: copies rows of an external system (a list)
-    into a topic and remembers how far it got (Connect keeps this "source offset" in a
-    topic of its own), so a restart carries on instead of copying everything again."""
+    """A Kafka Connect *source* in miniature: copies rows of an external system (here a
+    list of dicts) into a topic, keyed by ``key_field``. Like Connect, it stores how far
+    it got (its *source offset*) in a compacted topic, ``connect-offsets``, keyed by the
+    connector's name, after the rows it copied are acknowledged; a restarted connector
+    with the same name reads it back and carries on instead of copying everything again.
+    A crash between the two steps copies some rows twice (at-least-once)."""
 
-    def __init__(self, cluster: Any, rows: Sequence[Mapping[str, Any]], topic: str,
-                 key_field: str) -> None:
+    def __init__(self, cluster: Any, name: str, rows: Sequence[Mapping[str, Any]], topic: str,
+                 key_field: str, offsets_topic: str = "connect-offsets") -> None:
         self.cluster = cluster
-        self.rows = list(rows)
+        self.name = name
+        self.rows = rows
         self.topic = topic
         self.key_field = key_field
+        self.offsets_topic = offsets_topic
+        if offsets_topic not in cluster.list_topics():
+            cluster.create_topic(offsets_topic, partitions=1,
+                                 replication_factor=min(3, len(cluster.brokers)),
+                                 config={"cleanup.policy": "compact"})
         self.position = 0  # the source offset: rows already copied
+        for record in read_topic(cluster, offsets_topic)[0]:
+            if record.key == name.encode():
+                self.position = json.loads(record.value)["position"]
         self._producer = cluster.producer(linger_ms=0)
 
     def poll(self, max_rows: int = 100) -> int:
-        """Copy up to max_rows new rows; returns how many were copied."""
-        chunk = self.rows[self.position:self.position + max_rows]
+        """Copy up to max_rows new rows, then store the new source offset; returns how
+        many rows were copied."""
+        chunk = list(self.rows[self.position:self.position + max_rows])
         futures = [self._producer.send(self.topic, key=str(row[self.key_field]).encode(),
                                        value=json.dumps(row).encode()) for row in chunk]
         for f in futures:
             f.get()
-        self.position += len(chunk)
+        if chunk:
+            self.position += len(chunk)
+            self._producer.send(self.offsets_topic, key=self.name.encode(),
+                                value=json.dumps({"position": self.position}).encode()).get()
         return len(chunk)
 
 
@@ -726,10 +742,12 @@ class SinkConnector:
     crashes between the two, the replayed records overwrite themselves: at-least-once
     delivery, exactly-once effect."""
 
-    def __init__(self, cluster: Any, topic: str, group_id: str = "sink") -> None:
+    def __init__(self, cluster: Any, topic: str, group_id: str = "sink",
+                 table: dict[str, Any] | None = None) -> None:
         self.cluster = cluster
         self.topic = topic
-        self.table: dict[str, Any] = {}
+        # The external store: pass the same dict to a restarted connector (it survives).
+        self.table: dict[str, Any] = {} if table is None else table
         self.writes = 0
         self.consumer = cluster.consumer(topic, group_id=group_id, client_id=group_id,
                                          auto_offset_reset="earliest",
@@ -751,6 +769,8 @@ class SinkConnector:
         return n
 
     def run(self, rounds: int = 10) -> int:
+        """Poll (and write and commit) ``rounds`` times; returns how many records were
+        written."""
         return sum(self.poll() for _ in range(rounds))
 
     def crash(self) -> None:
