@@ -16,6 +16,8 @@ import urllib.request
 from typing import Any
 
 import pytest
+from kafka.errors import IncompatibleBrokerVersion
+from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from minikafka.cli import main
 from minikafka.cluster import Cluster
@@ -400,10 +402,11 @@ class _GroupsAdmin:
     def list_group_offsets(self, groups: list[str]) -> dict:
         return {g: self.offsets[g] for g in groups}
 
+    def describe_groups(self, groups: list[str]) -> dict:
+        raise IncompatibleBrokerVersion("no DescribeGroups")  # lag is shown anyway
+
 
 def test_live_group_lag_comes_from_committed_offsets_and_end_offsets() -> None:
-    from kafka.structs import OffsetAndMetadata, TopicPartition
-
     tp0, tp1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
     admin = _GroupsAdmin({"billing": {tp0: OffsetAndMetadata(3, "", -1),
                                       tp1: OffsetAndMetadata(-1, "", -1)}})
@@ -416,8 +419,6 @@ def test_live_group_lag_comes_from_committed_offsets_and_end_offsets() -> None:
 
 
 def test_live_groups_are_left_alone_for_a_while_after_the_cluster_refuses_them() -> None:
-    from kafka.errors import IncompatibleBrokerVersion
-
     live = LiveView("127.0.0.1:1")
     admin = _GroupsAdmin(error=IncompatibleBrokerVersion("no ListGroups"))
     assert live._groups(admin, {}) == []
@@ -426,8 +427,6 @@ def test_live_groups_are_left_alone_for_a_while_after_the_cluster_refuses_them()
 
 
 def test_live_controller_comes_from_the_quorum_where_the_cluster_answers() -> None:
-    from kafka.errors import IncompatibleBrokerVersion
-
     class Quorum:
         def __init__(self, answer: Any) -> None:
             self.answer = answer
@@ -454,3 +453,55 @@ def test_live_view_says_when_it_cannot_reach_the_cluster() -> None:
     assert state["narration"].startswith("⚠ Cannot reach 127.0.0.1:1")
     assert state["brokers"] == [] and state["version"] == 1
     live.close()
+
+
+def test_live_members_are_named_by_client_id_and_told_apart() -> None:
+    from minikafka.demo.live import _members
+
+    def member(mid: str, client: str, partitions: list[int]) -> dict:
+        return {"member_id": mid, "client_id": client, "member_assignment": {
+            "assigned_partitions": [{"topic": "orders", "partitions": partitions}]}}
+
+    named = _members([member("a-1111", "kafka-python", [0]),
+                      member("b-2222", "kafka-python", [1]), member("c-3333", "billing-3", [])])
+    assert [m["client_id"] for m in named] == ["kafka-python …1111", "kafka-python …2222",
+                                               "billing-3"]
+    assert named[0]["assignment"] == [("orders", 0)] and named[2]["assignment"] == []
+
+
+@pytest.mark.timeout(120)
+def test_live_view_shows_a_groups_lag_over_the_wire() -> None:
+    """A kafka-python consumer in group billing reads and commits through `serve()`;
+    live mode finds the group (ListGroups), its offsets (OffsetFetch) and its lag."""
+    from kafka import KafkaConsumer, KafkaProducer
+
+    cluster = Cluster(brokers=3, seed=4)
+    cluster.create_topic("orders", partitions=1, replication_factor=3)
+    with cluster.serve(port=0) as wire:
+        producer = KafkaProducer(bootstrap_servers=wire.bootstrap_servers, acks="all")
+        for i in range(10):
+            producer.send("orders", value=b"x%d" % i, partition=0)
+        producer.flush()
+        producer.close()
+        consumer = KafkaConsumer("orders", bootstrap_servers=wire.bootstrap_servers,
+                                 group_id="billing", client_id="billing-1",
+                                 enable_auto_commit=False, auto_offset_reset="earliest",
+                                 max_poll_records=4)
+        live = LiveView(wire.bootstrap_servers)
+        try:
+            got = 0
+            deadline = time.monotonic() + 60
+            while got == 0 and time.monotonic() < deadline:
+                got += sum(len(r) for r in consumer.poll(timeout_ms=500).values())
+            assert got == 4
+            consumer.commit()
+            live.refresh()
+            groups = live.state()["groups"]
+            assert [g["group_id"] for g in groups] == ["billing"]
+            assert groups[0]["state"] == "Stable"
+            assert groups[0]["rows"] == [{"partition": "orders-0", "member": "billing-1",
+                                          "committed": 4, "end": 10, "lag": 6,
+                                          "kind": "lagging"}]
+        finally:
+            consumer.close()
+            live.close()

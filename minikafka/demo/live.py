@@ -224,16 +224,36 @@ class LiveView:
             return []
         try:
             groups = sorted(g["group_id"] for g in admin.list_groups())
-            panels = []
-            for group_id, offsets in sorted(admin.list_group_offsets(groups).items()
-                                            if groups else []):
-                partitions = [{"topic": tp.topic, "partition": tp.partition,
-                               "committed": om.offset if om.offset >= 0 else None,
-                               "log_end_offset": ends.get(tp)}
-                              for tp, om in offsets.items()]
-                panels.append(group_panel({"group_id": group_id, "members": [],
-                                           "partitions": partitions, "state": None}))
-            return panels
+            offsets = admin.list_group_offsets(groups) if groups else {}
         except KafkaError:
             self._groups_after = time.monotonic() + GROUPS_RETRY_S
             return []
+        try:  # members and state: nice to have, the lag is what matters
+            described = admin.describe_groups(groups) if groups else {}
+        except KafkaError:
+            described = {}
+        panels = []
+        for group_id in groups:
+            partitions = [{"topic": tp.topic, "partition": tp.partition,
+                           "committed": om.offset if om.offset >= 0 else None,
+                           "log_end_offset": ends.get(tp)}
+                          for tp, om in offsets.get(group_id, {}).items()]
+            info = described.get(group_id) or {}
+            panels.append(group_panel({"group_id": group_id, "state": info.get("group_state"),
+                                       "members": _members(info.get("members") or []),
+                                       "partitions": partitions}))
+        return panels
+
+
+def _members(described: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """DescribeGroups members as group_view() members; a client id shared by several
+    members (kafka-python's default is the same for all) gets the member id's tail."""
+    ids = [m.get("client_id") or "" for m in described]
+    out = []
+    for m, client in zip(described, ids):
+        name = client if client and ids.count(client) == 1 else \
+            f"{client or 'member'} …{m['member_id'][-4:]}"
+        assigned = (m.get("member_assignment") or {}).get("assigned_partitions") or []
+        out.append({"member_id": m["member_id"], "client_id": name,
+                    "assignment": [(a["topic"], p) for a in assigned for p in a["partitions"]]})
+    return out
