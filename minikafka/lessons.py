@@ -13,7 +13,9 @@ here (or elsewhere in minikafka), so a notebook cell stays short and readable:
   ``kafka-topics.sh --describe`` prints, with the offsets added).
 - ``read_topic()``: everything a topic holds, read by a real consumer.
 - ``truck_positions()``: the course's running example, trucks reporting GPS positions.
-- ``durability_table()``: lesson 5's experiment over seeded fault schedules.
+- ``durability_table()``: lesson 5's experiment over seeded fault schedules;
+  ``placement()``, ``producer_table()``, ``RebalanceLog`` and ``keep_polling()``: the
+  experiments of lessons 2, 7 and 9.
 - ``SourceConnector``, ``SinkConnector``, ``MirrorMaker``: lesson 13's pipeline in
   miniature.
 - ``checked()``: each lesson's hidden check cell reports its key outcomes with it.
@@ -38,8 +40,8 @@ __all__ = [
     "CHECK_MARK",
     "Feedback",
     "MirrorMaker",
-    "RebalanceLog",
     "Quiz",
+    "RebalanceLog",
     "SinkConnector",
     "SourceConnector",
     "Table",
@@ -51,13 +53,13 @@ __all__ = [
     "durability_table",
     "explore",
     "group_table",
-    "keep_polling",
     "journal_table",
+    "keep_polling",
     "metadata_table",
-    "quiz",
     "placement",
     "producer_run",
     "producer_table",
+    "quiz",
     "read_topic",
     "replica_table",
     "show",
@@ -812,12 +814,13 @@ class MirrorMaker:
 
     def translate(self, partition: int, source_offset: int) -> int:
         """The target offset to resume at for a group committed at ``source_offset``:
-        the copy of the last record before it, plus one (never skipping a record)."""
-        best = 0
-        for src, dst in self.offset_syncs[partition]:
-            if src < source_offset:
-                best = dst + 1
-        return best
+        the copy of the last record before it, plus one (never skipping a record), or
+        the first copy when nothing before it was copied."""
+        syncs = self.offset_syncs[partition]
+        before = [dst for src, dst in syncs if src < source_offset]
+        if before:
+            return before[-1] + 1
+        return syncs[0][1] if syncs else 0
 
 
 # -- check cells ---------------------------------------------------------------------------

@@ -22,11 +22,15 @@ from nbclient import NotebookClient
 from minikafka import Cluster
 from minikafka.lessons import (
     CHECK_MARK,
+    MirrorMaker,
     Quiz,
+    SourceConnector,
     Table,
     checked,
     drain,
     durability_table,
+    placement,
+    producer_run,
     quiz,
     read_topic,
     topic_table,
@@ -314,6 +318,52 @@ def test_durability_table_counts_what_the_checker_found() -> None:
     assert unsafe["lost"] > 0 and unsafe["trials with a loss"] >= 1
     assert all(r["read back"] <= r["sent"] for r in table.rows)
     assert all(r["idempotence"] is (r["acks"] == "all") for r in table.rows)
+
+
+def test_placement_spreads_every_partition_over_both_racks() -> None:
+    rows = placement(partitions=12, replication_factor=3).rows
+    assert len(rows) == 12 and all(r["racks"] == ["rack-1", "rack-2"] for r in rows)
+    assert all(len(set(r["replicas"])) == 3 for r in rows)
+    single = placement(partitions=4, replication_factor=1, racks={1: "a", 2: "b"})
+    assert sorted(r["racks"][0] for r in single.rows) == ["a", "a", "b", "b"]
+
+
+def test_producer_run_trades_latency_for_batches() -> None:
+    quick, patient = producer_run(linger_ms=0, records=60), producer_run(linger_ms=50, records=60)
+    assert quick["batches"] == 60 > patient["batches"]
+    assert quick["avg latency ms"] < patient["avg latency ms"]
+    assert producer_run(linger_ms=50, records=60, compression="gzip")["ratio"] > patient["ratio"]
+
+
+def test_source_connector_resumes_from_its_stored_offset() -> None:
+    cluster = Cluster(brokers=3, seed=4)
+    cluster.create_topic("t", partitions=1, replication_factor=3)
+    rows = [{"id": i} for i in range(6)]
+    assert SourceConnector(cluster, "db", rows, "t", "id").poll(max_rows=4) == 4
+    again = SourceConnector(cluster, "db", rows, "t", "id")
+    assert again.position == 4 and again.poll() == 2 and again.poll() == 0
+    assert [r.key for r in read_topic(cluster, "t")[0]] == [b"%d" % i for i in range(6)]
+    assert SourceConnector(cluster, "other", rows, "t", "id").position == 0
+
+
+def test_mirror_maker_translates_offsets_without_skipping() -> None:
+    source, target = Cluster(brokers=3, seed=4), Cluster(brokers=3, seed=5)
+    source.create_topic("t", partitions=1, replication_factor=3)
+    target.create_topic("east.t", partitions=1, replication_factor=3)
+    producer, older = source.producer(), target.producer()
+    for i in range(5):
+        producer.send("t", value=b"%d" % i)
+    for _ in range(3):  # the copy's offsets run 3 ahead of the source's
+        older.send("east.t", value=b"older")
+    producer.flush()
+    older.flush()
+    mirror = MirrorMaker(source, target, "t", alias="east")
+    while mirror.poll():
+        pass
+    assert mirror.remote_topic == "east.t"
+    assert [r.value for r in read_topic(target, "east.t")[0]][3:] == [b"%d" % i for i in range(5)]
+    # A group committed at source offset N resumes at the copy of record N.
+    assert [mirror.translate(0, o) for o in range(6)] == [3, 4, 5, 6, 7, 8]
 
 
 def test_checked_prints_one_parsable_line(capsys: pytest.CaptureFixture[str]) -> None:
