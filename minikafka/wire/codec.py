@@ -15,9 +15,11 @@ kafka-python byte for byte.
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from struct import Struct
+from typing import Any
 
 # Importing these packages runs kafka-python's class definitions, which is what
 # makes every request/response class visible to ApiMessage.__subclasses__().
@@ -31,6 +33,7 @@ from kafka.protocol.api_message import ApiMessage
 
 __all__ = [
     "API_VERSIONS_KEY",
+    "BodyDecoder",
     "DEFAULT_MAX_REQUEST_BYTES",
     "FrameDecoder",
     "FrameTooLarge",
@@ -45,6 +48,7 @@ __all__ = [
     "encode_request",
     "encode_response",
     "kafka_version_range",
+    "response_parts",
     "request_class",
     "response_class",
 ]
@@ -56,6 +60,9 @@ API_VERSIONS_KEY = 18
 
 # api_key -> (min_version, max_version), inclusive.
 VersionRanges = Mapping[int, tuple[int, int]]
+
+# (request body, api version) -> request object; raises ValueError on bad input.
+BodyDecoder = Callable[[memoryview, int], Any]
 
 _INT32 = Struct(">i")
 _REQUEST_PREFIX = Struct(">hhih")  # api key, api version, correlation id, client id length
@@ -273,12 +280,14 @@ def _header_end(payload: bytes, client_id_len: int, flexible: bool) -> int:
     return pos
 
 
-def decode_request(payload: bytes, versions: VersionRanges | None = None) -> KafkaRequest | RequestError:
+def decode_request(payload: bytes, versions: VersionRanges | None = None,
+                   decoders: Mapping[int, BodyDecoder] | None = None) -> KafkaRequest | RequestError:
     """Decode one frame payload (size prefix already stripped).
 
     `versions` maps each served API key to its (min, max); keys outside it are
     unknown and versions outside its range unsupported. Without it, every key
-    kafka-python knows is served over Kafka's own range.
+    kafka-python knows is served over Kafka's own range. `decoders` replaces
+    kafka-python's body decoder for some keys (the hot paths).
     """
     if len(payload) < 10:
         return MalformedRequest(f"request header truncated ({len(payload)} bytes)")
@@ -304,16 +313,67 @@ def decode_request(payload: bytes, versions: VersionRanges | None = None) -> Kaf
             raise ValueError(f"client id length {client_id_len}")
         client_id = payload[10:10 + client_id_len].decode("utf-8", "replace") if client_id_len > 0 else ""
         body_at = _header_end(payload, client_id_len, flexible)
+        decoder = decoders.get(api_key) if decoders else None
         if too_new_api_versions:
             body = cls(version=0)
+        elif decoder is not None:
+            body = decoder(memoryview(payload)[body_at:], api_version)
         else:
             body = cls.decode(memoryview(payload)[body_at:], version=api_version, header=False)
+            null = _null_field(body, _null_plan(cls, api_version))
+            if null is not None:
+                raise ValueError(f"null {null}, which is not nullable")
     except Exception as exc:
         return MalformedRequest(
             f"cannot parse {cls.name} v{api_version}: {type(exc).__name__}: {exc}",
             api_key, api_version, correlation_id,
         )
     return KafkaRequest(api_key, api_version, correlation_id, client_id, body, len(payload))
+
+
+# kafka-python decodes a -1 length as None even where the schema does not allow
+# null; Kafka refuses such a request as malformed, and so do we (handlers can
+# then iterate arrays and use strings without checking).
+_NULLABLE_TYPES = frozenset({"string", "bytes", "records"})
+
+
+@cache
+def _null_plan(cls: type, version: int) -> tuple:
+    return _plan(cls._struct._fields, version)
+
+
+def _plan(fields, version: int) -> tuple:
+    """(name, nullable, sub-plan or None, is an array of structs) for each field that
+    can decode as None at `version`."""
+    plan = []
+    for field in fields:
+        if not field.for_version_q(version) or field.tagged_field_q(version):
+            continue
+        if field.is_struct_array() or field.is_struct():
+            sub = _plan(field.fields.values(), version)
+        elif field.is_array() or field.type_str in _NULLABLE_TYPES:
+            sub = None
+        else:
+            continue
+        plan.append((field.name, field.nullable_for_version_q(version), sub,
+                     field.is_struct_array()))
+    return tuple(plan)
+
+
+def _null_field(obj: Any, plan: tuple) -> str | None:
+    """The name of a non-nullable field that is None, if any."""
+    for name, nullable, sub, many in plan:
+        value = getattr(obj, name, None)
+        if value is None:
+            if not nullable:
+                return name
+            continue
+        if sub:
+            for item in (value if many else (value,)):
+                bad = _null_field(item, sub)
+                if bad is not None:
+                    return f"{name}.{bad}"
+    return None
 
 
 def encode_request(request: ApiMessage, correlation_id: int, client_id: str | None = "minikafka",
@@ -328,12 +388,15 @@ def encode_request(request: ApiMessage, correlation_id: int, client_id: str | No
 # ---------------------------------------------------------------------------
 # Responses
 
-# A kafka-python response object, or a body already encoded at the request's version.
-Response = ApiMessage | bytes | bytearray | memoryview
+# A kafka-python response object, or a body already encoded at the request's
+# version: in one piece, or as a list of pieces to concatenate (a Fetch body of
+# record batches, which is then copied once, when the frame is written).
+Response = ApiMessage | bytes | bytearray | memoryview | list
 
 
-def encode_response(response: Response, api_key: int, api_version: int, correlation_id: int) -> bytes:
-    """One response frame: size, header, body.
+def response_parts(response: Response, api_key: int, api_version: int,
+                   correlation_id: int) -> list:
+    """One response frame as a list of buffers: size and header, then the body.
 
     `response` is a kafka-python response object (encoded at its own version,
     or at `api_version` if it has none) or a body already encoded at
@@ -346,10 +409,18 @@ def encode_response(response: Response, api_key: int, api_version: int, correlat
         if response.API_VERSION is None:
             response.API_VERSION = api_version
         api_version = response.API_VERSION
-        body = response.encode()
-    else:
+        body = [response.encode()]
+    elif isinstance(response, list):
         body = response
+    else:
+        body = [response]
+    size = sum(len(part) for part in body)
     flexible = api_key != API_VERSIONS_KEY and _RESPONSE_CLASSES[api_key].flexible_version_q(api_version)
     if flexible:
-        return b"".join((_RESPONSE_PREFIX.pack(len(body) + 5, correlation_id), b"\x00", body))
-    return b"".join((_RESPONSE_PREFIX.pack(len(body) + 4, correlation_id), body))
+        return [_RESPONSE_PREFIX.pack(size + 5, correlation_id), b"\x00", *body]
+    return [_RESPONSE_PREFIX.pack(size + 4, correlation_id), *body]
+
+
+def encode_response(response: Response, api_key: int, api_version: int, correlation_id: int) -> bytes:
+    """One response frame (size, header, body) as bytes; see `response_parts`."""
+    return b"".join(response_parts(response, api_key, api_version, correlation_id))

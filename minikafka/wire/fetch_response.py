@@ -3,7 +3,7 @@
 Fetch is the consume hot path: kafka-python's generic encoder walks the schema
 for every field and copies each partition's records; this writes the fixed fields
 with struct and hands the record bytes through as views, so the only copy is the
-final join. Tests check the output against kafka-python's FetchResponse decoder.
+join of the whole frame. Tests check the output against kafka-python's FetchResponse decoder.
 """
 from __future__ import annotations
 
@@ -45,8 +45,10 @@ def _uvarint(n: int) -> bytes:
 
 def encode_fetch_response(version: int, topics: list[tuple[str, list[PartitionData]]],
                           error_code: int = 0, session_id: int = 0,
-                          throttle_time_ms: int = 0) -> bytes:
-    """The response body (no header) at `version` (4-12)."""
+                          throttle_time_ms: int = 0) -> list:
+    """The response body (no header) at `version` (4-12), as a list of buffers to
+    concatenate: the records stay views of the stored batches until the frame is
+    written (Session joins a response once)."""
     flexible = version >= _FLEXIBLE
     out: list = []
     put = out.append
@@ -84,4 +86,4 @@ def encode_fetch_response(version: int, topics: list[tuple[str, list[PartitionDa
             put(b"\x00")
     if flexible:
         put(b"\x00")
-    return b"".join(out)
+    return out

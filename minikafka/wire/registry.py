@@ -32,14 +32,15 @@ from kafka.protocol.api_message import ApiMessage
 from .codec import (
     API_VERSIONS_KEY,
     DEFAULT_MAX_REQUEST_BYTES,
+    BodyDecoder,
     FrameDecoder,
     KafkaRequest,
     RequestError,
     Response,
     decode_request,
-    encode_response,
     kafka_version_range,
     request_class,
+    response_parts,
 )
 
 __all__ = [
@@ -143,6 +144,7 @@ class Registration:
     min_version: int
     max_version: int
     handler: Handler
+    decoder: BodyDecoder | None = None
 
 
 class HandlerRegistry:
@@ -156,11 +158,17 @@ class HandlerRegistry:
     def __init__(self) -> None:
         self._by_key: dict[int, Registration] = {}
         self._ranges: Mapping[int, tuple[int, int]] = MappingProxyType({})
+        self._decoders: Mapping[int, BodyDecoder] = MappingProxyType({})
         self.generation = 0
         self.memo: dict[Any, Any] = {}
 
-    def register(self, api_key: int, handler: Handler, min_version: int, max_version: int) -> None:
-        """Serve `api_key` v`min_version`..v`max_version` with `handler` (replacing any)."""
+    def register(self, api_key: int, handler: Handler, min_version: int, max_version: int,
+                 decoder: BodyDecoder | None = None) -> None:
+        """Serve `api_key` v`min_version`..v`max_version` with `handler` (replacing any).
+
+        `decoder(body, version)`, if given, parses request bodies instead of
+        kafka-python (a hot path's own parser); it raises ValueError on bad input.
+        """
         cls = request_class(api_key)
         if cls is None:
             raise ValueError(f"kafka-python has no request class for API key {api_key}")
@@ -169,7 +177,7 @@ class HandlerRegistry:
             raise ValueError(
                 f"{cls.name}: v{min_version}-v{max_version} outside Kafka's v{low}-v{high}"
             )
-        self._by_key[api_key] = Registration(api_key, min_version, max_version, handler)
+        self._by_key[api_key] = Registration(api_key, min_version, max_version, handler, decoder)
         self._changed()
 
     def handles(self, api_key: int, min_version: int, max_version: int) -> Callable[[Handler], Handler]:
@@ -185,6 +193,10 @@ class HandlerRegistry:
 
     def get(self, api_key: int) -> Registration | None:
         return self._by_key.get(api_key)
+
+    def decoders(self) -> Mapping[int, BodyDecoder]:
+        """Read-only {api_key: decoder} of the handlers that parse their own bodies."""
+        return self._decoders
 
     def version_ranges(self) -> Mapping[int, tuple[int, int]]:
         """Read-only {api_key: (min, max)} in key order; what ApiVersions advertises."""
@@ -203,6 +215,8 @@ class HandlerRegistry:
         self._ranges = MappingProxyType(
             {k: (r.min_version, r.max_version) for k, r in sorted(self._by_key.items())}
         )
+        self._decoders = MappingProxyType(
+            {k: r.decoder for k, r in self._by_key.items() if r.decoder is not None})
         self.generation += 1
         self.memo.clear()
 
@@ -211,8 +225,9 @@ def default_registry() -> HandlerRegistry:
     """A registry with every handler module in `minikafka.wire.handlers`.
 
     A handler module defines API_KEY, MIN_VERSION, MAX_VERSION and
-    `handle(ctx, request)`; dropping one into the package is enough to serve
-    (and advertise) it. Modules are loaded in name order.
+    `handle(ctx, request)`, and optionally `decode(body, version)` to parse its
+    requests itself; dropping one into the package is enough to serve (and
+    advertise) it. Modules are loaded in name order.
     """
     from . import handlers
 
@@ -225,7 +240,8 @@ def default_registry() -> HandlerRegistry:
             continue
         if module.API_KEY in registry:
             raise ValueError(f"two handler modules for API key {module.API_KEY}: {info.name}")
-        registry.register(module.API_KEY, module.handle, module.MIN_VERSION, module.MAX_VERSION)
+        registry.register(module.API_KEY, module.handle, module.MIN_VERSION, module.MAX_VERSION,
+                          getattr(module, "decode", None))
     return registry
 
 
@@ -312,7 +328,8 @@ class Session:
             if isinstance(frame, RequestError):
                 self._close(frame)
                 break
-            request = decode_request(frame, self.registry.version_ranges())
+            registry = self.registry
+            request = decode_request(frame, registry.version_ranges(), registry.decoders())
             if isinstance(request, RequestError):
                 self._close(request)
                 break
@@ -338,7 +355,7 @@ class Session:
                     self._parked = _Parked(request, result)
                     return
                 if result is not None:
-                    out.append(encode_response(result, request.api_key, request.api_version,
+                    out.extend(response_parts(result, request.api_key, request.api_version,
                                                request.correlation_id))
         except CloseConnection as exc:
             self._close(HandlerFailed(f"handler closed the connection: {exc}", request.api_key,
@@ -368,7 +385,7 @@ class Session:
                     result = deferred.on_timeout()
                 self._parked = None
                 if result is not None:
-                    out.append(encode_response(result, request.api_key, request.api_version,
+                    out.extend(response_parts(result, request.api_key, request.api_version,
                                                request.correlation_id))
         except Exception as exc:
             log.exception("deferred API key %d v%d failed", request.api_key, request.api_version)

@@ -350,7 +350,7 @@ def test_fetch_response_encoding_matches_kafka_python(version):
     data = [PartitionData(0, 0, 10, 8, 2, [(5, 3), (6, 4)], [records[:30], records[30:]],
                           len(records)),
             PartitionData(1, 6)]
-    body = encode_fetch_response(version, [("topic-a", data), ("b", [])], 0, 0, 3)
+    body = b"".join(encode_fetch_response(version, [("topic-a", data), ("b", [])], 0, 0, 3))
     decoded = FetchResponse.decode(body, version=version)
     expected = FetchResponse(
         version=version, throttle_time_ms=3, error_code=0, session_id=0, responses=[

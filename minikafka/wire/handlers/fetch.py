@@ -96,7 +96,7 @@ def _collect(broker, cluster, request: FetchRequest, version: int) -> tuple[list
     return out, total, failed
 
 
-def handle(ctx: RequestContext, request: FetchRequest) -> bytes | Deferred:
+def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
     cluster = ctx.cluster
     broker = serving_broker(ctx)
     version = ctx.api_version
@@ -110,7 +110,7 @@ def handle(ctx: RequestContext, request: FetchRequest) -> bytes | Deferred:
     if failed or total >= request.min_bytes or request.max_wait_ms <= 0 or not topics:
         return encode_fetch_response(version, topics)
 
-    def poll() -> bytes | None:
+    def poll() -> list | None:
         if not broker.running:
             return None  # the listener is closing this connection
         again, size, erred = _collect(broker, cluster, request, version)
@@ -118,7 +118,7 @@ def handle(ctx: RequestContext, request: FetchRequest) -> bytes | Deferred:
             return encode_fetch_response(version, again)
         return None
 
-    def on_timeout() -> bytes:
+    def on_timeout() -> list:
         return encode_fetch_response(version, _collect(broker, cluster, request, version)[0])
 
     return Deferred(ctx.now_ms + request.max_wait_ms, poll, on_timeout)

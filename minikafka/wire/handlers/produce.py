@@ -1,5 +1,7 @@
 """Produce (key 0), v3-v12: RecordBatch v2, acks 0/1/-1, idempotent and transactional.
 
+Requests are parsed and answered by produce_codec (by hand: the hot path).
+
 Each partition's bytes become one WireRecordBatch (header read, CRC checked, records
 left encoded) and go to the broker's handle_produce, the same path the in-process
 producer takes. The broker answers through a callback once acks are satisfied: at
@@ -8,11 +10,11 @@ still waiting is parked as a Deferred the server polls; acks=0 gets no response.
 """
 from __future__ import annotations
 
-from kafka.protocol.producer import ProduceRequest, ProduceResponse
-
 from ...core import errors
 from ...core.records import LOG_APPEND_TIME
+from .. import produce_codec
 from ..batches import InvalidBatch, WireRecordBatch, parse_batch, stamp_log_append_time
+from ..produce_codec import ProduceRequestData, encode_produce_response
 from ..registry import Deferred, RequestContext
 from ._common import serving_broker
 
@@ -20,18 +22,18 @@ API_KEY = 0
 MIN_VERSION = 3
 MAX_VERSION = 12  # v13 names topics by id
 
-_Topic = ProduceResponse.TopicProduceResponse
-_Partition = _Topic.PartitionProduceResponse
-
 # A parked acks=all request answers REQUEST_TIMED_OUT on the broker's own timer
 # (simulated clock); the Deferred's deadline is a backstop a little later.
 _DEADLINE_SLACK_MS = 1000
 
 TP = tuple[str, int]
 
+# Requests are parsed by hand, not by kafka-python (default_registry() uses this).
+decode = produce_codec.decode
+
 
 def _response(version: int, order: list[tuple[str, list[int]]], results: dict[TP, tuple],
-              batches: dict[TP, WireRecordBatch], starts: dict[TP, int]) -> ProduceResponse:
+              batches: dict[TP, WireRecordBatch], starts: dict[TP, int]) -> bytes:
     topics = []
     for name, partitions in order:
         answers = []
@@ -41,15 +43,12 @@ def _response(version: int, order: list[tuple[str, list[int]]], results: dict[TP
             batch = batches.get(tp)
             append_time = batch.max_timestamp if code == errors.NONE and batch is not None \
                 and batch.timestamp_type == LOG_APPEND_TIME else -1
-            answers.append(_Partition(index=p, error_code=code, base_offset=base,
-                                      log_append_time_ms=append_time,
-                                      log_start_offset=starts.get(tp, -1),
-                                      record_errors=[], error_message=message))
-        topics.append(_Topic(name=name, partition_responses=answers))
-    return ProduceResponse(version=version, responses=topics, throttle_time_ms=0)
+            answers.append((p, code, base, append_time, starts.get(tp, -1), message))
+        topics.append((name, answers))
+    return encode_produce_response(version, topics)
 
 
-def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | Deferred | None:
+def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred | None:
     cluster = ctx.cluster
     broker = serving_broker(ctx)
     acks = request.acks
@@ -103,7 +102,7 @@ def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | De
                 out[tp] = replica.log_start_offset
         return out
 
-    def finish() -> ProduceResponse:
+    def finish() -> bytes:
         for tp, (code, base) in answered.items():
             results[tp] = (code, base, None)
         return _response(version, order, results, batches, starts())
