@@ -325,3 +325,32 @@ def test_selftest_students_are_built_from_the_release():
                        if c.metadata.get("nbgrader", {}).get("grade_id") in ids)
     with pytest.raises(KeyError):
         submissions.with_answers(released, {"no_such_cell": "x = 1"})
+
+
+def test_selftest_judge_flags_every_kind_of_mismatch(monkeypatch):
+    from grading.selftest import runner
+
+    class Answers:
+        EXPECTED_POINTS = 1
+        RUNAWAY_CELL = None
+
+    monkeypatch.setattr(runner.wrong, "for_assignment", lambda assignment: Answers)
+    columns = {"nb:t1", "nb:t2"}
+    good = {"s-solution": {"nb:t1": "1", "nb:t2": "1"}, "s-blank": {"nb:t1": "0", "nb:t2": "0"},
+            "s-wrong": {"nb:t1": "1", "nb:t2": "0"}, "s-edited": {"nb:t1": "1", "nb:t2": "0"}}
+    students = [s for s, _ in runner.STUDENTS.values()]
+    html = [Path(f"feedback/{s}/a/nb.html") for s in students]
+    edited = [integrity.EditedCell("s-edited", "nb", "t2", "edited")]
+
+    def judge(table, edits=edited):
+        rows = runner._judge("a", table, columns, 2.0, students, edits, html, ["t2"], None)
+        return {r.variant: r.ok for r in rows}
+
+    assert judge(good) == dict.fromkeys(runner.STUDENTS, True)
+    assert judge({**good, "s-solution": {"nb:t1": "1", "nb:t2": "0"}})["solution"] is False
+    assert judge({**good, "s-blank": {"nb:t1": "1", "nb:t2": "0"}})["blank"] is False
+    assert judge({**good, "s-wrong": {"nb:t1": "1", "nb:t2": "1"}})["wrong"] is False
+    assert judge({**good, "s-edited": {"nb:t1": "1", "nb:t2": "1"}})["edited"] is False
+    assert judge(good, edits=[])["edited"] is False
+    assert judge(good, edits=[*edited, integrity.EditedCell("s-blank", "nb", "t1", "edited")]
+                 )["blank"] is False

@@ -141,20 +141,10 @@ def _runaway_stopped(root: Path, assignment: str, student: str, cell_id: str) ->
     return False
 
 
-def run_assignment(api, root: Path, work: Path, assignment: str,
-                   log: Callable[[str], None]) -> list[Row]:
-    started = time.monotonic()
-    steps: dict[str, float] = {}
-
-    def lap(step: str) -> None:
-        steps[step] = time.monotonic() - started - sum(steps.values())
-
-    db_url = api.coursedir.db_url
-    answers = wrong.for_assignment(assignment)
-    pipeline.generate(api, assignment)           # refuses a release that leaks
-    lap("generate")
-    pipeline.release(api, assignment, force=True)
-    lap("release")
+def _hand_out(api, root: Path, work: Path, assignment: str,
+              answers: dict[str, str]) -> tuple[Path, Path, list[str]]:
+    """The four students do their work: two submit through the exchange, two land in a
+    Canvas-style export. Returns (the export zip, its roster, the test cells edited)."""
     cache = work / "cache"
     archive = work / f"{assignment}-canvas-export.zip"
     roster = work / "roster.csv"
@@ -163,9 +153,8 @@ def run_assignment(api, root: Path, work: Path, assignment: str,
     expected_edits: list[str] = []
     with zipfile.ZipFile(archive, "w") as zf:
         for variant, (student, route) in STUDENTS.items():
-            notebooks, edited = _variant_notebooks(root, assignment, variant, answers.CELLS)
-            if variant == "edited":
-                expected_edits = edited
+            notebooks, edited = _variant_notebooks(root, assignment, variant, answers)
+            expected_edits += edited
             if route == "exchange":
                 home = work / "students" / student
                 _exchange_step(api, "FetchAssignment", assignment, student, home, cache)
@@ -178,26 +167,14 @@ def run_assignment(api, root: Path, work: Path, assignment: str,
                     stem = Path(name).stem + ("-1" if variant == "edited" else "")
                     zf.writestr(f"{variant}student_{LMS_IDS[variant]}_50{LMS_IDS[variant]}_"
                                 f"{stem}.ipynb", nbformat.writes(nb))
-    lap("students")
-    collected = pipeline.collect(api, assignment)
-    imported = lms.import_submissions(root, assignment, archive, "canvas", roster=roster)
-    lap("collect+import")
-    notes = [f"collected {len(collected)} from the exchange, imported {len(imported.imported)} "
-             f"from the LMS zip"]
-    report = pipeline.autograde(api, assignment, [s for s, _ in STUDENTS.values()])
-    for student, why in report.failed.items():
-        notes.append(f"autograde failed for {student}: {why.strip().splitlines()[-1:]}")
-    lap("autograde")
-    edits = integrity.edited_locked_cells(root, assignment)
-    html = pipeline.feedback(api, assignment)
-    lap("feedback")
-    maximum, auto_columns = _autograded_maximum(db_url, assignment)
-    qs = scores.questions(root, db_url, assignment)
-    csv_path = scores.write_csv(root / f"scores-{assignment}.csv", qs,
-                                scores.student_scores(db_url, assignment),
-                                {s: [e.cell for e in edits if e.student == s] for s in
-                                 {e.student for e in edits}})
-    table = scores.read_csv(csv_path)
+    return archive, roster, expected_edits
+
+
+def _judge(assignment: str, table: dict, auto_columns: set[str], maximum: float,
+           graded: list[str], edits: list, html: list[Path], expected_edits: list[str],
+           runaway: bool | None) -> list[Row]:
+    """One row per student: the score against what that student must get."""
+    answers = wrong.for_assignment(assignment)
 
     def auto_score(student: str) -> float:
         row = table.get(student, {})
@@ -209,7 +186,7 @@ def run_assignment(api, root: Path, work: Path, assignment: str,
         score = auto_score(student)
         found = sorted(e.cell for e in edits if e.student == student)
         problems, info = [], []
-        if student not in report.graded:
+        if student not in graded:
             problems.append("not autograded")
         if student not in table:
             problems.append("missing from the scores CSV")
@@ -222,11 +199,12 @@ def run_assignment(api, root: Path, work: Path, assignment: str,
         elif variant == "wrong":
             expected = f"{answers.EXPECTED_POINTS:g}"
             right = score == answers.EXPECTED_POINTS and 0 < score < maximum
-            if answers.RUNAWAY_CELL:
-                if _runaway_stopped(root, assignment, student, answers.RUNAWAY_CELL):
-                    info.append(f"runaway cell {answers.RUNAWAY_CELL!r} stopped by the timeout")
+            if runaway is not None:
+                cell = answers.RUNAWAY_CELL
+                if runaway:
+                    info.append(f"runaway cell {cell!r} stopped by the timeout")
                 else:
-                    problems.append(f"runaway cell {answers.RUNAWAY_CELL!r} was not stopped")
+                    problems.append(f"runaway cell {cell!r} was not stopped")
         else:
             expected, right = f"{wrong_score:g} (= wrong)", score == wrong_score
             if not found or found != sorted(expected_edits):
@@ -236,8 +214,49 @@ def run_assignment(api, root: Path, work: Path, assignment: str,
         rows.append(Row(assignment, variant, route, score, maximum, expected,
                         f"{len(found)} reported" if found else "-",
                         right and not problems, problems + info))
-    rows[0].notes = notes + rows[0].notes
-    lap("export")
+    return rows
+
+
+def run_assignment(api, root: Path, work: Path, assignment: str,
+                   log: Callable[[str], None]) -> list[Row]:
+    """The pipeline on one assignment, from generate to the CSV; the table's rows."""
+    started = time.monotonic()
+    steps: dict[str, float] = {}
+
+    def lap(step: str) -> None:
+        steps[step] = time.monotonic() - started - sum(steps.values())
+
+    db_url = api.coursedir.db_url
+    answers = wrong.for_assignment(assignment)
+    pipeline.generate(api, assignment)           # refuses a release that leaks
+    pipeline.release(api, assignment, force=True)
+    lap("generate+release")
+    archive, roster, expected_edits = _hand_out(api, root, work, assignment, answers.CELLS)
+    lap("students")
+    collected = pipeline.collect(api, assignment)
+    imported = lms.import_submissions(root, assignment, archive, "canvas", roster=roster)
+    lap("collect+import")
+    report = pipeline.autograde(api, assignment, [s for s, _ in STUDENTS.values()])
+    lap("autograde")
+    edits = integrity.edited_locked_cells(root, assignment)
+    html = pipeline.feedback(api, assignment)
+    lap("feedback")
+    maximum, auto_columns = _autograded_maximum(db_url, assignment)
+    edited_by: dict[str, list[str]] = {}
+    for e in edits:
+        edited_by.setdefault(e.student, []).append(e.cell)
+    csv_path = scores.write_csv(root / f"scores-{assignment}.csv",
+                                scores.questions(root, db_url, assignment),
+                                scores.student_scores(db_url, assignment), edited_by)
+    runaway = None if not answers.RUNAWAY_CELL else _runaway_stopped(
+        root, assignment, STUDENTS["wrong"][0], answers.RUNAWAY_CELL)
+    rows = _judge(assignment, scores.read_csv(csv_path), auto_columns, maximum, report.graded,
+                  edits, html, expected_edits, runaway)
+    lap("export+check")
+    rows[0].notes[:0] = [f"collected {len(collected)} from the exchange, imported "
+                         f"{len(imported.imported)} from the LMS zip"] + [
+        f"autograde failed for {s}: {why.strip().splitlines()[-1:]}"
+        for s, why in report.failed.items()]
     log(f"{assignment}: {time.monotonic() - started:.1f} s ("
         + ", ".join(f"{k} {v:.1f}" for k, v in steps.items()) + ")")
     return rows

@@ -12,6 +12,7 @@ machine (the design notes measured about 2.6 s per submission for nbgrader alone
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -95,7 +96,9 @@ def main() -> None:
             results.append((args.assignment, jobs, args.n,
                             timed_autograde(api, args.assignment, students, jobs)))
             shutil.rmtree(root / "autograded", ignore_errors=True)
-    print(f"\n{'what':36} {'jobs':>4} {'subs':>5} {'s/submission':>13} {'vs nbgrader alone':>18}")
+    cores, load = os.cpu_count(), os.getloadavg()[0]
+    print(f"\n{cores} cores, load average {load:.1f} at the end (other work slows every row alike)")
+    print(f"{'what':36} {'jobs':>4} {'subs':>5} {'s/submission':>13} {'vs nbgrader alone':>18}")
     for what, jobs, n, per in results:
         print(f"{what:36} {jobs:>4} {n:>5} {per:>13.2f} {per / baseline:>17.2f}x")
 
