@@ -1,6 +1,7 @@
 """The `minikafka` command: one subcommand per function, each registered in COMMANDS.
 
     minikafka serve --brokers 3 --port 9092      # a cluster real clients can use
+    minikafka topics --bootstrap-server localhost:9092 --list   # Kafka's tools (docs/cli.md)
     minikafka demo leader-failover               # the instructor's presenter page
 
 Each subcommand has an `add_<name>(subparsers)` that declares its flags and a
@@ -13,6 +14,8 @@ import argparse
 import sys
 import threading
 from collections.abc import Callable, Sequence
+
+from .tools import PARSERS as TOOL_PARSERS
 
 
 def add_serve(subparsers: argparse._SubParsersAction) -> None:
@@ -28,6 +31,9 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
     p.add_argument("--rack", action="append", default=[], metavar="BROKER=RACK",
                    help="put a broker in a rack, e.g. --rack 1=eu-west-1a (repeatable)")
+    p.add_argument("--log-dir", metavar="DIR",
+                   help="keep the logs on disk in Kafka's layout (DIR/broker-N/TOPIC-P/*.log, "
+                        "readable with minikafka dump-log); default: in memory")
     p.set_defaults(run=serve)
 
 
@@ -44,7 +50,7 @@ def serve(args: argparse.Namespace) -> int:
             print(f"minikafka serve: bad --rack {item!r}, expected BROKER=RACK", file=sys.stderr)
             return 2
         racks[int(broker)] = rack
-    cluster = Cluster(brokers=args.brokers, seed=args.seed, racks=racks)
+    cluster = Cluster(brokers=args.brokers, seed=args.seed, racks=racks, log_dir=args.log_dir)
     try:
         server = cluster.serve(port=args.port, host=args.host)
     except OSError as exc:
@@ -92,7 +98,10 @@ def demo(args: argparse.Namespace) -> int:
     return run(args)
 
 
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_serve, add_demo]
+# Kafka's command-line tools (minikafka.tools): topics, console-producer,
+# console-consumer, consumer-groups, dump-log.
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_serve, *TOOL_PARSERS,
+                                                                add_demo]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,7 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the subcommand's parser when it has one (one line, exit 2)
+        getattr(args, "parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if getattr(args, "run", None) is None:
         parser.print_help()
         return 2

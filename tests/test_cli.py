@@ -1,0 +1,291 @@
+"""Kafka's command-line tools (minikafka topics, console-producer, console-consumer,
+consumer-groups, dump-log) against a served minikafka cluster on ephemeral loopback
+ports, run through minikafka.cli.main as a shell would run them (and once as a real
+subprocess), checking what they print."""
+from __future__ import annotations
+
+import io
+import re
+import socket
+import subprocess
+import sys
+import time
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+from kafka import KafkaConsumer
+
+from minikafka.cli import main
+from minikafka.cluster import Cluster
+from minikafka.tools.topics import kafka_uuid
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
+
+KEYED = ["alice:latte", "bob:espresso", "carol:tea", "alice:mocha", "dave:flat white",
+         "bob:cortado", "erin:chai", "carol:americano"]
+
+
+def cli(*argv: str, stdin: str = "") -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of `minikafka ARGV...`."""
+    out, err = io.StringIO(), io.StringIO()
+    old_stdin = sys.stdin
+    sys.stdin = io.StringIO(stdin)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                rc = main(list(argv))
+            except SystemExit as exc:
+                rc = exc.code
+    finally:
+        sys.stdin = old_stdin
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def served():
+    # New groups start at once (Kafka waits group.initial.rebalance.delay.ms, 3 s).
+    cluster = Cluster(brokers=3, seed=23, broker_config={"group.initial.rebalance.delay.ms": 0})
+    with cluster.serve(port=0) as server:
+        yield cluster, server.bootstrap_servers
+
+
+def table(text: str) -> list[list[str]]:
+    """The rows under a kafka-consumer-groups header, split on runs of spaces."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return [re.split(r"\s+", line.strip()) for line in lines[1:]]
+
+
+def test_topics_create_list_describe_alter_delete(served):
+    cluster, bootstrap = served
+    rc, out, err = cli("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "cities",
+                       "--partitions", "3", "--replication-factor", "2",
+                       "--config", "retention.ms=86400000", "--config", "min.insync.replicas=2")
+    assert (rc, out, err) == (0, "Created topic cities.\n", "")
+
+    rc, out, err = cli("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "cities")
+    assert rc == 1 and out == ""
+    assert err == "Error while executing topic command : Topic 'cities' already exists.\n"
+    assert cli("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "cities",
+               "--if-not-exists")[0] == 0
+
+    rc, out, _ = cli("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "my_data.v1")
+    assert rc == 0 and out.startswith("WARNING: Due to limitations in metric names")
+    assert cli("topics", "--bootstrap-server", bootstrap, "--list")[1].split() == \
+        ["cities", "my_data.v1"]
+
+    rc, out, _ = cli("topics", "--bootstrap-server", bootstrap, "--describe", "--topic", "cities")
+    with cluster.lock:
+        described = cluster.describe_topic("cities")
+        topic_id = kafka_uuid(cluster.controller.topics["cities"].topic_id)
+    head, *rows = out.splitlines()
+    assert head.split("\t")[:4] == ["Topic: cities", f"TopicId: {topic_id}", "PartitionCount: 3",
+                                    "ReplicationFactor: 2"]
+    configs = head.split("\t")[4].removeprefix("Configs: ").split(",")
+    assert sorted(configs) == ["min.insync.replicas=2", "retention.ms=86400000"]
+    assert rows == [
+        f"\tTopic: cities\tPartition: {p.partition}\tLeader: {p.leader}"
+        f"\tReplicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}"
+        "\tElr: N/A\tLastKnownElr: N/A" for p in described.partitions]
+
+    assert cli("topics", "--bootstrap-server", bootstrap, "--alter", "--topic", "cities",
+               "--partitions", "5") == (0, "", "")
+    with cluster.lock:
+        assert cluster.partitions_for("cities") == 5
+    rc, _, err = cli("topics", "--bootstrap-server", bootstrap, "--alter", "--topic", "cities",
+                     "--partitions", "2")
+    assert rc == 1 and err.startswith("Error while executing topic command : ")
+    assert "5 partitions" in err and err.count("\n") == 1
+
+    assert cli("topics", "--bootstrap-server", bootstrap, "--delete", "--topic", "my_data.v1") == \
+        (0, "", "")
+    rc, _, err = cli("topics", "--bootstrap-server", bootstrap, "--describe", "--topic",
+                     "my_data.v1")
+    assert (rc, err) == (1, "Error while executing topic command : Topic 'my_data.v1' does not "
+                            "exist as expected\n")
+    assert cli("topics", "--bootstrap-server", bootstrap, "--list")[1].split() == ["cities"]
+
+
+def produce_keyed(bootstrap: str, topic: str, lines: list[str]) -> None:
+    rc, out, err = cli("console-producer", "--bootstrap-server", bootstrap, "--topic", topic,
+                       "--property", "parse.key=true", "--property", "key.separator=:",
+                       "--producer-property", "acks=all", stdin="\n".join(lines) + "\n")
+    assert (rc, out, err) == (0, "", "")
+
+
+def consume(bootstrap: str, topic: str, *extra: str) -> tuple[list[str], str]:
+    rc, out, err = cli("console-consumer", "--bootstrap-server", bootstrap, "--topic", topic,
+                       *extra)
+    assert rc == 0, err
+    return out.splitlines(), err
+
+
+def test_keyed_lines_go_in_and_come_back_with_their_keys(served):
+    cluster, bootstrap = served
+    assert cli("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "orders",
+               "--partitions", "2", "--replication-factor", "3")[0] == 0
+    produce_keyed(bootstrap, "orders", KEYED)
+    lines, err = consume(bootstrap, "orders", "--from-beginning", "--max-messages", "8",
+                         "--property", "print.key=true", "--property", "key.separator=:",
+                         "--property", "print.partition=true")
+    assert err == "Processed a total of 8 messages\n"
+    by_partition: dict[str, list[str]] = {}
+    for line in lines:  # Partition:P:KEY:VALUE (every column ends in key.separator)
+        label, partition, key, value = line.split(":", 3)
+        assert label == "Partition"
+        by_partition.setdefault(partition, []).append(f"{key}:{value}")
+    assert sorted(x for part in by_partition.values() for x in part) == sorted(KEYED)
+    # Same key, same partition, in the order sent.
+    for part in by_partition.values():
+        for key in {line.split(":")[0] for line in part}:
+            assert [x for x in part if x.startswith(key + ":")] == \
+                [x for x in KEYED if x.startswith(key + ":")]
+    assert len(by_partition) == 2
+
+    rc, _, err = cli("console-producer", "--bootstrap-server", bootstrap, "--topic", "orders",
+                     "--property", "parse.key=true", "--property", "key.separator=:",
+                     stdin="no separator here\n")
+    assert (rc, err) == (1, "Error: No key separator found on line number 1: "
+                            "'no separator here'\n")
+
+
+def test_groups_list_describe_lag_and_reset_replays_two_per_partition(served):
+    cluster, bootstrap = served
+    topic, group = "payments", "billing"
+    assert cli("topics", "--bootstrap-server", bootstrap, "--create", "--topic", topic,
+               "--partitions", "2", "--replication-factor", "3")[0] == 0
+    produce_keyed(bootstrap, topic, KEYED)
+    lines, _ = consume(bootstrap, topic, "--group", group, "--from-beginning",
+                       "--max-messages", "8")
+    assert sorted(lines) == sorted(line.split(":", 1)[1] for line in KEYED)
+    produce_keyed(bootstrap, topic, ["zoe:latte", "yann:tea", "xia:mocha"])
+
+    rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--list")
+    assert rc == 0 and group in out.split()
+
+    rc, out, err = cli("consumer-groups", "--bootstrap-server", bootstrap, "--describe",
+                       "--group", group)
+    assert rc == 0 and err == f"\nConsumer group '{group}' has no active members.\n"
+    assert out.startswith("\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  "
+                          "LOG-END-OFFSET  LAG             CONSUMER-ID     HOST            "
+                          "CLIENT-ID\n")
+    with cluster.lock:
+        ends = {p.partition: p.high_watermark for p in cluster.describe_topic(topic).partitions}
+        committed = {p: c.offset for (_, p), c in cluster.groups.offset_fetch(None, group)[1].items()}
+    assert sum(committed.values()) == 8 and sum(ends.values()) == 11
+    assert table(out) == [[group, topic, str(p), str(committed[p]), str(ends[p]),
+                           str(ends[p] - committed[p]), "-", "-", "-"] for p in (0, 1)]
+
+    # While a member is in the group, a reset is refused with Kafka's message.
+    member = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
+                           enable_auto_commit=False)
+    try:
+        deadline = time.monotonic() + 15
+        while not member.assignment() and time.monotonic() < deadline:
+            member.poll(timeout_ms=100)
+        assert member.assignment()
+        rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--describe",
+                         "--group", group)
+        assert {row[6] for row in table(out)} == {member._coordinator._generation.member_id}
+        rc, _, err = cli("consumer-groups", "--bootstrap-server", bootstrap, "--reset-offsets",
+                         "--group", group, "--topic", topic, "--to-earliest", "--execute")
+        assert (rc, err) == (1, f"Error: Assignments can only be reset if the group '{group}' "
+                                "is inactive, but the current state is Stable.\n")
+    finally:
+        member.close(autocommit=False)
+
+    rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--reset-offsets",
+                     "--group", group, "--topic", topic, "--shift-by", "-2", "--dry-run")
+    plan = {int(row[2]): int(row[3]) for row in table(out)}
+    assert rc == 0 and plan == {p: committed[p] - 2 for p in (0, 1)}
+    with cluster.lock:  # a dry run changes nothing
+        assert {p: c.offset for (_, p), c in
+                cluster.groups.offset_fetch(None, group)[1].items()} == committed
+
+    rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--reset-offsets",
+                     "--group", group, "--topic", topic, "--shift-by", "-2", "--execute")
+    assert rc == 0 and {int(row[2]): int(row[3]) for row in table(out)} == plan
+
+    # The group now replays two records per partition, and then the three new ones.
+    lines, err = consume(bootstrap, topic, "--group", group, "--timeout-ms", "1500",
+                         "--property", "print.partition=true")
+    replayed: dict[int, list[str]] = {}
+    for line in lines:
+        partition, value = line.split("\t")
+        replayed.setdefault(int(partition.removeprefix("Partition:")), []).append(value)
+    with cluster.lock:
+        for p in (0, 1):
+            replica = cluster.leader_replica(topic, p)
+            stored = [r.value.decode() for b in replica.log.read(0, replica.high_watermark, 1 << 20)
+                      for r in b.iter_records()]
+            assert replayed[p] == stored[plan[p]:], p
+            assert len(stored[plan[p]:committed[p]]) == 2
+    assert err == f"Processed a total of {len(lines)} messages\n" and len(lines) == 4 + 3
+
+
+def test_unreachable_server_fails_in_one_line_within_seconds():
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for argv in (["topics", "--list"], ["consumer-groups", "--list"],
+                 ["console-consumer", "--topic", "t"], ["console-producer", "--topic", "t"]):
+        started = time.monotonic()
+        rc, out, err = cli(*argv, "--bootstrap-server", f"127.0.0.1:{port}", stdin="x\n")
+        assert time.monotonic() - started < 8
+        assert rc == 1 and out == "" and err.count("\n") == 1, (argv, err)
+        assert "cannot connect to any bootstrap server" in err and "Connection refused" in err
+
+
+def test_bad_flags_fail_in_one_line():
+    rc, out, err = cli("topics", "--bootstrap-server", "localhost:9092", "--list", "--bogus")
+    assert (rc, out) == (2, "")
+    assert err == "minikafka topics: error: unrecognized arguments: --bogus " \
+                  "(see minikafka topics --help)\n"
+    rc, _, err = cli("topics", "--bootstrap-server", "localhost:9092", "--list", "--create")
+    assert rc == 2 and "exactly one action" in err and err.count("\n") == 1
+    rc, _, err = cli("consumer-groups", "--bootstrap-server", "localhost:9092", "--reset-offsets",
+                     "--group", "g", "--topic", "t")
+    assert rc == 2 and "--shift-by" in err and err.count("\n") == 1
+    rc, _, err = cli("console-consumer", "--topic", "t")
+    assert rc == 2 and "--bootstrap-server" in err and err.count("\n") == 1
+    rc, _, err = cli("topics", "--bootstrap-server", "nohost", "--list")
+    assert (rc, err) == (1, "Error while executing topic command : --bootstrap-server must be "
+                            "HOST:PORT[,HOST:PORT...], got 'nohost'\n")
+
+
+def test_dump_log_prints_a_segment_file(tmp_path):
+    cluster = Cluster(brokers=1, seed=3, log_dir=tmp_path)
+    cluster.create_topic("t", partitions=1, replication_factor=1)
+    producer = cluster.producer(linger_ms=0)
+    producer.send("t", key=b"k1", value=b"hello").get()
+    producer.send("t", key=b"k2", value=b"world").get()
+    [segment] = Path(tmp_path).glob("broker-1/t-0/*.log")
+    rc, out, _ = cli("dump-log", "--files", str(segment), "--print-data-log")
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[:2] == [f"Dumping {segment.name}", "Log starting offset: 0"]
+    batches = [line for line in lines if line.startswith("baseOffset:")]
+    assert len(batches) == 2 and all("isvalid: true" in b for b in batches)
+    assert [line.split(" key: ")[1] for line in lines if line.startswith("| offset:")] == \
+        ["k1 payload: hello", "k2 payload: world"]
+    rc, out, _ = cli("dump-log", "--files", str(segment))
+    assert rc == 0 and "payload" not in out and out.count("baseOffset:") == 2
+    rc, _, err = cli("dump-log", "--files", str(tmp_path / "missing.log"))
+    assert (rc, err) == (1, f"Error: {tmp_path / 'missing.log'}: no such file\n")
+
+
+def test_the_installed_command_reads_stdin_in_a_subprocess(served):
+    """The console script as a student runs it: a pipe into console-producer."""
+    cluster, bootstrap = served
+    with cluster.lock:
+        cluster.create_topic("piped", partitions=1, replication_factor=1)
+    done = subprocess.run(
+        [sys.executable, "-m", "minikafka.cli", "console-producer", "--bootstrap-server",
+         bootstrap, "--topic", "piped"], input=b"one\ntwo\nthree\n", capture_output=True,
+        timeout=30)
+    assert done.returncode == 0, done.stderr.decode()
+    with cluster.lock:
+        replica = cluster.leader_replica("piped", 0)
+        values = [r.value for b in replica.log.read(0, replica.high_watermark, 1 << 20)
+                  for r in b.iter_records()]
+    assert values == [b"one", b"two", b"three"]
