@@ -9,6 +9,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
 from kafka.errors import TopicAlreadyExistsError
+from kafka.structs import OffsetAndMetadata
 
 from minikafka.core.records import COMPRESSION_IDS
 
@@ -168,3 +169,50 @@ def test_assign_seek_offsets_for_times_and_offset_bounds(served):
         assert consumer.position(tp) == 10
     finally:
         consumer.close()
+
+
+def test_consume_transform_produce_exactly_once(served):
+    """send_offsets_to_transaction: TxnOffsetCommit stages the group's offsets and the
+    commit marker makes them visible together with the output records."""
+    cluster, server = served
+    with cluster.lock:
+        cluster.create_topic("raw", partitions=1, replication_factor=3)
+        cluster.create_topic("clean", partitions=1, replication_factor=3)
+    producer = KafkaProducer(bootstrap_servers=server.bootstrap_servers, **CLIENT)
+    for i in range(10):
+        producer.send("raw", value=b"m%d" % i)
+    producer.close()
+    consumer = KafkaConsumer("raw", bootstrap_servers=server.bootstrap_servers,
+                             group_id="cleaner", enable_auto_commit=False,
+                             auto_offset_reset="earliest", isolation_level="read_committed",
+                             **CLIENT)
+    transactional = KafkaProducer(bootstrap_servers=server.bootstrap_servers,
+                                  transactional_id="cleaner-tx", **CLIENT)
+    try:
+        transactional.init_transactions()
+        records: list = []
+        deadline = time.monotonic() + 20
+        while len(records) < 10 and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=200).values():
+                records.extend(batch)
+        tp = TopicPartition("raw", 0)
+        for abort in (True, False):
+            transactional.begin_transaction()
+            for r in records:
+                transactional.send("clean", value=r.value.upper())
+            transactional.send_offsets_to_transaction(
+                {tp: OffsetAndMetadata(records[-1].offset + 1, "", -1)},
+                consumer.group_metadata())
+            if abort:
+                transactional.abort_transaction()
+                with cluster.lock:
+                    assert cluster.groups.offset_fetch(None, "cleaner")[1].get(("raw", 0)) \
+                        is None
+            else:
+                transactional.commit_transaction()
+        assert consumer.committed(tp) == 10
+    finally:
+        transactional.close()
+        consumer.close()
+    cleaned = consume_all(server, "clean", 1, 10, isolation_level="read_committed")
+    assert [r.value for r in cleaned] == [b"M%d" % i for i in range(10)]

@@ -495,11 +495,15 @@ def test_transaction_apis_end_to_end(cluster):
                                               producer_epoch=epoch, group_id="g"), 3) \
         .error_code == 0
     T = TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic
-    commit = client.call(TxnOffsetCommitRequest(
+    offsets = TxnOffsetCommitRequest(
         transactional_id="tx-a", group_id="g", producer_id=pid, producer_epoch=epoch,
         topics=[T(name="t", partitions=[T.TxnOffsetCommitRequestPartition(
             partition_index=0, committed_offset=1, committed_leader_epoch=-1,
-            committed_metadata="m")])]), 3)
+            committed_metadata="m")])])
+    coordinator = cluster.groups.find_coordinator("g")
+    elsewhere = Client(cluster, next(b for b in cluster.brokers if b != coordinator))
+    assert elsewhere.call(offsets, 3).topics[0].partitions[0].error_code == 16  # NOT_COORDINATOR
+    commit = Client(cluster, coordinator).call(offsets, 3)
     assert commit.topics[0].partitions[0].error_code == 0
     fenced = client.call(EndTxnRequest(transactional_id="tx-a", producer_id=pid,
                                        producer_epoch=epoch - 1, committed=True), 3)

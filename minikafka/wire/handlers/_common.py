@@ -13,6 +13,7 @@ from typing import Any
 
 from kafka.errors import KafkaError
 
+from ...core import errors
 from ...core.broker import Broker
 from ...core.errors import KafkaCoreError
 from ..registry import CloseConnection, RequestContext
@@ -20,6 +21,7 @@ from ..registry import CloseConnection, RequestContext
 UNKNOWN_SERVER_ERROR = -1
 INVALID_REQUEST = 42
 OPERATION_NOT_ATTEMPTED = 55
+JOIN_GROUP_KEY = 11
 
 # What the cluster raises for a request Kafka would refuse (core codes or
 # kafka-python's classes); anything else is a bug and closes the connection.
@@ -57,6 +59,17 @@ def error_message(exc: BaseException) -> str | None:
         return exc.message or None
     text = str(exc)
     return text or None
+
+
+def group_coordinator(ctx: RequestContext, group_id: str) -> int:
+    """The broker coordinating `group_id`; KafkaCoreError if none can. Until the
+    group APIs are served (a JoinGroup handler is registered) no broker is named:
+    COORDINATOR_NOT_AVAILABLE, which clients retry, rather than a coordinator they
+    could not join."""
+    if JOIN_GROUP_KEY not in ctx.registry:
+        raise KafkaCoreError(errors.COORDINATOR_NOT_AVAILABLE,
+                             "consumer groups are not served over the wire")
+    return ctx.cluster.groups.find_coordinator(group_id)
 
 
 def live_brokers(cluster: Any) -> list[int]:

@@ -24,6 +24,7 @@ from ._common import (
     KAFKA_ERRORS,
     error_code,
     error_message,
+    group_coordinator,
     live_brokers,
     serving_broker,
 )
@@ -33,7 +34,6 @@ MIN_VERSION = 0
 MAX_VERSION = 6
 
 GROUP, TRANSACTION = 0, 1
-JOIN_GROUP_KEY = 11
 
 _Coordinator = FindCoordinatorResponse.Coordinator
 
@@ -52,15 +52,8 @@ def _transaction_coordinator(ctx: RequestContext, key: str) -> int:
     return live[(java_string_hash(key) & 0x7FFFFFFF) % len(live)]
 
 
-def _group_coordinator(ctx: RequestContext, key: str) -> int:
-    if JOIN_GROUP_KEY not in ctx.registry:
-        raise KafkaCoreError(errors.COORDINATOR_NOT_AVAILABLE,
-                             "consumer groups are not served over the wire yet")
-    return ctx.cluster.groups.find_coordinator(key)
-
-
 RESOLVERS: dict[int, Callable[[RequestContext, str], int]] = {
-    GROUP: _group_coordinator,
+    GROUP: group_coordinator,
     TRANSACTION: _transaction_coordinator,
 }
 

@@ -2,7 +2,9 @@
 
 They are staged beside the transaction (client/transactions.stage_offsets) and
 reach the group only when the commit marker is written (EndTxn); an abort drops
-them. The producer id and epoch must be the transaction's current ones.
+them. The producer id and epoch must be the transaction's current ones, and the
+broker must be the group's coordinator (NOT_COORDINATOR sends the client to
+FindCoordinator) once the group APIs are served.
 """
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from ...client.transactions import stage_offsets
 from ...core import errors
+from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
-from ._common import KAFKA_ERRORS, error_code, serving_broker
+from ._common import JOIN_GROUP_KEY, KAFKA_ERRORS, error_code, group_coordinator, serving_broker
 from ._transactions import check_producer
 
 API_KEY = 28
@@ -29,6 +32,10 @@ def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCom
     version = ctx.api_version
     known = cluster.controller.topics
     try:
+        if JOIN_GROUP_KEY in ctx.registry and \
+                group_coordinator(ctx, request.group_id) != ctx.broker_id:
+            raise KafkaCoreError(errors.NOT_COORDINATOR,
+                                 f"not the coordinator of {request.group_id}")
         check_producer(cluster, request.transactional_id, request.producer_id,
                        request.producer_epoch)
         common = errors.NONE

