@@ -3,6 +3,7 @@
     minikafka serve --brokers 3 --port 9092      # a cluster real clients can use
     minikafka topics --bootstrap-server localhost:9092 --list   # Kafka's tools (docs/cli.md)
     minikafka demo leader-failover               # the instructor's presenter page
+    minikafka doctor                             # what the labs need, and what to fix
 
 Each subcommand has an `add_<name>(subparsers)` that declares its flags and a
 `<name>(args) -> int` that runs it; heavy imports happen inside the function so
@@ -98,10 +99,32 @@ def demo(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def add_doctor(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "doctor", help="check what the labs need (broker, listeners, versions, Java, Spark)",
+        description="Check that a broker answers, that its advertised listeners are reachable "
+                    "from here, that it and kafka-python agree on API versions, and that Java, "
+                    "PySpark and a Spark Kafka source are there; print what to fix.")
+    p.add_argument("--bootstrap-server", default=None,
+                   help="broker(s) to check (default: $KAFKA_BOOTSTRAP_SERVERS, else "
+                        "localhost:9092-9094)")
+    p.add_argument("--timeout", type=float, default=5.0, help="seconds per network check")
+    p.set_defaults(run=doctor)
+
+
+def doctor(args: argparse.Namespace) -> int:
+    from .doctor import check_all, render
+
+    checks = check_all(args.bootstrap_server, args.timeout)
+    print("minikafka doctor: what the labs need\n")
+    print(render(checks))
+    return 1 if any(c.status == "fail" for c in checks) else 0
+
+
 # Kafka's command-line tools (minikafka.tools): topics, console-producer,
 # console-consumer, consumer-groups, dump-log.
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_serve, *TOOL_PARSERS,
-                                                                add_demo]
+                                                                add_demo, add_doctor]
 
 
 def build_parser() -> argparse.ArgumentParser:
