@@ -1,7 +1,8 @@
 """A broker stops and starts under real clients (kafka-python, loopback).
 
 An idempotent acks=all producer keeps sending while the leader of a partition is
-stopped (controlled shutdown: leadership moves, the listener closes), started again
+stopped (controlled shutdown: leadership moves at once, the listener closes) or
+crashes (leadership moves when its session expires), started again
 (it rejoins the ISR) and made leader again by a preferred election. Afterwards the
 topic must hold every acknowledged record exactly once, in send order per
 partition, and a consumer reading all along with assign() (no group) must have
@@ -15,6 +16,8 @@ from collections import Counter
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+from minikafka.cluster import Cluster
 
 from .conftest import wait_for
 
@@ -40,8 +43,15 @@ def in_sync(cluster, broker: int) -> bool:
 
 @pytest.mark.interop
 @pytest.mark.timeout(90)
-def test_producer_and_assigned_consumer_follow_leadership_through_a_restart(served):
-    cluster, server = served
+@pytest.mark.parametrize("how", ["stop", "crash"])
+def test_producer_and_assigned_consumer_follow_leadership_through_a_restart(how):
+    # A crash is noticed when broker.session.timeout.ms expires: 2 s here, not 9.
+    cluster = Cluster(brokers=3, seed=11, broker_config={"broker.session.timeout.ms": 2000})
+    with cluster.serve(port=0) as server:
+        run_failover(cluster, server, how)
+
+
+def run_failover(cluster, server, how: str) -> None:
     with cluster.lock:
         cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3,
                              config={"min.insync.replicas": 2})
@@ -95,7 +105,10 @@ def test_producer_and_assigned_consumer_follow_leadership_through_a_restart(serv
     try:
         wait_for(lambda: len(acked) >= 300, 20, "300 acknowledged records")
         with cluster.lock:
-            cluster.stop_broker(victim)
+            if how == "crash":
+                cluster.crash_broker(victim)
+            else:
+                cluster.stop_broker(victim)
         wait_for(lambda: not server.listening(victim), 5, "the stopped broker's listener closing")
         mark = len(acked)
         wait_for(lambda: len(acked) >= mark + 300, 20, "progress without the stopped broker")
