@@ -433,6 +433,14 @@ def test_kafka_python_group_shares_partitions_and_rebalances_on_leave_and_on_dea
         wait_for(lambda: len(readers[0].seen) >= before + 6, 15, "the survivor reading on")
         assert {b"late-%d" % i for i in range(6)} <= set(readers[0].seen)
         wait_for(all_committed, 10, "the late records committed")
+        # KafkaConsumer.committed() (OffsetFetch) from a client outside the group.
+        probe = KafkaConsumer(bootstrap_servers=server.bootstrap_servers, group_id=group,
+                              enable_auto_commit=False)
+        try:
+            ends = end_offsets(admin, topic, 6)
+            assert {tp: probe.committed(tp) for tp in everything} == ends
+        finally:
+            probe.close(autocommit=False)
     finally:
         if doomed.poll() is None:
             os.kill(doomed.pid, signal.SIGKILL)
