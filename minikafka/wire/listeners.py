@@ -9,7 +9,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-__all__ = ["advertise", "endpoint", "forget"]
+__all__ = ["advertise", "endpoint", "forget", "is_served"]
 
 _ADVERTISED: weakref.WeakKeyDictionary[Any, dict[int, tuple[str, int]]] = \
     weakref.WeakKeyDictionary()
@@ -17,6 +17,10 @@ _ADVERTISED: weakref.WeakKeyDictionary[Any, dict[int, tuple[str, int]]] = \
 
 def advertise(cluster: Any, host: str, ports: dict[int, int]) -> None:
     _ADVERTISED[cluster] = {b: (host, p) for b, p in ports.items()}
+
+
+def is_served(cluster: Any) -> bool:
+    return cluster in _ADVERTISED
 
 
 def forget(cluster: Any) -> None:

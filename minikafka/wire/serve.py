@@ -14,13 +14,18 @@ Every tick also opens or closes listeners to match which brokers are running.
 
 The notebook's thread and the server's both touch the cluster: hold `cluster.lock`
 around calls into the cluster while it is served.
+
+Records written before serving keep the simulated times they were written at, so
+the jump to today can make them older than retention.ms, and retention deletes
+them then, as Kafka would. Serve first and then produce, or keep such topics with
+retention.ms=-1.
 """
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from .listeners import advertise, forget
+from .listeners import advertise, forget, is_served
 from .registry import HandlerRegistry, default_registry
 from .server import WireServer
 
@@ -56,6 +61,8 @@ class ClusterServer:
     # -- lifecycle ----------------------------------------------------------------
     def start(self) -> ClusterServer:
         cluster = self.cluster
+        if is_served(cluster):
+            raise RuntimeError("this cluster is already served; stop that server first")
         with cluster.lock:
             wall = _wall_ms()
             if wall > cluster.clock.now_ms:

@@ -3,8 +3,10 @@
     .venv/bin/python tests/benchmarks/wire_throughput.py [--records 1000000] [--runs 3]
 
 For each broker (a single node each, a 1-partition topic made fresh for every run):
-kcat produces then consumes --records x --size-byte records, and kafka-python
-produces then consumes --kp-records. Rates are the median of --runs runs; the ratio
+kcat produces then consumes --records x --size-byte records (consuming twice:
+with librdkafka's default max.partition.fetch.bytes of 1 MiB, which Kafka and
+minikafka honour and Tansu does not, sending ~5 MiB per fetch; and with 5 MiB for
+both), and kafka-python produces then consumes --kp-records. Rates are the median of --runs runs; the ratio
 is minikafka / Tansu (above 1: minikafka is faster). The broker's CPU seconds per
 phase (from /proc) show which side was the bottleneck.
 
@@ -143,10 +145,10 @@ def kcat_produce(bootstrap: str, topic: str, data: Path, env: dict) -> None:
 
 
 def kcat_consume(bootstrap: str, topic: str, out: Path, env: dict, expected: int,
-                 size: int) -> None:
+                 size: int, *options: str) -> None:
     with open(out, "wb") as sink:
         subprocess.run(["kcat", "-C", "-b", bootstrap, "-t", topic, "-e", "-o", "beginning",
-                        "-q"], env=env, stdout=sink, check=True, timeout=600)
+                        "-q", *options], env=env, stdout=sink, check=True, timeout=600)
     got = out.stat().st_size
     assert got == expected * (size + 1), f"consumed {got} bytes, expected {expected * (size + 1)}"
 
@@ -199,7 +201,7 @@ def main() -> int:
         line = b"x" * args.size + b"\n"
         data.write_bytes(line * args.records)
         brokers = [args.only] if args.only else ["minikafka", "tansu"]
-        phases = ["kcat produce", "kcat consume"]
+        phases = ["kcat produce", "kcat consume", "kcat consume 5 MiB"]
         if not args.skip_kafka_python:
             phases += ["kafka-python produce", "kafka-python consume"]
         rates: dict[tuple[str, str], list[float]] = {}
@@ -221,6 +223,11 @@ def main() -> int:
                         "kcat consume": (args.records, partial(
                             kcat_consume, bootstrap, topic, work / "out.txt", env, args.records,
                             args.size)),
+                        # Like for like: Kafka (and minikafka) stop a partition's share of
+                        # a fetch at max.partition.fetch.bytes (1 MiB); Tansu sends ~5 MiB.
+                        "kcat consume 5 MiB": (args.records, partial(
+                            kcat_consume, bootstrap, topic, work / "out.txt", env, args.records,
+                            args.size, "-X", "max.partition.fetch.bytes=5242880")),
                         "kafka-python produce": (args.kp_records, partial(
                             kafka_python_produce, bootstrap, topic + "-kp", args.kp_records,
                             args.size)),

@@ -99,6 +99,12 @@ def test_stopping_a_broker_closes_its_listener_and_starting_reopens_it(served):
     assert server.ports[2] == port
 
 
+def test_a_cluster_is_served_once_at_a_time(served):
+    cluster, _ = served
+    with pytest.raises(RuntimeError):
+        cluster.serve(port=0)
+
+
 def test_a_broker_stopped_before_serving_does_not_listen():
     cluster = Cluster(brokers=2, seed=1)
     cluster.stop_broker(2)
