@@ -1,12 +1,11 @@
 """Produce (key 0), v3-v12: RecordBatch v2, acks 0/1/-1, idempotent and transactional.
 
-Requests are parsed and answered by produce_codec (by hand: the hot path).
-
 Each partition's bytes become one WireRecordBatch (header read, CRC checked, records
 left encoded) and go to the broker's handle_produce, the same path the in-process
 producer takes. The broker answers through a callback once acks are satisfied: at
 once for acks=1, after the high watermark passes the batch for acks=-1. A request
 still waiting is parked as a Deferred the server polls; acks=0 gets no response.
+Requests are parsed and answered by produce_codec, by hand: this is the hot path.
 """
 from __future__ import annotations
 
