@@ -31,7 +31,12 @@ from .server import WireServer
 
 __all__ = ["ClusterServer", "serve"]
 
+# Ticks advance the simulated clock (replication, timeouts) and re-poll parked
+# requests: every 2 ms while a request waits, every 25 ms when nothing does (an
+# idle served cluster costs well under 1% of a core; a request arriving after a
+# quiet spell ticks first).
 DEFAULT_TICK_MS = 2
+IDLE_TICK_MS = 25
 
 
 def _wall_ms() -> int:
@@ -46,7 +51,8 @@ class ClusterServer:
     """A running WireServer bound to a cluster, with its clock and broker lifecycle."""
 
     def __init__(self, cluster: Any, port: int = 9092, host: str = "127.0.0.1", *,
-                 tick_ms: int = DEFAULT_TICK_MS, registry: HandlerRegistry | None = None) -> None:
+                 tick_ms: int = DEFAULT_TICK_MS, idle_tick_ms: int = IDLE_TICK_MS,
+                 registry: HandlerRegistry | None = None) -> None:
         self.cluster = cluster
         self.host = host
         ids = sorted(cluster.brokers)
@@ -55,7 +61,8 @@ class ClusterServer:
         self._listening = dict.fromkeys(ids, True)
         self.wire = WireServer(
             cluster, host, ports, ids, registry=registry or default_registry(),
-            lock=cluster.lock, tick_ms=tick_ms, on_tick=self._tick, clock=_monotonic_ms,
+            lock=cluster.lock, tick_ms=tick_ms, idle_tick_ms=idle_tick_ms, on_tick=self._tick,
+            clock=_monotonic_ms,
             max_request_bytes=int(cluster.broker_config["socket.request.max.bytes"]))
 
     # -- lifecycle ----------------------------------------------------------------

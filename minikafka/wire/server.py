@@ -68,6 +68,7 @@ class _Connection(asyncio.Protocol):
         if session is None or session.close_reason is not None:
             return
         session.receive_data(data)
+        self.server._hurry_tick()
         if not self.write_paused:
             self.pump()
 
@@ -87,6 +88,7 @@ class _Connection(asyncio.Protocol):
         server = self.server
         if session.parked:
             server._waiting.add(self)
+            server._hurry_tick(now=False)
         else:
             server._waiting.discard(self)
         self._update_reading()
@@ -129,7 +131,10 @@ class WireServer:
     binds ephemeral ports (see `bound_ports`, `bootstrap_servers`) and serves
     until the block ends. Handlers run under `lock` (default: `cluster.lock`,
     else a new RLock), so the notebook thread and the server never touch the
-    cluster at once. `on_tick(now_ms)` runs under the lock every `tick_ms`.
+    cluster at once. `on_tick(now_ms)` runs under the lock every `tick_ms` while
+    a request is parked, else every `idle_tick_ms` (default: `tick_ms`); a request
+    arriving after a quiet spell ticks first, so on_tick has run within `tick_ms`
+    of every request (an idle server hardly wakes up, a busy one ticks at pace).
     """
 
     def __init__(self, cluster: Any = None, host: str = "127.0.0.1", ports: Sequence[int] = (9092,),
@@ -137,7 +142,8 @@ class WireServer:
                  lock: AbstractContextManager[Any] | None = None,
                  max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES, tick_ms: int = 5,
                  on_tick: Callable[[int], None] | None = None,
-                 clock: Callable[[], int] = _monotonic_ms) -> None:
+                 clock: Callable[[], int] = _monotonic_ms,
+                 idle_tick_ms: int | None = None) -> None:
         ids = list(broker_ids) if broker_ids is not None else list(range(len(ports)))
         if len(ids) != len(ports) or len(set(ids)) != len(ids):
             raise ValueError(f"need one distinct broker id per port: ids={ids} ports={list(ports)}")
@@ -149,6 +155,7 @@ class WireServer:
         self.lock = lock
         self.max_request_bytes = max_request_bytes
         self.tick_ms = tick_ms
+        self.idle_tick_ms = max(tick_ms, idle_tick_ms if idle_tick_ms is not None else tick_ms)
         self.on_tick = on_tick
         self.now_ms = clock
         self.stats = SessionStats()
@@ -163,6 +170,8 @@ class WireServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._tick_handle: asyncio.TimerHandle | None = None
+        self._last_tick_ms = 0
+        self._tick_due_ms = 0
 
     # -- public API ---------------------------------------------------------
 
@@ -262,7 +271,8 @@ class WireServer:
     async def _start_all(self) -> None:
         for broker_id in self._ports:
             await self._start_listener(broker_id)
-        self._tick_handle = asyncio.get_running_loop().call_later(self.tick_ms / 1000, self._tick)
+        self._last_tick_ms = self.now_ms()
+        self._arm_tick(self.tick_ms)
 
     async def _stop_all(self) -> None:
         if self._tick_handle is not None:
@@ -310,17 +320,41 @@ class WireServer:
         await listener.wait_closed()
         log.info("broker %d stopped listening", broker_id)
 
+    @property
+    def tick_interval_ms(self) -> int:
+        """The interval the next tick was armed with (tick_ms or idle_tick_ms)."""
+        return self._tick_due_ms - self._last_tick_ms
+
     def _tick(self) -> None:
-        loop = self._loop
-        assert loop is not None
-        self._tick_handle = loop.call_later(self.tick_ms / 1000, self._tick)
+        self._last_tick_ms = self.now_ms()
         if self.on_tick is not None:
             try:
                 with self.lock:
-                    self.on_tick(self.now_ms())
+                    self.on_tick(self._last_tick_ms)
             except Exception:
                 log.exception("on_tick failed")
         self._poll_waiting()
+        if self._tick_handle is not None:  # not stopping
+            self._arm_tick(self.tick_ms if self._waiting else self.idle_tick_ms)
+
+    def _arm_tick(self, delay_ms: int) -> None:
+        loop = self._loop
+        assert loop is not None
+        if self._tick_handle is not None:
+            self._tick_handle.cancel()
+        self._tick_due_ms = self._last_tick_ms + delay_ms
+        self._tick_handle = loop.call_later(max(0, self._tick_due_ms - self.now_ms()) / 1000,
+                                            self._tick)
+
+    def _hurry_tick(self, now: bool = True) -> None:
+        """Traffic after a quiet spell: tick at once if one is due (with `now`), and
+        bring an idle-paced tick forward to `tick_ms` after the last one."""
+        if self._tick_handle is None or self.idle_tick_ms == self.tick_ms:
+            return
+        if now and self.now_ms() - self._last_tick_ms >= self.tick_ms:
+            self._tick()
+        elif self._tick_due_ms > self._last_tick_ms + self.tick_ms:
+            self._arm_tick(self.tick_ms)
 
     def _schedule_poll(self) -> None:
         loop = self._loop

@@ -13,9 +13,11 @@ import pytest
 from kafka import KafkaAdminClient
 
 from minikafka.cluster import Cluster
+from minikafka.wire import encode_request
 from minikafka.wire.serve import serve
 
 from .conftest import wait_for
+from .test_handlers import fetch
 
 
 def free_port_run(count: int) -> int:
@@ -164,3 +166,19 @@ def test_a_connection_accepted_as_its_listener_closes_is_dropped(served):
         finally:
             conn.close()
         server.wire.start_listener(1)
+
+
+def test_ticks_slow_down_while_nothing_waits(served):
+    cluster, server = served
+    with cluster.lock:
+        cluster.create_topic("quiet", replication_factor=1)
+        leader = cluster.describe_topic("quiet").partitions[0].leader
+    wait_for(lambda: server.wire.tick_interval_ms == 25, 5, "the idle pace")
+    request = encode_request(fetch("quiet", 0, 0, max_wait=1500, min_bytes=1), 7, "t", version=12)
+    with socket.create_connection(("127.0.0.1", server.ports[leader]), timeout=5) as conn:
+        conn.sendall(request)  # a long poll: parked until data or max_wait_ms
+        wait_for(lambda: server.wire.tick_interval_ms == 2, 5, "the busy pace")
+        started = time.monotonic()
+        assert len(conn.recv(65536)) > 8  # the empty answer after max_wait_ms
+        assert 0.5 < time.monotonic() - started < 5
+    wait_for(lambda: server.wire.tick_interval_ms == 25, 5, "the idle pace again")
