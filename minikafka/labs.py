@@ -15,18 +15,24 @@ lab's numbers can be checked.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
 import os
 import random
+import shlex
+import shutil
+import subprocess
 import sys
+import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,9 +40,12 @@ if TYPE_CHECKING:
     from .cluster import Cluster
     from .wire.serve import ClusterServer
 
-__all__ = ["CUSTOMERS_ROWS", "TruckPosition", "bootstrap_servers", "customer_rows",
-           "embedded_cluster", "embedded_server", "spark_session", "truck_positions",
-           "write_customers_csv"]
+__all__ = ["CHECK_MARK", "CUSTOMERS_ROWS", "TruckPosition", "bars", "bootstrap_servers",
+           "checked", "cli", "crash_broker", "customer_rows", "drop_topics", "embedded_cluster",
+           "embedded_server", "fresh_topic", "lines", "live_brokers", "parse_table", "partitions_table",
+           "resend_batch", "spark_session", "start_broker", "stop_broker", "topic_bytes",
+           "truck_positions",
+           "work_dir", "write_customers_csv"]
 
 ENV = "KAFKA_BOOTSTRAP_SERVERS"
 EMBEDDED_PORT = 9092  # brokers 1-3 on 9092, 9093, 9094, like the Docker cluster
@@ -77,6 +86,295 @@ def embedded_cluster() -> Cluster | None:
     if os.environ.get(ENV, "").strip():
         return None
     return embedded_server().cluster
+
+
+def drop_topics(*names: str, timeout_s: float = 60) -> None:
+    """Delete topics left by an earlier run and wait until they are gone (Kafka deletes
+    in the background), so a lab can create them again on a cluster that keeps its data."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import UnknownTopicOrPartitionError
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers(), client_id="lab-setup")
+    try:
+        present = [n for n in names if n in admin.list_topics()]
+        if present:
+            with contextlib.suppress(UnknownTopicOrPartitionError):  # deleted meanwhile
+                admin.delete_topics(present)
+        deadline = time.monotonic() + timeout_s
+        while set(present) & set(admin.list_topics()):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"topics {present} still exist after {timeout_s} s")
+            time.sleep(0.3)
+    finally:
+        admin.close()
+
+
+def fresh_topic(name: str, partitions: int = 3, replication_factor: int = 3,
+                config: dict[str, str] | None = None, *, timeout_s: float = 60) -> None:
+    """Create `name` empty (deleting an earlier run's) and wait until every partition
+    has a leader."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import NewTopic
+    from kafka.errors import TopicAlreadyExistsError
+
+    drop_topics(name, timeout_s=timeout_s)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers(), client_id="lab-setup")
+    deadline = time.monotonic() + timeout_s
+    try:
+        while True:  # "marked for deletion" can outlive the name in the topic list
+            try:
+                admin.create_topics([NewTopic(name, partitions, replication_factor,
+                                              topic_configs=dict(config or {}))])
+                break
+            except TopicAlreadyExistsError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        while time.monotonic() < deadline:
+            parts = admin.describe_topics([name])[0].get("partitions") or []
+            if len(parts) == partitions and all(p["leader_id"] >= 0 for p in parts):
+                return
+            time.sleep(0.2)
+        raise TimeoutError(f"topic {name} has no leader for every partition after {timeout_s} s")
+    finally:
+        admin.close()
+
+
+def partitions_table(topic: str) -> list[dict[str, Any]]:
+    """Leader, replicas and ISR of each partition, as the admin API reports them."""
+    from kafka import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers(), client_id="lab-view",
+                             request_timeout_ms=5000)
+    try:
+        parts = admin.describe_topics([topic])[0]["partitions"]
+    finally:
+        admin.close()
+    return [{"partition": p["partition_index"],
+             "leader": p["leader_id"] if p["leader_id"] >= 0 else None,
+             "replicas": list(p["replica_nodes"]), "isr": sorted(p["isr_nodes"])}
+            for p in sorted(parts, key=lambda p: p["partition_index"])]
+
+
+def topic_bytes(topic: str) -> int:
+    """Bytes the topic's batches take in the brokers' logs (each partition counted once,
+    at its largest replica), from DescribeLogDirs: what compression saves on disk."""
+    from kafka import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers(), client_id="lab-view")
+    try:
+        sizes: dict[int, int] = {}
+        for broker in admin.describe_log_dirs():
+            for log_dir in broker["log_dirs"]:
+                for t in log_dir["topics"]:
+                    if t["name"] == topic:
+                        for p in t["partitions"]:
+                            i = p["partition_index"]
+                            sizes[i] = max(sizes.get(i, 0), p["partition_size"])
+        return sum(sizes.values())
+    finally:
+        admin.close()
+
+
+def live_brokers() -> list[int]:
+    """Ids of the brokers the cluster's metadata lists now."""
+    from kafka import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers(), client_id="lab-view",
+                             request_timeout_ms=5000)
+    try:
+        return sorted(b["broker_id"] for b in admin.describe_cluster()["brokers"]
+                      if not b.get("is_fenced"))
+    finally:
+        admin.close()
+
+
+def stop_broker(broker_id: int, *, timeout_s: float = 300) -> None:
+    """Stop a broker: the embedded cluster does it here; with Docker, say the command to
+    run on the laptop and wait until the cluster no longer lists the broker."""
+    _broker_change(broker_id, running=False, timeout_s=timeout_s)
+
+
+def start_broker(broker_id: int, *, timeout_s: float = 300) -> None:
+    """Start a stopped broker again (embedded), or ask for `docker compose start`."""
+    _broker_change(broker_id, running=True, timeout_s=timeout_s)
+
+
+def crash_broker(broker_id: int, *, timeout_s: float = 300) -> None:
+    """Kill a broker without a clean shutdown (a power cut; `docker compose kill`)."""
+    _broker_change(broker_id, running=False, timeout_s=timeout_s, crash=True)
+
+
+_DONE = {"stop": "stopped", "start": "started", "crash": "crashed"}
+_DOCKER = {"stop": "stop", "start": "start", "crash": "kill"}
+
+
+def _broker_change(broker_id: int, *, running: bool, timeout_s: float,
+                   crash: bool = False) -> None:
+    cluster = embedded_cluster()
+    verb = "crash" if crash else "start" if running else "stop"
+    if cluster is not None:
+        with cluster.lock:
+            getattr(cluster, f"{verb}_broker")(broker_id)
+        print(f"broker {broker_id} {_DONE[verb]} (embedded cluster)")
+    else:
+        print(f"In a terminal on your laptop, run:\n\n    docker compose -f docker/compose.yaml "
+              f"{_DOCKER[verb]} kafka-{broker_id}\n\nWaiting for the cluster to see it ...")
+    deadline = time.monotonic() + timeout_s
+    while (broker_id in live_brokers()) != running:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"broker {broker_id} did not {verb} within {timeout_s} s")
+        time.sleep(0.5)
+
+
+def resend_batch(topic: str, partition: int, values: list[bytes], *, idempotent: bool,
+                 attempts: int = 2) -> list[int]:
+    """Send one record batch `attempts` times, byte for byte, as a producer does when a
+    produce response is lost and it retries; the base offset the broker answered each time.
+
+    With idempotence the batch carries a producer id and sequence number (from
+    InitProducerId) and the broker recognises the retry as a duplicate."""
+    from kafka.net.compat import KafkaNetClient
+    from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+    from kafka.structs import TopicPartition
+
+    client = KafkaNetClient(bootstrap_servers=bootstrap_servers().split(","),
+                            client_id="lab-resend")
+    try:
+        client.check_version()
+        client.poll(future=client.cluster.add_topic(topic), timeout_ms=10_000)
+        leader = client.cluster.leader_for_partition(TopicPartition(topic, partition))
+        pid = epoch = sequence = -1
+        if idempotent:
+            answer = client.send_and_receive(leader, InitProducerIdRequest(
+                transactional_id=None, transaction_timeout_ms=60_000, producer_id=-1,
+                producer_epoch=-1))
+            pid, epoch, sequence = answer.producer_id, answer.producer_epoch, 0
+        builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
+                                            producer_id=pid, producer_epoch=epoch,
+                                            base_sequence=sequence, batch_size=1 << 20)
+        now = time.time_ns() // 1_000_000
+        for i, value in enumerate(values):
+            builder.append(i, timestamp=now, key=None, value=value, headers=[])
+        data = bytes(builder.build())
+        request = ProduceRequest(transactional_id=None, acks=-1, timeout_ms=10_000, topic_data=[
+            ProduceRequest.TopicProduceData(name=topic, partition_data=[
+                ProduceRequest.TopicProduceData.PartitionProduceData(index=partition,
+                                                                     records=data)])])
+        offsets = []
+        for _ in range(attempts):
+            answer = client.send_and_receive(leader, request)
+            part = answer.responses[0].partition_responses[0]
+            if part.error_code:
+                from kafka.errors import for_code
+
+                raise for_code(part.error_code)(f"produce to {topic}-{partition}")
+            offsets.append(part.base_offset)
+        return offsets
+    finally:
+        client.close()
+
+
+def parse_table(output: str) -> list[dict[str, str]]:
+    """Rows of a Kafka tool's table (a header line of UPPER-CASE column names, then rows
+    split on whitespace), e.g. kafka-consumer-groups --describe."""
+    rows, header = [], None
+    for line in output.splitlines():
+        words = line.split()
+        if not words:
+            continue
+        if header is None:
+            if len(words) > 2 and all(w.isupper() or "-" in w for w in words):
+                header = words
+            continue
+        if len(words) >= len(header):
+            rows.append(dict(zip(header, words)))
+    return rows
+
+
+def work_dir(lab: str, *, fresh: bool = True) -> Path:
+    """A lab's scratch directory (checkpoints, parquet, SQLite), emptied when `fresh`.
+    Under the system's temp directory unless MINIKAFKA_LAB_DIR says where."""
+    root = Path(os.environ.get("MINIKAFKA_LAB_DIR") or Path(tempfile.gettempdir()) / "kafka-labs")
+    path = root / lab
+    if fresh and path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def cli(command: str, *, input: str | None = None, timeout_s: float = 120) -> str:
+    """Run `minikafka <command>` (Kafka's tools: topics, console-producer, ...) like a shell
+    would, print what it prints and return its output. Raises if it fails."""
+    args = [sys.executable, "-m", "minikafka.cli", *shlex.split(command)]
+    done = subprocess.run(args, input=input, capture_output=True, text=True, timeout=timeout_s)
+    output = done.stdout + done.stderr
+    print(f"$ minikafka {command}")
+    print(output.rstrip())
+    if done.returncode != 0:
+        raise RuntimeError(f"minikafka {command.split()[0]} failed with exit code "
+                           f"{done.returncode}")
+    return output
+
+
+# -- pictures -------------------------------------------------------------------------------
+
+def lines(series: dict[str, list[tuple[float, float]]], *, title: str, xlabel: str = "",
+          ylabel: str = "") -> None:
+    """Line chart of (x, y) points per series with matplotlib, else one text sparkline each."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"{title}   (text chart: `pip install matplotlib` draws it)")
+        ticks = " ▁▂▃▄▅▆▇█"
+        top = max((y for points in series.values() for _, y in points), default=0) or 1
+        width = max((len(name) for name in series), default=0)
+        for name, points in series.items():
+            spark = "".join(ticks[round(8 * y / top)] for _, y in points)
+            print(f"  {name:>{width}} |{spark}|")
+        xs = [x for points in series.values() for x, _ in points]
+        if xs:
+            print(f"  {'':>{width}}  {xlabel} {min(xs):g} .. {max(xs):g}; top = {top:g} {ylabel}")
+        return
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    for name, points in series.items():
+        ax.plot([x for x, _ in points], [y for _, y in points], label=name)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend()
+    fig.tight_layout()
+    plt.show()
+
+
+def bars(values: dict[Any, float], *, title: str, xlabel: str = "", ylabel: str = "") -> None:
+    """A bar chart with matplotlib when it is installed, else the same as text bars."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"{title}   (text chart: `pip install matplotlib` draws it)")
+        width = max(len(str(k)) for k in values) if values else 0
+        top = max(values.values(), default=0) or 1
+        for key, value in values.items():
+            print(f"  {str(key):>{width}} | {'█' * round(40 * value / top):<40} {value:,.4g}")
+        return
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    ax.bar([str(k) for k in values], list(values.values()), color="#0072B2")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    fig.tight_layout()
+    plt.show()
+
+
+CHECK_MARK = "LAB-CHECK "
+
+
+def checked(lab: str, **outcomes: Any) -> None:
+    """Print a lab's key outcomes on one line for the test suite to read back (the
+    check cell has asserted them already)."""
+    print(CHECK_MARK + json.dumps({"lab": lab, **outcomes}, sort_keys=True, default=str))
 
 
 # -- Spark ---------------------------------------------------------------------------------
