@@ -15,7 +15,7 @@ from pathlib import Path
 
 from nbgrader.utils import capture_log, temp_attrs
 
-from . import leaks
+from . import leaks, spark_cds
 
 
 class PipelineError(RuntimeError):
@@ -110,6 +110,7 @@ def autograde(api, assignment: str, students: list[str] | None = None,
     gradebook is shared, its writes are short)."""
     students = students or submitted_students(api, assignment)
     report = AutogradeReport()
+    spark_cds.share_with_kernels(sorted((course_root(api) / "source" / assignment).glob("*.ipynb")))
     if jobs > 1 and len(students) > 1:
         context = multiprocessing.get_context("spawn")  # no forked zmq/asyncio state
         with ProcessPoolExecutor(min(jobs, len(students)), mp_context=context,

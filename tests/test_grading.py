@@ -354,3 +354,21 @@ def test_selftest_judge_flags_every_kind_of_mismatch(monkeypatch):
     assert judge(good, edits=[])["edited"] is False
     assert judge(good, edits=[*edited, integrity.EditedCell("s-blank", "nb", "t1", "edited")]
                  )["blank"] is False
+
+
+def test_spark_archive_only_for_spark_assignments(monkeypatch, tmp_path):
+    from grading import spark_cds
+
+    monkeypatch.delenv(spark_cds.ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    a1 = course.source_notebooks(COURSE_DIR, "a1_partitions")
+    a5 = course.source_notebooks(COURSE_DIR, "a5_spark_windows")
+    assert not spark_cds.uses_spark(a1) and spark_cds.uses_spark(a5)
+    assert spark_cds.share_with_kernels(a1) is None and spark_cds.ENV not in os.environ
+    import pyspark
+    path = spark_cds.archive_path()
+    assert path.parent == tmp_path / "minikafka-grading" and pyspark.__version__ in path.name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"")  # an existing archive is reused, never rebuilt
+    assert spark_cds.share_with_kernels(a5) == path and os.environ[spark_cds.ENV] == str(path)
+    assert f'os.environ["{spark_cds.ENV}"]' in a5[0].read_text()
