@@ -32,8 +32,11 @@ def with_solutions(released: NotebookNode, source: NotebookNode) -> NotebookNode
     return with_answers(released, answers)
 
 
-def with_answers(released: NotebookNode, answers: dict[str, str]) -> NotebookNode:
-    """A copy of the released notebook with some solution cells answered."""
+def with_answers(released: NotebookNode, answers: dict[str, str],
+                 timeouts: dict[str | None, int] | None = None) -> NotebookNode:
+    """A copy of the released notebook with some solution cells answered; `timeouts`
+    gives some of them their own cell timeout (the metadata the course config reads), so a
+    runaway answer is stopped in seconds while every other cell keeps the real limit."""
     nb = nbformat.from_dict(released)
     unknown = set(answers) - {_nbgrader(c).get("grade_id") for c in nb.cells
                               if _nbgrader(c).get("solution")}
@@ -43,6 +46,8 @@ def with_answers(released: NotebookNode, answers: dict[str, str]) -> NotebookNod
         gid = _nbgrader(cell).get("grade_id")
         if _nbgrader(cell).get("solution") and gid in answers:
             cell.source = answers[gid].strip("\n")
+        if timeouts and gid in timeouts:
+            cell.metadata["minikafka"] = {"timeout": timeouts[gid]}
     return nb
 
 
