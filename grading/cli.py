@@ -134,7 +134,7 @@ def cmd_export(args) -> int:
     from . import integrity, scores
     api = _api(args)
     root = Path(args.course)
-    out = Path(args.output)
+    out = Path(args.output) if args.output else root / "grades"
     out.mkdir(parents=True, exist_ok=True)
     for a in _assignments(args):
         edits: dict[str, list[str]] = {}
@@ -208,7 +208,8 @@ def parser() -> argparse.ArgumentParser:
         .add_argument("--release", action="store_true",
                       help="also release it to the exchange (nbgrader release_feedback)")
     add("export", cmd_export, "per-question scores as CSV, one file per assignment") \
-        .add_argument("-o", "--output", default=".", help="folder for scores-<assignment>.csv")
+        .add_argument("-o", "--output", help="folder for scores-<assignment>.csv "
+                      "(default: grades/ in the course)")
     fg = add("formgrader", cmd_formgrader, "JupyterLab in the course for the formgrader",
              assignments=False)
     fg.add_argument("lab_args", nargs=argparse.REMAINDER, help="passed to jupyter lab")
