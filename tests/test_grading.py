@@ -124,6 +124,21 @@ def test_exported_csv_has_a_column_per_question_and_the_max_row(selftest):
 
 @pytest.mark.slow
 @pytest.mark.spark
+def test_cli_export_and_check_on_a_graded_course(selftest, tmp_path, capsys):
+    _, _, work = selftest
+    root = next(r for r in _course_copies(work) if (r / "source" / "a1_partitions").is_dir())
+    assert cli_main(["--course", str(root), "export", "a1_partitions", "-o", str(tmp_path)]) == 0
+    with open(tmp_path / "scores-a1_partitions.csv", newline="") as fh:
+        rows = {r["student_id"]: r for r in csv.DictReader(fh)}
+    assert rows["s-solution"]["total"] == "8" and rows["s-solution"]["pending_manual"] == "1"
+    assert rows["s-edited"]["edited_locked_cells"] and not rows["s-wrong"]["edited_locked_cells"]
+    assert cli_main(["--course", str(root), "check", "a1_partitions"]) == 0
+    out = capsys.readouterr().out
+    assert "s-edited: partitions cell 'test_order_visible' edited" in out and "s-wrong" not in out
+
+
+@pytest.mark.slow
+@pytest.mark.spark
 @pytest.mark.timeout(120)
 def test_formgrader_serves_the_graded_course(selftest):
     """JupyterLab started in a course directory (as `python -m grading formgrader` does)
