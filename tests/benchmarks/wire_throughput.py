@@ -209,10 +209,11 @@ def main() -> int:
         with contextlib.ExitStack() as stack:
             running = {name: stack.enter_context(broker(name, tansu, work / f"{name}.log"))
                        for name in brokers}
-            # Runs alternate between the brokers so that drift in the machine's load
-            # (2 shared cores here) falls on both alike.
+            # Runs alternate between the brokers, and which goes first, so that drift
+            # in the machine's load (2 shared cores here) and any warm-up from the
+            # other's run fall on both alike.
             for run in range(args.runs):
-                for name in brokers:
+                for name in (brokers if run % 2 == 0 else brokers[::-1]):
                     bootstrap, proc = running[name]
                     topic = f"bench-{run}"
                     create_topic(bootstrap, topic)
