@@ -212,23 +212,32 @@ def explore(fn: Callable[..., Any], *, button: str | None = None, **controls: An
     same abbreviations (a (min, max) or (min, max, step) tuple is a slider, a list a
     drop-down, a bool a check box, a fixed value stays fixed).
 
-    With ``button`` (its caption), ``fn`` runs only when the button is pressed: use it
-    for anything that takes more than a moment. Without, it reruns on every change.
-    The result is displayed under the controls. The lesson also calls ``fn`` in a plain
-    code cell, which is what runs when the notebook is executed without a browser.
+    With ``button`` (its caption), ``fn`` runs when the button is pressed: use it for
+    anything that takes more than a moment. Without, it runs whenever a control
+    changes. Either way nothing runs when the widget is created: the lesson calls
+    ``fn`` in a plain code cell too, which is what runs when the notebook is executed
+    without a browser (and a function running inside an Output widget while a notebook
+    is executed headless can stall the executor).
     """
     import ipywidgets as W
     from IPython.display import display
 
     def run(**kwargs: Any) -> None:
+        hint.layout.display = "none"
         result = fn(**kwargs)
         if result is not None:
             display(result)
 
     run.__name__ = getattr(fn, "__name__", "run")
-    if button:
-        return W.interactive(run, {"manual": True, "manual_name": button}, **controls)
-    return W.interactive(run, **controls)
+    hint = W.HTML("<i>Press the button to run.</i>" if button else
+                  "<i>Move a control to see the result.</i>")
+    box = W.interactive(run, {"manual": True, "manual_name": button or "Run"}, **controls)
+    if not button:
+        box.manual_button.layout.display = "none"
+        for control in box.kwargs_widgets:
+            control.observe(box.update, names="value")
+    box.children = (*box.children[:-1], hint, box.children[-1])
+    return box
 
 
 # -- pictures ------------------------------------------------------------------------------

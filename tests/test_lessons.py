@@ -29,6 +29,7 @@ from minikafka.lessons import (
     checked,
     drain,
     durability_table,
+    explore,
     placement,
     producer_run,
     quiz,
@@ -277,6 +278,22 @@ def test_quiz_widget_gives_feedback_on_click() -> None:
     choices.value = 1
     button.click()
     assert "Right" in answer.value
+
+
+def test_explore_runs_only_on_a_change_or_a_click() -> None:
+    # Nothing may run while a notebook is executed headless: a function running inside
+    # an Output widget then can leave nbclient waiting for an IOPub message it never gets.
+    calls: list[int] = []
+    auto = explore(lambda n: calls.append(n), n=(1, 5))
+    manual = explore(lambda n: calls.append(-n), button="Run it", n=(1, 5))
+    assert calls == []
+    auto.kwargs_widgets[0].value = 4
+    assert calls == [4]
+    manual.kwargs_widgets[0].value = 2
+    assert calls == [4]
+    manual.manual_button.click()
+    assert calls == [4, -2]
+    assert auto.manual_button.layout.display == "none"
 
 
 def test_table_text_html_and_lookups() -> None:
