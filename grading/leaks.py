@@ -14,6 +14,11 @@ from pathlib import Path
 import nbformat
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+# Anything that looks like a marker, typos included ("BEGIN HIDDEN TEST", "END SOLUTON"):
+# nbgrader ignores a misspelt marker and ships what it was meant to hide.
+_MARKER_LIKE = re.compile(r"^[ \t]*#+[ \t]*((?:BEGIN|END)[ \t]+(?:SOL\w*|HIDDEN\w*(?:[ \t]+TEST\w*)?"
+                          r"|MARK[ \t]*SCHEME))", re.IGNORECASE | re.MULTILINE)
+_EXACT = {*MARKERS, "BEGIN MARK SCHEME", "END MARK SCHEME"}
 _REGION = re.compile(
     r"^[ \t]*(?:#+[ \t]*)?BEGIN (SOLUTION|HIDDEN TESTS)[ \t]*$(.*?)^[ \t]*(?:#+[ \t]*)?END \1[ \t]*$",
     re.MULTILINE | re.DOTALL)
@@ -41,11 +46,14 @@ def find_leaks(source_nb: Path, released_nb: Path) -> list[str]:
         public |= outside
     secrets = {s for s in secrets - public if len(s) >= MIN_LINE and not s.startswith("#")}
     problems = []
+    for index, cell in enumerate(source.cells):
+        for found in _MARKER_LIKE.findall(cell.source):
+            if " ".join(found.upper().split()) not in _EXACT:
+                problems.append(f"{source_nb.name} cell {index}: misspelt marker {found!r}")
     for index, cell in enumerate(released.cells):
         where = f"{released_nb.name} cell {index}"
-        for marker in MARKERS:
-            if marker in cell.source:
-                problems.append(f"{where}: marker {marker!r} left in the student version")
+        for found in _MARKER_LIKE.findall(cell.source):
+            problems.append(f"{where}: marker {found!r} left in the student version")
         for line in cell.source.splitlines():
             if line.strip() in secrets:
                 problems.append(f"{where}: solution or hidden-test line {line.strip()!r}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -40,7 +41,9 @@ def generate(api, assignment: str) -> Path:
     root = course_root(api)
     problems = leaks.check_assignment(root, assignment)
     if problems:
-        raise PipelineError(f"the release of {assignment} leaks:\n  " + "\n  ".join(problems))
+        shutil.rmtree(root / "release" / assignment)  # nothing leaky left to release by mistake
+        raise PipelineError(f"the release of {assignment} leaks (removed it):\n  "
+                            + "\n  ".join(problems))
     return root / "release" / assignment
 
 

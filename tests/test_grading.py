@@ -255,6 +255,9 @@ def test_leak_check_finds_a_pasted_solution_and_a_left_marker(tmp_path):
     nbformat.write(_graded_notebook("pass", "assert f([1]) == [1]\n### BEGIN HIDDEN TESTS"), hidden)
     problems = leaks.find_leaks(source, hidden)
     assert any("BEGIN HIDDEN TESTS" in p for p in problems)
+    typo = tmp_path / "typo.ipynb"
+    nbformat.write(_graded_notebook("pass", "assert f([1])\n## begin hidden test\nassert f([])"), typo)
+    assert any("misspelt marker 'begin hidden test'" in p for p in leaks.find_leaks(typo, clean))
 
 
 def test_edited_and_deleted_locked_cells_are_reported(tmp_path):
@@ -388,3 +391,21 @@ def test_spark_archive_only_for_spark_assignments(monkeypatch, tmp_path):
     assert spark_cds.share_with_kernels(a5) == path and os.environ[spark_cds.ENV] == str(path)
     setup = nbformat.read(a5[0], as_version=4).cells[1].source
     assert f'os.environ["{spark_cds.ENV}"]' in setup and "SharedArchiveFile" in setup
+
+
+def test_generate_refuses_and_removes_a_release_that_leaks(tmp_path, monkeypatch):
+    from grading import pipeline
+
+    monkeypatch.delenv("GRADING_DB_URL", raising=False)
+    root = tmp_path / "course"
+    (root / "source" / "leaky").mkdir(parents=True)
+    (root / course.CONFIG_FILE).write_text((COURSE_DIR / course.CONFIG_FILE).read_text())
+    # a typo in the opening marker: nbgrader strips nothing and the hidden test ships
+    nbformat.write(_graded_notebook(
+        "### BEGIN SOLUTION\nanswer = 6 * 7\n### END SOLUTION",
+        "assert answer == 42\n### BEGIN HIDDEN TEST\nassert answer % 7 == 0\n### END HIDDEN TESTS"),
+        root / "source" / "leaky" / "n.ipynb")
+    api = course.make_api(root)
+    with pytest.raises(pipeline.PipelineError, match="BEGIN HIDDEN TEST'"):
+        pipeline.generate(api, "leaky")
+    assert not (root / "release" / "leaky").exists()
