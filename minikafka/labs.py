@@ -28,7 +28,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -140,16 +140,32 @@ def fresh_topic(name: str, partitions: int = 3, replication_factor: int = 3,
         admin.close()
 
 
+def _ask(question: Callable[[Any], Any], *, attempts: int = 20) -> Any:
+    """question(admin) with a fresh KafkaAdminClient, again while brokers come and go: a
+    crashed broker stays in the metadata until the controller notices (seconds), and a
+    request sent to it fails with a connection error."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaConnectionError, KafkaTimeoutError, NodeNotReadyError
+
+    for attempt in range(attempts):
+        admin = None
+        try:
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers(),
+                                     client_id="lab-view", request_timeout_ms=5000)
+            return question(admin)
+        except (KafkaConnectionError, KafkaTimeoutError, NodeNotReadyError):
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.5)
+        finally:
+            if admin is not None:
+                admin.close()
+    raise AssertionError("unreachable")
+
+
 def partitions_table(topic: str) -> list[dict[str, Any]]:
     """Leader, replicas and ISR of each partition, as the admin API reports them."""
-    from kafka import KafkaAdminClient
-
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers(), client_id="lab-view",
-                             request_timeout_ms=5000)
-    try:
-        parts = admin.describe_topics([topic])[0]["partitions"]
-    finally:
-        admin.close()
+    parts = _ask(lambda admin: admin.describe_topics([topic])[0]["partitions"])
     return [{"partition": p["partition_index"],
              "leader": p["leader_id"] if p["leader_id"] >= 0 else None,
              "replicas": list(p["replica_nodes"]), "isr": sorted(p["isr_nodes"])}
@@ -178,15 +194,8 @@ def topic_bytes(topic: str) -> int:
 
 def live_brokers() -> list[int]:
     """Ids of the brokers the cluster's metadata lists now."""
-    from kafka import KafkaAdminClient
-
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers(), client_id="lab-view",
-                             request_timeout_ms=5000)
-    try:
-        return sorted(b["broker_id"] for b in admin.describe_cluster()["brokers"]
-                      if not b.get("is_fenced"))
-    finally:
-        admin.close()
+    brokers = _ask(lambda admin: admin.describe_cluster()["brokers"])
+    return sorted(b["broker_id"] for b in brokers if not b.get("is_fenced"))
 
 
 def stop_broker(broker_id: int, *, timeout_s: float = 300) -> None:
