@@ -1,0 +1,147 @@
+"""A lesson in real JupyterLab, driven in Debian's Chromium with Playwright.
+
+JupyterLab opens lesson 04 (replication), runs every cell, and then the student's
+path: in the replication panel, pick the broker that leads orders-0 and press
+"stop (clean)". The cluster picture must redraw with a new leader and the old one
+down. Widgets must render (no "model not found"). A screenshot is kept for the record.
+Chromium is /usr/bin/chromium (test.sh installs it); `playwright install` is never used.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSON = "04-replication.ipynb"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TOKEN = "lesson-browser-test"
+
+# Broker boxes in the first panel's cluster picture: broker -> (status line, role of orders-0).
+READ_CLUSTER = """() => {
+  const panel = [...document.querySelectorAll('.jp-OutputArea-output')]
+    .find((o) => [...o.querySelectorAll('button')].some((b) => b.textContent.includes('stop (clean)')));
+  const out = {};
+  if (!panel) return out;
+  for (const node of panel.querySelectorAll('svg g.node')) {
+    const texts = [...node.querySelectorAll('text')].map((t) => t.textContent.trim());
+    const i = texts.findIndex((t) => t.replace('▶ ', '') === 'orders-0');
+    const title = node.querySelector('title');
+    if (i >= 0 && title) out[title.textContent] = {all: texts.join(' '), role: texts[i + 1] || ''};
+  }
+  return out;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """JupyterLab on 127.0.0.1 serving a copy of the lesson (autosave must not touch ours)."""
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copy(ROOT / "lessons" / LESSON, root / LESSON)
+    port = free_port()
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(root / ".runtime")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.port={port}", f"--IdentityProvider.token={TOKEN}",
+         f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--allow-root"],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2)
+                break
+            except OSError:
+                assert proc.poll() is None, "JupyterLab exited"
+                assert time.monotonic() < deadline, "JupyterLab did not start in 60 s"
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def cluster_state(page: Any) -> dict[int, dict[str, str]]:
+    return {int(k.removeprefix("broker_").removeprefix("broker")): v
+            for k, v in page.evaluate(READ_CLUSTER).items()}
+
+
+def test_lesson_runs_in_jupyterlab_and_stopping_the_leader_moves_it(
+        lab: str, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: run ./test.sh"
+    with sync_playwright() as pw:
+        ctx = pw.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, args=ARGS, headless=True,
+            viewport={"width": 1400, "height": 1000})
+        try:
+            page = ctx.new_page()
+            page.goto(f"{lab}/lab/tree/{LESSON}?token={TOKEN}")
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                                   timeout=90_000)
+            page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+            page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
+            # Running: some prompt shows [*]; done: none does and the kernel is idle.
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.jp-InputPrompt')]"
+                ".some((p) => p.textContent.includes('*'))", timeout=30_000)
+            page.wait_for_function(
+                "() => ![...document.querySelectorAll('.jp-InputPrompt')]"
+                ".some((p) => p.textContent.includes('*'))", timeout=240_000, polling=500)
+            errors = page.locator(".jp-OutputArea-output[data-mime-type*='error']").count()
+            assert errors == 0, "a cell raised in JupyterLab"
+            assert "model not found" not in page.content()
+
+            page.wait_for_function(f"() => Object.keys(({READ_CLUSTER})()).length === 3",
+                                   timeout=60_000)
+            before = cluster_state(page)
+            leaders = [b for b, v in before.items() if "leader" in v["role"]]
+            assert len(leaders) == 1, before
+            leader = leaders[0]
+            panel = page.locator(".jp-OutputArea-output").filter(
+                has=page.locator("button:has-text('stop (clean)')")).first
+            panel.scroll_into_view_if_needed()
+            panel.locator(".widget-dropdown:has(label:text-is('broker')) select").select_option(
+                label=str(leader))
+            shot_before = panel.screenshot()
+            panel.locator("button:has-text('stop (clean)')").click()
+            page.wait_for_function(
+                f"() => {{ const s = ({READ_CLUSTER})();"
+                f" const old = Object.entries(s).find(([k]) => k.endsWith('{leader}'));"
+                f" return old && !old[1].role.includes('leader'); }}", timeout=60_000)
+            after = cluster_state(page)
+            new_leaders = [b for b, v in after.items() if "leader" in v["role"]]
+            assert len(new_leaders) == 1 and new_leaders[0] != leader, after
+            assert "DOWN" in after[leader]["all"].upper() or "offline" in after[leader]["all"]
+            shot_after = panel.screenshot()
+            assert shot_after != shot_before
+            (tmp_path / "lesson04-after-stop.png").write_bytes(page.screenshot(full_page=True))
+        finally:
+            ctx.close()
