@@ -152,7 +152,7 @@ class Quiz:
                                               for i in range(len(self.options))],
                                      value=None, layout=W.Layout(width="auto"))
             button = W.Button(description="Check", button_style="info",
-                              layout=W.Layout(width="auto"))
+                              layout=W.Layout(width="120px"))
             answer = W.HTML()
 
             def on_click(_: Any) -> None:
