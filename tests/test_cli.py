@@ -177,8 +177,9 @@ def test_groups_list_describe_lag_and_reset_replays_two_per_partition(served):
                            str(ends[p] - committed[p]), "-", "-", "-"] for p in (0, 1)]
 
     # While a member is in the group, a reset is refused with Kafka's message.
-    member = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
-                           enable_auto_commit=False)
+    member = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    member.partitions_for_topic(topic)  # metadata before joining (see tests/wire/test_groups_wire)
+    member.subscribe([topic])
     try:
         deadline = time.monotonic() + 15
         while not member.assignment() and time.monotonic() < deadline:

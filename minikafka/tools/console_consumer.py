@@ -149,10 +149,14 @@ def _consumer(args: argparse.Namespace) -> Any:
         config.setdefault("enable_auto_commit", False)
     connect(args.bootstrap_server)
     consumer = KafkaConsumer(bootstrap_servers=args.bootstrap_server, **config)
+    # Metadata first: a member that joins before it knows the topic's partitions is
+    # assigned nothing and must rejoin at once, and kafka-python 3.0.12 can lose that
+    # second assignment when poll()'s timeout ends during the rejoin (the member then
+    # sits with no partitions and no heartbeats).
+    partitions = consumer.partitions_for_topic(args.topic)
     if args.partition is None:
         consumer.subscribe([args.topic])
         return consumer
-    partitions = consumer.partitions_for_topic(args.topic)
     if not partitions or args.partition not in partitions:
         consumer.close()
         raise ToolError(f"partition {args.partition} of topic '{args.topic}' does not exist")
