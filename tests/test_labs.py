@@ -1,0 +1,256 @@
+"""The labs: each notebook runs top to bottom against the embedded server and reaches its results.
+
+Every lab ends with a cell tagged ``check`` that asserts what the lab shows (counts per
+partition add up to 12,434, each report archived once across a restart, no duplicates and
+no gaps after a kill, ...) and prints those outcomes on one line
+(``minikafka.labs.checked``). The tests run each notebook in a fresh kernel, with
+KAFKA_BOOTSTRAP_SERVERS unset (so it starts minikafka's 3-broker server on loopback),
+scratch files in a temporary directory and Spark's UI off, then read that line back and
+assert the outcomes again from outside, so a check cell that stopped checking is caught.
+The structure tests read the notebooks without running them; the last tests cover the
+helpers in ``minikafka.labs``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import socket
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from minikafka import labs
+
+LABS_DIR = Path(__file__).resolve().parent.parent / "labs"
+LABS = sorted(LABS_DIR.glob("[0-9][0-9]-*.ipynb"))
+NAMES = [p.stem for p in LABS]
+SPARK_LABS = {"05-spark-streaming", "06-spark-batch-customers"}
+
+
+def run_notebook(path: Path, tmp_path: Path, monkeypatch, timeout: int) -> nbformat.NotebookNode:
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    monkeypatch.delenv("MINIKAFKA_SPARK_SOURCE", raising=False)
+    monkeypatch.setenv("MINIKAFKA_LAB_DIR", str(tmp_path))
+    monkeypatch.setenv("MINIKAFKA_SPARK_UI", "0")
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    return nb
+
+
+def check_cells(nb: nbformat.NotebookNode) -> list:
+    return [c for c in nb.cells if "check" in c.get("metadata", {}).get("tags", [])]
+
+
+def outcomes_of(nb: nbformat.NotebookNode) -> dict:
+    found = [line for cell in check_cells(nb) for out in cell.get("outputs", [])
+             if out.get("output_type") == "stream"
+             for line in out["text"].splitlines() if line.startswith(labs.CHECK_MARK)]
+    assert len(found) == 1, f"expected one {labs.CHECK_MARK!r} line, got {found}"
+    return json.loads(found[0][len(labs.CHECK_MARK):])
+
+
+# -- what each lab must have shown --------------------------------------------------------------
+
+def expect_01(o: dict) -> None:
+    # 10 keys, each in one partition; 6 more records make a lag of 6; reset to earliest
+    # makes it 16; shift-by -2 leaves 2 per partition.
+    assert (o["keys"], o["lag_more"], o["lag_reset"], o["lag_shift"]) == (10, 6, 16, 6)
+
+
+def expect_02(o: dict) -> None:
+    # A retried batch without idempotence is written twice; gzip shrinks JSON > 3x.
+    assert o["duplicates_plain"] == 2 and o["gzip_ratio"] > 3 and o["partitions_used"] >= 4
+
+
+def expect_03(o: dict) -> None:
+    assert o["orders"] == 3000 and o["lost"] == 0 and o["survivors"] == ["c1", "c3"]
+    assert o["rebalance_under_30s"] is True
+
+
+def expect_04(o: dict) -> None:
+    # ISR 3 -> 2 (broker 2 stopped) -> 3 -> 2 (broker 3 crashed) -> 3.
+    assert o["strict_refused"] is True and o["isr_sizes"] == [3, 2, 3, 2, 3]
+
+
+def expect_05(o: dict) -> None:
+    assert o["archived"] == o["distinct"] == 1200 and o["windows"] == 30
+    assert o["source"] == "kafka-python"
+
+
+def expect_06(o: dict) -> None:
+    assert o["total"] == 12_434 == sum(o["per_partition"].values())
+    assert len(o["per_partition"]) == 3 and o["source"] == "kafka-python"
+
+
+def expect_07(o: dict) -> None:
+    assert o["naive_duplicates"] > 0 and o["idempotent_rows"] == 5000 and o["missing"] == 0
+
+
+EXPECT = {name[:2]: globals()[f"expect_{name[:2]}"] for name in NAMES}
+
+
+# -- running them ------------------------------------------------------------------------------
+
+@pytest.mark.notebook
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("path", [p for p in LABS if p.stem not in SPARK_LABS],
+                         ids=lambda p: p.stem)
+def test_lab_runs_and_reaches_its_results(path, tmp_path, monkeypatch):
+    nb = run_notebook(path, tmp_path, monkeypatch, timeout=240)
+    outcomes = outcomes_of(nb)
+    assert outcomes["lab"] == path.stem[:2]
+    EXPECT[path.stem[:2]](outcomes)
+
+
+@pytest.mark.notebook
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("path", [p for p in LABS if p.stem in SPARK_LABS], ids=lambda p: p.stem)
+def test_spark_lab_runs_and_reaches_its_results(path, tmp_path, monkeypatch):
+    nb = run_notebook(path, tmp_path, monkeypatch, timeout=480)
+    outcomes = outcomes_of(nb)
+    assert outcomes["lab"] == path.stem[:2]
+    EXPECT[path.stem[:2]](outcomes)
+    assert not list(LABS_DIR.glob("spark-warehouse")) and not list(LABS_DIR.glob("metastore_db"))
+
+
+# -- their structure ---------------------------------------------------------------------------
+
+def test_there_are_seven_labs_with_readme():
+    assert [n[:2] for n in NAMES] == ["01", "02", "03", "04", "05", "06", "07"]
+    readme = (LABS_DIR / "README.md").read_text()
+    for name in NAMES:
+        assert name in readme
+
+
+@pytest.mark.parametrize("path", LABS, ids=lambda p: p.stem)
+def test_lab_structure(path):
+    nb = nbformat.read(path, as_version=4)
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), \
+        "commit labs without outputs"
+    assert "bootstrap_servers()" in code[0].source  # one cluster lookup, first
+    checks = check_cells(nb)
+    assert len(checks) == 1 and checks[0] is nb.cells[-1]
+    assert re.search(rf'checked\("{path.stem[:2]}"', checks[0].source)
+    assert "assert " in checks[0].source
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith(
+        f"# Lab {int(path.stem[:2])} ·")
+    # Everything a lab builds goes through the package's helpers, not inline machinery.
+    assert not any(re.search(r"^\s*class ", c.source, re.M) for c in code)
+
+
+def test_spark_labs_pick_their_source_with_kafka_format():
+    for name in SPARK_LABS:
+        source = "\n".join(c.source for c in nbformat.read(LABS_DIR / f"{name}.ipynb",
+                                                           as_version=4).cells)
+        assert "kafka_format(spark)" in source and '.format("kafka")' not in source
+
+
+# -- the helpers -------------------------------------------------------------------------------
+
+def test_customers_csv_is_12434_rows_and_the_same_everywhere(tmp_path):
+    path = labs.write_customers_csv(tmp_path / "sub" / "customers.csv")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 + labs.CUSTOMERS_ROWS == 12_435
+    assert lines[0] == ",".join(labs.CUSTOMER_FIELDS)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == (
+        "5207f0569a7c31dd01976b8ec6a59a19515eaf06d9039ae048e776661bbe26f8")
+    ids = [line.split(",")[0] for line in lines[1:]]
+    assert len(set(ids)) == len(ids) and ids[0] == "C00001"
+    other = labs.write_customers_csv(tmp_path / "other.csv", rows=10, seed=1).read_text()
+    assert len(other.splitlines()) == 11 and other.splitlines()[1] != lines[1]
+
+
+def test_truck_positions_are_seeded_and_arrive_a_little_out_of_order():
+    positions = labs.truck_positions()
+    assert len(positions) == 10 * 20 * 6
+    assert hashlib.sha256(b"".join(p.value() for p in positions)).hexdigest() == (
+        "d1ed8364ff9de8dd33a684638f1738009b64154675e0f7597c947a7bcc779be5")
+    assert positions == labs.truck_positions()
+    times = [p.event_time_ms for p in positions]
+    assert times != sorted(times)  # some reports arrive late...
+    latest = 0
+    for t in times:  # ...but never more than max_delay_s behind the newest one
+        assert t > latest - 20_000 - 1000
+        latest = max(latest, t)
+    value = json.loads(positions[0].value())
+    assert set(value) == {"truck_id", "event_time", "latitude", "longitude", "speed_kmh"}
+    assert value["event_time"].endswith("Z") and positions[0].key() == value["truck_id"].encode()
+
+
+def test_bootstrap_servers_prefers_the_environment(monkeypatch):
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "kafka-1:19092,kafka-2:19092")
+    assert labs.bootstrap_servers() == "kafka-1:19092,kafka-2:19092"
+    assert labs.embedded_cluster() is None
+
+
+@pytest.mark.timeout(60)
+def test_embedded_server_falls_back_to_free_ports_when_9092_is_taken(monkeypatch):
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        monkeypatch.setattr(labs, "EMBEDDED_PORT", taken.getsockname()[1])
+        monkeypatch.setattr(labs, "_server", None)
+        try:
+            servers = labs.bootstrap_servers()
+            hosts = servers.split(",")
+            assert len(hosts) == 3 and all(h.startswith("127.0.0.1:") for h in hosts)
+            assert f"127.0.0.1:{taken.getsockname()[1]}" not in hosts
+            cluster = labs.embedded_cluster()
+            assert sorted(cluster.brokers) == [1, 2, 3]
+            assert labs.bootstrap_servers() == servers  # started once
+            labs.fresh_topic("helpers", partitions=2, replication_factor=3)
+            assert [p["isr"] for p in labs.partitions_table("helpers")] == [[1, 2, 3]] * 2
+            assert labs.live_brokers() == [1, 2, 3]
+            offsets = labs.resend_batch("helpers", 0, [b"x"], idempotent=True)
+            assert offsets[0] == offsets[1] == 0
+        finally:
+            labs.embedded_server().stop()
+
+
+def test_parse_table_reads_kafka_tool_output():
+    out = """
+GROUP   TOPIC  PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG  CONSUMER-ID  HOST  CLIENT-ID
+g       t      0          3               5               2    -            -     -
+
+Consumer group 'g' has no active members.
+"""
+    assert labs.parse_table(out) == [{"GROUP": "g", "TOPIC": "t", "PARTITION": "0",
+                                      "CURRENT-OFFSET": "3", "LOG-END-OFFSET": "5", "LAG": "2",
+                                      "CONSUMER-ID": "-", "HOST": "-", "CLIENT-ID": "-"}]
+
+
+def test_charts_fall_back_to_text_without_matplotlib(capsys, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    labs.bars({"a": 2, "bb": 4}, title="T")
+    labs.lines({"s": [(0, 0), (1, 8)]}, title="L", xlabel="x", ylabel="y")
+    out = capsys.readouterr().out
+    assert "T   (text chart" in out and " a | " + "█" * 20 in out and "bb | " + "█" * 40 in out
+    assert "s | █|" in out and "x 0 .. 1; top = 8 y" in out
+
+
+def test_work_dir_is_fresh_and_under_the_chosen_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIKAFKA_LAB_DIR", str(tmp_path))
+    first = labs.work_dir("lab9")
+    (first / "old").write_text("x")
+    assert labs.work_dir("lab9", fresh=False) == first and (first / "old").exists()
+    assert labs.work_dir("lab9") == tmp_path / "lab9" and not (first / "old").exists()
