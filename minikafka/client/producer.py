@@ -51,6 +51,7 @@ DEFAULTS: dict[str, Any] = {
     "transactional_id": None,
     "transaction_timeout_ms": 60_000,
     "allow_auto_create_topics": True,
+    "metadata_max_age_ms": 300_000,
     "api_version": None,
 }
 
@@ -228,6 +229,7 @@ class KafkaProducer:
         # topic -> (key -> partition cache, open batch per partition) for send()'s fast path
         self._fast_topics: dict[str, tuple[dict, list]] = {}
         self._clock = cluster.clock
+        self._metadata_at = cluster.clock.now_ms
         self._lingers = Deadlines(cluster.clock, self._linger_expired)
         self._request_timeouts = Deadlines(cluster.clock, self._request_timed_out)
         self._fast = (self.key_serializer is None and self.value_serializer is None
@@ -268,6 +270,7 @@ class KafkaProducer:
         return leader
 
     def _refresh_metadata(self) -> None:
+        self._metadata_at = self._clock.now_ms
         self._leaders.clear()
         self._partitions.clear()
         self._fast_topics.clear()
@@ -323,6 +326,10 @@ class KafkaProducer:
 
     def _send(self, topic: str, value: Any, key: Any, headers, partition: int | None,
               timestamp_ms: int | None) -> FutureRecordMetadata:
+        # Every new batch passes here: refresh metadata once it is metadata.max.age.ms old,
+        # which is how a running producer notices partitions added to a topic.
+        if self._clock.now_ms - self._metadata_at >= int(self.config["metadata_max_age_ms"]):
+            self._refresh_metadata()
         if self._closed:
             raise IllegalStateError("Cannot send after the producer has been closed.")
         if self._txn_state is not None and self._txn_state != "IN_TRANSACTION":

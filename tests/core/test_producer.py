@@ -226,3 +226,16 @@ def test_read_committed_position_moves_past_markers_and_poll_zero_progresses():
     assert seen == [b"a", b"b"]
     end = consumer.end_offsets([("t", 0)])
     assert consumer.position(("t", 0)) == list(end.values())[0] == 4  # 2 records, 2 markers
+
+
+def test_running_producer_sees_new_partitions_after_metadata_max_age():
+    cluster = cluster_with(partitions=2, rf=1)
+    producer = cluster.producer(metadata_max_age_ms=60_000, linger_ms=0)
+    key = next(b"k%d" % i for i in range(100)
+               if partition_for_key(b"k%d" % i, 2) != partition_for_key(b"k%d" % i, 4))
+    assert producer.send("t", key=key, value=b"x").get().partition == partition_for_key(key, 2)
+    cluster.create_partitions("t", 4)
+    assert producer.send("t", key=key, value=b"x").get().partition == partition_for_key(key, 2)
+    cluster.advance(61_000)
+    assert producer.send("t", key=key, value=b"x").get().partition == partition_for_key(key, 4)
+
