@@ -237,7 +237,9 @@ def run_assignment(api, root: Path, work: Path, assignment: str,
     collected = pipeline.collect(api, assignment)
     imported = lms.import_submissions(root, assignment, archive, "canvas", roster=roster)
     lap("collect+import")
-    report = pipeline.autograde(api, assignment, [s for s, _ in STUDENTS.values()])
+    # Spark assignments grade two submissions at a time: their kernels wait on the JVM a lot.
+    report = pipeline.autograde(api, assignment, [s for s, _ in STUDENTS.values()],
+                                jobs=2 if _weight(assignment) > 1 else 1)
     lap("autograde")
     edits = integrity.edited_locked_cells(root, assignment)
     html = pipeline.feedback(api, assignment)
