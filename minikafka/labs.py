@@ -389,12 +389,14 @@ def checked(lab: str, **outcomes: Any) -> None:
 # -- Spark ---------------------------------------------------------------------------------
 
 def spark_session(app_name: str = "kafka-lab", *, cores: int = 2, ui: bool | None = None,
-                  conf: dict[str, str] | None = None) -> SparkSession:
+                  small_jobs: bool = True, conf: dict[str, str] | None = None) -> SparkSession:
     """A local Spark session for the labs (local[cores], UTC, few shuffle partitions).
 
     Spark's Python workers must import minikafka, so they run this interpreter. Off
     Docker, Spark binds to 127.0.0.1 only. ui=None keeps Spark's web UI on unless
-    MINIKAFKA_SPARK_UI=0 (the tests turn it off)."""
+    MINIKAFKA_SPARK_UI=0 (the tests turn it off). small_jobs keeps the JVM on its first JIT
+    tier, which compiles sooner: the labs' jobs are over before the optimising tier pays
+    off (pass False for long or heavy jobs)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if not os.environ.get(ENV):
@@ -409,6 +411,8 @@ def spark_session(app_name: str = "kafka-lab", *, cores: int = 2, ui: bool | Non
                .config("spark.sql.shuffle.partitions", str(2 * cores))
                .config("spark.ui.enabled", str(ui).lower())
                .config("spark.ui.showConsoleProgress", "true"))
+    if small_jobs:
+        builder = builder.config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

@@ -1,10 +1,11 @@
 """Read one offset range of one partition as Arrow record batches (runs in Spark tasks).
 
-Fetch requests go through kafka-python's network client (KafkaNetClient: bootstrap,
-metadata, leader lookup, ApiVersions negotiation), and the record bytes of each
-response go straight to `records.decode_batches`; no ConsumerRecord is ever built.
-Python workers outlive tasks (spark.python.worker.reuse), so each worker keeps one
-client per cluster, as Spark keeps a cached consumer per executor.
+kafka-python's network client (KafkaNetClient) bootstraps, keeps the metadata (who leads
+which partition) and negotiates API versions; fetches to a PLAINTEXT broker then go
+over a `connection.BrokerConnection` that reads each response into one buffer, and the
+record bytes go straight to `records.decode_batches`: no ConsumerRecord is ever built.
+Python workers outlive tasks (spark.python.worker.reuse), so each worker keeps its
+clients and connections per cluster, as Spark keeps a cached consumer per executor.
 
 Data loss follows Spark's KafkaDataConsumer: offsets below the log start (retention,
 DeleteRecords) or beyond the log end (truncation) raise DataLossError unless
@@ -22,9 +23,10 @@ import kafka.errors as Errors
 import pyarrow as pa
 from kafka import KafkaConsumer
 from kafka.net.compat import KafkaNetClient
-from kafka.protocol.consumer import FetchRequest
+from kafka.protocol.consumer import FetchRequest, FetchResponse
 from kafka.structs import TopicPartition
 
+from .connection import BrokerConnection
 from .options import SourceOptions
 from .planning import DATA_LOSS_HINT, DataLossError, OffsetRange
 from .records import decode_batches
@@ -41,12 +43,18 @@ MAX_WAIT_MS = 100
 RETRY_BACKOFF_S = 0.1
 
 _clients: dict[tuple, KafkaNetClient] = {}
+_connections: dict[tuple, dict[int, BrokerConnection]] = {}
 _clients_lock = threading.Lock()
 
 
 def read_range(options: SourceOptions, r: OffsetRange, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """The records of offsets [r.from_offset, r.until_offset) of r's partition."""
-    return RangeReader(options, _client(options)).read(r, schema)
+    client = _client(options)
+    key = (options.bootstrap_servers, options.consumer_config)
+    direct = dict(options.consumer_config).get("security_protocol", "PLAINTEXT") == "PLAINTEXT"
+    with _clients_lock:
+        connections = _connections.setdefault(key, {}) if direct else None
+    return RangeReader(options, client, connections).read(r, schema)
 
 
 def _client(options: SourceOptions) -> KafkaNetClient:
@@ -67,9 +75,11 @@ def _client(options: SourceOptions) -> KafkaNetClient:
 
 
 class RangeReader:
-    def __init__(self, options: SourceOptions, client: KafkaNetClient) -> None:
+    def __init__(self, options: SourceOptions, client: KafkaNetClient,
+                 connections: dict[int, BrokerConnection] | None = None) -> None:
         self.options = options
         self.client = client
+        self.connections = connections  # node id -> connection; None: use the client
         config = dict(options.consumer_config)
         self.partition_bytes = config.get("max_partition_fetch_bytes",
                                           DEFAULT_PARTITION_FETCH_BYTES)
@@ -126,8 +136,7 @@ class RangeReader:
                 leader = self.client.cluster.leader_for_partition(tp)
             if leader is not None and leader != -1:
                 try:
-                    response = self.client.send_and_receive(leader, self._request(tp, offset),
-                                                            timeout_ms=self.timeout_ms)
+                    response = self._send(leader, self._request(tp, offset))
                     data = response.responses[0].partitions[0]
                     error = Errors.for_code(data.error_code)
                     if not (issubclass(error, Errors.InvalidMetadataError)
@@ -135,7 +144,7 @@ class RangeReader:
                         return data
                     last_error = error()
                 except (Errors.KafkaConnectionError, Errors.KafkaTimeoutError,
-                        Errors.NodeNotReadyError, Errors.RequestTimedOutError) as exc:
+                        Errors.NodeNotReadyError, Errors.RequestTimedOutError, OSError) as exc:
                     last_error = exc
             if time.monotonic() > deadline:
                 raise Errors.KafkaTimeoutError(
@@ -143,6 +152,24 @@ class RangeReader:
                     f"{offset} within {self.options.poll_timeout_ms} ms: {last_error!r}")
             time.sleep(RETRY_BACKOFF_S)
             self._refresh(tp)
+
+    def _send(self, leader: int, request: FetchRequest):
+        if self.connections is None:
+            return self.client.send_and_receive(leader, request, timeout_ms=self.timeout_ms)
+        connection = self.connections.get(leader)
+        broker = self.client.cluster.broker_metadata(leader)
+        if broker is None:
+            raise Errors.NodeNotReadyError(f"no address for broker {leader} in the metadata")
+        if connection is None or connection.address != (broker.host, broker.port):
+            if connection is not None:
+                connection.close()
+            connection = BrokerConnection(broker.host, broker.port, client_id="minikafka-spark",
+                                          timeout_s=self.timeout_ms / 1000)
+            self.connections[leader] = connection
+        if self.client.check_version() is None:
+            raise Errors.NodeNotReadyError("no broker answered ApiVersions")
+        version = self.client.api_version(FetchRequest, max_version=FETCH_MAX_VERSION)
+        return connection.request(request, version, FetchResponse)
 
     def _request(self, tp: TopicPartition, offset: int) -> FetchRequest:
         partition = FetchRequest.FetchTopic.FetchPartition(

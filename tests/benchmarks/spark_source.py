@@ -9,7 +9,13 @@ run each (the first Spark job of a session spends 15-25 s warming up, and the fi
 fetch of a batch produced in-process encodes it once on the broker). Prints records/s
 for both and the ratio; the target is Kafka at least half as fast as parquet.
 
---profile adds a cProfile of one task's worth of reading (fetch, decode, Arrow) in this
+A third line runs the query over a Python data source that makes the same records in
+memory and only hands Spark ready Arrow batches: no Kafka, no decoding. It is the
+fastest any Python data source can be here, so it separates the Kafka source's own cost
+from what Spark's Python data source path costs (Arrow from the Python worker to the JVM,
+then rows).
+
+--profile adds a cProfile of one partition's read (fetch, decode, Arrow) in this
 process, to see where a worker's time goes.
 """
 from __future__ import annotations
@@ -25,14 +31,20 @@ import sys
 import tempfile
 import time
 
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
 TOPIC = "bench"
+
+
+def record_values(value_bytes: int) -> list[bytes]:
+    rng = random.Random(1)
+    return [rng.randbytes(value_bytes) for _ in range(256)]  # incompressible
 
 
 def fill(cluster, records: int, partitions: int, value_bytes: int, keys: int) -> None:
     """Produce in-process before serving: batches as large as a busy producer's (1 MiB),
     timestamped now (so retention keeps them once the server's clock follows real time)."""
-    rng = random.Random(1)
-    values = [rng.randbytes(value_bytes) for _ in range(256)]  # incompressible
+    values = record_values(value_bytes)
     cluster.advance_to(time.time_ns() // 1_000_000)
     cluster.create_topic(TOPIC, partitions=partitions, replication_factor=1)
     producer = cluster.producer(acks=1, batch_size=1 << 20, linger_ms=5)
@@ -44,6 +56,56 @@ def fill(cluster, records: int, partitions: int, value_bytes: int, keys: int) ->
     producer.flush()
 
 
+class InMemorySource(DataSource):
+    """The same records, made in the Python worker and handed over as Arrow batches.
+    (Defined in __main__, so Spark ships the class by value: no import needed.)"""
+
+    @classmethod
+    def name(cls) -> str:
+        return "bench-in-memory"
+
+    def schema(self):
+        from minikafka.spark.schema import kafka_schema
+
+        return kafka_schema()
+
+    def reader(self, schema):
+        return InMemoryReader(schema, dict(self.options.items()))
+
+
+class InMemoryReader(DataSourceReader):
+    def __init__(self, schema, options: dict[str, str]) -> None:
+        self.schema = schema
+        self.records = int(options["records"])
+        self.partitions_n = int(options["partitions"])
+        self.value_bytes = int(options["value_bytes"])
+        self.keys = int(options["keys"])
+
+    def partitions(self):
+        return [InputPartition(p) for p in range(self.partitions_n)]
+
+    def read(self, partition):
+        import numpy as np
+        import pyarrow as pa
+
+        from minikafka.spark.schema import arrow_schema
+
+        schema = arrow_schema(self.schema)
+        values = record_values(self.value_bytes)
+        mine = range(partition.value, self.records, self.partitions_n)
+        for start in range(0, len(mine), 65_536):
+            ids = mine[start:start + 65_536]
+            n = len(ids)
+            yield pa.RecordBatch.from_arrays([
+                pa.array([b"key-%04d" % (i % self.keys) for i in ids], pa.binary()),
+                pa.array([values[i & 255] for i in ids], pa.binary()),
+                pa.array([TOPIC] * n, pa.string()),
+                pa.array(np.full(n, partition.value, dtype=np.int32)),
+                pa.array(np.arange(start, start + n, dtype=np.int64)),
+                pa.array(np.zeros(n, dtype=np.int64), schema.field("timestamp").type),
+                pa.array(np.zeros(n, dtype=np.int32))], schema=schema)
+
+
 def timed(action, runs: int) -> list[float]:
     times = []
     for _ in range(runs):
@@ -53,7 +115,7 @@ def timed(action, runs: int) -> list[float]:
     return times
 
 
-def profile_read(servers: str, partitions: int) -> None:
+def profile_read(servers: str) -> None:
     from minikafka.spark.fetcher import read_range
     from minikafka.spark.offset_reader import KafkaOffsetReader
     from minikafka.spark.options import parse_options
@@ -103,7 +165,8 @@ def main() -> int:
     server = cluster.serve(port=0)
     workdir = tempfile.mkdtemp(prefix="spark-source-bench-")
     try:
-        spark = spark_session("spark-source-bench", conf={"spark.sql.shuffle.partitions": "4"})
+        spark = spark_session("spark-source-bench", small_jobs=False,
+                              conf={"spark.sql.shuffle.partitions": "4"})
         kafka = (spark.read.format(kafka_format(spark))
                  .option("kafka.bootstrap.servers", server.bootstrap_servers)
                  .option("subscribe", TOPIC).load())
@@ -112,6 +175,10 @@ def main() -> int:
         kafka.select("key", "value").write.parquet(parquet_path)  # also warms the Kafka path
         print(f"wrote parquet (read through the Kafka source) in {time.perf_counter() - t:.1f} s")
         parquet = spark.read.parquet(parquet_path)
+        spark.dataSource.register(InMemorySource)
+        in_memory = (spark.read.format("bench-in-memory").option("records", args.records)
+                     .option("partitions", args.partitions)
+                     .option("value_bytes", args.value_bytes).option("keys", args.keys).load())
 
         def count_by_key(df):
             def run():
@@ -120,22 +187,28 @@ def main() -> int:
                 assert total == args.records and len(rows) == args.keys, (total, len(rows))
             return run
 
-        timed(count_by_key(kafka), 1)
-        timed(count_by_key(parquet), 1)
-        kafka_times = timed(count_by_key(kafka), args.runs)
-        parquet_times = timed(count_by_key(parquet), args.runs)
+        sources = {"kafka (Python source, minikafka server)": kafka, "parquet": parquet,
+                   "in-memory Python source (the floor)": in_memory}
+        for df in sources.values():
+            timed(count_by_key(df), 1)  # warm-up
+        times = {name: [] for name in sources}
+        for _ in range(args.runs):  # interleaved, so a busy moment hits every source alike
+            for name, df in sources.items():
+                times[name] += timed(count_by_key(df), 1)
         spark.stop()
 
-        k, p = statistics.median(kafka_times), statistics.median(parquet_times)
-        print(f"\ncount by key over {args.records:,} records (median of {args.runs}, "
-              f"local[2], {os.cpu_count()} cores):")
-        print(f"  kafka (Python source, minikafka server): {k:6.2f} s  "
-              f"{args.records / k:>12,.0f} records/s  runs {[round(x, 2) for x in kafka_times]}")
-        print(f"  parquet:                                 {p:6.2f} s  "
-              f"{args.records / p:>12,.0f} records/s  runs {[round(x, 2) for x in parquet_times]}")
-        print(f"  kafka / parquet throughput: {p / k:.2f} (target >= 0.5)")
+        load = os.getloadavg()[0]
+        print(f"\ncount by key over {args.records:,} records (median of {args.runs}, local[2], "
+              f"{os.cpu_count()} cores, load average {load:.1f}):")
+        medians = {name: statistics.median(ts) for name, ts in times.items()}
+        for name, ts in times.items():
+            print(f"  {name:<42} {medians[name]:6.2f} s  {args.records / medians[name]:>12,.0f} "
+                  f"records/s  runs {[round(x, 2) for x in ts]}")
+        k, p, m = medians.values()
+        print(f"  kafka / parquet throughput: {p / k:.2f} (target >= 0.5); in-memory Python "
+              f"source / parquet: {p / m:.2f}; kafka / in-memory Python source: {m / k:.2f}")
         if args.profile:
-            profile_read(server.bootstrap_servers, args.partitions)
+            profile_read(server.bootstrap_servers)
     finally:
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
