@@ -27,7 +27,13 @@ from pyspark.sql.datasource import CaseInsensitiveDict, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from minikafka.core.records import RecordBatch, control_batch
-from minikafka.spark.connector import PYTHON_FORMAT, connector_jars, kafka_format
+from minikafka.spark import connector
+from minikafka.spark.connector import (
+    PYTHON_FORMAT,
+    connector_jars,
+    jvm_connector_loaded,
+    kafka_format,
+)
 from minikafka.spark.offsets import from_json, parse_offsets_json, to_json
 from minikafka.spark.options import Assign, Subscribe, SubscribePattern, parse_options
 from minikafka.spark.planning import (
@@ -458,6 +464,7 @@ def test_batch_read_returns_every_record_with_the_kafka_schema(spark, fmt, serve
     want = {(m.partition, m.offset): (k, v, "orders", m.timestamp, 0)
             for m, (k, v) in zip(sent, records)}
     assert len(rows) == 300 and got == want
+    assert reader(spark, fmt, server, subscribePattern="ord.*").count() == 300
 
 
 @pytest.mark.spark
@@ -568,6 +575,10 @@ def test_kafka_format_names_the_jvm_connector_when_told(spark, monkeypatch):
             "subscribe", "y").load()
     monkeypatch.setenv("MINIKAFKA_SPARK_SOURCE", "python")
     assert kafka_format(spark) == PYTHON_FORMAT
+    monkeypatch.setenv("MINIKAFKA_SPARK_SOURCE", "auto")
+    assert not jvm_connector_loaded(spark)  # no spark-sql-kafka here
+    monkeypatch.setattr(connector, "CONNECTOR_CLASS", "org.apache.spark.sql.SparkSession")
+    assert jvm_connector_loaded(spark) and kafka_format(spark) == "kafka"  # a class that loads
     monkeypatch.setenv("MINIKAFKA_SPARK_SOURCE", "nonsense")
     with pytest.raises(ValueError, match="auto, jvm or python"):
         kafka_format(spark)
