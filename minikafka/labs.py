@@ -270,7 +270,8 @@ def resend_batch(topic: str, partition: int, values: list[bytes], *, idempotent:
         request = ProduceRequest(transactional_id=None, acks=-1, timeout_ms=10_000, topic_data=[
             ProduceRequest.TopicProduceData(name=topic, partition_data=[
                 ProduceRequest.TopicProduceData.PartitionProduceData(index=partition,
-                                                                     records=data)])])
+                                                                     records=data)])],
+            max_version=12)  # v13+ names topics by id
         offsets = []
         for _ in range(attempts):
             answer = client.send_and_receive(leader, request)
