@@ -413,8 +413,11 @@ class KafkaProducer:
 
     def _wait_for_memory(self) -> None:
         """buffer.memory is full: send() blocks up to max_block_ms while the sender drains."""
-        for b in list(self._open.values()):
-            self._close_batch(b)
+        # Send the open batches only when nothing else is in the pipeline to free memory;
+        # otherwise each wait would ship the open batches after a record or two.
+        if self.pending == len(self._open):
+            for b in list(self._open.values()):
+                self._close_batch(b)
         ok = self.cluster.run_until(
             lambda: self._buffered + self.batch_size <= self.buffer_memory,
             int(self.config["max_block_ms"]))
