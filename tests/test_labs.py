@@ -54,6 +54,17 @@ def outcomes_of(nb: nbformat.NotebookNode) -> dict:
     return json.loads(found[0][len(labs.CHECK_MARK):])
 
 
+def assert_charts_drawn(nb: nbformat.NotebookNode) -> None:
+    """Every cell that calls labs.lines/labs.bars shows a picture (matplotlib is a
+    dependency, so no lab may fall back to text charts)."""
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not re.search(r"\b(lines|bars)\(", cell.source):
+            continue
+        pictures = [out for out in cell.get("outputs", []) if "image/png" in out.get("data", {})]
+        assert pictures, f"no chart drawn by cell:\n{cell.source[:300]}"
+        assert not any("text chart" in out.get("text", "") for out in cell.get("outputs", []))
+
+
 # -- what each lab must have shown --------------------------------------------------------------
 
 def expect_01(o: dict) -> None:
@@ -103,6 +114,7 @@ EXPECT = {name[:2]: globals()[f"expect_{name[:2]}"] for name in NAMES}
                          ids=lambda p: p.stem)
 def test_lab_runs_and_reaches_its_results(path, tmp_path, monkeypatch):
     nb = run_notebook(path, tmp_path, monkeypatch, timeout=240)
+    assert_charts_drawn(nb)
     outcomes = outcomes_of(nb)
     assert outcomes["lab"] == path.stem[:2]
     EXPECT[path.stem[:2]](outcomes)
@@ -115,6 +127,7 @@ def test_lab_runs_and_reaches_its_results(path, tmp_path, monkeypatch):
 @pytest.mark.parametrize("path", [p for p in LABS if p.stem in SPARK_LABS], ids=lambda p: p.stem)
 def test_spark_lab_runs_and_reaches_its_results(path, tmp_path, monkeypatch):
     nb = run_notebook(path, tmp_path, monkeypatch, timeout=480)
+    assert_charts_drawn(nb)
     outcomes = outcomes_of(nb)
     assert outcomes["lab"] == path.stem[:2]
     EXPECT[path.stem[:2]](outcomes)
