@@ -11,9 +11,12 @@ for both and the ratio; the target is Kafka at least half as fast as parquet.
 
 A third line runs the query over a Python data source that makes the same records in
 memory and only hands Spark ready Arrow batches: no Kafka, no decoding. It is the
-fastest any Python data source can be here, so it separates the Kafka source's own cost
-from what Spark's Python data source path costs (Arrow from the Python worker to the JVM,
-then rows).
+fastest any Python data source with Kafka's schema can be here, so it separates the
+Kafka source's own cost from what Spark's Python data source path costs (Arrow from the
+Python worker to the JVM, then every column of every row copied into a row: Spark 4.3
+gives Python sources neither column pruning nor columnar reads). Two more lines show
+where that floor comes from: the same in-memory source with the key column only, and
+the fixed cost of one query (4,000 records) through a Python source and from parquet.
 
 --profile adds a cProfile of one partition's read (fetch, decode, Arrow) in this
 process, to see where a worker's time goes.
@@ -34,6 +37,7 @@ import time
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 TOPIC = "bench"
+TINY = 4_000  # records in the fixed-cost query
 
 
 def record_values(value_bytes: int) -> list[bytes]:
@@ -67,7 +71,7 @@ class InMemorySource(DataSource):
     def schema(self):
         from minikafka.spark.schema import kafka_schema
 
-        return kafka_schema()
+        return "key binary" if self.options.get("key_only") == "true" else kafka_schema()
 
     def reader(self, schema):
         return InMemoryReader(schema, dict(self.options.items()))
@@ -80,6 +84,7 @@ class InMemoryReader(DataSourceReader):
         self.partitions_n = int(options["partitions"])
         self.value_bytes = int(options["value_bytes"])
         self.keys = int(options["keys"])
+        self.key_only = options.get("key_only") == "true"
 
     def partitions(self):
         return [InputPartition(p) for p in range(self.partitions_n)]
@@ -96,8 +101,12 @@ class InMemoryReader(DataSourceReader):
         for start in range(0, len(mine), 65_536):
             ids = mine[start:start + 65_536]
             n = len(ids)
+            keys = pa.array([b"key-%04d" % (i % self.keys) for i in ids], pa.binary())
+            if self.key_only:
+                yield pa.RecordBatch.from_arrays([keys], names=["key"])
+                continue
             yield pa.RecordBatch.from_arrays([
-                pa.array([b"key-%04d" % (i % self.keys) for i in ids], pa.binary()),
+                keys,
                 pa.array([values[i & 255] for i in ids], pa.binary()),
                 pa.array([TOPIC] * n, pa.string()),
                 pa.array(np.full(n, partition.value, dtype=np.int32)),
@@ -176,25 +185,37 @@ def main() -> int:
         print(f"wrote parquet (read through the Kafka source) in {time.perf_counter() - t:.1f} s")
         parquet = spark.read.parquet(parquet_path)
         spark.dataSource.register(InMemorySource)
-        in_memory = (spark.read.format("bench-in-memory").option("records", args.records)
-                     .option("partitions", args.partitions)
-                     .option("value_bytes", args.value_bytes).option("keys", args.keys).load())
 
-        def count_by_key(df):
+        def in_memory(records: int, key_only: bool = False):
+            return (spark.read.format("bench-in-memory").option("records", records)
+                    .option("partitions", args.partitions).option("value_bytes", args.value_bytes)
+                    .option("keys", args.keys).option("key_only", str(key_only).lower()).load())
+
+        tiny_path = os.path.join(workdir, "tiny.parquet")
+        in_memory(TINY).select("key", "value").write.parquet(tiny_path)
+
+        def count_by_key(df, records: int):
             def run():
                 rows = df.groupBy("key").count().collect()
                 total = sum(r["count"] for r in rows)
-                assert total == args.records and len(rows) == args.keys, (total, len(rows))
+                assert total == records and len(rows) == min(records, args.keys), (total, len(rows))
             return run
 
-        sources = {"kafka (Python source, minikafka server)": kafka, "parquet": parquet,
-                   "in-memory Python source (the floor)": in_memory}
-        for df in sources.values():
-            timed(count_by_key(df), 1)  # warm-up
+        sources = {
+            "kafka (Python source, minikafka server)": (kafka, args.records),
+            "parquet": (parquet, args.records),
+            "in-memory Python source (the floor)": (in_memory(args.records), args.records),
+            "in-memory Python source, key column only": (in_memory(args.records, True),
+                                                         args.records),
+            f"in-memory Python source, {TINY:,} records": (in_memory(TINY), TINY),
+            f"parquet, {TINY:,} records": (spark.read.parquet(tiny_path), TINY),
+        }
+        for df, records in sources.values():
+            timed(count_by_key(df, records), 1)  # warm-up
         times = {name: [] for name in sources}
         for _ in range(args.runs):  # interleaved, so a busy moment hits every source alike
-            for name, df in sources.items():
-                times[name] += timed(count_by_key(df), 1)
+            for name, (df, records) in sources.items():
+                times[name] += timed(count_by_key(df, records), 1)
         spark.stop()
 
         load = os.getloadavg()[0]
@@ -202,11 +223,15 @@ def main() -> int:
               f"{os.cpu_count()} cores, load average {load:.1f}):")
         medians = {name: statistics.median(ts) for name, ts in times.items()}
         for name, ts in times.items():
-            print(f"  {name:<42} {medians[name]:6.2f} s  {args.records / medians[name]:>12,.0f} "
+            records = sources[name][1]
+            print(f"  {name:<42} {medians[name]:6.2f} s  {records / medians[name]:>12,.0f} "
                   f"records/s  runs {[round(x, 2) for x in ts]}")
-        k, p, m = medians.values()
+        k, p, m, key_only, tiny_m, tiny_p = medians.values()
         print(f"  kafka / parquet throughput: {p / k:.2f} (target >= 0.5); in-memory Python "
               f"source / parquet: {p / m:.2f}; kafka / in-memory Python source: {m / k:.2f}")
+        print(f"  with the key column only, a Python source reaches {p / key_only:.2f} of "
+              f"parquet; one query costs {tiny_m:.2f} s through a Python source and {tiny_p:.2f} s "
+              f"from parquet before any record is read")
         if args.profile:
             profile_read(server.bootstrap_servers)
     finally:
