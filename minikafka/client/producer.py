@@ -1,8 +1,9 @@
 """KafkaProducer for a minikafka Cluster, with kafka-python's keyword names and
 Kafka 4.x's defaults (acks=all, idempotence on, linger.ms=5).
 
-send() only appends to a batch in the record accumulator; a sender (events on the
-simulated clock) ships ready batches to partition leaders, at most
+send() only appends to a batch in the record accumulator (keyless records go to the
+topic's sticky partition, switched by bytes as in Kafka 3.3+: see partitioner.py); a
+sender (events on the simulated clock) ships ready batches to partition leaders, at most
 max_in_flight_requests_per_connection requests per broker, retries retriable errors
 until delivery_timeout_ms, and completes each record's future with its offset.
 """
@@ -48,6 +49,10 @@ DEFAULTS: dict[str, Any] = {
     "max_block_ms": 60_000,
     "max_request_size": 1_048_576,
     "partitioner": None,
+    # The built-in partitioner for keyless records (Kafka 3.3+, KIP-794); see partitioner.py.
+    "partitioner_ignore_keys": False,
+    "partitioner_adaptive_partitioning_enable": True,
+    "partitioner_availability_timeout_ms": 0,
     "transactional_id": None,
     "transaction_timeout_ms": 60_000,
     "allow_auto_create_topics": True,
@@ -160,6 +165,15 @@ class _MetadataView:
         return set(self._available)
 
 
+def _flag(name: str, value: Any) -> bool:
+    """A boolean config: True/False, or Kafka's "true"/"false"."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise KafkaConfigurationError(f"Invalid {name} {value!r}: use True or False")
+
+
 def _acks(value: Any) -> int:
     if value in ("all", -1, "-1"):
         return -1
@@ -206,7 +220,16 @@ class KafkaProducer:
         self.batch_size = int(cfg["batch_size"])
         self.linger_ms = int(cfg["linger_ms"])
         self.buffer_memory = int(cfg["buffer_memory"])
-        self.partitioner = cfg["partitioner"] or DefaultPartitioner(cluster.random)
+        ignore_keys = _flag("partitioner_ignore_keys", cfg["partitioner_ignore_keys"])
+        self.adaptive_partitioning = _flag("partitioner_adaptive_partitioning_enable",
+                                           cfg["partitioner_adaptive_partitioning_enable"])
+        timeout = cfg["partitioner_availability_timeout_ms"]
+        if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 0:
+            raise KafkaConfigurationError(
+                f"Invalid partitioner_availability_timeout_ms {timeout!r}: must be an int >= 0")
+        self.availability_timeout_ms = timeout
+        self.partitioner = cfg["partitioner"] or DefaultPartitioner(
+            cluster.random, max(1, self.batch_size), ignore_keys)  # batch.size 0 counts as 1
         self.key_serializer = cfg["key_serializer"]
         self.value_serializer = cfg["value_serializer"]
         self.producer_id = -1
@@ -218,6 +241,10 @@ class KafkaProducer:
         self._pending_sent: dict[tuple[str, int], list[ProducerBatch]] = {}
         self._leaders: dict[tuple[str, int], int] = {}
         self._partitions: dict[str, list[int]] = {}
+        # Per leader: when the sender last had a batch ready for it, and last sent it one
+        # (for partitioner_availability_timeout_ms).
+        self._node_ready_ms: dict[int, int] = {}
+        self._node_drain_ms: dict[int, int] = {}
         self._buffered = 0
         self._sender_armed = False
         self._closed = False
@@ -233,7 +260,7 @@ class KafkaProducer:
         self._lingers = Deadlines(cluster.clock, self._linger_expired)
         self._request_timeouts = Deadlines(cluster.clock, self._request_timed_out)
         self._fast = (self.key_serializer is None and self.value_serializer is None
-                      and cfg["partitioner"] is None and not txn)
+                      and cfg["partitioner"] is None and not ignore_keys and not txn)
 
     # -- metadata ------------------------------------------------------------------------
     def partitions_for(self, topic: str) -> set[int]:
@@ -346,7 +373,14 @@ class KafkaProducer:
         else:
             headers = ()
         parts = self._partitions.get(topic) or self._topic_partitions(topic)
-        if partition is None:
+        partitioner = self.partitioner
+        sticky = partition is None and isinstance(partitioner, DefaultPartitioner) and (
+            key is None or partitioner.ignore_keys)
+        if sticky:
+            partition = partitioner.sticky.get(topic)
+            if partition is None or partition not in parts:
+                partition = self._next_sticky(topic, parts)
+        elif partition is None:
             partition = self._partition(topic, key, value, parts)
         elif partition not in parts:
             raise AssertionError(f"Unrecognized partition {partition} for topic {topic}")
@@ -359,22 +393,63 @@ class KafkaProducer:
         ts = now if timestamp_ms is None else int(timestamp_ms)
         tp = (topic, partition)
         batch = self._open.get(tp)
+        if sticky and (batch is None or batch.size + size > self.batch_size) \
+                and partitioner.appended(topic, 0):
+            # Every batch queued for the sticky partition is full (or this record does not
+            # fit the open one) and batch.size bytes went there: a switch that waited for
+            # the last batch to fill or be sent happens now.
+            if batch is not None:
+                self._close_batch(batch)
+            partition = self._next_sticky(topic, parts)
+            tp = (topic, partition)
+            batch = self._open.get(tp)
+        appended = size
         if batch is None or (batch.size + size > self.batch_size and batch.records):
             if batch is not None:
-                self._close_batch(batch, key is None)
-                if key is None:
-                    if isinstance(self.partitioner, DefaultPartitioner):
-                        partition = self.partitioner.switch(topic, parts, parts, partition)
-                    tp = (topic, partition)
+                self._close_batch(batch)
             if self._buffered + self.batch_size > self.buffer_memory:
                 self._wait_for_memory()
             batch = self._new_batch(tp, now)
+            appended += batch.size  # a new batch counts with its header, as in Java
         index = len(batch.records)
         batch.records.append((index, ts, key, value, headers))
         if ts > batch.max_ts:
             batch.max_ts = ts
         batch.size += size
+        # Past batch.size bytes the switch waits until the open batch is full (or sent).
+        if sticky and partitioner.appended(topic, appended, batch.size >= self.batch_size):
+            self._next_sticky(topic, parts)
         return _new_future(FutureRecordMetadata, (batch, index))
+
+    def _next_sticky(self, topic: str, parts: list[int]) -> int:
+        """A new sticky partition among those with a leader, weighted by queue sizes."""
+        available = [p for p in parts if self._leader((topic, p)) >= 0]
+        sizes = self._queue_sizes(topic, parts, available) if self.adaptive_partitioning \
+            else None
+        return self.partitioner.next_partition(topic, parts, available, sizes)
+
+    def _queue_sizes(self, topic: str, parts: list[int],
+                     available: list[int]) -> dict[int, int] | None:
+        """Batches waiting to be sent per partition, for adaptive partitioning; None
+        (a uniform draw) as in the Java client: until every partition has had a batch,
+        for fewer than 2 partitions, when every partition is left out, and when all
+        queues are equal and none is left out. partitioner_availability_timeout_ms
+        leaves out partitions whose leader had batches ready but took none for longer."""
+        queues = self._queues
+        if len(parts) < 2 or any((topic, p) not in queues for p in parts):
+            return None
+        timeout = self.availability_timeout_ms
+        sizes = {}
+        for p in available:
+            if timeout:
+                leader = self._leaders.get((topic, p), -1)
+                ready = self._node_ready_ms.get(leader)
+                if ready is not None and ready - self._node_drain_ms[leader] > timeout:
+                    continue
+            sizes[p] = len(queues[(topic, p)])
+        if not sizes or (len(sizes) == len(parts) and len(set(sizes.values())) == 1):
+            return None
+        return sizes
 
     def _new_batch(self, tp: tuple[str, int], now: int) -> ProducerBatch:
         batch = ProducerBatch(tp, now, Future(self.cluster), self)
@@ -391,7 +466,7 @@ class KafkaProducer:
         self._lingers.add(now + self.linger_ms, batch)
         return batch
 
-    def _close_batch(self, batch: ProducerBatch, sticky_switch: bool = False) -> None:
+    def _close_batch(self, batch: ProducerBatch) -> None:
         if self._open.get(batch.tp) is batch:
             del self._open[batch.tp]
             self._unlist(batch)
@@ -447,6 +522,10 @@ class KafkaProducer:
         # Each round builds at most one request per broker holding at most one batch per
         # partition (as a ProduceRequest does), until brokers hit max.in.flight.
         cursor = {tp: 0 for tp, q in self._queues.items() if q}
+        # Leaders with a batch ready to send, and those sent a request (availability stats).
+        track = self.availability_timeout_ms > 0
+        ready_nodes: set[int] = set()
+        drained: set[int] = set()
         while cursor:
             by_broker: dict[int, dict[tuple[str, int], ProducerBatch]] = {}
             sizes: dict[int, int] = {}
@@ -470,6 +549,8 @@ class KafkaProducer:
                     retry_wait = pb.retry_at if retry_wait is None else min(retry_wait, pb.retry_at)
                     del cursor[tp]
                     continue
+                if track:
+                    ready_nodes.add(leader)
                 if self._in_flight.get(leader, 0) >= self.max_in_flight or (
                         sizes.get(leader, 0) + pb.size > self.config["max_request_size"]
                         and leader in by_broker):
@@ -483,7 +564,14 @@ class KafkaProducer:
             for leader, group in by_broker.items():
                 for tp in group:
                     cursor[tp] = cursor.get(tp, 1) - 1
-                self._send_request(leader, group, now)
+                if self._send_request(leader, group, now):
+                    drained.add(leader)
+        if track:
+            for leader in ready_nodes:
+                self._node_ready_ms[leader] = now
+                self._node_drain_ms.setdefault(leader, now)
+            for leader in drained:
+                self._node_drain_ms[leader] = now
         if retry_wait is not None:
             self.cluster.clock.call_at(retry_wait, self._arm_sender)
 
@@ -517,7 +605,8 @@ class KafkaProducer:
             pb.batch = rb
         return pb.batch
 
-    def _send_request(self, leader: int, group: dict, now: int) -> None:
+    def _send_request(self, leader: int, group: dict, now: int) -> bool:
+        """Send one ProduceRequest; False if the leader is unreachable (it will time out)."""
         cluster = self.cluster
         broker = cluster.brokers[leader]
         request = {}
@@ -549,10 +638,10 @@ class KafkaProducer:
                                  results, state)
 
         if self.acks == 0:
-            cluster.network.send(self.client_id, leader, broker.handle_produce, request, 0,
-                                 timeout, respond)
+            sent = cluster.network.send(self.client_id, leader, broker.handle_produce, request,
+                                        0, timeout, respond)
             self._on_response(leader, group, dict.fromkeys(group, (errors.NONE, -1)), state)
-            return
+            return sent
         sent = cluster.network.send(self.client_id, leader, broker.handle_produce, request,
                                     self.acks, timeout, respond)
         if not sent:
@@ -560,6 +649,7 @@ class KafkaProducer:
                                      dict.fromkeys(group, (errors.NETWORK_EXCEPTION, -1)), state)
         else:
             self._request_timeouts.add(cluster.clock.now_ms + timeout + 1, (leader, group, state))
+        return sent
 
     def _request_timed_out(self, entry: tuple) -> None:
         leader, group, state = entry
