@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from group_helpers import TOPIC, consumer, drain
 from kafka.admin import MemberToRemove, OffsetSpec, OffsetTimestamp
 from kafka.errors import (
     GroupSubscribedToTopicError,
@@ -19,7 +20,6 @@ from minikafka.client.admin import GroupInformation, format_describe, format_res
 from minikafka.client.group import settle_group
 from minikafka.cluster import Cluster
 
-TOPIC = "orders"
 TPS = [TopicPartition(TOPIC, p) for p in range(3)]
 
 
@@ -38,21 +38,6 @@ def produce(cluster: Cluster, per_partition: int) -> None:
             producer.send(TOPIC, value=f"{p}:{i}".encode(), partition=p)
             cluster.advance(1_000)  # one record a second: timestamps to reset by
     producer.flush()
-
-
-def consumer(cluster: Cluster, name: str = "c", group_id: str = "billing", **config):
-    config.setdefault("auto_offset_reset", "earliest")
-    config.setdefault("enable_auto_commit", False)
-    return cluster.consumer(TOPIC, group_id=group_id, client_id=name, **config)
-
-
-def consume(c, ms: int = 10_000) -> list:
-    out = []
-    end = c.cluster.now_ms + ms
-    while c.cluster.now_ms < end:
-        for records in c.poll(timeout_ms=200).values():
-            out.extend(records)
-    return out
 
 
 def commit_then_close(cluster: Cluster, offsets: dict[int, int], group_id: str = "billing"):
@@ -132,7 +117,7 @@ def test_list_partition_offsets(cluster):
     earliest = admin.list_partition_offsets({TPS[0]: OffsetSpec.EARLIEST})[TPS[0]]
     latest = admin.list_partition_offsets({TPS[0]: OffsetSpec.LATEST})[TPS[0]]
     assert (earliest.offset, latest.offset) == (0, 10)
-    ts = consume(consumer(cluster, group_id="peek"))[3].timestamp
+    ts = drain(consumer(cluster, group_id="peek"))[3].timestamp
     found = admin.list_partition_offsets({TPS[0]: ts})[TPS[0]]
     assert found.offset == 3 and found.timestamp == ts
 
@@ -168,7 +153,7 @@ def test_shift_by_minus_two_replays_two_records_per_partition(cluster):
     admin = cluster.admin()
     assert admin.reset_offsets("billing", shift_by=-2, execute=True) == \
         {TPS[0]: 8, TPS[1]: 5, TPS[2]: 2}
-    replayed = consume(consumer(cluster, "again"))
+    replayed = drain(consumer(cluster, "again"))
     by_partition = {p: [r.offset for r in replayed if r.partition == p] for p in range(3)}
     assert by_partition == {0: [8, 9], 1: list(range(5, 10)), 2: list(range(2, 10))}
     assert [r.value for r in replayed if r.partition == 0] == [b"0:8", b"0:9"]
@@ -194,7 +179,7 @@ def test_reset_scenarios(cluster, scenario, expected):
 def test_reset_by_time(cluster):
     commit_then_close(cluster, {0: 10, 1: 10, 2: 10})
     admin = cluster.admin()
-    records = consume(consumer(cluster, group_id="peek"))
+    records = drain(consumer(cluster, group_id="peek"))
     ts = {(r.partition, r.offset): r.timestamp for r in records}
     when = datetime.fromtimestamp(ts[(1, 4)] / 1000, tz=UTC)
     plan = admin.reset_offsets("billing", [f"{TOPIC}:1"], to_datetime=when.isoformat())

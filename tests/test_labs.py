@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from notebook_helpers import check_cells, execute_notebook, outcomes_of
 
 from minikafka import labs
 
@@ -30,28 +30,17 @@ NAMES = [p.stem for p in LABS]
 SPARK_LABS = {"05-spark-streaming", "06-spark-batch-customers"}
 
 
-def run_notebook(path: Path, tmp_path: Path, monkeypatch, timeout: int) -> nbformat.NotebookNode:
+def run_and_check(path: Path, tmp_path: Path, monkeypatch, timeout: int) -> None:
+    """Run the lab against a fresh embedded server, then check its charts and its outcomes."""
     monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
     monkeypatch.delenv("MINIKAFKA_SPARK_SOURCE", raising=False)
     monkeypatch.setenv("MINIKAFKA_LAB_DIR", str(tmp_path))
     monkeypatch.setenv("MINIKAFKA_SPARK_UI", "0")
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
-    client.execute()
-    return nb
-
-
-def check_cells(nb: nbformat.NotebookNode) -> list:
-    return [c for c in nb.cells if "check" in c.get("metadata", {}).get("tags", [])]
-
-
-def outcomes_of(nb: nbformat.NotebookNode) -> dict:
-    found = [line for cell in check_cells(nb) for out in cell.get("outputs", [])
-             if out.get("output_type") == "stream"
-             for line in out["text"].splitlines() if line.startswith(labs.CHECK_MARK)]
-    assert len(found) == 1, f"expected one {labs.CHECK_MARK!r} line, got {found}"
-    return json.loads(found[0][len(labs.CHECK_MARK):])
+    nb = execute_notebook(path, timeout)
+    assert_charts_drawn(nb)
+    outcomes = outcomes_of(nb, labs.CHECK_MARK)
+    assert outcomes["lab"] == path.stem[:2]
+    EXPECT[path.stem[:2]](outcomes)
 
 
 def assert_charts_drawn(nb: nbformat.NotebookNode) -> None:
@@ -113,11 +102,7 @@ EXPECT = {name[:2]: globals()[f"expect_{name[:2]}"] for name in NAMES}
 @pytest.mark.parametrize("path", [p for p in LABS if p.stem not in SPARK_LABS],
                          ids=lambda p: p.stem)
 def test_lab_runs_and_reaches_its_results(path, tmp_path, monkeypatch):
-    nb = run_notebook(path, tmp_path, monkeypatch, timeout=240)
-    assert_charts_drawn(nb)
-    outcomes = outcomes_of(nb)
-    assert outcomes["lab"] == path.stem[:2]
-    EXPECT[path.stem[:2]](outcomes)
+    run_and_check(path, tmp_path, monkeypatch, timeout=240)
 
 
 @pytest.mark.notebook
@@ -126,11 +111,7 @@ def test_lab_runs_and_reaches_its_results(path, tmp_path, monkeypatch):
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("path", [p for p in LABS if p.stem in SPARK_LABS], ids=lambda p: p.stem)
 def test_spark_lab_runs_and_reaches_its_results(path, tmp_path, monkeypatch):
-    nb = run_notebook(path, tmp_path, monkeypatch, timeout=480)
-    assert_charts_drawn(nb)
-    outcomes = outcomes_of(nb)
-    assert outcomes["lab"] == path.stem[:2]
-    EXPECT[path.stem[:2]](outcomes)
+    run_and_check(path, tmp_path, monkeypatch, timeout=480)
     assert not list(LABS_DIR.glob("spark-warehouse")) and not list(LABS_DIR.glob("metastore_db"))
 
 

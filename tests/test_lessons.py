@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from notebook_helpers import check_cells, execute_notebook, outcomes_of
 
 from minikafka import Cluster
 from minikafka.lessons import (
@@ -41,26 +41,6 @@ from minikafka.lessons import (
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
 LESSONS = sorted(LESSONS_DIR.glob("[0-9][0-9]-*.ipynb"))
 NAMES = [p.stem for p in LESSONS]
-
-
-def run_notebook(path: Path) -> nbformat.NotebookNode:
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
-    client.execute()
-    return nb
-
-
-def check_cells(nb: nbformat.NotebookNode) -> list:
-    return [c for c in nb.cells if "check" in c.get("metadata", {}).get("tags", [])]
-
-
-def outcomes_of(nb: nbformat.NotebookNode) -> dict:
-    lines = [line for cell in check_cells(nb) for out in cell.get("outputs", [])
-             if out.get("output_type") == "stream"
-             for line in out["text"].splitlines() if line.startswith(CHECK_MARK)]
-    assert len(lines) == 1, f"expected one {CHECK_MARK!r} line, got {lines}"
-    return json.loads(lines[0][len(CHECK_MARK):])
 
 
 # -- what each lesson must have shown ---------------------------------------------------------
@@ -204,8 +184,8 @@ EXPECT = {name[:2]: fn for name, fn in
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("path", LESSONS, ids=NAMES)
 def test_lesson_runs_and_reaches_its_outcomes(path: Path) -> None:
-    nb = run_notebook(path)  # raises CellExecutionError on the first failing cell
-    outcomes = outcomes_of(nb)
+    nb = execute_notebook(path, timeout=120)  # raises CellExecutionError on the first failing cell
+    outcomes = outcomes_of(nb, CHECK_MARK)
     assert outcomes["lesson"] == path.stem[:2]
     EXPECT[path.stem[:2]](outcomes)
 

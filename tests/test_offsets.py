@@ -4,6 +4,7 @@ them (the next owner of a partition), and how long they last."""
 from __future__ import annotations
 
 import pytest
+from group_helpers import TOPIC, consumer, drain
 from kafka.errors import (
     CommitFailedError,
     IllegalStateError,
@@ -44,7 +45,6 @@ from minikafka.core.offsets import (
     partition_for,
 )
 
-TOPIC = "orders"
 TP0, TP1, TP2 = (TopicPartition(TOPIC, p) for p in range(3))
 
 
@@ -64,21 +64,6 @@ def produce(cluster: Cluster, per_partition: int, partitions: int = 3, tag: str 
         for i in range(per_partition):
             producer.send(TOPIC, value=f"{tag}{p}:{i}".encode(), partition=p)
     producer.flush()
-
-
-def consumer(cluster: Cluster, name: str, group_id: str = "billing", **config):
-    config.setdefault("auto_offset_reset", "earliest")
-    config.setdefault("enable_auto_commit", False)
-    return cluster.consumer(TOPIC, group_id=group_id, client_id=name, **config)
-
-
-def drain(c, ms: int = 10_000) -> list:
-    out = []
-    end = c.cluster.now_ms + ms
-    while c.cluster.now_ms < end:
-        for records in c.poll(timeout_ms=200).values():
-            out.extend(records)
-    return out
 
 
 def offsets_records(cluster: Cluster, group_id: str) -> list[tuple]:

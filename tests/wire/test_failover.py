@@ -15,25 +15,14 @@ import time
 from collections import Counter
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaConsumer, TopicPartition
 
 from minikafka.cluster import Cluster
 
-from .conftest import wait_for
+from .conftest import BackgroundProducer, stored_values, wait_for
 
 TOPIC = "orders"
 PARTITIONS = 2
-
-
-def topic_values(cluster) -> dict[int, list[bytes]]:
-    """Every record below the high watermark, per partition, read from the leaders."""
-    out = {}
-    with cluster.lock:
-        for p in range(PARTITIONS):
-            replica = cluster.leader_replica(TOPIC, p)
-            batches = replica.log.read(replica.log_start_offset, replica.high_watermark, 1 << 30)
-            out[p] = [r.value for b in batches if not b.is_control for r in b.iter_records()]
-    return out
 
 
 def in_sync(cluster, broker: int) -> bool:
@@ -56,31 +45,10 @@ def run_failover(cluster, server, how: str) -> None:
         cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3,
                              config={"min.insync.replicas": 2})
         victim = cluster.describe_topic(TOPIC).partitions[0].leader
-    acked: list[bytes] = []
-    failed: list[tuple[bytes, Exception]] = []
+    producer = BackgroundProducer(server.bootstrap_servers, TOPIC, value=b"%07d",
+                                  key=b"key-%d", keys=7, pause=0.001)
+    acked = producer.acked
     seen: list[bytes] = []
-    producing = threading.Event()
-    producing.set()
-    produced = threading.Event()
-
-    def produce() -> None:
-        producer = KafkaProducer(
-            bootstrap_servers=server.bootstrap_servers, acks="all", enable_idempotence=True,
-            linger_ms=2, request_timeout_ms=5000, retry_backoff_ms=50,
-            reconnect_backoff_ms=50, reconnect_backoff_max_ms=300, delivery_timeout_ms=60000)
-        i = 0
-        try:
-            while producing.is_set():
-                value = b"%07d" % i
-                future = producer.send(TOPIC, key=b"key-%d" % (i % 7), value=value)
-                future.add_callback(lambda _md, v=value: acked.append(v))
-                future.add_errback(lambda exc, v=value: failed.append((v, exc)))
-                i += 1
-                time.sleep(0.001)
-            producer.flush(60)
-        finally:
-            producer.close(10)
-            produced.set()
 
     def consume() -> None:
         consumer = KafkaConsumer(
@@ -94,12 +62,12 @@ def run_failover(cluster, server, how: str) -> None:
             while time.monotonic() < deadline:
                 for records in consumer.poll(timeout_ms=200).values():
                     seen.extend(r.value for r in records)
-                if produced.is_set() and len(seen) >= len(acked):
+                if producer.produced.is_set() and len(seen) >= len(acked):
                     break
         finally:
             consumer.close()
 
-    threads = [threading.Thread(target=produce), threading.Thread(target=consume)]
+    threads = [producer, threading.Thread(target=consume)]
     for thread in threads:
         thread.start()
     try:
@@ -110,8 +78,7 @@ def run_failover(cluster, server, how: str) -> None:
             else:
                 cluster.stop_broker(victim)
         wait_for(lambda: not server.listening(victim), 5, "the stopped broker's listener closing")
-        mark = len(acked)
-        wait_for(lambda: len(acked) >= mark + 300, 20, "progress without the stopped broker")
+        producer.wait_for_more(300, 20, "progress without the stopped broker")
         with cluster.lock:
             cluster.start_broker(victim)
         wait_for(lambda: server.listening(victim), 5, "the listener reopening")
@@ -119,14 +86,13 @@ def run_failover(cluster, server, how: str) -> None:
         with cluster.lock:
             results = cluster.elect_leaders(TOPIC)
             assert cluster.describe_topic(TOPIC).partitions[0].leader == victim, results
-        mark = len(acked)
-        wait_for(lambda: len(acked) >= mark + 300, 20, "progress after leadership moved back")
+        producer.wait_for_more(300, 20, "progress after leadership moved back")
     finally:
-        producing.clear()
+        producer.stop()
         for thread in threads:
             thread.join(60)
-    assert not failed, failed[:3]
-    stored = topic_values(cluster)
+    assert not producer.failed, producer.failed[:3]
+    stored = stored_values(cluster, TOPIC, PARTITIONS)
     everything = Counter(v for values in stored.values() for v in values)
     assert set(everything) == set(acked), "the topic holds exactly the acknowledged records"
     assert max(everything.values()) == 1, [v for v, n in everything.items() if n > 1][:5]

@@ -45,7 +45,7 @@ from minikafka.cluster import Cluster
 from minikafka.wire import Session, default_registry, encode_request
 from minikafka.wire.codec import response_class
 
-from .conftest import wait_for
+from .conftest import BackgroundProducer, stored_values, wait_for
 
 REGISTRY = default_registry()
 NONE, NOT_COORDINATOR, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS = 0, 16, 25, 27
@@ -573,33 +573,9 @@ def test_group_and_idempotent_producer_survive_the_coordinator_stopping(fast_ser
         cluster.create_topic(topic, partitions=3, replication_factor=3,
                              config={"min.insync.replicas": 2})
         victim = cluster.groups.find_coordinator(group)
-    acked: list[bytes] = []
-    failed: list = []
-    producing = threading.Event()
-    producing.set()
-    produced = threading.Event()
-
-    def produce() -> None:
-        producer = KafkaProducer(
-            bootstrap_servers=server.bootstrap_servers, acks="all", enable_idempotence=True,
-            linger_ms=2, request_timeout_ms=5000, retry_backoff_ms=50,
-            reconnect_backoff_ms=50, reconnect_backoff_max_ms=300, delivery_timeout_ms=60000)
-        i = 0
-        try:
-            while producing.is_set():
-                value = b"order-%06d" % i
-                future = producer.send(topic, key=b"customer-%d" % (i % 11), value=value)
-                future.add_callback(lambda _md, v=value: acked.append(v))
-                future.add_errback(lambda exc, v=value: failed.append((v, exc)))
-                i += 1
-                time.sleep(0.002)
-            producer.flush(60)
-        finally:
-            producer.close(10)
-            produced.set()
-
     readers = [Reader(server.bootstrap_servers, group, topic) for _ in range(2)]
-    sender = threading.Thread(target=produce, daemon=True)
+    sender = BackgroundProducer(server.bootstrap_servers, topic, value=b"order-%06d",
+                                key=b"customer-%d", keys=11, pause=0.002)
     admin = KafkaAdminClient(bootstrap_servers=server.bootstrap_servers)
     everything = {TopicPartition(topic, p) for p in range(3)}
     try:
@@ -607,13 +583,12 @@ def test_group_and_idempotent_producer_survive_the_coordinator_stopping(fast_ser
             r.start()
         sender.start()
         wait_for(lambda: balanced(admin, group, 2, everything), 20, "two members sharing")
-        wait_for(lambda: len(acked) >= 300, 20, "300 acknowledged records")
+        wait_for(lambda: len(sender.acked) >= 300, 20, "300 acknowledged records")
         with cluster.lock:
             before = committed_total(cluster, group)
             cluster.stop_broker(victim)
         wait_for(lambda: not server.listening(victim), 5, "the coordinator's listener closing")
-        mark = len(acked)
-        wait_for(lambda: len(acked) >= mark + 300, 20, "producing without the stopped broker")
+        sender.wait_for_more(300, 20, "producing without the stopped broker")
         with cluster.lock:
             moved_to = cluster.groups.find_coordinator(group)
         assert moved_to != victim
@@ -622,10 +597,9 @@ def test_group_and_idempotent_producer_survive_the_coordinator_stopping(fast_ser
         with cluster.lock:
             cluster.start_broker(victim)
         wait_for(lambda: server.listening(victim), 5, "the listener reopening")
-        mark = len(acked)
-        wait_for(lambda: len(acked) >= mark + 300, 20, "producing after the restart")
-        producing.clear()
-        assert produced.wait(60)
+        sender.wait_for_more(300, 20, "producing after the restart")
+        sender.stop()
+        assert sender.produced.wait(60)
 
         def caught_up() -> bool:
             # Read in process: kafka-python's admin keeps the coordinator it found first.
@@ -636,18 +610,14 @@ def test_group_and_idempotent_producer_survive_the_coordinator_stopping(fast_ser
             return code == 0 and {tp: c.offset for tp, c in committed.items()} == ends
         wait_for(caught_up, 30, "the group committing up to the end")
     finally:
-        producing.clear()
+        sender.stop()
         sender.join(60)
         for r in readers:
             r.stop()
         admin.close()
-    assert not failed, failed[:3]
-    with cluster.lock:
-        stored = []
-        for p in range(3):
-            replica = cluster.leader_replica(topic, p)
-            batches = replica.log.read(replica.log_start_offset, replica.high_watermark, 1 << 30)
-            stored += [r.value for b in batches if not b.is_control for r in b.iter_records()]
+    assert not sender.failed, sender.failed[:3]
+    acked = sender.acked
+    stored = [v for values in stored_values(cluster, topic, 3).values() for v in values]
     assert sorted(stored) == sorted(acked), "every acknowledged record stored exactly once"
     seen = {v for r in readers for v in r.seen}
     assert set(acked) <= seen, f"{len(set(acked) - seen)} acknowledged records never read"
