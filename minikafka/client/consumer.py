@@ -74,7 +74,14 @@ class KafkaConsumer:
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
         self._buffers: dict[TopicPartition, list] = {}
-        self._in_flight: set[TopicPartition] = set()
+        # Partition -> number of its fetch request in flight: a timeout or an answer
+        # ends that request only, never a later one for the same offset.
+        self._in_flight: dict[TopicPartition, int] = {}
+        self._fetch_seq = 0
+        # A fetch was answered (or given up on) since the last fetch round: poll sends
+        # the next round, but never two rounds in one simulated millisecond.
+        self._refetch = False
+        self._fetch_round_ms = -1
         self._paused: set[TopicPartition] = set()
         self._last_epochs: dict[TopicPartition, int] = {}  # committed with the offset
         self._subscription: set[str] = set()
@@ -262,8 +269,7 @@ class KafkaConsumer:
         # simulated clock, and a real poll loop is never instantaneous either.
         deadline = cluster.now_ms + max(int(timeout_ms), 1)
         while True:
-            cluster.run_until(lambda: self._has_records() or self._needs_poll(),
-                              deadline - cluster.now_ms)
+            self._wait(deadline)
             if group is None:
                 return self._drain(limit)
             # The group needed this thread (a join answer, an auto-commit due): let it
@@ -274,6 +280,29 @@ class KafkaConsumer:
             if result or cluster.now_ms >= deadline or (
                     cluster.now_ms == before and group.needs_poll()):
                 return result
+
+    def _wait(self, deadline: int) -> None:
+        """Run the clock until records arrive, the group needs this thread, or deadline.
+        Each fetch answered on the way is followed by the next fetch round, as the Java
+        consumer's and kafka-python's fetchers do: an empty answer (the long poll ran out)
+        does not end the wait for records. A round answered at the very instant it was
+        sent (fetch_max_wait_ms=0 with no network latency) is re-sent a millisecond
+        later, so the simulated clock always moves."""
+        clock = self.cluster.clock
+
+        def ready() -> bool:
+            return self._has_records() or self._needs_poll()
+
+        while not ready() and clock.now_ms < deadline:
+            if not self._refetch:
+                clock.run_while(lambda: not (ready() or self._refetch), deadline)
+            elif clock.now_ms > self._fetch_round_ms:
+                self._send_fetches()
+            else:
+                clock.run_while(lambda: not ready(), min(deadline, clock.now_ms + 1))
+
+    def _wake_fetcher(self) -> None:
+        self._refetch = True
 
     def _needs_poll(self) -> bool:
         return self._group is not None and self._group.needs_poll()
@@ -344,6 +373,7 @@ class KafkaConsumer:
     def _send_fetches(self) -> None:
         cluster = self.cluster
         wait = int(self.config["fetch_max_wait_ms"])
+        self._refetch = False
         for tp in self._assignment:
             if tp in self._paused or tp in self._in_flight or self._buffers.get(tp):
                 continue
@@ -355,34 +385,47 @@ class KafkaConsumer:
             if broker is None:
                 continue
             offset = self.position(tp)
-            self._in_flight.add(tp)
+            self._fetch_seq += 1
+            seq = self._in_flight[tp] = self._fetch_seq
+            self._fetch_round_ms = cluster.now_ms
 
-            def respond(resp, tp=tp, offset=offset, leader=leader):
-                cluster.network.send(leader, self.client_id, self._on_fetch, tp, offset, resp)
+            def respond(resp, tp=tp, offset=offset, leader=leader, seq=seq):
+                cluster.network.send(leader, self.client_id, self._on_fetch, tp, offset, resp,
+                                     seq)
 
             sent = cluster.network.send(
                 self.client_id, leader, broker.handle_fetch, (tp.topic, tp.partition), offset,
                 int(self.config["max_partition_fetch_bytes"]), self.read_committed, wait, respond)
             if not sent:
                 cluster.clock.call_later(int(self.config["request_timeout_ms"]),
-                                         self._in_flight.discard, tp)
+                                         self._fetch_timeout, tp, seq)
             else:
                 cluster.clock.call_later(int(self.config["request_timeout_ms"]) + wait,
-                                         self._fetch_timeout, tp, offset)
+                                         self._fetch_timeout, tp, seq)
 
-    def _fetch_timeout(self, tp: TopicPartition, offset: int) -> None:
-        if tp in self._in_flight and self._positions.get(tp) == offset:
-            self._in_flight.discard(tp)
+    def _fetch_timeout(self, tp: TopicPartition, seq: int) -> None:
+        if self._in_flight.get(tp) == seq:
+            del self._in_flight[tp]
+            self._refetch = True
 
-    def _on_fetch(self, tp: TopicPartition, offset: int, resp) -> None:
-        self._in_flight.discard(tp)
+    def _on_fetch(self, tp: TopicPartition, offset: int, resp, seq: int) -> None:
+        if self._in_flight.get(tp) != seq:
+            return  # an answer to a request that timed out: a newer one is on its way
+        del self._in_flight[tp]
         if tp not in self._assignment or self._positions.get(tp) != offset:
+            self._refetch = True
             return  # a seek or rebalance made this answer stale
         if resp.error == errors.OFFSET_OUT_OF_RANGE:
             self._positions[tp] = self._reset_position(tp)
+            self._refetch = True
             return
         if resp.error != errors.NONE:
-            return  # leader moved: the next poll fetches from the new one
+            # Leader moved: fetch from the new one after retry.backoff.ms (the real
+            # client first refreshes its metadata), or at the next poll.
+            self.cluster.clock.call_later(int(self.config["retry_backoff_ms"]),
+                                          self._wake_fetcher)
+            return
+        self._refetch = True
         chunks = self._to_chunks(tp, resp, offset)
         if chunks:
             self._buffers[tp] = [chunks]

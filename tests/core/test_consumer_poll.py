@@ -1,0 +1,151 @@
+"""poll(timeout_ms) keeps fetching until its timeout, as Kafka's consumers do.
+
+A fetch that comes back empty (the broker's long poll, fetch.max.wait.ms, ran out) is
+followed by the next fetch at once, so a record produced later in the same poll window
+is returned by that poll, not the next one. A fetch answered at the same simulated
+instant (fetch_max_wait_ms=0 on a zero-latency network) is re-sent a millisecond later,
+so the clock always moves.
+"""
+
+from __future__ import annotations
+
+from kafka.structs import TopicPartition
+
+from minikafka.cluster import Cluster
+
+TOPIC = "events"
+TP = TopicPartition(TOPIC, 0)
+
+
+def _cluster(**kw) -> Cluster:
+    cluster = Cluster(brokers=1, **kw)
+    cluster.create_topic(TOPIC, partitions=1)
+    return cluster
+
+
+def _produce_later(cluster: Cluster, delay_ms: int, value: bytes = b"late") -> None:
+    producer = cluster.producer(linger_ms=0)
+    cluster.clock.call_later(delay_ms, producer.send, TOPIC, value)
+
+
+def _values(batch) -> list[bytes]:
+    return [r.value for records in batch.values() for r in records]
+
+
+def test_poll_returns_a_record_produced_after_the_first_fetch_came_back_empty():
+    cluster = _cluster()
+    consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest")
+    start = cluster.now_ms
+    _produce_later(cluster, 900)  # the first long poll (500 ms) ends empty before this
+    batch = consumer.poll(timeout_ms=2_000)
+    assert _values(batch) == [b"late"]
+    # Returned as soon as the record arrived, not at the timeout.
+    assert start + 900 <= cluster.now_ms < start + 950
+
+
+def test_poll_with_fetch_max_wait_zero_times_out_without_spinning():
+    for latency in (0, 1):
+        cluster = _cluster(latency_ms=latency)
+        consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest", fetch_max_wait_ms=0)
+        start = cluster.now_ms
+        fetches = []
+        broker = cluster.brokers[1]
+        handle = broker.handle_fetch
+
+        def counting(*args, handle=handle, fetches=fetches, clock=cluster.clock):
+            fetches.append(clock.now_ms)
+            return handle(*args)
+
+        broker.handle_fetch = counting
+        assert consumer.poll(timeout_ms=50) == {}
+        assert cluster.now_ms == start + 50
+        # Fetched again and again, but never twice in one simulated millisecond.
+        assert 10 <= len(fetches) <= 51
+        assert len(set(fetches)) == len(fetches)
+
+
+def test_poll_with_fetch_max_wait_zero_returns_a_later_record():
+    cluster = _cluster(latency_ms=0)
+    consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest", fetch_max_wait_ms=0)
+    _produce_later(cluster, 30)
+    assert _values(consumer.poll(timeout_ms=100)) == [b"late"]
+
+
+def test_poll_zero_still_lets_a_millisecond_pass():
+    cluster = _cluster(latency_ms=0)
+    consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest", fetch_max_wait_ms=0)
+    start = cluster.now_ms
+    assert consumer.poll(0) == {}
+    assert cluster.now_ms == start + 1
+
+
+def test_a_group_member_gets_a_record_produced_mid_poll():
+    cluster = _cluster()
+    consumer = cluster.consumer(TOPIC, group_id="g", auto_offset_reset="earliest",
+                                enable_auto_commit=False)
+    # Join the group and reach the log's end first.
+    for _ in range(20):
+        consumer.poll(timeout_ms=200)
+        if consumer.assignment():
+            break
+    assert consumer.assignment() == {TP}
+    consumer.poll(timeout_ms=600)
+    start = cluster.now_ms
+    _produce_later(cluster, 900)
+    batch = consumer.poll(timeout_ms=2_000)
+    assert _values(batch) == [b"late"]
+    assert start + 900 <= cluster.now_ms < start + 950
+
+
+def test_buffered_records_come_first_and_the_next_fetch_is_prefetched():
+    cluster = _cluster()
+    producer = cluster.producer(linger_ms=0)
+    for i in range(5):
+        producer.send(TOPIC, b"%d" % i)
+    producer.flush()
+    consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest")
+    first = consumer.poll(timeout_ms=1_000, max_records=2)
+    assert _values(first) == [b"0", b"1"]
+    now = cluster.now_ms
+    assert _values(consumer.poll(timeout_ms=1_000, max_records=3)) == [b"2", b"3", b"4"]
+    assert cluster.now_ms == now  # from the buffer: no waiting
+    assert TP in consumer._in_flight  # drained to empty: the next fetch is on its way
+
+
+def test_the_same_seed_gives_the_same_journal():
+    def run():
+        cluster = _cluster(seed=3)
+        consumer = cluster.consumer(TOPIC, group_id="g", auto_offset_reset="earliest")
+        for delay in (100, 700, 1_300, 2_900):
+            _produce_later(cluster, delay, b"%d" % delay)
+        got = []
+        for _ in range(10):
+            got.extend(_values(consumer.poll(timeout_ms=700)))
+        return got, [(e.time_ms, e.kind, e.fields) for e in cluster.journal]
+
+    first = run()
+    assert first[0] == [b"100", b"700", b"1300", b"2900"]
+    assert run() == first
+
+
+def test_one_fetch_per_partition_at_a_time_over_long_idle_polls():
+    """A request's timeout (request_timeout_ms) ends that request only: it must not cut
+    short a later fetch of the same partition at the same offset."""
+    cluster = _cluster()
+    consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest")
+    fetches = []
+    broker = cluster.brokers[1]
+    handle = broker.handle_fetch
+
+    def counting(*args):
+        fetches.append(cluster.now_ms)
+        return handle(*args)
+
+    broker.handle_fetch = counting
+    start = cluster.now_ms
+    for _ in range(4):
+        assert consumer.poll(timeout_ms=60_000) == {}
+    # One long poll (500 ms) plus a round trip at a time, and no more.
+    assert len(fetches) <= 240_000 // 502 + 1
+    assert all(b - a >= 500 for a, b in zip(fetches, fetches[1:]))
+    assert cluster.now_ms == start + 240_000
