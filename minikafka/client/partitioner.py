@@ -111,8 +111,13 @@ class DefaultPartitioner:
         return choice
 
     def appended(self, topic: str, nbytes: int, enable_switch: bool = True) -> bool:
-        """Count nbytes appended to topic's sticky partition; True when it is time to
-        switch: at least batch_size bytes went there and enable_switch (every batch
-        queued for it is full), or at least 2 x batch_size bytes went there."""
-        produced = self.produced[topic] = self.produced.get(topic, 0) + nbytes
+        """Count nbytes appended to topic's sticky partition; then `switch_due`."""
+        self.produced[topic] = self.produced.get(topic, 0) + nbytes
+        return self.switch_due(topic, enable_switch)
+
+    def switch_due(self, topic: str, enable_switch: bool = True) -> bool:
+        """True when it is time to leave topic's sticky partition: at least batch_size
+        bytes went there and enable_switch (every batch queued for it is full), or at
+        least 2 x batch_size bytes went there."""
+        produced = self.produced.get(topic, 0)
         return produced >= 2 * self.batch_size or (enable_switch and produced >= self.batch_size)

@@ -394,7 +394,7 @@ class KafkaProducer:
         tp = (topic, partition)
         batch = self._open.get(tp)
         if sticky and (batch is None or batch.size + size > self.batch_size) \
-                and partitioner.appended(topic, 0):
+                and partitioner.switch_due(topic):
             # Every batch queued for the sticky partition is full (or this record does not
             # fit the open one) and batch.size bytes went there: a switch that waited for
             # the last batch to fill or be sent happens now.
