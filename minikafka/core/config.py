@@ -95,6 +95,9 @@ BROKER_DEFAULTS: dict[str, object] = {
     "log.retention.check.interval.ms": 300_000,
     "log.cleaner.backoff.ms": 15_000,
     "socket.request.max.bytes": 104_857_600,
+    # SO_SNDBUF / SO_RCVBUF of every accepted connection; -1 leaves the OS default.
+    "socket.send.buffer.bytes": 102_400,
+    "socket.receive.buffer.bytes": 102_400,
 }
 
 

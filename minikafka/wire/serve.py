@@ -63,7 +63,9 @@ class ClusterServer:
             cluster, host, ports, ids, registry=registry or default_registry(),
             lock=cluster.lock, tick_ms=tick_ms, idle_tick_ms=idle_tick_ms, on_tick=self._tick,
             clock=_monotonic_ms,
-            max_request_bytes=int(cluster.broker_config["socket.request.max.bytes"]))
+            max_request_bytes=int(cluster.broker_config["socket.request.max.bytes"]),
+            send_buffer_bytes=int(cluster.broker_config["socket.send.buffer.bytes"]),
+            receive_buffer_bytes=int(cluster.broker_config["socket.receive.buffer.bytes"]))
 
     # -- lifecycle ----------------------------------------------------------------
     def start(self) -> ClusterServer:

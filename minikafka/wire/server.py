@@ -10,7 +10,9 @@ Produce on one connection may be what a Fetch on another is waiting for).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import socket
 import threading
 import time
 from collections import deque
@@ -34,6 +36,19 @@ def _monotonic_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
 
+def _size_buffers(sock: socket.socket | None, send: int, receive: int) -> None:
+    """Kafka's socket.send.buffer.bytes / socket.receive.buffer.bytes (-1: the OS's own,
+    autotuned). A fixed send buffer makes a large Fetch response reach the client as a
+    stream of buffer-sized writes, as it does from Kafka, not in one burst."""
+    if sock is None:
+        return
+    with contextlib.suppress(OSError):
+        if send != -1:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send)
+        if receive != -1:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive)
+
+
 class _Connection(asyncio.Protocol):
     __slots__ = ("server", "broker_id", "transport", "session", "peer", "write_paused", "read_paused")
 
@@ -52,6 +67,8 @@ class _Connection(asyncio.Protocol):
         self.transport = transport
         peer = transport.get_extra_info("peername") or ("", 0)
         self.peer = (str(peer[0]), int(peer[1]))
+        _size_buffers(transport.get_extra_info("socket"), server.send_buffer_bytes,
+                      server.receive_buffer_bytes)
         self.session = Session(
             server.registry, broker_id=self.broker_id, cluster=server.cluster,
             client_host=self.peer[0], client_port=self.peer[1], lock=server.lock,
@@ -143,7 +160,8 @@ class WireServer:
                  max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES, tick_ms: int = 5,
                  on_tick: Callable[[int], None] | None = None,
                  clock: Callable[[], int] = _monotonic_ms,
-                 idle_tick_ms: int | None = None) -> None:
+                 idle_tick_ms: int | None = None,
+                 send_buffer_bytes: int = -1, receive_buffer_bytes: int = -1) -> None:
         ids = list(broker_ids) if broker_ids is not None else list(range(len(ports)))
         if len(ids) != len(ports) or len(set(ids)) != len(ids):
             raise ValueError(f"need one distinct broker id per port: ids={ids} ports={list(ports)}")
@@ -154,6 +172,8 @@ class WireServer:
             lock = getattr(cluster, "lock", None) or threading.RLock()
         self.lock = lock
         self.max_request_bytes = max_request_bytes
+        self.send_buffer_bytes = send_buffer_bytes
+        self.receive_buffer_bytes = receive_buffer_bytes
         self.tick_ms = tick_ms
         self.idle_tick_ms = max(tick_ms, idle_tick_ms if idle_tick_ms is not None else tick_ms)
         self.on_tick = on_tick

@@ -114,6 +114,36 @@ def test_a_broker_stopped_before_serving_does_not_listen():
         assert server.listening(1) and not server.listening(2)
 
 
+
+def _server_side_buffers(server, broker_id: int) -> tuple[int, int]:
+    [conn] = server.wire._connections[broker_id]
+    sock = conn.transport.get_extra_info("socket")
+    return (sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF),
+            sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF))
+
+
+def _connect_and_wait(server, broker_id: int) -> socket.socket:
+    conn = socket.create_connection(("127.0.0.1", server.ports[broker_id]), timeout=5)
+    wait_for(lambda: len(server.wire._connections[broker_id]) == 1, 5, "the accept")
+    return conn
+
+
+def test_accepted_connections_get_kafkas_socket_buffer_sizes():
+    # Linux reports twice the size set (the kernel's bookkeeping share); other systems the size.
+    with Cluster(brokers=1, seed=1).serve(port=0) as server, _connect_and_wait(server, 1):
+        send, receive = _server_side_buffers(server, 1)
+        assert send in (102_400, 204_800) and receive in (102_400, 204_800)
+    tuned = Cluster(brokers=1, seed=1, broker_config={"socket.send.buffer.bytes": 65_536,
+                                                       "socket.receive.buffer.bytes": 32_768})
+    with tuned.serve(port=0) as server, _connect_and_wait(server, 1):
+        assert _server_side_buffers(server, 1) in ((65_536, 32_768), (131_072, 65_536))
+    untuned = Cluster(brokers=1, seed=1, broker_config={"socket.send.buffer.bytes": -1,
+                                                         "socket.receive.buffer.bytes": -1})
+    with untuned.serve(port=0) as server, _connect_and_wait(server, 1):
+        send, _ = _server_side_buffers(server, 1)
+        assert send not in (102_400, 204_800)  # -1: left to the OS, which autotunes it
+
+
 @pytest.mark.timeout(60)
 def test_minikafka_serve_command():
     base = free_port_run(2)

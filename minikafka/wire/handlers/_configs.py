@@ -20,7 +20,8 @@ BROKER = 4
 
 _LIST_CONFIGS = frozenset({"cleanup.policy"})
 _INT_CONFIGS = frozenset({"max.message.bytes", "min.insync.replicas", "segment.bytes",
-                          "socket.request.max.bytes", "replica.fetch.max.bytes",
+                          "socket.request.max.bytes", "socket.send.buffer.bytes",
+                          "socket.receive.buffer.bytes", "replica.fetch.max.bytes",
                           "replica.fetch.wait.max.ms", "num.partitions",
                           "default.replication.factor", "offsets.topic.num.partitions",
                           "offsets.topic.replication.factor",
