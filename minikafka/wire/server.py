@@ -30,6 +30,11 @@ log = logging.getLogger("minikafka.wire")
 # Stop reading from a client whose head request is parked once this much
 # unprocessed input is buffered (Kafka mutes such a channel altogether).
 _READ_PAUSE_BYTES = 1 << 20
+# Output goes to the transport this much at a time, and only while the socket has
+# taken everything so far: asyncio copies what a send leaves over (for a large
+# write, twice), so a multi-MiB Fetch response written whole costs three copies of
+# itself; in chunks, at most one chunk's tail is copied.
+_WRITE_CHUNK = 64 * 1024
 
 
 def _monotonic_ms() -> int:
@@ -50,7 +55,8 @@ def _size_buffers(sock: socket.socket | None, send: int, receive: int) -> None:
 
 
 class _Connection(asyncio.Protocol):
-    __slots__ = ("server", "broker_id", "transport", "session", "peer", "write_paused", "read_paused")
+    __slots__ = ("server", "broker_id", "transport", "session", "peer", "pending", "write_paused",
+                 "read_paused")
 
     def __init__(self, server: WireServer, broker_id: int) -> None:
         self.server = server
@@ -58,7 +64,8 @@ class _Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.session: Session | None = None
         self.peer = ("", 0)
-        self.write_paused = False
+        self.pending: deque[memoryview] = deque()  # output not yet handed to the transport
+        self.write_paused = False  # output is waiting: run no more requests until it is sent
         self.read_paused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -69,6 +76,7 @@ class _Connection(asyncio.Protocol):
         self.peer = (str(peer[0]), int(peer[1]))
         _size_buffers(transport.get_extra_info("socket"), server.send_buffer_bytes,
                       server.receive_buffer_bytes)
+        transport.set_write_buffer_limits(high=0)  # pause_writing() as soon as a send falls short
         self.session = Session(
             server.registry, broker_id=self.broker_id, cluster=server.cluster,
             client_host=self.peer[0], client_port=self.peer[1], lock=server.lock,
@@ -97,9 +105,12 @@ class _Connection(asyncio.Protocol):
         served = session.stats.requests
         out = session.process(self.server.now_ms())
         if out.data:
-            transport.write(out.data)
+            self.pending.append(memoryview(out.data))
+            self._flush()
         if out.close is not None:
             self.server._record_close(self, out.close)
+            while self.pending:
+                transport.write(self.pending.popleft())
             transport.close()  # flushes what was written first
             return
         server = self.server
@@ -123,18 +134,35 @@ class _Connection(asyncio.Protocol):
             else:
                 transport.resume_reading()
 
+    def _flush(self) -> None:
+        transport, pending = self.transport, self.pending
+        assert transport is not None
+        while pending and not transport.get_write_buffer_size():
+            view = pending[0]
+            if len(view) > _WRITE_CHUNK:
+                pending[0] = view[_WRITE_CHUNK:]
+                view = view[:_WRITE_CHUNK]
+            else:
+                pending.popleft()
+            transport.write(view)  # may call pause_writing()
+        self.write_paused = bool(pending) or bool(transport.get_write_buffer_size())
+
     def pause_writing(self) -> None:
         self.write_paused = True
         self._update_reading()
 
     def resume_writing(self) -> None:
-        self.write_paused = False
-        self.pump()
+        if self.transport is None or self.transport.is_closing():
+            return
+        self._flush()
+        if not self.write_paused:
+            self.pump()
 
     def connection_lost(self, exc: Exception | None) -> None:
         server = self.server
         server._connections[self.broker_id].discard(self)
         server._waiting.discard(self)
+        self.pending.clear()
         session = self.session
         if session is not None and session.close_reason is None and session.frames.mid_frame:
             log.debug("broker %d: %s:%d disconnected mid-request", self.broker_id, *self.peer)
