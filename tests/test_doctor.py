@@ -54,7 +54,7 @@ def test_with_a_running_server_every_check_passes(server, capsys, monkeypatch):
                           "Spark Kafka source": "ok"}
     ports = sorted(server.ports.values())
     assert all(f"127.0.0.1:{p}" in out for p in ports)  # every broker was dialled
-    assert "kafka-python 3.0.12" in out and "JoinGroup v" in out and "Fetch v12" in out
+    assert "kafka-python 3.0.12" in out and "JoinGroup v" in out and "Fetch v18" in out
     assert 'format("kafka-python")' in out
     assert out.rstrip().endswith("all set for the labs")
 

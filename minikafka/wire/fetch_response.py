@@ -1,4 +1,4 @@
-"""FetchResponse v4-v12 bodies, written by hand.
+"""FetchResponse v4-v18 bodies, written by hand.
 
 Fetch is the consume hot path: kafka-python's generic encoder walks the schema
 for every field and copies each partition's records; this writes the fixed fields
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from struct import Struct
+from uuid import UUID
 
 __all__ = ["PartitionData", "encode_fetch_response"]
 
@@ -20,6 +21,7 @@ _I = Struct(">i")
 _H = Struct(">h")
 _ABORTED = Struct(">qq")  # producer_id, first_offset
 _FLEXIBLE = 12
+_TOPIC_IDS = 13
 
 
 @dataclass(slots=True)
@@ -43,12 +45,14 @@ def _uvarint(n: int) -> bytes:
     return bytes(out)
 
 
-def encode_fetch_response(version: int, topics: list[tuple[str, list[PartitionData]]],
+def encode_fetch_response(version: int, topics: list[tuple[str | UUID, list[PartitionData]]],
                           error_code: int = 0, session_id: int = 0,
                           throttle_time_ms: int = 0) -> list:
-    """The response body (no header) at `version` (4-12), as a list of buffers to
+    """The response body (no header) at `version` (4-18), as a list of buffers to
     concatenate: the records stay views of the stored batches until the frame is
-    written (Session joins a response once)."""
+    written (Session joins a response once). Topics are named by name up to v12 and
+    by id (a UUID) from v13. No v16 NodeEndpoints: a client told NOT_LEADER_OR_FOLLOWER
+    finds the new leader through Metadata, as from brokers before KIP-951."""
     flexible = version >= _FLEXIBLE
     out: list = []
     put = out.append
@@ -57,10 +61,13 @@ def encode_fetch_response(version: int, topics: list[tuple[str, list[PartitionDa
     else:
         put(_TOP.pack(throttle_time_ms))
     put(_uvarint(len(topics) + 1) if flexible else _I.pack(len(topics)))
-    for name, partitions in topics:
-        encoded = name.encode()
-        put(_uvarint(len(encoded) + 1) if flexible else _H.pack(len(encoded)))
-        put(encoded)
+    for topic, partitions in topics:
+        if version >= _TOPIC_IDS:
+            put(topic.bytes)
+        else:
+            encoded = topic.encode()
+            put(_uvarint(len(encoded) + 1) if flexible else _H.pack(len(encoded)))
+            put(encoded)
         put(_uvarint(len(partitions) + 1) if flexible else _I.pack(len(partitions)))
         for p in partitions:
             put(_PART.pack(p.partition_index, p.error_code, p.high_watermark,

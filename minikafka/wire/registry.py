@@ -63,9 +63,9 @@ __all__ = [
 
 log = logging.getLogger("minikafka.wire")
 
-# Produce and Fetch v13+ name topics by id only; until the cluster has topic
-# ids, serve up to v12.
-_TOPIC_ID_FLOOR = {0: 13, 1: 13}
+# Produce v13+ names topics by id; the clients this course uses send v12 or older
+# (librdkafka 2.16 sends v10), so Produce is served up to v12.
+_TOPIC_ID_FLOOR = {0: 13}
 
 
 # KIP-511: ClientSoftwareName/Version must match this (Kafka's ApiVersionsRequest.isValid).
@@ -78,7 +78,7 @@ def valid_client_software(name: str | None, version: str | None) -> bool:
 
 
 def supported_range(api_key: int) -> tuple[int, int]:
-    """Kafka 4.x's (min, max) for `api_key`, Produce/Fetch capped at v12."""
+    """Kafka 4.x's (min, max) for `api_key`, Produce capped at v12."""
     low, high = kafka_version_range(api_key)
     if api_key in _TOPIC_ID_FLOOR:
         high = min(high, _TOPIC_ID_FLOOR[api_key] - 1)

@@ -235,7 +235,7 @@ def test_kafka_minimums_come_from_the_specs():
     assert kafka_version_range(3)[0] == 0  # Metadata
     assert kafka_version_range(18) == (0, 4)  # ApiVersions
     assert ProduceRequest.min_version == 0
-    assert supported_range(0) == (3, 12) and supported_range(1) == (4, 12)
+    assert supported_range(0) == (3, 12) and supported_range(1) == (4, 18)
     assert supported_range(3) == kafka_version_range(3)
 
 

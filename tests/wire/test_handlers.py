@@ -4,6 +4,7 @@ crash or a closed connection."""
 from __future__ import annotations
 
 import struct
+import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -96,11 +97,12 @@ def produce(topic, partition, records, acks=1, txn_id=None) -> ProduceRequest:
 
 
 def fetch(topic, partition, offset, *, max_wait=0, min_bytes=0, isolation=0, epoch=-1,
-          session_id=0, session_epoch=-1, max_bytes=1 << 20) -> FetchRequest:
+          session_id=0, session_epoch=-1, max_bytes=1 << 20, topic_id=None) -> FetchRequest:
+    """A consumer's fetch of one partition; v13+ sends `topic_id` in place of the name."""
     return FetchRequest(
         replica_id=-1, max_wait_ms=max_wait, min_bytes=min_bytes, max_bytes=max_bytes,
         isolation_level=isolation, session_id=session_id, session_epoch=session_epoch,
-        topics=[_Fetch(topic=topic, partitions=[_Fetch.FetchPartition(
+        topics=[_Fetch(topic=topic, topic_id=topic_id, partitions=[_Fetch.FetchPartition(
             partition=partition, current_leader_epoch=epoch, fetch_offset=offset,
             log_start_offset=-1, partition_max_bytes=1 << 20)])],
         forgotten_topics_data=[], rack_id="")
@@ -131,7 +133,7 @@ def leader_of(cluster: Cluster, topic: str = "t", partition: int = 0) -> Client:
 
 def test_default_registry_advertises_every_handler_module():
     assert dict(REGISTRY.version_ranges()) == {
-        0: (3, 12), 1: (4, 12), 2: (1, 11), 3: (0, 13), 8: (2, 9), 9: (1, 9), 10: (0, 6),
+        0: (3, 12), 1: (4, 18), 2: (1, 11), 3: (0, 13), 8: (2, 9), 9: (1, 9), 10: (0, 6),
         11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 18: (0, 4),
         19: (2, 7), 20: (1, 6), 21: (0, 2), 22: (0, 5), 23: (2, 4), 24: (0, 5), 25: (0, 4),
         26: (0, 5), 28: (0, 5), 32: (1, 4), 35: (1, 5), 37: (0, 3), 42: (0, 2), 43: (0, 2),
@@ -344,17 +346,20 @@ def test_read_committed_stops_at_the_lso_and_lists_aborted_transactions(cluster)
     assert [b.base_offset for b in MemoryRecords(uncommitted.records)] == [0, 1, 2]
 
 
-@pytest.mark.parametrize("version", range(4, 13))
+@pytest.mark.parametrize("version", range(4, 19))
 def test_fetch_response_encoding_matches_kafka_python(version):
     records = build([b"r1", b"r2"])
     data = [PartitionData(0, 0, 10, 8, 2, [(5, 3), (6, 4)], [records[:30], records[30:]],
                           len(records)),
             PartitionData(1, 6)]
-    body = b"".join(encode_fetch_response(version, [("topic-a", data), ("b", [])], 0, 0, 3))
+    by_id = version >= 13
+    a, b = (uuid.uuid4(), uuid.uuid4()) if by_id else ("topic-a", "b")
+    named = (lambda t: {"topic_id": t}) if by_id else (lambda t: {"topic": t})
+    body = b"".join(encode_fetch_response(version, [(a, data), (b, [])], 0, 0, 3))
     decoded = FetchResponse.decode(body, version=version)
     expected = FetchResponse(
         version=version, throttle_time_ms=3, error_code=0, session_id=0, responses=[
-            FetchResponse.FetchableTopicResponse(topic="topic-a", partitions=[
+            FetchResponse.FetchableTopicResponse(**named(a), partitions=[
                 FetchResponse.FetchableTopicResponse.PartitionData(
                     partition_index=0, error_code=0, high_watermark=10, last_stable_offset=8,
                     log_start_offset=2, preferred_read_replica=-1, records=records,
@@ -365,9 +370,37 @@ def test_fetch_response_encoding_matches_kafka_python(version):
                     partition_index=1, error_code=6, high_watermark=-1, last_stable_offset=-1,
                     log_start_offset=-1, preferred_read_replica=-1, records=b"",
                     aborted_transactions=None)]),
-            FetchResponse.FetchableTopicResponse(topic="b", partitions=[])])
+            FetchResponse.FetchableTopicResponse(**named(b), partitions=[])])
     assert body == bytes(expected.encode())
     assert decoded.responses[0].partitions[0].records == records
+
+
+@pytest.mark.parametrize("version", [13, 16, 18])
+def test_fetch_v13_names_topics_by_id(cluster, version):
+    client = leader_of(cluster)
+    sent = build([b"by-id"])
+    assert client.call(produce("t", 0, sent), 9).responses[0].partition_responses[0] \
+        .error_code == 0
+    topic_id = uuid.UUID(cluster.describe_topic("t").topic_id)
+    [topic] = client.call(fetch(None, 0, 0, topic_id=topic_id), version).responses
+    assert topic.topic_id == topic_id
+    assert [b[16:] for b in batches_of(topic.partitions[0].records)] == [sent[16:]]
+    unknown = uuid.uuid4()
+    [topic] = client.call(fetch(None, 0, 0, topic_id=unknown, max_wait=500, min_bytes=1),
+                          version).responses  # an error answers at once, not after max_wait
+    assert (topic.topic_id, topic.partitions[0].error_code) == (unknown, 100)  # UNKNOWN_TOPIC_ID
+
+
+def test_fetch_by_the_id_of_a_topic_deleted_and_made_again_is_unknown(cluster):
+    old_id = uuid.UUID(cluster.describe_topic("t").topic_id)
+    cluster.delete_topic("t")
+    cluster.create_topic("t", partitions=1, replication_factor=1)
+    client = leader_of(cluster)
+    [topic] = client.call(fetch(None, 0, 0, topic_id=old_id), 16).responses
+    assert topic.partitions[0].error_code == 100
+    new_id = uuid.UUID(cluster.describe_topic("t").topic_id)
+    [topic] = client.call(fetch(None, 0, 0, topic_id=new_id), 16).responses
+    assert topic.partitions[0].error_code == 0
 
 
 # -- other handlers ------------------------------------------------------------------

@@ -102,3 +102,8 @@ def cluster_id(cluster: Any) -> str:
 
 def topic_uuid(topic: Any) -> uuid.UUID:
     return uuid.UUID(topic.topic_id)
+
+
+def topic_names_by_id(cluster: Any) -> dict[uuid.UUID, str]:
+    """Every topic's name by its id, for requests that name topics by id (KIP-516)."""
+    return {topic_uuid(t): name for name, t in cluster.controller.topics.items()}

@@ -7,7 +7,14 @@ from kafka.protocol.admin import DeleteTopicsRequest, DeleteTopicsResponse
 
 from ...core import errors
 from ..registry import RequestContext
-from ._common import KAFKA_ERRORS, error_code, error_message, serving_broker, topic_uuid
+from ._common import (
+    KAFKA_ERRORS,
+    error_code,
+    error_message,
+    serving_broker,
+    topic_names_by_id,
+    topic_uuid,
+)
 
 API_KEY = 20
 MIN_VERSION = 1
@@ -25,7 +32,7 @@ def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsRes
         wanted = [(t.name, t.topic_id) for t in request.topics]
     else:
         wanted = [(name, _ZERO_UUID) for name in request.topic_names]
-    by_id = {topic_uuid(t): n for n, t in cluster.controller.topics.items()}
+    by_id = topic_names_by_id(cluster)
     results = []
     for name, topic_id in wanted:
         result = _Result(name=name, topic_id=topic_id, error_code=errors.NONE,

@@ -1,5 +1,7 @@
-"""Fetch (key 1), v4-v12, for consumers: records up to the high watermark, or the
-last stable offset for read_committed with the aborted transactions listed.
+"""Fetch (key 1), v4-v18, for consumers: records up to the high watermark, or the
+last stable offset for read_committed with the aborted transactions listed. From
+v13 requests and responses name topics by id (KIP-516); an id no topic has (one
+deleted, or deleted and made again under the same name) gets UNKNOWN_TOPIC_ID.
 
 Stored batches go back as the bytes they are (batches.write_batch). A fetch with
 less than min_bytes ready waits up to max_wait_ms as a Deferred the server re-polls
@@ -19,11 +21,12 @@ from ...core import errors
 from ..batches import write_batch
 from ..fetch_response import PartitionData, encode_fetch_response
 from ..registry import Deferred, RequestContext
-from ._common import serving_broker
+from ._common import serving_broker, topic_names_by_id
 
 API_KEY = 1
 MIN_VERSION = 4
-MAX_VERSION = 12  # v13 names topics by id
+MAX_VERSION = 18
+TOPIC_IDS = 13  # the first version naming topics by id
 
 FETCH_SESSION_ID_NOT_FOUND = 70
 INVALID_FETCH_SESSION_EPOCH = 71
@@ -78,12 +81,22 @@ def _collect(broker, cluster, request: FetchRequest, version: int) -> tuple[list
     """(topics for the response, record bytes in it, whether any partition erred)."""
     read_committed = request.isolation_level == READ_COMMITTED
     topics = cluster.controller.topics
+    by_id = topic_names_by_id(cluster) if version >= TOPIC_IDS else None
     budget = request.max_bytes
     total = 0
     failed = False
     out = []
     for topic in request.topics:
-        name = topic.topic
+        if by_id is None:
+            name = key = topic.topic
+        else:
+            key = topic.topic_id
+            name = by_id.get(key)
+            if name is None:
+                out.append((key, [PartitionData(p.partition, errors.UNKNOWN_TOPIC_ID)
+                                  for p in topic.partitions]))
+                failed = True
+                continue
         partitions = []
         for wanted in topic.partitions:
             data = _partition(broker, topics, name, wanted, read_committed, budget, version)
@@ -92,7 +105,7 @@ def _collect(broker, cluster, request: FetchRequest, version: int) -> tuple[list
             total += data.records_size
             budget -= data.records_size
             partitions.append(data)
-        out.append((name, partitions))
+        out.append((key, partitions))
     return out, total, failed
 
 

@@ -25,6 +25,7 @@ from ._common import (
     error_code,
     live_brokers,
     serving_broker,
+    topic_names_by_id,
     topic_uuid,
 )
 
@@ -94,7 +95,7 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
                   for name in cluster.list_topics(internal=True)]
     else:
         auto = version < 4 or request.allow_auto_topic_creation
-        by_id = {topic_uuid(t): n for n, t in controller.topics.items()} if version >= 10 else {}
+        by_id = topic_names_by_id(cluster) if version >= 10 else {}
         for wanted in requested:
             name = wanted.name
             if name is None:  # v10+: by topic id
