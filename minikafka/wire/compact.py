@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from struct import Struct
 
-__all__ = ["I16", "I32", "I64", "Reader", "array_len", "nullable_string", "uvarint"]
+__all__ = ["I16", "I32", "I64", "NodeEndpoint", "Reader", "array_len", "leader_tag",
+           "node_endpoints_tag", "nullable_string", "uvarint"]
 
 I16 = Struct(">h")
 I32 = Struct(">i")
@@ -32,6 +33,26 @@ def nullable_string(text: str | None, flexible: bool) -> bytes:
         return b"\x00" if flexible else b"\xff\xff"
     data = text.encode()
     return (uvarint(len(data) + 1) if flexible else I16.pack(len(data))) + data
+
+
+# (node id, host, port, rack): a broker as KIP-951's NodeEndpoints list it
+NodeEndpoint = tuple[int, str, int, "str | None"]
+_LEADER_AND_EPOCH = Struct(">ii")
+
+
+def leader_tag(tag: int, leader: tuple[int, int]) -> bytes:
+    """A LeaderIdAndEpoch tagged field (KIP-951): tag, size, leader id, epoch, no tags."""
+    return uvarint(tag) + b"\x09" + _LEADER_AND_EPOCH.pack(*leader) + b"\x00"
+
+
+def node_endpoints_tag(tag: int, nodes: list[NodeEndpoint]) -> bytes:
+    """A NodeEndpoints tagged field (KIP-951): where the leaders named in a response listen."""
+    body = [array_len(len(nodes), True)]
+    for node_id, host, port, rack in nodes:
+        body += [I32.pack(node_id), nullable_string(host, True), I32.pack(port),
+                 nullable_string(rack, True), b"\x00"]
+    data = b"".join(body)
+    return uvarint(tag) + uvarint(len(data)) + data
 
 
 class Reader:

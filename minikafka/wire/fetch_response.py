@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from struct import Struct
 from uuid import UUID
 
+from .compact import NodeEndpoint, leader_tag, node_endpoints_tag, uvarint
+
 __all__ = ["PartitionData", "encode_fetch_response"]
 
 _TOP = Struct(">i")  # throttle_time_ms
@@ -22,6 +24,7 @@ _H = Struct(">h")
 _ABORTED = Struct(">qq")  # producer_id, first_offset
 _FLEXIBLE = 12
 _TOPIC_IDS = 13
+_NODE_ENDPOINTS = 16
 
 
 @dataclass(slots=True)
@@ -34,25 +37,18 @@ class PartitionData:
     aborted_transactions: list[tuple[int, int]] | None = None  # (producer id, first offset)
     records: list = field(default_factory=list)  # buffers, concatenated on the wire
     records_size: int = 0
-
-
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    current_leader: tuple[int, int] | None = None  # (id, epoch): KIP-951's hint, v12+
 
 
 def encode_fetch_response(version: int, topics: list[tuple[str | UUID, list[PartitionData]]],
                           error_code: int = 0, session_id: int = 0,
-                          throttle_time_ms: int = 0) -> list:
+                          throttle_time_ms: int = 0,
+                          node_endpoints: list[NodeEndpoint] | None = None) -> list:
     """The response body (no header) at `version` (4-18), as a list of buffers to
     concatenate: the records stay views of the stored batches until the frame is
     written (Session joins a response once). Topics are named by name up to v12 and
-    by id (a UUID) from v13. No v16 NodeEndpoints: a client told NOT_LEADER_OR_FOLLOWER
-    finds the new leader through Metadata, as from brokers before KIP-951."""
+    by id (a UUID) from v13. A partition's `current_leader` goes out as its CurrentLeader
+    tagged field and `node_endpoints` (v16+) as NodeEndpoints (KIP-951)."""
     flexible = version >= _FLEXIBLE
     out: list = []
     put = out.append
@@ -60,15 +56,15 @@ def encode_fetch_response(version: int, topics: list[tuple[str | UUID, list[Part
         put(_TOP_V7.pack(throttle_time_ms, error_code, session_id))
     else:
         put(_TOP.pack(throttle_time_ms))
-    put(_uvarint(len(topics) + 1) if flexible else _I.pack(len(topics)))
+    put(uvarint(len(topics) + 1) if flexible else _I.pack(len(topics)))
     for topic, partitions in topics:
         if version >= _TOPIC_IDS:
             put(topic.bytes)
         else:
             encoded = topic.encode()
-            put(_uvarint(len(encoded) + 1) if flexible else _H.pack(len(encoded)))
+            put(uvarint(len(encoded) + 1) if flexible else _H.pack(len(encoded)))
             put(encoded)
-        put(_uvarint(len(partitions) + 1) if flexible else _I.pack(len(partitions)))
+        put(uvarint(len(partitions) + 1) if flexible else _I.pack(len(partitions)))
         for p in partitions:
             put(_PART.pack(p.partition_index, p.error_code, p.high_watermark,
                            p.last_stable_offset))
@@ -78,19 +74,21 @@ def encode_fetch_response(version: int, topics: list[tuple[str | UUID, list[Part
             if aborted is None:
                 put(b"\x00" if flexible else b"\xff\xff\xff\xff")
             else:
-                put(_uvarint(len(aborted) + 1) if flexible else _I.pack(len(aborted)))
+                put(uvarint(len(aborted) + 1) if flexible else _I.pack(len(aborted)))
                 for producer_id, first_offset in aborted:
                     put(_ABORTED.pack(producer_id, first_offset))
                     if flexible:
                         put(b"\x00")
             if version >= 11:
                 put(b"\xff\xff\xff\xff")  # preferred_read_replica -1: read from the leader
-            put(_uvarint(p.records_size + 1) if flexible else _I.pack(p.records_size))
+            put(uvarint(p.records_size + 1) if flexible else _I.pack(p.records_size))
             out.extend(p.records)
-            if flexible:
-                put(b"\x00")  # no tagged fields (diverging epoch, current leader, snapshot)
+            if flexible:  # tagged fields: only CurrentLeader (no diverging epoch, snapshot)
+                leader = p.current_leader
+                put(b"\x01" + leader_tag(1, leader) if leader is not None else b"\x00")
         if flexible:
             put(b"\x00")
     if flexible:
-        put(b"\x00")
+        put(b"\x01" + node_endpoints_tag(0, node_endpoints)
+            if node_endpoints and version >= _NODE_ENDPOINTS else b"\x00")
     return out

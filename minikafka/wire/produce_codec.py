@@ -10,12 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from struct import Struct
 
-from .compact import I32, Reader, array_len, nullable_string
+from .compact import (
+    I32,
+    NodeEndpoint,
+    Reader,
+    array_len,
+    leader_tag,
+    node_endpoints_tag,
+    nullable_string,
+)
 
 __all__ = ["PartitionProduceData", "ProduceRequestData", "TopicProduceData", "decode",
            "encode_produce_response"]
 
 _FLEXIBLE = 9
+_LEADER_HINTS = 10
 _HEAD = Struct(">hi")  # acks, timeout_ms
 _PARTITION = Struct(">ihqq")  # index, error_code, base_offset, log_append_time_ms
 _Q = Struct(">q")
@@ -73,9 +82,14 @@ def decode(body: memoryview, version: int) -> ProduceRequestData:
 
 
 def encode_produce_response(version: int, topics: list[tuple[str, list[tuple]]],
-                            throttle_time_ms: int = 0) -> bytes:
+                            throttle_time_ms: int = 0,
+                            leaders: dict[tuple[str, int], tuple[int, int]] | None = None,
+                            node_endpoints: list[NodeEndpoint] | None = None) -> bytes:
     """The body at `version` (3-12). Each partition is (index, error_code, base_offset,
-    log_append_time_ms, log_start_offset, error_message)."""
+    log_append_time_ms, log_start_offset, error_message). From v10, `leaders` gives
+    (leader id, epoch) for partitions answered NOT_LEADER_OR_FOLLOWER, and
+    `node_endpoints` where those leaders listen (KIP-951's tagged fields)."""
+    hints = leaders if leaders and version >= _LEADER_HINTS else {}
     flexible = version >= _FLEXIBLE
     out = [array_len(len(topics), flexible)]
     put = out.append
@@ -90,10 +104,12 @@ def encode_produce_response(version: int, topics: list[tuple[str, list[tuple]]],
                 put(array_len(0, flexible))  # record_errors
                 put(nullable_string(message, flexible))
             if flexible:
-                put(b"\x00")
+                leader = hints.get((name, index))
+                put(b"\x01" + leader_tag(0, leader) if leader is not None else b"\x00")
         if flexible:
             put(b"\x00")
     put(I32.pack(throttle_time_ms))
     if flexible:
-        put(b"\x00")
+        put(b"\x01" + node_endpoints_tag(0, node_endpoints)
+            if hints and node_endpoints else b"\x00")
     return b"".join(out)

@@ -9,6 +9,8 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
+from .conftest import wait_for
+
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 
 PARTITION_EOF = -191  # KafkaError._PARTITION_EOF
@@ -96,3 +98,61 @@ def test_transactions_and_read_committed_consumer(served):
     with cluster.lock:
         parts = cluster.describe_topic("ledger").partitions
     assert all(p.last_stable_offset == p.high_watermark for p in parts)
+
+
+def test_idempotent_producer_and_consumer_follow_leadership_moving_back(served):
+    # librdkafka fetches at v16 and produces at v10: once leadership moves back to the
+    # preferred replica, the interim leader (still up) answers NOT_LEADER_OR_FOLLOWER
+    # and names the new leader (KIP-951).
+    cluster, server = served
+    with cluster.lock:
+        cluster.create_topic("moves", partitions=1, replication_factor=3)
+        preferred = cluster.describe_topic("moves").partitions[0].leader
+    producer = Producer({"bootstrap.servers": server.bootstrap_servers,
+                         "enable.idempotence": True, "linger.ms": 5})
+    consumer = Consumer({"bootstrap.servers": server.bootstrap_servers, "group.id": "unused",
+                         "enable.auto.commit": False, "fetch.wait.max.ms": 100})
+    consumer.assign([TopicPartition("moves", 0, 0)])
+    failed, received = [], []
+
+    def send(values: list[bytes]) -> None:
+        for value in values:
+            producer.produce("moves", value=value,
+                             on_delivery=lambda err, _: err and failed.append(err))
+        assert producer.flush(20) == 0 and not failed, failed[:3]
+
+    def receive_until(count: int) -> None:
+        deadline = time.monotonic() + 20
+        while len(received) < count and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None and not message.error():
+                received.append(message.value())
+
+    try:
+        sent = [b"move-%04d" % i for i in range(600)]
+        send(sent[:200])
+        receive_until(200)
+        with cluster.lock:
+            cluster.stop_broker(preferred)  # controlled shutdown: leadership moves away
+            interim = cluster.describe_topic("moves").partitions[0].leader
+        assert interim != preferred
+        send(sent[200:400])
+        receive_until(400)
+        with cluster.lock:
+            cluster.start_broker(preferred)
+
+        def back_in_sync() -> bool:
+            with cluster.lock:
+                return preferred in cluster.describe_topic("moves").partitions[0].isr
+
+        wait_for(back_in_sync, 20, "the preferred replica back in the ISR")
+        with cluster.lock:
+            cluster.elect_leaders("moves")
+            assert cluster.describe_topic("moves").partitions[0].leader == preferred
+        send(sent[400:])
+        receive_until(600)
+    finally:
+        consumer.close()
+    assert received == sent  # every record once, in order, through both moves
+    used = server.wire.stats.by_api
+    assert used.get((1, 16)) and used.get((0, 10)), sorted(used)

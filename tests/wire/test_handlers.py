@@ -375,6 +375,54 @@ def test_fetch_response_encoding_matches_kafka_python(version):
     assert decoded.responses[0].partitions[0].records == records
 
 
+@pytest.mark.parametrize("version", [12, 16])
+def test_fetch_response_leader_hints_match_kafka_python(version):
+    # KIP-951: CurrentLeader (tagged, v12+) and NodeEndpoints (tagged, v16+).
+    moved = PartitionData(0, 6, current_leader=(3, 7))
+    topic = uuid.uuid4() if version >= 13 else "t"
+    body = b"".join(encode_fetch_response(version, [(topic, [moved])], node_endpoints=[
+        (3, "127.0.0.1", 9094, None)]))
+    _T = FetchResponse.FetchableTopicResponse
+    named = {"topic_id": topic} if version >= 13 else {"topic": topic}
+    expected = FetchResponse(
+        version=version, throttle_time_ms=0, error_code=0, session_id=0, responses=[
+            _T(**named, partitions=[_T.PartitionData(
+                partition_index=0, error_code=6, high_watermark=-1, last_stable_offset=-1,
+                log_start_offset=-1, preferred_read_replica=-1, records=b"",
+                aborted_transactions=None,
+                current_leader=_T.PartitionData.LeaderIdAndEpoch(leader_id=3, leader_epoch=7))])],
+        **({"node_endpoints": [FetchResponse.NodeEndpoint(
+            node_id=3, host="127.0.0.1", port=9094, rack=None)]} if version >= 16 else {}))
+    assert body == bytes(expected.encode())
+
+
+def test_a_moved_partition_names_its_leader_to_fetch_v16_and_produce_v10():
+    cluster = Cluster(brokers=3, seed=5, racks={1: "a", 2: "b", 3: "c"})
+    cluster.create_topic("t", partitions=1, replication_factor=1)
+    leader = cluster.describe_topic("t").partitions[0].leader
+    epoch = cluster.describe_topic("t").partitions[0].leader_epoch
+    other = Client(cluster, next(b for b in (1, 2, 3) if b != leader))
+    where = (leader, "127.0.0.1", 9092 + leader - 1, "abc"[leader - 1])
+    topic_id = uuid.UUID(cluster.describe_topic("t").topic_id)
+    fetched = other.call(fetch(None, 0, 0, topic_id=topic_id), 16)
+    part = fetched.responses[0].partitions[0]
+    assert part.error_code == 6  # NOT_LEADER_OR_FOLLOWER
+    assert (part.current_leader.leader_id, part.current_leader.leader_epoch) == (leader, epoch)
+    assert [(n.node_id, n.host, n.port, n.rack) for n in fetched.node_endpoints] == [where]
+    produced = other.call(produce("t", 0, build([b"x"])), 10)
+    answer = produced.responses[0].partition_responses[0]
+    assert answer.error_code == 6
+    assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (leader, epoch)
+    assert [(n.node_id, n.host, n.port, n.rack) for n in produced.node_endpoints] == [where]
+    # Older versions carry no hint: those clients ask Metadata.
+    old_fetch = other.call(fetch(None, 0, 0, topic_id=topic_id), 15)
+    assert old_fetch.responses[0].partitions[0].error_code == 6
+    assert old_fetch.responses[0].partitions[0].current_leader is None
+    assert not old_fetch.node_endpoints
+    old_produce = other.call(produce("t", 0, build([b"x"])), 9).responses[0]
+    assert old_produce.partition_responses[0].error_code == 6
+
+
 @pytest.mark.parametrize("version", [13, 16, 18])
 def test_fetch_v13_names_topics_by_id(cluster, version):
     client = leader_of(cluster)
@@ -389,6 +437,8 @@ def test_fetch_v13_names_topics_by_id(cluster, version):
     [topic] = client.call(fetch(None, 0, 0, topic_id=unknown, max_wait=500, min_bytes=1),
                           version).responses  # an error answers at once, not after max_wait
     assert (topic.topic_id, topic.partitions[0].error_code) == (unknown, 100)  # UNKNOWN_TOPIC_ID
+    [topic] = client.call(fetch("t", 0, 0), version).responses  # a name, but no id
+    assert topic.partitions[0].error_code == 100
 
 
 def test_fetch_by_the_id_of_a_topic_deleted_and_made_again_is_unknown(cluster):

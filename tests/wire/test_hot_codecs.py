@@ -66,6 +66,33 @@ def test_produce_response_encoding_matches_kafka_python(version):
     assert encode_produce_response(version, answers) == bytes(expected.encode())
 
 
+@pytest.mark.parametrize("version", [9, 10, 12])
+def test_produce_response_leader_hints_match_kafka_python(version):
+    # KIP-951 (v10+): a partition answered NOT_LEADER_OR_FOLLOWER names its leader.
+    answers = [("alpha", [(0, 0, 42, -1, 7, None), (3, 6, -1, -1, -1, None)])]
+    endpoints = [(2, "127.0.0.1", 9093, "rack-b")]
+    _R = ProduceResponse.TopicProduceResponse
+    _P = _R.PartitionProduceResponse
+    hinted = version >= 10
+    moved = {"current_leader": _P.LeaderIdAndEpoch(leader_id=2, leader_epoch=5)} if hinted else {}
+    expected = ProduceResponse(version=version, throttle_time_ms=0, responses=[
+        _R(name="alpha", partition_responses=[
+            _P(index=0, error_code=0, base_offset=42, log_append_time_ms=-1, log_start_offset=7,
+               record_errors=[], error_message=None),
+            _P(index=3, error_code=6, base_offset=-1, log_append_time_ms=-1, log_start_offset=-1,
+               record_errors=[], error_message=None, **moved)])],
+        **({"node_endpoints": [ProduceResponse.NodeEndpoint(
+            node_id=2, host="127.0.0.1", port=9093, rack="rack-b")]} if hinted else {}))
+    body = encode_produce_response(version, answers, leaders={("alpha", 3): (2, 5)},
+                                   node_endpoints=endpoints)
+    assert body == bytes(expected.encode())
+    decoded = ProduceResponse.decode(body, version=version)
+    if hinted:
+        leader = decoded.responses[0].partition_responses[1].current_leader
+        assert (leader.leader_id, leader.leader_epoch) == (2, 5)
+        assert [(n.node_id, n.host, n.port, n.rack) for n in decoded.node_endpoints] == endpoints
+
+
 def test_truncated_produce_bodies_are_malformed_not_crashes():
     frame = encode_request(sample_request("tx"), 5, "c", version=9)
     body = bytes(frame[16:])

@@ -15,7 +15,10 @@ from kafka.errors import KafkaError
 
 from ...core import errors
 from ...core.broker import Broker
+from ...core.controller import NO_LEADER
 from ...core.errors import KafkaCoreError
+from ..compact import NodeEndpoint
+from ..listeners import endpoint
 from ..registry import CloseConnection, RequestContext
 
 UNKNOWN_SERVER_ERROR = -1
@@ -102,6 +105,23 @@ def cluster_id(cluster: Any) -> str:
 
 def topic_uuid(topic: Any) -> uuid.UUID:
     return uuid.UUID(topic.topic_id)
+
+
+def current_leader(cluster: Any, name: str, index: int) -> tuple[int, int] | None:
+    """(leader id, leader epoch) of a partition as the controller has it, or None
+    when it has no leader: the hint a NOT_LEADER_OR_FOLLOWER answer carries (KIP-951)."""
+    meta = cluster.controller.topics.get(name)
+    if meta is None or not 0 <= index < len(meta.partitions):
+        return None
+    registration = meta.partitions[index]
+    if registration.leader == NO_LEADER:
+        return None
+    return registration.leader, registration.leader_epoch
+
+
+def node_endpoints(cluster: Any, broker_ids: set[int]) -> list[NodeEndpoint]:
+    """Where `broker_ids` listen, as KIP-951's NodeEndpoints list them."""
+    return [(b, *endpoint(cluster, b), cluster.brokers[b].rack) for b in sorted(broker_ids)]
 
 
 def topic_names_by_id(cluster: Any) -> dict[uuid.UUID, str]:

@@ -2,6 +2,8 @@
 last stable offset for read_committed with the aborted transactions listed. From
 v13 requests and responses name topics by id (KIP-516); an id no topic has (one
 deleted, or deleted and made again under the same name) gets UNKNOWN_TOPIC_ID.
+From v16 a NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH answer names the current
+leader and where it listens (KIP-951), so the client moves without asking Metadata.
 
 Stored batches go back as the bytes they are (batches.write_batch). A fetch with
 less than min_bytes ready waits up to max_wait_ms as a Deferred the server re-polls
@@ -15,18 +17,23 @@ gave gets FETCH_SESSION_ID_NOT_FOUND, as from a broker that evicted it.
 """
 from __future__ import annotations
 
+from uuid import UUID
+
 from kafka.protocol.consumer import FetchRequest
 
 from ...core import errors
 from ..batches import write_batch
 from ..fetch_response import PartitionData, encode_fetch_response
 from ..registry import Deferred, RequestContext
-from ._common import serving_broker, topic_names_by_id
+from ._common import current_leader, node_endpoints, serving_broker, topic_names_by_id
 
 API_KEY = 1
 MIN_VERSION = 4
 MAX_VERSION = 18
 TOPIC_IDS = 13  # the first version naming topics by id
+LEADER_HINTS = 16  # KIP-951: errors name the current leader, and where it listens
+_MOVED = (errors.NOT_LEADER_OR_FOLLOWER, errors.FENCED_LEADER_EPOCH)
+_NO_ID = UUID(int=0)
 
 FETCH_SESSION_ID_NOT_FOUND = 70
 INVALID_FETCH_SESSION_EPOCH = 71
@@ -90,7 +97,7 @@ def _collect(broker, cluster, request: FetchRequest, version: int) -> tuple[list
         if by_id is None:
             name = key = topic.topic
         else:
-            key = topic.topic_id
+            key = topic.topic_id or _NO_ID  # kafka-python reads the all-zero id as None
             name = by_id.get(key)
             if name is None:
                 out.append((key, [PartitionData(p.partition, errors.UNKNOWN_TOPIC_ID)
@@ -102,6 +109,8 @@ def _collect(broker, cluster, request: FetchRequest, version: int) -> tuple[list
             data = _partition(broker, topics, name, wanted, read_committed, budget, version)
             if data.error_code:
                 failed = True
+                if data.error_code in _MOVED and version >= LEADER_HINTS:
+                    data.current_leader = current_leader(cluster, name, wanted.partition)
             total += data.records_size
             budget -= data.records_size
             partitions.append(data)
@@ -116,22 +125,31 @@ def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
     if version >= 7:
         session_id, epoch = request.session_id, request.session_epoch
         if session_id == 0 and epoch > 0:
-            return encode_fetch_response(version, [], INVALID_FETCH_SESSION_EPOCH)
+            return _answer(cluster, version, [], INVALID_FETCH_SESSION_EPOCH)
         if session_id != 0 and epoch > 0:
-            return encode_fetch_response(version, [], FETCH_SESSION_ID_NOT_FOUND)
+            return _answer(cluster, version, [], FETCH_SESSION_ID_NOT_FOUND)
     topics, total, failed = _collect(broker, cluster, request, version)
     if failed or total >= request.min_bytes or request.max_wait_ms <= 0 or not topics:
-        return encode_fetch_response(version, topics)
+        return _answer(cluster, version, topics)
 
     def poll() -> list | None:
         if not broker.running:
             return None  # the listener is closing this connection
         again, size, erred = _collect(broker, cluster, request, version)
         if erred or size >= request.min_bytes:
-            return encode_fetch_response(version, again)
+            return _answer(cluster, version, again)
         return None
 
     def on_timeout() -> list:
-        return encode_fetch_response(version, _collect(broker, cluster, request, version)[0])
+        return _answer(cluster, version, _collect(broker, cluster, request, version)[0])
 
     return Deferred(ctx.now_ms + request.max_wait_ms, poll, on_timeout)
+
+
+
+def _answer(cluster, version: int, topics: list, error_code: int = 0) -> list:
+    """The response body, with NodeEndpoints for the leaders partitions were sent to."""
+    leaders = {p.current_leader[0] for _, partitions in topics for p in partitions
+               if p.current_leader is not None}
+    return encode_fetch_response(version, topics, error_code,
+                                 node_endpoints=node_endpoints(cluster, leaders))

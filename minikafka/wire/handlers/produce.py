@@ -5,6 +5,8 @@ left encoded) and go to the broker's handle_produce, the same path the in-proces
 producer takes. The broker answers through a callback once acks are satisfied: at
 once for acks=1, after the high watermark passes the batch for acks=-1. A request
 still waiting is parked as a Deferred the server polls; acks=0 gets no response.
+From v10 a NOT_LEADER_OR_FOLLOWER answer names the partition's current leader and
+where it listens (KIP-951), so the producer re-routes without asking Metadata.
 Requests are parsed and answered by produce_codec, by hand: this is the hot path.
 """
 from __future__ import annotations
@@ -15,11 +17,12 @@ from .. import produce_codec
 from ..batches import InvalidBatch, WireRecordBatch, parse_batch, stamp_log_append_time
 from ..produce_codec import ProduceRequestData, encode_produce_response
 from ..registry import Deferred, RequestContext
-from ._common import serving_broker
+from ._common import current_leader, node_endpoints, serving_broker
 
 API_KEY = 0
 MIN_VERSION = 3
 MAX_VERSION = 12  # v13 names topics by id
+LEADER_HINTS = 10  # KIP-951: NOT_LEADER_OR_FOLLOWER names the current leader
 
 # A parked acks=all request answers REQUEST_TIMED_OUT on the broker's own timer
 # (simulated clock); the Deferred's deadline is a backstop a little later.
@@ -31,9 +34,11 @@ TP = tuple[str, int]
 decode = produce_codec.decode
 
 
-def _response(version: int, order: list[tuple[str, list[int]]], results: dict[TP, tuple],
-              batches: dict[TP, WireRecordBatch], starts: dict[TP, int]) -> bytes:
+def _response(cluster, version: int, order: list[tuple[str, list[int]]],
+              results: dict[TP, tuple], batches: dict[TP, WireRecordBatch],
+              starts: dict[TP, int]) -> bytes:
     topics = []
+    leaders: dict[TP, tuple[int, int]] = {}
     for name, partitions in order:
         answers = []
         for p in partitions:
@@ -43,8 +48,14 @@ def _response(version: int, order: list[tuple[str, list[int]]], results: dict[TP
             append_time = batch.max_timestamp if code == errors.NONE and batch is not None \
                 and batch.timestamp_type == LOG_APPEND_TIME else -1
             answers.append((p, code, base, append_time, starts.get(tp, -1), message))
+            if code == errors.NOT_LEADER_OR_FOLLOWER and version >= LEADER_HINTS:
+                leader = current_leader(cluster, name, p)
+                if leader is not None:
+                    leaders[tp] = leader
         topics.append((name, answers))
-    return encode_produce_response(version, topics)
+    return encode_produce_response(
+        version, topics, leaders=leaders,
+        node_endpoints=node_endpoints(cluster, {b for b, _ in leaders.values()}))
 
 
 def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred | None:
@@ -104,7 +115,7 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
     def finish() -> bytes:
         for tp, (code, base) in answered.items():
             results[tp] = (code, base, None)
-        return _response(version, order, results, batches, starts())
+        return _response(cluster, version, order, results, batches, starts())
 
     if done:
         return finish()
