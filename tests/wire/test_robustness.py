@@ -347,6 +347,35 @@ def test_client_that_does_not_read_its_responses():
             assert ids == list(range(count))
 
 
+def test_large_responses_reach_a_slow_reader_whole_and_in_order():
+    # Multi-MiB responses leave the server in chunks as the socket takes them; a
+    # reader with a small buffer that reads slowly still gets every byte in order,
+    # and the server keeps serving other clients meanwhile.
+    bodies = [bytes([i]) * (3 << 20) + bytes(range(256)) * 7 for i in range(1, 5)]
+    registry = api_versions_only()
+    registry.register(3, lambda ctx, req: bodies[ctx.correlation_id], 0, 12)
+    stream = b"".join(encode_request(MetadataRequest(version=12, topics=None), c)
+                      for c in range(len(bodies)))
+    with WireServer(ports=[0], registry=registry, send_buffer_bytes=102_400) as srv:
+        with socket.socket() as slow:
+            slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32_768)
+            slow.connect(("127.0.0.1", srv.bound_ports[0]))
+            slow.settimeout(TIMEOUT)
+            slow.sendall(stream)
+            time.sleep(0.2)
+            assert_healthy(srv)
+            for correlation_id, body in enumerate(bodies):
+                size = struct.unpack(">i", read_exactly(slow, 4))[0]
+                assert size == 5 + len(body)
+                payload = bytearray()
+                while len(payload) < size:
+                    payload += read_exactly(slow, min(50_000, size - len(payload)))
+                    if len(payload) % 1_000_000 < 50_000:
+                        assert_healthy(srv)  # others are served while this one drains
+                assert struct.unpack_from(">i", payload)[0] == correlation_id
+                assert payload[5:] == body
+
+
 def test_deferred_times_out_on_the_tick_and_on_tick_runs():
     ticks = []
     with WireServer(ports=[0], registry=deferred_metadata_registry(threading.Event(), 150),

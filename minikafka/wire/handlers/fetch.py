@@ -146,7 +146,6 @@ def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
     return Deferred(ctx.now_ms + request.max_wait_ms, poll, on_timeout)
 
 
-
 def _answer(cluster, version: int, topics: list, error_code: int = 0) -> list:
     """The response body, with NodeEndpoints for the leaders partitions were sent to."""
     leaders = {p.current_leader[0] for _, partitions in topics for p in partitions
