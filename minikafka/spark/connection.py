@@ -41,15 +41,12 @@ class BrokerConnection:
         except OSError:
             self.close()
             raise
-        correlation_id = _SIZE.unpack_from(payload, 0)[0]
-        if correlation_id != self._correlation_id:
+        response = response_class.decode(memoryview(payload), version=version, header=True)
+        if response.header.correlation_id != self._correlation_id:
             self.close()
-            raise OSError(f"broker {self.address} answered correlation id {correlation_id}, "
-                          f"expected {self._correlation_id}")
-        pos = 4
-        if response_class.flexible_version_q(version):
-            pos = _skip_tagged_fields(payload, pos)
-        return response_class.decode(memoryview(payload)[pos:], version=version)
+            raise OSError(f"broker {self.address} answered correlation id "
+                          f"{response.header.correlation_id}, expected {self._correlation_id}")
+        return response
 
     def close(self) -> None:
         if self._sock is not None:
@@ -76,23 +73,3 @@ class BrokerConnection:
             got += n
         return buf
 
-
-def _uvarint(data: bytearray, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-
-
-def _skip_tagged_fields(data: bytearray, pos: int) -> int:
-    """Past a flexible response header's tagged fields (KIP-482)."""
-    count, pos = _uvarint(data, pos)
-    for _ in range(count):
-        _tag, pos = _uvarint(data, pos)
-        size, pos = _uvarint(data, pos)
-        pos += size
-    return pos
