@@ -124,6 +124,12 @@ def node_endpoints(cluster: Any, broker_ids: set[int]) -> list[NodeEndpoint]:
     return [(b, *endpoint(cluster, b), cluster.brokers[b].rack) for b in sorted(broker_ids)]
 
 
-def topic_names_by_id(cluster: Any) -> dict[uuid.UUID, str]:
-    """Every topic's name by its id, for requests that name topics by id (KIP-516)."""
-    return {topic_uuid(t): name for name, t in cluster.controller.topics.items()}
+def topic_name_for_id(cluster: Any, topic_id: uuid.UUID | None) -> str | None:
+    """The name of the topic with `topic_id`, for requests that name topics by id
+    (KIP-516); None if no topic has it (kafka-python reads the all-zero id as None).
+    Compares the canonical strings the controller keeps: no UUID is built per topic."""
+    wanted = str(topic_id)
+    for name, topic in cluster.controller.topics.items():
+        if topic.topic_id == wanted:
+            return name
+    return None

@@ -12,7 +12,7 @@ from ._common import (
     error_code,
     error_message,
     serving_broker,
-    topic_names_by_id,
+    topic_name_for_id,
     topic_uuid,
 )
 
@@ -32,14 +32,13 @@ def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsRes
         wanted = [(t.name, t.topic_id) for t in request.topics]
     else:
         wanted = [(name, _ZERO_UUID) for name in request.topic_names]
-    by_id = topic_names_by_id(cluster)
     results = []
     for name, topic_id in wanted:
         result = _Result(name=name, topic_id=topic_id, error_code=errors.NONE,
                          error_message=None)
         results.append(result)
         if name is None:
-            name = by_id.get(topic_id)
+            name = topic_name_for_id(cluster, topic_id)
             if name is None:
                 result.error_code = errors.UNKNOWN_TOPIC_ID
                 continue

@@ -25,7 +25,7 @@ from ...core import errors
 from ..batches import write_batch
 from ..fetch_response import PartitionData, encode_fetch_response
 from ..registry import Deferred, RequestContext
-from ._common import current_leader, node_endpoints, serving_broker, topic_names_by_id
+from ._common import current_leader, node_endpoints, serving_broker, topic_name_for_id
 
 API_KEY = 1
 MIN_VERSION = 4
@@ -88,17 +88,16 @@ def _collect(broker, cluster, request: FetchRequest, version: int) -> tuple[list
     """(topics for the response, record bytes in it, whether any partition erred)."""
     read_committed = request.isolation_level == READ_COMMITTED
     topics = cluster.controller.topics
-    by_id = topic_names_by_id(cluster) if version >= TOPIC_IDS else None
     budget = request.max_bytes
     total = 0
     failed = False
     out = []
     for topic in request.topics:
-        if by_id is None:
+        if version < TOPIC_IDS:
             name = key = topic.topic
         else:
             key = topic.topic_id or _NO_ID  # kafka-python reads the all-zero id as None
-            name = by_id.get(key)
+            name = topic_name_for_id(cluster, key)
             if name is None:
                 out.append((key, [PartitionData(p.partition, errors.UNKNOWN_TOPIC_ID)
                                   for p in topic.partitions]))

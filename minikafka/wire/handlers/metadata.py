@@ -25,7 +25,7 @@ from ._common import (
     error_code,
     live_brokers,
     serving_broker,
-    topic_names_by_id,
+    topic_name_for_id,
     topic_uuid,
 )
 
@@ -95,12 +95,11 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
                   for name in cluster.list_topics(internal=True)]
     else:
         auto = version < 4 or request.allow_auto_topic_creation
-        by_id = topic_names_by_id(cluster) if version >= 10 else {}
         for wanted in requested:
             name = wanted.name
             if name is None:  # v10+: by topic id
                 topic_id = wanted.topic_id
-                name = by_id.get(topic_id)
+                name = topic_name_for_id(cluster, topic_id)
                 if name is None:
                     topics.append(_unknown(None, errors.UNKNOWN_TOPIC_ID, topic_id))
                     continue
