@@ -1,6 +1,6 @@
 """Wire throughput: minikafka served on loopback against Tansu, the same clients for both.
 
-    .venv/bin/python tests/benchmarks/wire_throughput.py [--records 1000000] [--runs 3]
+    .venv/bin/python tests/benchmarks/wire_throughput.py [--records 1000000] [--runs 5]
 
 For each broker (a single node each, a 1-partition topic made fresh for every run):
 kcat produces then consumes --records x --size-byte records, and kafka-python
@@ -24,8 +24,8 @@ kcat consumes five times:
   allocates two objects per record and kcat's output thread frees them; under glibc
   the two threads then queue on one arena lock, and they overlap more, so queue
   more, the sooner the broker's next response arrives. With glibc's malloc a
-  faster broker can therefore make kcat slower: holding each of minikafka's Fetch
-  responses back by 20 ms cut kcat's parsing time by half. jemalloc has no such
+  faster broker can therefore make kcat slower: holding each of minikafka's 5 MiB
+  Fetch responses back by 20 ms cut kcat's time parsing them by half. jemalloc has no such
   lock between the two threads, so these lines compare the brokers, not the
   allocator's luck.
 
@@ -35,6 +35,12 @@ Fetch request and holding the whole response, summed over the responses that
 carried records. librdkafka keeps one Fetch in flight and parses each response
 before sending the next, so this is the broker's share of the consume (its
 handling and the transfer) measured at the client.
+
+For kafka-python the script prints the client's own request-latency-avg (Produce)
+and fetch-latency-avg (Fetch) metrics in ms. kafka-python 3 keeps up to five
+Produce requests in flight and parses records on the caller's thread while its IO
+thread reads, so both phases are mostly the client's Python; its rates vary by tens
+of percent between runs against the same broker: use --runs 7 or more.
 
 Every kcat consume ends with one empty long poll (fetch.wait.max.ms, 500 ms) at the
 end of the log: that is how kcat -e learns it has reached the end, on both brokers.
@@ -221,7 +227,8 @@ def kcat_consume(bootstrap: str, topic: str, out: Path, expected: int, size: int
     return fetch_wait(done.stderr)
 
 
-def kafka_python_produce(bootstrap: str, topic: str, count: int, size: int) -> None:
+def kafka_python_produce(bootstrap: str, topic: str, count: int, size: int) -> float:
+    """Produce `count` records; returns kafka-python's mean Produce latency (ms)."""
     from kafka import KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=bootstrap)
@@ -229,10 +236,13 @@ def kafka_python_produce(bootstrap: str, topic: str, count: int, size: int) -> N
     for _ in range(count):
         producer.send(topic, value=value, partition=0)
     producer.flush()
+    latency = producer.metrics()["producer-metrics"]["request-latency-avg"]
     producer.close()
+    return latency
 
 
-def kafka_python_consume(bootstrap: str, topic: str, count: int) -> None:
+def kafka_python_consume(bootstrap: str, topic: str, count: int) -> float:
+    """Consume `count` records; returns kafka-python's mean Fetch latency (ms)."""
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
@@ -242,8 +252,15 @@ def kafka_python_consume(bootstrap: str, topic: str, count: int) -> None:
     deadline = time.monotonic() + 300
     while seen < count and time.monotonic() < deadline:
         seen += sum(len(r) for r in consumer.poll(timeout_ms=500).values())
+    latency = consumer.metrics()["consumer-fetch-manager-metrics"]["fetch-latency-avg"]
     consumer.close()
     assert seen == count, f"consumed {seen} of {count}"
+    return latency
+
+
+def waited(phase: str) -> str:
+    """What a phase's step returns: how long the client waited on the broker."""
+    return "fetch wait, s" if phase.startswith("kcat") else "request latency, ms"
 
 
 # -- main ------------------------------------------------------------------------------
@@ -317,7 +334,7 @@ def main() -> int:
                             waits.setdefault((name, phase), []).append(wait)
                         print(f"  {name:<10} run {run + 1} {phase:<31} {count / wall:>12,.0f} "
                               f"records/s  (broker CPU {cpu:.2f} s of {wall:.2f} s"
-                              + (f"; fetch wait {wait:.2f} s)" if wait is not None else ")"),
+                              + ("" if wait is None else f"; {waited(phase)} {wait:.3f}") + ")",
                               flush=True)
         print()
         print(f"{'phase':<31} " + " ".join(f"{b + ' rec/s':>18}" for b in brokers)
@@ -328,11 +345,12 @@ def main() -> int:
             if len(brokers) == 2:
                 row += f"   {medians[0] / medians[1]:>10.2f}"
             print(row)
-        print(f"\n{'fetch wait (s, median)':<31} " + " ".join(f"{b:>18}" for b in brokers)
+        print(f"\n{'waiting on the broker (median)':<52} " + " ".join(f"{b:>10}" for b in brokers)
               + ("   ratio tansu/minikafka" if len(brokers) == 2 else ""))
         for phase in (p for p in phases if (brokers[0], p) in waits):
             medians = [statistics.median(waits[(b, phase)]) for b in brokers]
-            row = f"{phase:<31} " + " ".join(f"{m:>18.3f}" for m in medians)
+            row = (f"{phase + ': ' + waited(phase):<52} "
+                   + " ".join(f"{m:>10.3f}" for m in medians))
             if len(brokers) == 2:
                 row += f"   {medians[1] / max(medians[0], 1e-3):>10.2f}"
             print(row)
