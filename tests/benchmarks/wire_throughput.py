@@ -21,13 +21,14 @@ kcat consumes five times:
   ignores it and sends ~5 MiB per fetch, so this is the like-for-like line.
 - "... (jemalloc)": the last two again with kcat on jemalloc (Debian's
   libjemalloc2, LD_PRELOAD) instead of glibc's malloc. librdkafka's fetcher thread
-  allocates two objects per record and kcat's output thread frees them; under glibc
-  the two threads then queue on one arena lock, and they overlap more, so queue
-  more, the sooner the broker's next response arrives. With glibc's malloc a
-  faster broker can therefore make kcat slower: holding each of minikafka's 5 MiB
-  Fetch responses back by 20 ms cut kcat's time parsing them by half. jemalloc has no such
-  lock between the two threads, so these lines compare the brokers, not the
-  allocator's luck.
+  allocates memory for every record it parses and kcat's output thread frees it.
+  Under glibc both take the same arena lock for that, so they slow each other
+  down whenever they run at once, and they run at once more the sooner the
+  broker's next response arrives: a faster broker can make kcat slower. (Holding
+  each of minikafka's 5 MiB Fetch responses back by 20 ms cut kcat's time parsing
+  them by more than half, 0.80 s to 0.36 s per million records.) jemalloc's
+  per-thread caches hand freed memory back in batches, so these lines compare
+  the brokers rather than the lock's timing; kcat is faster on both.
 
 For every kcat consume the script also prints the "fetch wait": from librdkafka's
 own debug timestamps (-d fetch,msg), the time its fetcher spent between building a
@@ -37,10 +38,10 @@ before sending the next, so this is the broker's share of the consume (its
 handling and the transfer) measured at the client.
 
 For kafka-python the script prints the client's own request-latency-avg (Produce)
-and fetch-latency-avg (Fetch) metrics in ms. kafka-python 3 keeps up to five
-Produce requests in flight and parses records on the caller's thread while its IO
-thread reads, so both phases are mostly the client's Python; its rates vary by tens
-of percent between runs against the same broker: use --runs 7 or more.
+and fetch-latency-avg (Fetch) metrics in ms; Tansu's Fetch answers carry ~5 MiB
+against minikafka's 1 MiB, so that latency is per response, not per record. Both
+kafka-python phases are mostly the client's own Python, and its rates vary by
+tens of percent between rounds against the same broker: use --runs 7 or more.
 
 Every kcat consume ends with one empty long poll (fetch.wait.max.ms, 500 ms) at the
 end of the log: that is how kcat -e learns it has reached the end, on both brokers.
