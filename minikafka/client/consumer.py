@@ -67,6 +67,11 @@ class KafkaConsumer:
                 f"Invalid auto_offset_reset {cfg['auto_offset_reset']!r}: earliest, latest or none")
         if cfg["isolation_level"] not in ("read_uncommitted", "read_committed"):
             raise KafkaConfigurationError(f"Invalid isolation_level {cfg['isolation_level']!r}")
+        for name in ("fetch_min_bytes", "fetch_max_wait_ms"):
+            if not isinstance(cfg[name], int) or cfg[name] < 0:
+                raise KafkaConfigurationError(
+                    f"Invalid value {cfg[name]!r} for configuration {name}: "
+                    "Value must be at least 0")
         self.config = cfg
         self.cluster = cluster
         self.client_id = cfg["client_id"] or cluster.new_client_id("consumer")
@@ -371,6 +376,9 @@ class KafkaConsumer:
         return out
 
     def _send_fetches(self) -> None:
+        # One fetch per partition, so fetch_min_bytes counts per partition here; Kafka
+        # counts a whole fetch (every partition a broker leads for this consumer). The
+        # two agree while a consumer reads one partition per leader.
         cluster = self.cluster
         wait = int(self.config["fetch_max_wait_ms"])
         self._refetch = False
@@ -395,7 +403,8 @@ class KafkaConsumer:
 
             sent = cluster.network.send(
                 self.client_id, leader, broker.handle_fetch, (tp.topic, tp.partition), offset,
-                int(self.config["max_partition_fetch_bytes"]), self.read_committed, wait, respond)
+                int(self.config["max_partition_fetch_bytes"]), self.read_committed, wait, respond,
+                self.config["fetch_min_bytes"])
             if not sent:
                 cluster.clock.call_later(int(self.config["request_timeout_ms"]),
                                          self._fetch_timeout, tp, seq)

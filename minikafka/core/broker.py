@@ -348,9 +348,11 @@ class Broker:
 
     # -- consumer fetch ------------------------------------------------------------------
     def handle_fetch(self, tp: TP, offset: int, max_bytes: int, read_committed: bool,
-                     max_wait_ms: int, respond: Callable[[FetchResponse], None]) -> None:
+                     max_wait_ms: int, respond: Callable[[FetchResponse], None],
+                     min_bytes: int = 1) -> None:
         """A consumer's fetch: records below the high watermark (or the LSO for
-        read_committed), long-polling up to max_wait_ms when there is nothing new."""
+        read_committed). With fewer than min_bytes of them (fetch.min.bytes) it waits
+        up to max_wait_ms (fetch.max.wait.ms) for more, as Kafka's DelayedFetch does."""
         replica = self.replicas.get(tp)
         if replica is None or not replica.is_leader:
             code = errors.NOT_LEADER_OR_FOLLOWER if tp[0] in self.sim.controller.topics \
@@ -363,17 +365,36 @@ class Broker:
                                   log_start_offset=replica.log_start_offset))
             return
         limit = replica.last_stable_offset if read_committed else replica.high_watermark
-        if offset < limit or max_wait_ms <= 0:
+        if max_wait_ms <= 0 or min_bytes <= 0 or (offset < limit and min_bytes == 1):
             respond(self._consumer_response(replica, offset, limit, max_bytes))
             return
+        if min_bytes > 1:
+            # Kafka answers at once when what it read (the first batch whole) is enough.
+            batches = replica.log.read(offset, limit, max_bytes)
+            if sum(b.size_bytes for b in batches) >= min_bytes:
+                respond(self._consumer_response(replica, offset, limit, max_bytes, batches))
+                return
         waiters = self.consumer_waiters.setdefault(tp, [])
-        entry = [offset, max_bytes, read_committed, respond, None]
+        entry = [offset, max_bytes, read_committed, respond, None, min_bytes]
         entry[4] = self.sim.clock.call_later(max_wait_ms, self._expire_consumer_fetch, tp, entry)
         waiters.append(entry)
 
-    def _consumer_response(self, replica: Replica, offset: int, limit: int,
-                           max_bytes: int) -> FetchResponse:
-        return FetchResponse(batches=replica.log.read(offset, limit, max_bytes),
+    @staticmethod
+    def _enough(replica: Replica, offset: int, limit: int, max_bytes: int,
+                min_bytes: int) -> bool:
+        """Can a parked fetch be answered? As in Kafka's DelayedFetch, a partition counts
+        for at most max_bytes, so a max_bytes below min_bytes waits out max_wait_ms."""
+        if offset >= limit:
+            return False
+        if min_bytes <= 1:
+            return True
+        return min(replica.log.bytes_ready(offset, limit, min_bytes), max_bytes) >= min_bytes
+
+    def _consumer_response(self, replica: Replica, offset: int, limit: int, max_bytes: int,
+                           batches: list | None = None) -> FetchResponse:
+        if batches is None:
+            batches = replica.log.read(offset, limit, max_bytes)
+        return FetchResponse(batches=batches,
                              high_watermark=replica.high_watermark,
                              log_start_offset=replica.log_start_offset,
                              last_stable_offset=replica.last_stable_offset)
@@ -385,9 +406,9 @@ class Broker:
             return
         keep = []
         for entry in waiters:
-            offset, max_bytes, read_committed, respond, timer = entry
+            offset, max_bytes, read_committed, respond, timer, min_bytes = entry
             limit = replica.last_stable_offset if read_committed else replica.high_watermark
-            if offset < limit:
+            if self._enough(replica, offset, limit, max_bytes, min_bytes):
                 timer.cancel()
                 respond(self._consumer_response(replica, offset, limit, max_bytes))
             else:

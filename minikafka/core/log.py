@@ -273,6 +273,21 @@ class PartitionLog:
             bi = 0
         return out
 
+    def bytes_ready(self, offset: int, max_offset: int, enough: int) -> int:
+        """Bytes of the batches holding offsets from `offset` below max_offset, counted
+        until `enough` (what a delayed fetch compares with fetch.min.bytes)."""
+        if offset >= max_offset:
+            return 0
+        si, bi = self._locate(offset)
+        size = 0
+        for seg in self.segments[si:]:
+            for batch in seg.batches[bi:]:
+                if batch.last_offset >= max_offset or size >= enough:
+                    return size
+                size += batch.size_bytes
+            bi = 0
+        return size
+
     def batches(self) -> Iterator[RecordBatch]:
         for seg in self.segments:
             yield from seg.batches

@@ -149,3 +149,105 @@ def test_one_fetch_per_partition_at_a_time_over_long_idle_polls():
     assert len(fetches) <= 240_000 // 502 + 1
     assert all(b - a >= 500 for a, b in zip(fetches, fetches[1:]))
     assert cluster.now_ms == start + 240_000
+
+
+# -- fetch.min.bytes: the broker holds a fetch until enough bytes are ready ---------------
+
+
+def _produce_every(cluster: Cluster, every_ms: int, count: int, size: int = 100) -> None:
+    producer = cluster.producer(linger_ms=0)
+    for i in range(1, count + 1):
+        cluster.clock.call_later(i * every_ms, producer.send, TOPIC, b"v" * size)
+
+
+def _batch_bytes(cluster: Cluster) -> int:
+    """The stored size of one of _produce_every's batches (one record each)."""
+    log = cluster.brokers[1].replicas[(TOPIC, 0)].log
+    sizes = {b.size_bytes for b in log.batches()}
+    assert len(sizes) == 1
+    return sizes.pop()
+
+
+def test_fetch_min_bytes_holds_the_fetch_until_enough_bytes_are_ready():
+    cluster = _cluster()
+    consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest", fetch_min_bytes=1_000)
+    start = cluster.now_ms
+    _produce_every(cluster, 10, 40)
+    batch = consumer.poll(timeout_ms=2_000)
+    size = _batch_bytes(cluster)
+    needed = -(-1_000 // size)  # the fewest one-record batches that make 1,000 bytes
+    assert needed > 1
+    assert len(_values(batch)) == needed
+    assert start + needed * 10 <= cluster.now_ms < start + needed * 10 + 5
+
+
+def test_fetch_min_bytes_one_answers_with_the_first_record():
+    cluster = _cluster()
+    consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest")
+    start = cluster.now_ms
+    _produce_every(cluster, 10, 40)
+    assert len(_values(consumer.poll(timeout_ms=2_000))) == 1
+    assert start + 10 <= cluster.now_ms < start + 15
+
+
+def test_fetch_max_wait_ms_bounds_the_wait_for_fetch_min_bytes():
+    cluster = _cluster()
+    consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest",
+                                fetch_min_bytes=1_000_000, fetch_max_wait_ms=300)
+    start = cluster.now_ms
+    _produce_every(cluster, 7, 100)
+    values = _values(consumer.poll(timeout_ms=2_000))
+    # Answered when the long poll ran out, with what had arrived by then (one record
+    # every 7 ms: 42 of them by 294 ms, the next at 301 ms).
+    assert start + 300 <= cluster.now_ms < start + 305
+    assert len(values) == 42
+
+
+def test_a_partition_counts_at_most_max_partition_fetch_bytes_towards_fetch_min_bytes():
+    cluster = _cluster()
+    _produce_every(cluster, 1, 50)
+    cluster.clock.run_until(cluster.now_ms + 100)
+    size = _batch_bytes(cluster)
+    # Far more than min_bytes is ready, but one fetch may carry only max bytes of it.
+    consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest", fetch_min_bytes=10 * size,
+                                max_partition_fetch_bytes=5 * size, fetch_max_wait_ms=200)
+    start = cluster.now_ms
+    assert len(_values(consumer.poll(timeout_ms=1_000))) == 5
+    assert cluster.now_ms >= start + 200
+
+
+def test_a_first_batch_larger_than_fetch_min_bytes_is_answered_at_once():
+    cluster = _cluster()
+    _produce_every(cluster, 1, 1, size=5_000)
+    cluster.clock.run_until(cluster.now_ms + 10)
+    consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest", fetch_min_bytes=4_000,
+                                max_partition_fetch_bytes=1_000)
+    start = cluster.now_ms
+    assert len(_values(consumer.poll(timeout_ms=1_000))) == 1
+    assert cluster.now_ms < start + 5
+
+
+def test_fetch_min_bytes_zero_answers_at_once_even_with_nothing_to_return():
+    cluster = _cluster()
+    consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest", fetch_min_bytes=0)
+    fetches = []
+    broker = cluster.brokers[1]
+    handle = broker.handle_fetch
+
+    def counting(*args):
+        fetches.append(cluster.now_ms)
+        return handle(*args)
+
+    broker.handle_fetch = counting
+    assert consumer.poll(timeout_ms=20) == {}
+    assert len(fetches) > 2  # each empty answer came back at once, so it fetched again
+
+
+def test_negative_fetch_settings_are_rejected():
+    import pytest
+    from kafka.errors import KafkaConfigurationError
+
+    cluster = _cluster()
+    for name in ("fetch_min_bytes", "fetch_max_wait_ms"):
+        with pytest.raises(KafkaConfigurationError, match=f"{name}: Value must be at least 0"):
+            cluster.consumer(TOPIC, **{name: -1})
