@@ -62,6 +62,7 @@ __all__ = [
     "quiz",
     "read_topic",
     "replica_table",
+    "send_every",
     "show",
     "topic_table",
     "truck_positions",
@@ -567,6 +568,15 @@ def keep_polling(consumers: Sequence[Any], ms: int, poll_ms: int = 500) -> list:
         if cluster.now_ms == before:  # every poll returned at once: let time move
             cluster.advance(min(poll_ms, deadline - cluster.now_ms))
     return out
+
+
+def send_every(producer: Any, topic: str, every_ms: int, count: int,
+               value: bytes = b"x" * 100) -> None:
+    """Schedule ``count`` sends of ``value`` on the simulated clock, one every
+    ``every_ms`` from now: records that arrive while a consumer waits in poll()."""
+    clock = producer.cluster.clock
+    for i in range(1, count + 1):
+        clock.call_later(i * every_ms, producer.send, topic, value)
 
 
 def _settled(consumer: Any) -> bool:

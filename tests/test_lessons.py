@@ -34,6 +34,7 @@ from minikafka.lessons import (
     producer_run,
     quiz,
     read_topic,
+    send_every,
     topic_table,
     truck_positions,
 )
@@ -129,6 +130,10 @@ def expect_08(o: dict) -> None:
     assert max(o["per_poll"]) == 50 and sum(o["per_poll"]) == 300
     assert o["big_records"]["100000"] == [1, 1, 1, 1, 1]
     assert o["big_records"]["1048576"][0] == 3
+    # fetch.min.bytes holds a fetch for enough bytes; fetch.max.wait.ms caps the wait.
+    assert o["long_poll"]["1"][0] == 1 and o["long_poll"]["1000"][0] == 6
+    assert o["long_poll"]["1000"][1] > 5 * o["long_poll"]["1"][1]
+    assert o["long_poll"]["100000"][1] >= 500
     assert o["seek_first"] == 5 and o["replayed_rounds"] == [25, 26, 27, 28, 29]
 
 
@@ -330,6 +335,21 @@ def test_producer_run_trades_latency_for_batches() -> None:
     assert quick["batches"] == 60 > patient["batches"]
     assert quick["avg latency ms"] < patient["avg latency ms"]
     assert producer_run(linger_ms=50, records=60, compression="gzip")["ratio"] > patient["ratio"]
+
+
+def test_send_every_sends_on_the_simulated_clock() -> None:
+    cluster = Cluster(brokers=1)
+    cluster.create_topic("status")
+    start = cluster.now_ms
+    send_every(cluster.producer(linger_ms=0), "status", every_ms=30, count=4, value=b"ok")
+    leader = cluster.leader_replica("status", 0)
+    assert leader.log_end_offset == 0  # nothing is sent before the clock moves
+    cluster.advance(100)
+    assert leader.log_end_offset == 3
+    cluster.advance(100)
+    records = read_topic(cluster, "status")[0]
+    assert [r.value for r in records] == [b"ok"] * 4
+    assert [r.timestamp - start for r in records] == [30, 60, 90, 120]
 
 
 def test_source_connector_resumes_from_its_stored_offset() -> None:
