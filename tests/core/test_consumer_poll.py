@@ -9,6 +9,8 @@ so the clock always moves.
 
 from __future__ import annotations
 
+import pytest
+from kafka.errors import KafkaConfigurationError
 from kafka.structs import TopicPartition
 
 from minikafka.cluster import Cluster
@@ -26,6 +28,20 @@ def _cluster(**kw) -> Cluster:
 def _produce_later(cluster: Cluster, delay_ms: int, value: bytes = b"late") -> None:
     producer = cluster.producer(linger_ms=0)
     cluster.clock.call_later(delay_ms, producer.send, TOPIC, value)
+
+
+def _count_fetches(cluster: Cluster) -> list[int]:
+    """The simulated times at which broker 1 is asked for records, from now on."""
+    fetches: list[int] = []
+    broker = cluster.brokers[1]
+    handle = broker.handle_fetch
+
+    def counting(*args):
+        fetches.append(cluster.now_ms)
+        return handle(*args)
+
+    broker.handle_fetch = counting
+    return fetches
 
 
 def _values(batch) -> list[bytes]:
@@ -48,15 +64,7 @@ def test_poll_with_fetch_max_wait_zero_times_out_without_spinning():
         cluster = _cluster(latency_ms=latency)
         consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest", fetch_max_wait_ms=0)
         start = cluster.now_ms
-        fetches = []
-        broker = cluster.brokers[1]
-        handle = broker.handle_fetch
-
-        def counting(*args, handle=handle, fetches=fetches, clock=cluster.clock):
-            fetches.append(clock.now_ms)
-            return handle(*args)
-
-        broker.handle_fetch = counting
+        fetches = _count_fetches(cluster)
         assert consumer.poll(timeout_ms=50) == {}
         assert cluster.now_ms == start + 50
         # Fetched again and again, but never twice in one simulated millisecond.
@@ -133,15 +141,7 @@ def test_one_fetch_per_partition_at_a_time_over_long_idle_polls():
     short a later fetch of the same partition at the same offset."""
     cluster = _cluster()
     consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest")
-    fetches = []
-    broker = cluster.brokers[1]
-    handle = broker.handle_fetch
-
-    def counting(*args):
-        fetches.append(cluster.now_ms)
-        return handle(*args)
-
-    broker.handle_fetch = counting
+    fetches = _count_fetches(cluster)
     start = cluster.now_ms
     for _ in range(4):
         assert consumer.poll(timeout_ms=60_000) == {}
@@ -230,23 +230,12 @@ def test_a_first_batch_larger_than_fetch_min_bytes_is_answered_at_once():
 def test_fetch_min_bytes_zero_answers_at_once_even_with_nothing_to_return():
     cluster = _cluster()
     consumer = cluster.consumer(TOPIC, auto_offset_reset="earliest", fetch_min_bytes=0)
-    fetches = []
-    broker = cluster.brokers[1]
-    handle = broker.handle_fetch
-
-    def counting(*args):
-        fetches.append(cluster.now_ms)
-        return handle(*args)
-
-    broker.handle_fetch = counting
+    fetches = _count_fetches(cluster)
     assert consumer.poll(timeout_ms=20) == {}
     assert len(fetches) > 2  # each empty answer came back at once, so it fetched again
 
 
 def test_negative_fetch_settings_are_rejected():
-    import pytest
-    from kafka.errors import KafkaConfigurationError
-
     cluster = _cluster()
     for name in ("fetch_min_bytes", "fetch_max_wait_ms"):
         with pytest.raises(KafkaConfigurationError, match=f"{name}: Value must be at least 0"):
