@@ -17,7 +17,12 @@ from kafka.protocol.admin import (
     ElectLeadersRequest,
     IncrementalAlterConfigsRequest,
 )
-from kafka.protocol.consumer import FetchRequest, FetchResponse, ListOffsetsRequest
+from kafka.protocol.consumer import (
+    FetchRequest,
+    FetchResponse,
+    ListOffsetsRequest,
+    OffsetForLeaderEpochRequest,
+)
 from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 from kafka.protocol.producer import (
     AddOffsetsToTxnRequest,
@@ -475,6 +480,49 @@ def test_list_offsets_special_and_timestamp_lookups(cluster):
     assert lookup(150) == (0, 1, 300)
     assert lookup(250, version=1) == (0, 1, 300)
     assert lookup(301) == (0, -1, -1)
+
+
+def test_partition_requests_need_the_leader_and_its_epoch(cluster):
+    """ListOffsets, OffsetForLeaderEpoch and DeleteRecords check the partition as Fetch
+    does: unknown topic or partition, not the leader, then the leader epoch (KIP-320)."""
+    leader = leader_of(cluster)
+    follower = Client(cluster, next(b for b in (1, 2, 3) if b != leader.session.broker_id))
+    epoch = cluster.describe_topic("t").partitions[0].leader_epoch
+
+    def list_offsets(topic, index, current=-1, via=leader):
+        L = ListOffsetsRequest.ListOffsetsTopic
+        request = ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[L(
+            name=topic, partitions=[L.ListOffsetsPartition(
+                partition_index=index, current_leader_epoch=current, timestamp=-1)])])
+        return via.call(request, 9).topics[0].partitions[0].error_code
+
+    def end_for_epoch(topic, index, current=-1, via=leader):
+        T = OffsetForLeaderEpochRequest.OffsetForLeaderTopic
+        request = OffsetForLeaderEpochRequest(replica_id=-1, topics=[T(
+            topic=topic, partitions=[T.OffsetForLeaderPartition(
+                partition=index, current_leader_epoch=current, leader_epoch=epoch)])])
+        return via.call(request, 4).topics[0].partitions[0].error_code
+
+    def delete(topic, index, via=leader):
+        D = DeleteRecordsRequest.DeleteRecordsTopic
+        request = DeleteRecordsRequest(timeout_ms=1000, topics=[D(
+            name=topic, partitions=[D.DeleteRecordsPartition(partition_index=index, offset=0)])])
+        return via.call(request, 2).topics[0].partitions[0].error_code
+
+    for ask in (list_offsets, end_for_epoch, delete):
+        assert ask("t", 0) == 0
+        assert ask("gone", 0) == UNKNOWN_TOPIC
+        assert ask("t", 9) == UNKNOWN_TOPIC
+        assert ask("t", 0, via=follower) == NOT_LEADER
+    cluster.create_topic("e", replication_factor=3)
+    old = cluster.describe_topic("e").partitions[0]
+    cluster.stop_broker(old.leader)
+    new = cluster.describe_topic("e").partitions[0]
+    now = Client(cluster, new.leader)
+    for ask in (list_offsets, end_for_epoch):
+        assert ask("e", 0, new.leader_epoch, via=now) == 0
+        assert ask("e", 0, new.leader_epoch + 1, via=now) == 75  # UNKNOWN_LEADER_EPOCH
+        assert ask("e", 0, old.leader_epoch, via=now) == 74  # FENCED_LEADER_EPOCH
 
 
 def test_metadata_lists_brokers_racks_and_creates_topics_on_request(cluster):

@@ -12,7 +12,7 @@ from kafka.protocol.admin import DeleteRecordsRequest, DeleteRecordsResponse
 
 from ...core import errors
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import led_replica, serving_broker
 
 API_KEY = 21
 MIN_VERSION = 0
@@ -51,17 +51,13 @@ def handle(ctx: RequestContext, request: DeleteRecordsRequest) -> DeleteRecordsR
     topics = cluster.controller.topics
     out = []
     for topic in request.topics:
-        meta = topics.get(topic.name)
         answers = []
         for wanted in topic.partitions:
             index = wanted.partition_index
             tp = (topic.name, index)
-            replica = broker.replicas.get(tp)
-            if meta is None or not 0 <= index < len(meta.partitions):
-                code, low = errors.UNKNOWN_TOPIC_OR_PARTITION, -1
-            elif replica is None or not replica.is_leader:
-                code, low = errors.NOT_LEADER_OR_FOLLOWER, -1
-            else:
+            code, replica = led_replica(broker, topics, topic.name, index)
+            low = -1
+            if replica is not None:
                 code, low = _delete(cluster, replica, tp, wanted.offset)
             answers.append(_Partition(partition_index=index, low_watermark=low, error_code=code))
         out.append(_Topic(name=topic.name, partitions=answers))

@@ -25,7 +25,7 @@ from ...core import errors
 from ..batches import write_batch
 from ..fetch_response import PartitionData, encode_fetch_response
 from ..registry import Deferred, RequestContext
-from ._common import current_leader, node_endpoints, serving_broker, topic_name_for_id
+from ._common import current_leader, led_replica, node_endpoints, serving_broker, topic_name_for_id
 
 API_KEY = 1
 MIN_VERSION = 4
@@ -43,16 +43,9 @@ READ_COMMITTED = 1
 def _partition(broker, topics, name: str, wanted, read_committed: bool, budget: int,
                version: int) -> PartitionData:
     index = wanted.partition
-    replica = broker.replicas.get((name, index))
-    if replica is None or not replica.is_leader:
-        meta = topics.get(name)
-        known = meta is not None and 0 <= index < len(meta.partitions)
-        return PartitionData(index, errors.NOT_LEADER_OR_FOLLOWER if known
-                             else errors.UNKNOWN_TOPIC_OR_PARTITION)
-    epoch = wanted.current_leader_epoch if version >= 9 else -1
-    if epoch >= 0 and epoch != replica.leader_epoch:
-        code = errors.FENCED_LEADER_EPOCH if epoch < replica.leader_epoch \
-            else errors.UNKNOWN_LEADER_EPOCH
+    code, replica = led_replica(broker, topics, name, index,
+                                wanted.current_leader_epoch if version >= 9 else -1)
+    if replica is None:
         return PartitionData(index, code)
     hw = replica.high_watermark
     lso = replica.last_stable_offset

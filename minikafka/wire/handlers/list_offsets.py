@@ -14,7 +14,7 @@ from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
 
 from ...core import errors
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import led_replica, serving_broker
 
 API_KEY = 2
 MIN_VERSION = 1
@@ -82,24 +82,16 @@ def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsRespo
     topics = cluster.controller.topics
     out = []
     for topic in request.topics:
-        meta = topics.get(topic.name)
         answers = []
         for wanted in topic.partitions:
             index = wanted.partition_index
             answer = _Partition(partition_index=index, error_code=errors.NONE, timestamp=-1,
                                 offset=-1, leader_epoch=-1)
             answers.append(answer)
-            replica = broker.replicas.get((topic.name, index))
-            if meta is None or not 0 <= index < len(meta.partitions):
-                answer.error_code = errors.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            if replica is None or not replica.is_leader:
-                answer.error_code = errors.NOT_LEADER_OR_FOLLOWER
-                continue
-            epoch = wanted.current_leader_epoch if version >= 4 else -1
-            if epoch >= 0 and epoch != replica.leader_epoch:
-                answer.error_code = errors.FENCED_LEADER_EPOCH \
-                    if epoch < replica.leader_epoch else errors.UNKNOWN_LEADER_EPOCH
+            answer.error_code, replica = led_replica(
+                broker, topics, topic.name, index,
+                wanted.current_leader_epoch if version >= 4 else -1)
+            if replica is None:
                 continue
             answer.timestamp, answer.offset, answer.leader_epoch = _lookup(
                 replica, wanted.timestamp, read_committed)

@@ -12,7 +12,7 @@ from kafka.protocol.consumer import OffsetForLeaderEpochRequest, OffsetForLeader
 
 from ...core import errors
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import led_replica, serving_broker
 
 API_KEY = 23
 MIN_VERSION = 2
@@ -29,23 +29,15 @@ def handle(ctx: RequestContext,
     topics = cluster.controller.topics
     out = []
     for topic in request.topics:
-        meta = topics.get(topic.topic)
         answers = []
         for wanted in topic.partitions:
             index = wanted.partition
             answer = _Partition(error_code=errors.NONE, partition=index, leader_epoch=-1,
                                 end_offset=-1)
             answers.append(answer)
-            replica = broker.replicas.get((topic.topic, index))
-            if meta is None or not 0 <= index < len(meta.partitions):
-                answer.error_code = errors.UNKNOWN_TOPIC_OR_PARTITION
-            elif replica is None or not replica.is_leader:
-                answer.error_code = errors.NOT_LEADER_OR_FOLLOWER
-            elif 0 <= wanted.current_leader_epoch != replica.leader_epoch:
-                answer.error_code = errors.FENCED_LEADER_EPOCH \
-                    if wanted.current_leader_epoch < replica.leader_epoch \
-                    else errors.UNKNOWN_LEADER_EPOCH
-            else:
+            answer.error_code, replica = led_replica(broker, topics, topic.topic, index,
+                                                     wanted.current_leader_epoch)
+            if replica is not None:
                 answer.leader_epoch, answer.end_offset = \
                     replica.log.end_offset_for_epoch(wanted.leader_epoch)
         out.append(_Topic(topic=topic.topic, partitions=answers))
