@@ -280,11 +280,16 @@ class PartitionLog:
             return 0
         si, bi = self._locate(offset)
         size = 0
-        for seg in self.segments[si:]:
-            for batch in seg.batches[bi:]:
+        segments = self.segments
+        while si < len(segments):
+            batches = segments[si].batches
+            while bi < len(batches):
+                batch = batches[bi]
                 if batch.last_offset >= max_offset or size >= enough:
                     return size
                 size += batch.size_bytes
+                bi += 1
+            si += 1
             bi = 0
         return size
 

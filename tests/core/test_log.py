@@ -42,6 +42,19 @@ def test_segments_roll_by_bytes_and_indexes_are_sparse():
     assert [b.base_offset for b in log.read(555, 2000)][0] == 550
 
 
+def test_bytes_ready_counts_whole_batches_below_the_limit_across_segments():
+    log = filled([10] * 200, segment_bytes=10_000)
+    assert len(log.segments) > 2
+    sizes = [b.size_bytes for b in log.batches()]
+    everything = sum(sizes)
+    assert log.bytes_ready(0, log.log_end_offset, everything + 1) == everything
+    # From inside a batch: that batch counts whole, as the fetch would return it.
+    assert log.bytes_ready(15, 40, everything) == sum(sizes[1:4])
+    # It stops counting once `enough` is reached.
+    assert log.bytes_ready(0, log.log_end_offset, 1) == sizes[0]
+    assert log.bytes_ready(40, 40, 1) == 0 and log.bytes_ready(0, 5, 1) == 0
+
+
 def test_truncate_drops_whole_batches_and_later_epochs():
     log = filled([3, 3, 3], epochs=[0, 1, 2])
     assert log.epochs == [(0, 0), (1, 3), (2, 6)]
