@@ -255,43 +255,37 @@ class PartitionLog:
         out: list[RecordBatch] = []
         if offset >= max_offset:
             return out
-        si, bi = self._locate(offset)
         size = 0
-        segments = self.segments
-        while si < len(segments):
-            batches = segments[si].batches
-            while bi < len(batches):
-                batch = batches[bi]
-                if batch.last_offset >= max_offset:
-                    return out
-                size += batch.size_bytes
-                if out and size > max_bytes:
-                    return out
-                out.append(batch)
-                bi += 1
-            si += 1
-            bi = 0
+        for batch in self._batches_from(offset):
+            if batch.last_offset >= max_offset:
+                break
+            size += batch.size_bytes
+            if out and size > max_bytes:
+                break
+            out.append(batch)
         return out
 
     def bytes_ready(self, offset: int, max_offset: int, enough: int) -> int:
         """Bytes of the batches holding offsets from `offset` below max_offset, counted
         until `enough` (what a delayed fetch compares with fetch.min.bytes)."""
-        if offset >= max_offset:
-            return 0
-        si, bi = self._locate(offset)
         size = 0
+        for batch in self._batches_from(offset):
+            if batch.last_offset >= max_offset or size >= enough:
+                break
+            size += batch.size_bytes
+        return size
+
+    def _batches_from(self, offset: int) -> Iterator[RecordBatch]:
+        """The batches in offset order, from the one holding `offset` (by index: no
+        copies of a segment's batch list)."""
+        si, bi = self._locate(offset)
         segments = self.segments
         while si < len(segments):
             batches = segments[si].batches
-            while bi < len(batches):
-                batch = batches[bi]
-                if batch.last_offset >= max_offset or size >= enough:
-                    return size
-                size += batch.size_bytes
-                bi += 1
+            for i in range(bi, len(batches)):
+                yield batches[i]
             si += 1
             bi = 0
-        return size
 
     def batches(self) -> Iterator[RecordBatch]:
         for seg in self.segments:
