@@ -365,15 +365,13 @@ class Broker:
                                   log_start_offset=replica.log_start_offset))
             return
         limit = replica.last_stable_offset if read_committed else replica.high_watermark
-        if max_wait_ms <= 0 or min_bytes <= 0 or (offset < limit and min_bytes == 1):
-            respond(self._consumer_response(replica, offset, limit, max_bytes))
+        # Kafka answers at once when told not to wait, or when what it read (the first
+        # batch whole) is min_bytes or more.
+        batches = replica.log.read(offset, limit, max_bytes)
+        if max_wait_ms <= 0 or min_bytes <= 0 or \
+                sum(b.size_bytes for b in batches) >= min_bytes:
+            respond(self._consumer_response(replica, offset, limit, max_bytes, batches))
             return
-        if min_bytes > 1:
-            # Kafka answers at once when what it read (the first batch whole) is enough.
-            batches = replica.log.read(offset, limit, max_bytes)
-            if sum(b.size_bytes for b in batches) >= min_bytes:
-                respond(self._consumer_response(replica, offset, limit, max_bytes, batches))
-                return
         waiters = self.consumer_waiters.setdefault(tp, [])
         entry = [offset, max_bytes, read_committed, respond, None, min_bytes]
         entry[4] = self.sim.clock.call_later(max_wait_ms, self._expire_consumer_fetch, tp, entry)
