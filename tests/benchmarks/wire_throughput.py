@@ -4,9 +4,12 @@
 
 For each broker (a single node each, a 1-partition topic made fresh for every run):
 kcat produces then consumes --records x --size-byte records, and kafka-python
-produces then consumes --kp-records. Rates are the median of --runs runs; the ratio
-is minikafka / Tansu (above 1: minikafka is faster). The broker's CPU seconds per
-phase (from /proc) show which side was the bottleneck.
+produces then consumes --kp-records. Every phase runs on both brokers back to back
+(which goes first alternates), so each run gives a pair of rounds per phase. Rates
+are the median of --runs runs; the ratios are minikafka / Tansu (above 1: minikafka
+is faster), both of the two medians and "paired": the median and range of each
+pair's own ratio, which leaves out the machine's drift between runs. The broker's
+CPU seconds per phase (from /proc) show which side was the bottleneck.
 
 kcat consumes five times:
 
@@ -264,6 +267,28 @@ def waited(phase: str) -> str:
     return "fetch wait, s" if phase.startswith("kcat") else "request latency, ms"
 
 
+def run_steps(bootstrap: str, topic: str, args: argparse.Namespace, work: Path, data: Path,
+              env: dict, jemalloc: dict) -> dict[str, tuple[int, Callable[[], float | None]]]:
+    """Each phase of one run against one broker: (records, the step). Makes the run's
+    topics: `topic` for kcat, `topic`-kp for kafka-python."""
+    create_topic(bootstrap, topic)
+    create_topic(bootstrap, topic + "-kp")
+    consume = partial(kcat_consume, bootstrap, topic, work / "out.txt", args.records, args.size)
+    return {
+        "kcat produce": (args.records, partial(kcat_produce, bootstrap, topic, data, env)),
+        "kcat consume (client defaults)": (args.records, partial(consume, env)),
+        "kcat consume": (args.records, partial(consume, env, NO_QUEUE_PAUSE)),
+        "kcat consume 5 MiB": (args.records, partial(consume, env, NO_QUEUE_PAUSE + FIVE_MIB)),
+        "kcat consume (jemalloc)": (args.records, partial(consume, jemalloc, NO_QUEUE_PAUSE)),
+        "kcat consume 5 MiB (jemalloc)": (args.records, partial(
+            consume, jemalloc, NO_QUEUE_PAUSE + FIVE_MIB)),
+        "kafka-python produce": (args.kp_records, partial(
+            kafka_python_produce, bootstrap, topic + "-kp", args.kp_records, args.size)),
+        "kafka-python consume": (args.kp_records, partial(
+            kafka_python_consume, bootstrap, topic + "-kp", args.kp_records)),
+    }
+
+
 # -- main ------------------------------------------------------------------------------
 
 
@@ -298,36 +323,17 @@ def main() -> int:
         with contextlib.ExitStack() as stack:
             running = {name: stack.enter_context(broker(name, tansu, work / f"{name}.log"))
                        for name in brokers}
-            # Runs alternate between the brokers, and which goes first, so that drift
-            # in the machine's load (2 shared cores here) and any warm-up from the
-            # other's run fall on both alike.
             for run in range(args.runs):
-                for name in (brokers if run % 2 == 0 else brokers[::-1]):
-                    bootstrap, proc = running[name]
-                    topic = f"bench-{run}"
-                    create_topic(bootstrap, topic)
-                    create_topic(bootstrap, topic + "-kp")
-                    consume = partial(kcat_consume, bootstrap, topic, work / "out.txt",
-                                      args.records, args.size)
-                    steps = {
-                        "kcat produce": (args.records, partial(
-                            kcat_produce, bootstrap, topic, data, env)),
-                        "kcat consume (client defaults)": (args.records, partial(consume, env)),
-                        "kcat consume": (args.records, partial(consume, env, NO_QUEUE_PAUSE)),
-                        "kcat consume 5 MiB": (args.records, partial(
-                            consume, env, NO_QUEUE_PAUSE + FIVE_MIB)),
-                        "kcat consume (jemalloc)": (args.records, partial(
-                            consume, jemalloc, NO_QUEUE_PAUSE)),
-                        "kcat consume 5 MiB (jemalloc)": (args.records, partial(
-                            consume, jemalloc, NO_QUEUE_PAUSE + FIVE_MIB)),
-                        "kafka-python produce": (args.kp_records, partial(
-                            kafka_python_produce, bootstrap, topic + "-kp", args.kp_records,
-                            args.size)),
-                        "kafka-python consume": (args.kp_records, partial(
-                            kafka_python_consume, bootstrap, topic + "-kp", args.kp_records)),
-                    }
-                    for phase in phases:
-                        count, fn = steps[phase]
+                # Each phase runs on one broker and then at once on the other, and which
+                # goes first alternates between runs, so that drift in the machine's load
+                # (2 shared cores here) falls on both brokers of a pair alike.
+                order = brokers if run % 2 == 0 else brokers[::-1]
+                steps = {name: run_steps(running[name][0], f"bench-{run}", args, work, data,
+                                         env, jemalloc) for name in order}
+                for phase in phases:
+                    for name in order:
+                        proc = running[name][1]
+                        count, fn = steps[name][phase]
                         wall, cpu, wait = timed(proc, fn)
                         rates.setdefault((name, phase), []).append(count / wall)
                         cpus.setdefault((name, phase), []).append(cpu / wall)
@@ -339,12 +345,17 @@ def main() -> int:
                               flush=True)
         print()
         print(f"{'phase':<31} " + " ".join(f"{b + ' rec/s':>18}" for b in brokers)
-              + ("   ratio minikafka/tansu" if len(brokers) == 2 else ""))
+              + ("   ratio minikafka/tansu: of the medians, paired (median, range)"
+                 if len(brokers) == 2 else ""))
         for phase in phases:
             medians = [statistics.median(rates[(b, phase)]) for b in brokers]
             row = f"{phase:<31} " + " ".join(f"{m:>18,.0f}" for m in medians)
             if len(brokers) == 2:
-                row += f"   {medians[0] / medians[1]:>10.2f}"
+                # A run's two rounds of a phase ran back to back: their ratio leaves
+                # out the drift between runs.
+                paired = [m / t for m, t in zip(*(rates[(b, phase)] for b in brokers))]
+                row += (f"   {medians[0] / medians[1]:>10.2f} {statistics.median(paired):>10.2f}"
+                        f"  ({min(paired):.2f}-{max(paired):.2f})")
             print(row)
         print(f"\n{'waiting on the broker (median)':<52} " + " ".join(f"{b:>10}" for b in brokers)
               + ("   ratio tansu/minikafka" if len(brokers) == 2 else ""))
