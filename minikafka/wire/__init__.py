@@ -27,7 +27,6 @@ from .registry import (
     SessionOutput,
     default_registry,
     exchange,
-    supported_range,
 )
 from .server import WireServer
 
@@ -53,5 +52,4 @@ __all__ = [
     "encode_request",
     "encode_response",
     "exchange",
-    "supported_range",
 ]

@@ -4,6 +4,7 @@ next to their classic int16/int32-length forms."""
 from __future__ import annotations
 
 from struct import Struct
+from uuid import UUID
 
 __all__ = ["I16", "I32", "I64", "NodeEndpoint", "Reader", "array_len", "leader_tag",
            "node_endpoints_tag", "nullable_string", "uvarint"]
@@ -77,6 +78,10 @@ class Reader:
 
     def int32(self) -> int:
         return I32.unpack_from(self.buf, self._take(4))[0]
+
+    def uuid(self) -> UUID:
+        start = self._take(16)
+        return UUID(bytes=bytes(self.buf[start:start + 16]))
 
     def uvarint(self) -> int:
         value = shift = 0

@@ -1,14 +1,17 @@
-"""ProduceRequest v3-v12 bodies in and ProduceResponse bodies out, by hand.
+"""ProduceRequest v3-v13 bodies in and ProduceResponse bodies out, by hand.
 
 Produce is the hot path of every producer: kafka-python's generic decoder and the
 response objects cost ~150 us per request, several times the broker's own work.
 This reads the few fields Produce has straight off the frame and writes the
-answer with struct. Tests check both against kafka-python byte for byte.
+answer with struct. Tests check both against kafka-python byte for byte. From v13
+topics go by id (KIP-516), both ways: a request's topic then has `topic_id` and no
+name, and the response names it by that id again.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from struct import Struct
+from uuid import UUID
 
 from .compact import (
     I32,
@@ -25,6 +28,7 @@ __all__ = ["PartitionProduceData", "ProduceRequestData", "TopicProduceData", "de
 
 _FLEXIBLE = 9
 _LEADER_HINTS = 10
+TOPIC_IDS = 13
 _HEAD = Struct(">hi")  # acks, timeout_ms
 _PARTITION = Struct(">ihqq")  # index, error_code, base_offset, log_append_time_ms
 _Q = Struct(">q")
@@ -38,8 +42,9 @@ class PartitionProduceData:
 
 @dataclass(slots=True)
 class TopicProduceData:
-    name: str
+    name: str | None  # None from v13: the topic goes by topic_id
     partition_data: list[PartitionProduceData]
+    topic_id: UUID | None = None
 
 
 @dataclass(slots=True)
@@ -63,10 +68,14 @@ def decode(body: memoryview, version: int) -> ProduceRequestData:
     transactional_id = r.string(flexible)
     acks, timeout_ms = _HEAD.unpack_from(body, r._take(6))
     topics = []
+    by_id = version >= TOPIC_IDS
     for _ in range(r.length(flexible, True)):
-        name = r.string(flexible)
-        if name is None:
-            raise ValueError("null topic name")
+        if by_id:
+            name, topic_id = None, r.uuid()
+        else:
+            name, topic_id = r.string(flexible), None
+            if name is None:
+                raise ValueError("null topic name")
         partitions = []
         for _ in range(r.length(flexible, True)):
             index = r.int32()
@@ -75,26 +84,28 @@ def decode(body: memoryview, version: int) -> ProduceRequestData:
                 r.skip_tags()
         if flexible:
             r.skip_tags()
-        topics.append(TopicProduceData(name, partitions))
+        topics.append(TopicProduceData(name, partitions, topic_id))
     if flexible:
         r.skip_tags()
     return ProduceRequestData(transactional_id, acks, timeout_ms, topics, version)
 
 
-def encode_produce_response(version: int, topics: list[tuple[str, list[tuple]]],
+def encode_produce_response(version: int, topics: list[tuple[str | UUID, list[tuple]]],
                             throttle_time_ms: int = 0,
-                            leaders: dict[tuple[str, int], tuple[int, int]] | None = None,
+                            leaders: dict[tuple[str | UUID, int], tuple[int, int]] | None = None,
                             node_endpoints: list[NodeEndpoint] | None = None) -> bytes:
-    """The body at `version` (3-12). Each partition is (index, error_code, base_offset,
-    log_append_time_ms, log_start_offset, error_message). From v10, `leaders` gives
-    (leader id, epoch) for partitions answered NOT_LEADER_OR_FOLLOWER, and
+    """The body at `version` (3-13). Each topic is (name, or from v13 its id, partitions);
+    each partition is (index, error_code, base_offset, log_append_time_ms,
+    log_start_offset, error_message). From v10, `leaders` gives (leader id, epoch) for
+    partitions answered NOT_LEADER_OR_FOLLOWER, keyed like the topics, and
     `node_endpoints` where those leaders listen (KIP-951's tagged fields)."""
     hints = leaders if leaders and version >= _LEADER_HINTS else {}
     flexible = version >= _FLEXIBLE
     out = [array_len(len(topics), flexible)]
     put = out.append
+    by_id = version >= TOPIC_IDS
     for name, partitions in topics:
-        put(nullable_string(name, flexible))
+        put(name.bytes if by_id else nullable_string(name, flexible))
         put(array_len(len(partitions), flexible))
         for index, code, base, append_time, start, message in partitions:
             put(_PARTITION.pack(index, code, base, append_time))

@@ -57,16 +57,10 @@ __all__ = [
     "SessionStats",
     "default_registry",
     "exchange",
-    "supported_range",
     "valid_client_software",
 ]
 
 log = logging.getLogger("minikafka.wire")
-
-# Produce v13+ names topics by id; the clients this course uses send v12 or older
-# (librdkafka 2.16 sends v10), so Produce is served up to v12.
-_TOPIC_ID_FLOOR = {0: 13}
-
 
 # KIP-511: ClientSoftwareName/Version must match this (Kafka's ApiVersionsRequest.isValid).
 _SOFTWARE_RE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
@@ -75,14 +69,6 @@ _SOFTWARE_RE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 def valid_client_software(name: str | None, version: str | None) -> bool:
     """True if both strings are what Kafka accepts in ApiVersions v3+."""
     return bool(name and version and _SOFTWARE_RE.fullmatch(name) and _SOFTWARE_RE.fullmatch(version))
-
-
-def supported_range(api_key: int) -> tuple[int, int]:
-    """Kafka 4.x's (min, max) for `api_key`, Produce capped at v12."""
-    low, high = kafka_version_range(api_key)
-    if api_key in _TOPIC_ID_FLOOR:
-        high = min(high, _TOPIC_ID_FLOOR[api_key] - 1)
-    return low, high
 
 
 @dataclass(slots=True)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import struct
+import uuid
 
 import pytest
 from hypothesis import given, settings
@@ -33,7 +34,6 @@ from minikafka.wire import (
     encode_request,
     encode_response,
     exchange,
-    supported_range,
 )
 from minikafka.wire.codec import kafka_version_range, request_class, response_class
 from minikafka.wire.handlers import api_versions
@@ -134,7 +134,8 @@ def test_every_request_class_and_version_round_trips(key, version):
 
 def produce(version: int) -> ProduceRequest:
     partition = ProduceRequest.TopicProduceData.PartitionProduceData(index=2, records=b"\x00" * 61 + b"batch")
-    topic = ProduceRequest.TopicProduceData(name="orders", partition_data=[partition])
+    topic = ProduceRequest.TopicProduceData(name="orders", topic_id=uuid.UUID(int=7),  # v13+
+                                            partition_data=[partition])
     return ProduceRequest(version=version, transactional_id=None, acks=-1, timeout_ms=1500, topic_data=[topic])
 
 
@@ -235,8 +236,7 @@ def test_kafka_minimums_come_from_the_specs():
     assert kafka_version_range(3)[0] == 0  # Metadata
     assert kafka_version_range(18) == (0, 4)  # ApiVersions
     assert ProduceRequest.min_version == 0
-    assert supported_range(0) == (3, 12) and supported_range(1) == (4, 18)
-    assert supported_range(3) == kafka_version_range(3)
+    assert kafka_version_range(0) == (3, 13) and kafka_version_range(1) == (4, 18)
 
 
 # -- response encoding ---------------------------------------------------------
@@ -339,10 +339,10 @@ def test_api_versions_lists_exactly_the_registry():
     first = ApiVersionsResponse[4].decode(frames(run(api_versions_frame(4), registry).data)[0], header=True)
     assert [(a.api_key, a.min_version, a.max_version) for a in first.api_keys] == [(18, 0, 4)]
     registry.register(3, lambda ctx, req: MetadataResponse(brokers=[], topics=[]), 0, 12)
-    registry.register(0, lambda ctx, req: None, *supported_range(0))
+    registry.register(0, lambda ctx, req: None, *kafka_version_range(0))
     second = ApiVersionsResponse[4].decode(frames(run(api_versions_frame(4), registry).data)[0], header=True)
     assert [(a.api_key, a.min_version, a.max_version) for a in second.api_keys] == [
-        (0, 3, 12), (3, 0, 12), (18, 0, 4)]
+        (0, 3, 13), (3, 0, 12), (18, 0, 4)]
 
 
 # -- registry ------------------------------------------------------------------

@@ -60,7 +60,7 @@ SEEDS = [
     for version in range(kafka_version_range(key)[0], kafka_version_range(key)[1] + 1)
 ] + [
     encode_request(build(version), 7, "fuzz-content")
-    for build, versions in ((produce, (3, 9, 12)), (fetch, (4, 12)), (metadata, (0, 12)), (list_offsets, (1, 9)))
+    for build, versions in ((produce, (3, 9, 12, 13)), (fetch, (4, 12)), (metadata, (0, 12)), (list_offsets, (1, 9)))
     for version in versions
 ]
 

@@ -95,9 +95,10 @@ def build(values, *, codec=0, producer_id=-1, epoch=-1, sequence=-1, txn=False,
     return bytes(builder.build())
 
 
-def produce(topic, partition, records, acks=1, txn_id=None) -> ProduceRequest:
+def produce(topic, partition, records, acks=1, txn_id=None, topic_id=None) -> ProduceRequest:
+    """A producer's request for one partition; v13+ sends `topic_id` in place of the name."""
     return ProduceRequest(transactional_id=txn_id, acks=acks, timeout_ms=5000, topic_data=[
-        _Produce(name=topic, partition_data=[
+        _Produce(name=topic, topic_id=topic_id, partition_data=[
             _Produce.PartitionProduceData(index=partition, records=records)])])
 
 
@@ -138,7 +139,7 @@ def leader_of(cluster: Cluster, topic: str = "t", partition: int = 0) -> Client:
 
 def test_default_registry_advertises_every_handler_module():
     assert dict(REGISTRY.version_ranges()) == {
-        0: (3, 12), 1: (4, 18), 2: (1, 11), 3: (0, 13), 8: (2, 9), 9: (1, 9), 10: (0, 6),
+        0: (3, 13), 1: (4, 18), 2: (1, 11), 3: (0, 13), 8: (2, 9), 9: (1, 9), 10: (0, 6),
         11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 18: (0, 4),
         19: (2, 7), 20: (1, 6), 21: (0, 2), 22: (0, 5), 23: (2, 4), 24: (0, 5), 25: (0, 4),
         26: (0, 5), 28: (0, 5), 32: (1, 4), 35: (1, 5), 37: (0, 3), 42: (0, 2), 43: (0, 2),
@@ -426,6 +427,28 @@ def test_a_moved_partition_names_its_leader_to_fetch_v16_and_produce_v10():
     assert not old_fetch.node_endpoints
     old_produce = other.call(produce("t", 0, build([b"x"])), 9).responses[0]
     assert old_produce.partition_responses[0].error_code == 6
+    # Produce v13 names the topic by id, and so does the hint's answer.
+    [by_id] = other.call(produce(None, 0, build([b"x"]), topic_id=topic_id), 13).responses
+    assert by_id.topic_id == topic_id and by_id.partition_responses[0].error_code == 6
+    hint = by_id.partition_responses[0].current_leader
+    assert (hint.leader_id, hint.leader_epoch) == (leader, epoch)
+
+
+@pytest.mark.parametrize("acks", [1, -1])
+def test_produce_v13_names_topics_by_id(cluster, acks):
+    client = leader_of(cluster)
+    topic_id = uuid.UUID(cluster.describe_topic("t").topic_id)
+    sent = build([b"by-id", b"again"])
+    [topic] = client.call(produce(None, 0, sent, acks=acks, topic_id=topic_id), 13).responses
+    assert (topic.topic_id, topic.partition_responses[0].error_code,
+            topic.partition_responses[0].base_offset) == (topic_id, 0, 0)
+    fetched = client.call(fetch("t", 0, 0), 12).responses[0].partitions[0]
+    assert [b[16:] for b in batches_of(fetched.records)] == [sent[16:]]
+    unknown = uuid.uuid4()
+    [topic] = client.call(produce(None, 0, build([b"lost?"]), acks=acks, topic_id=unknown),
+                          13).responses
+    assert (topic.topic_id, topic.partition_responses[0].error_code) == (unknown, 100)
+    assert cluster.leader_replica("t", 0).log.log_end_offset == 2  # nothing appended
 
 
 @pytest.mark.parametrize("version", [13, 16, 18])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import struct
+import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,16 +21,20 @@ from .test_handlers import build, fetch, produce
 _T = ProduceRequest.TopicProduceData
 
 
+ALPHA, BETA = uuid.UUID(int=0xA1FA), uuid.UUID(int=0xBE7A)
+
+
 def sample_request(txn_id: str | None) -> ProduceRequest:
+    # Both a name and an id: the encoder writes the one the version has.
     return ProduceRequest(transactional_id=txn_id, acks=-1, timeout_ms=1234, topic_data=[
-        _T(name="alpha", partition_data=[
+        _T(name="alpha", topic_id=ALPHA, partition_data=[
             _T.PartitionProduceData(index=0, records=build([b"a", b"b"])),
             _T.PartitionProduceData(index=3, records=None)]),
-        _T(name="beta-é", partition_data=[
+        _T(name="beta-é", topic_id=BETA, partition_data=[
             _T.PartitionProduceData(index=1, records=build([b"c"], codec=1))])])
 
 
-@pytest.mark.parametrize("version", range(3, 13))
+@pytest.mark.parametrize("version", range(3, 14))
 @pytest.mark.parametrize("txn_id", [None, "tx-1"])
 def test_produce_request_decoding_matches_kafka_python(version, txn_id):
     frame = encode_request(sample_request(txn_id), 5, "c", version=version)
@@ -39,8 +44,12 @@ def test_produce_request_decoding_matches_kafka_python(version, txn_id):
     theirs = ProduceRequest.decode(body, version=version)
     assert (ours.transactional_id, ours.acks, ours.timeout_ms) == (
         theirs.transactional_id, theirs.acks, theirs.timeout_ms)
-    assert [(t.name, [(p.index, p.records) for p in t.partition_data]) for t in ours.topic_data] \
-        == [(t.name, [(p.index, p.records) for p in t.partition_data]) for t in theirs.topic_data]
+    by_id = version >= 13  # KIP-516: the id in place of the name
+    assert [(t.name, t.topic_id, [(p.index, p.records) for p in t.partition_data])
+            for t in ours.topic_data] == [
+        (None if by_id else t.name, t.topic_id if by_id else None,
+         [(p.index, p.records) for p in t.partition_data]) for t in theirs.topic_data]
+    assert [t.topic_id for t in ours.topic_data] == ([ALPHA, BETA] if by_id else [None, None])
 
 
 def test_tagged_fields_are_skipped():
@@ -52,38 +61,42 @@ def test_tagged_fields_are_skipped():
     assert uvarint(300) == b"\xac\x02"
 
 
-@pytest.mark.parametrize("version", range(3, 13))
+@pytest.mark.parametrize("version", range(3, 14))
 def test_produce_response_encoding_matches_kafka_python(version):
-    answers = [("alpha", [(0, 0, 42, -1, 7, None), (3, 6, -1, -1, -1, "not the leader")]),
-               ("beta", [(1, 0, 0, 1_700_000_000_000, 0, None)])]
+    alpha, beta = (ALPHA, BETA) if version >= 13 else ("alpha", "beta")
+    answers = [(alpha, [(0, 0, 42, -1, 7, None), (3, 6, -1, -1, -1, "not the leader")]),
+               (beta, [(1, 0, 0, 1_700_000_000_000, 0, None)])]
     _R = ProduceResponse.TopicProduceResponse
     _P = _R.PartitionProduceResponse
+    named = (lambda key: {"topic_id": key}) if version >= 13 else (lambda key: {"name": key})
     expected = ProduceResponse(version=version, throttle_time_ms=0, responses=[
-        _R(name=name, partition_responses=[
+        _R(**named(name), partition_responses=[
             _P(index=i, error_code=c, base_offset=b, log_append_time_ms=t, log_start_offset=s,
                record_errors=[], error_message=m) for i, c, b, t, s, m in parts])
         for name, parts in answers])
     assert encode_produce_response(version, answers) == bytes(expected.encode())
 
 
-@pytest.mark.parametrize("version", [9, 10, 12])
+@pytest.mark.parametrize("version", [9, 10, 12, 13])
 def test_produce_response_leader_hints_match_kafka_python(version):
     # KIP-951 (v10+): a partition answered NOT_LEADER_OR_FOLLOWER names its leader.
-    answers = [("alpha", [(0, 0, 42, -1, 7, None), (3, 6, -1, -1, -1, None)])]
+    alpha = ALPHA if version >= 13 else "alpha"
+    answers = [(alpha, [(0, 0, 42, -1, 7, None), (3, 6, -1, -1, -1, None)])]
     endpoints = [(2, "127.0.0.1", 9093, "rack-b")]
     _R = ProduceResponse.TopicProduceResponse
     _P = _R.PartitionProduceResponse
     hinted = version >= 10
     moved = {"current_leader": _P.LeaderIdAndEpoch(leader_id=2, leader_epoch=5)} if hinted else {}
+    named = {"topic_id": ALPHA} if version >= 13 else {"name": "alpha"}
     expected = ProduceResponse(version=version, throttle_time_ms=0, responses=[
-        _R(name="alpha", partition_responses=[
+        _R(**named, partition_responses=[
             _P(index=0, error_code=0, base_offset=42, log_append_time_ms=-1, log_start_offset=7,
                record_errors=[], error_message=None),
             _P(index=3, error_code=6, base_offset=-1, log_append_time_ms=-1, log_start_offset=-1,
                record_errors=[], error_message=None, **moved)])],
         **({"node_endpoints": [ProduceResponse.NodeEndpoint(
             node_id=2, host="127.0.0.1", port=9093, rack="rack-b")]} if hinted else {}))
-    body = encode_produce_response(version, answers, leaders={("alpha", 3): (2, 5)},
+    body = encode_produce_response(version, answers, leaders={(alpha, 3): (2, 5)},
                                    node_endpoints=endpoints)
     assert body == bytes(expected.encode())
     decoded = ProduceResponse.decode(body, version=version)
@@ -93,12 +106,13 @@ def test_produce_response_leader_hints_match_kafka_python(version):
         assert [(n.node_id, n.host, n.port, n.rack) for n in decoded.node_endpoints] == endpoints
 
 
-def test_truncated_produce_bodies_are_malformed_not_crashes():
-    frame = encode_request(sample_request("tx"), 5, "c", version=9)
+@pytest.mark.parametrize("version", [9, 13])
+def test_truncated_produce_bodies_are_malformed_not_crashes(version):
+    frame = encode_request(sample_request("tx"), 5, "c", version=version)
     body = bytes(frame[16:])
     for cut in range(len(body)):
         with pytest.raises(ValueError):
-            decode(memoryview(body[:cut]), 9)
+            decode(memoryview(body[:cut]), version)
 
 
 # -- mutated requests through the real handlers ---------------------------------------
@@ -110,6 +124,8 @@ LEADER = CLUSTER.describe_topic("f").partitions[0].leader
 SEEDS = [
     *(encode_request(produce("f", 0, build([b"x" * 30, b"y"]), acks=a), 1, "fz", version=v)
       for v in (3, 8, 9, 12) for a in (1, -1)),
+    *(encode_request(produce(None, 0, build([b"x" * 30, b"y"]), acks=a, topic_id=uuid.UUID(
+        CLUSTER.describe_topic("f").topic_id)), 1, "fz", version=13) for a in (1, -1)),
     *(encode_request(fetch("f", p, 0, max_wait=0), 2, "fz", version=v)
       for v in (4, 11, 12) for p in (0, 1)),
 ]

@@ -1,4 +1,4 @@
-"""Produce (key 0), v3-v12: RecordBatch v2, acks 0/1/-1, idempotent and transactional.
+"""Produce (key 0), v3-v13: RecordBatch v2, acks 0/1/-1, idempotent and transactional.
 
 Each partition's bytes become one WireRecordBatch (header read, CRC checked, records
 left encoded) and go to the broker's handle_produce, the same path the in-process
@@ -7,9 +7,12 @@ once for acks=1, after the high watermark passes the batch for acks=-1. A reques
 still waiting is parked as a Deferred the server polls; acks=0 gets no response.
 From v10 a NOT_LEADER_OR_FOLLOWER answer names the partition's current leader and
 where it listens (KIP-951), so the producer re-routes without asking Metadata.
+From v13 topics go by id (KIP-516); an id no topic has gets UNKNOWN_TOPIC_ID.
 Requests are parsed and answered by produce_codec, by hand: this is the hot path.
 """
 from __future__ import annotations
+
+from uuid import UUID
 
 from ...core import errors
 from ...core.records import LOG_APPEND_TIME
@@ -17,11 +20,11 @@ from .. import produce_codec
 from ..batches import InvalidBatch, WireRecordBatch, parse_batch, stamp_log_append_time
 from ..produce_codec import ProduceRequestData, encode_produce_response
 from ..registry import Deferred, RequestContext
-from ._common import current_leader, node_endpoints, serving_broker
+from ._common import current_leader, node_endpoints, serving_broker, topic_name_for_id
 
 API_KEY = 0
 MIN_VERSION = 3
-MAX_VERSION = 12  # v13 names topics by id
+MAX_VERSION = 13
 LEADER_HINTS = 10  # KIP-951: NOT_LEADER_OR_FOLLOWER names the current leader
 
 # A parked acks=all request answers REQUEST_TIMED_OUT on the broker's own timer
@@ -29,19 +32,25 @@ LEADER_HINTS = 10  # KIP-951: NOT_LEADER_OR_FOLLOWER names the current leader
 _DEADLINE_SLACK_MS = 1000
 
 TP = tuple[str, int]
+# How the response names a topic: as the request did (its name, or from v13 its id),
+# then the name it resolved to (None for an unknown id) and the partitions asked for.
+Asked = tuple[str | UUID, str | None, list[int]]
 
 # Requests are parsed by hand, not by kafka-python (default_registry() uses this).
 decode = produce_codec.decode
 
 
-def _response(cluster, version: int, order: list[tuple[str, list[int]]],
+def _response(cluster, version: int, order: list[Asked],
               results: dict[TP, tuple], batches: dict[TP, WireRecordBatch],
               starts: dict[TP, int]) -> bytes:
     topics = []
-    leaders: dict[TP, tuple[int, int]] = {}
-    for name, partitions in order:
+    leaders: dict[tuple[str | UUID, int], tuple[int, int]] = {}
+    for key, name, partitions in order:
         answers = []
         for p in partitions:
+            if name is None:
+                answers.append((p, errors.UNKNOWN_TOPIC_ID, -1, -1, -1, None))
+                continue
             tp = (name, p)
             code, base, message = results.get(tp, (errors.REQUEST_TIMED_OUT, -1, None))
             batch = batches.get(tp)
@@ -51,8 +60,8 @@ def _response(cluster, version: int, order: list[tuple[str, list[int]]],
             if code == errors.NOT_LEADER_OR_FOLLOWER and version >= LEADER_HINTS:
                 leader = current_leader(cluster, name, p)
                 if leader is not None:
-                    leaders[tp] = leader
-        topics.append((name, answers))
+                    leaders[(key, p)] = leader
+        topics.append((key, answers))
     return encode_produce_response(
         version, topics, leaders=leaders,
         node_endpoints=node_endpoints(cluster, {b for b, _ in leaders.values()}))
@@ -65,9 +74,15 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
     topics = cluster.controller.topics
     results: dict[TP, tuple] = {}
     batches: dict[TP, WireRecordBatch] = {}
-    order: list[tuple[str, list[int]]] = []
+    order: list[Asked] = []
     for topic in request.topic_data:
-        name = topic.name
+        if topic.topic_id is not None:
+            key, name = topic.topic_id, topic_name_for_id(cluster, topic.topic_id)
+            if name is None:
+                order.append((key, None, [data.index for data in topic.partition_data]))
+                continue
+        else:
+            key = name = topic.name
         meta = topics.get(name)
         partitions = []
         for data in topic.partition_data:
@@ -84,7 +99,7 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
                     batches[tp] = parse_batch(data.records)
                 except InvalidBatch as exc:
                     results[tp] = (exc.code, -1, str(exc))
-        order.append((name, partitions))
+        order.append((key, name, partitions))
 
     answered: dict[TP, tuple[int, int]] = {}
     done = []
