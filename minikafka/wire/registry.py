@@ -137,7 +137,8 @@ class HandlerRegistry:
     """API key -> handler and the version range it implements.
 
     ApiVersions advertises `version_ranges()`, so what a client is told is
-    exactly what is registered. `memo` is a scratch dict for handlers' caches
+    what is registered (save Produce's listed minimum, as in Kafka: see
+    handlers/api_versions.py). `memo` is a scratch dict for handlers' caches
     (e.g. the encoded ApiVersions body), emptied whenever registrations change.
     """
 

@@ -341,8 +341,10 @@ def test_api_versions_lists_exactly_the_registry():
     registry.register(3, lambda ctx, req: MetadataResponse(brokers=[], topics=[]), 0, 12)
     registry.register(0, lambda ctx, req: None, *kafka_version_range(0))
     second = ApiVersionsResponse[4].decode(frames(run(api_versions_frame(4), registry).data)[0], header=True)
+    # Produce is listed from v0, as Kafka 4.x lists it (KAFKA-18659), but served from v3.
     assert [(a.api_key, a.min_version, a.max_version) for a in second.api_keys] == [
-        (0, 3, 13), (3, 0, 12), (18, 0, 4)]
+        (0, 0, 13), (3, 0, 12), (18, 0, 4)]
+    assert dict(registry.version_ranges())[0] == (3, 13)
 
 
 # -- registry ------------------------------------------------------------------

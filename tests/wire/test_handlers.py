@@ -23,7 +23,11 @@ from kafka.protocol.consumer import (
     ListOffsetsRequest,
     OffsetForLeaderEpochRequest,
 )
-from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
+from kafka.protocol.metadata import (
+    ApiVersionsRequest,
+    FindCoordinatorRequest,
+    MetadataRequest,
+)
 from kafka.protocol.producer import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
@@ -243,6 +247,20 @@ def test_control_batches_from_clients_are_refused(cluster):
     client = leader_of(cluster)
     response = client.call(produce("t", 0, bytes(raw)), 9)
     assert response.responses[0].partition_responses[0].error_code == INVALID_RECORD
+
+
+def test_produce_is_listed_from_v0_but_served_from_v3(cluster):
+    # Kafka 4.x's ApiVersions answer (KAFKA-18659): older librdkafka needs Produce v0
+    # listed to compress; a request below v3 still closes the connection.
+    client = leader_of(cluster)
+    listed = client.call(ApiVersionsRequest(client_software_name="t",
+                                            client_software_version="1"), 3)
+    assert [(a.min_version, a.max_version) for a in listed.api_keys if a.api_key == 0] == [
+        (0, 13)]
+    client.send(produce("t", 0, build([b"x"])), 2)
+    out = client.session.process(0)
+    assert type(out.close).__name__ == "UnsupportedVersion" and out.data == b""
+    assert cluster.leader_replica("t", 0).log.log_end_offset == 0
 
 
 def test_produce_errors_per_partition(cluster):

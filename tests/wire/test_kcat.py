@@ -55,3 +55,24 @@ def test_kcat_produces_and_consumes_100k_records(served, tmp_path):
         partition, value = line.split(b" ", 1)
         by_partition.setdefault(partition, []).append(value)
     assert all(values == sorted(values) for values in by_partition.values())  # file order
+
+
+@pytest.mark.parametrize("codec,attribute", [("gzip", 1), ("snappy", 2), ("lz4", 3), ("zstd", 4)])
+def test_kcat_compresses_with_every_codec(served, codec, attribute):
+    # librdkafka 2.0.2 looks for Produce v0 in ApiVersions before it uses gzip, snappy or
+    # lz4; without it the batches would arrive uncompressed (KAFKA-18659).
+    cluster, server = served
+    topic = f"squeezed-{codec}"
+    with cluster.lock:
+        cluster.create_topic(topic, partitions=1, replication_factor=1)
+    # Values that shrink even alone: librdkafka sends a batch that would grow as it is.
+    lines = [b"%03d " % i + b"x" * 200 for i in range(200)]
+    run("-P", "-b", server.bootstrap_servers, "-t", topic, "-z", codec,
+        stdin=b"\n".join(lines) + b"\n")
+    with cluster.lock:
+        batches = list(cluster.leader_replica(topic, 0).log.batches())
+    assert sum(b.record_count for b in batches) == 200
+    assert {b.compression for b in batches} == {attribute}
+    out = run("-C", "-b", server.bootstrap_servers, "-t", topic, "-e", "-o", "beginning",
+              "-q").stdout
+    assert out.splitlines() == lines

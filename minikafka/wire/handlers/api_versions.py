@@ -3,7 +3,8 @@
 - Above our max: an empty v0 body with UNSUPPORTED_VERSION (35) that lists our
   ApiVersions range, so the client retries at that version.
 - v3+ with a client software name/version Kafka would reject: INVALID_REQUEST (42).
-- Otherwise every registered API key with its range, computed from the registry.
+- Otherwise every registered API key with its range, computed from the registry,
+  but Produce listed from v0 as Kafka 4.x lists it (below).
 
 The response carries no tagged fields and (codec rule) always the v0 header:
 Debian's kcat (librdkafka 2.0.2) fails with "Bad message format" otherwise.
@@ -20,6 +21,13 @@ MAX_VERSION = 4
 
 UNSUPPORTED_VERSION = 35
 INVALID_REQUEST = 42
+
+# Kafka 4.x serves Produce v3+ but lists it from v0 (ApiKeys.PRODUCE_API_VERSIONS_
+# RESPONSE_MIN_VERSION, KAFKA-18659): older librdkafka (Debian's kcat, 2.0.2) looks
+# for Produce v0 before it compresses with gzip, snappy or lz4, and without it sends
+# those batches uncompressed, silently. A request at v0-v2 still closes the connection.
+PRODUCE = 0
+PRODUCE_LISTED_MIN_VERSION = 0
 
 _ApiVersion = ApiVersionsResponse.ApiVersion
 
@@ -44,7 +52,8 @@ def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsRespo
     if body is None:
         response = ApiVersionsResponse(
             version=version, error_code=0, throttle_time_ms=0,
-            api_keys=[_ApiVersion(api_key=k, min_version=lo, max_version=hi)
+            api_keys=[_ApiVersion(api_key=k, max_version=hi,
+                                  min_version=PRODUCE_LISTED_MIN_VERSION if k == PRODUCE else lo)
                       for k, (lo, hi) in ctx.registry.version_ranges().items()],
         )
         body = bytes(response.encode())
