@@ -86,6 +86,35 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.kill()
 
 
+# A code cell's prompt: "[ ]:" before it runs, "[*]:" while queued or running, "[7]:" after,
+# and empty while its input is collapsed (the check cells).
+PROMPTS = ("[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+           ".map((p) => p.textContent.trim()).filter((t) => t)")
+STARTED = f"() => {PROMPTS}.some((t) => /[*0-9]/.test(t))"
+# Done: nothing queued, and every cell ran or one raised (Run All stops there).
+RAN_ALL = (f"() => {{ const t = {PROMPTS}; return t.length > 0 && !t.some((x) => x.includes('*'))"
+           " && (t.every((x) => /[0-9]/.test(x))"
+           " || !!document.querySelector(\".jp-OutputArea-output[data-mime-type*='error']\")); }")
+
+
+def run_all(page: Any) -> None:
+    """Run > Run All Cells, and wait until it has started. On a loaded machine the first
+    click can reach JupyterLab before the notebook is its current widget, and does
+    nothing: then focus the notebook and click again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(3):
+        page.click(".jp-Notebook .jp-Cell >> nth=0")
+        page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+        page.click(".lm-Menu-item:not(.lm-mod-disabled) .lm-Menu-itemLabel:text-is('Run All Cells')")
+        try:
+            page.wait_for_function(STARTED, timeout=60_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+
+
 def cluster_state(page: Any) -> dict[int, dict[str, str]]:
     return {int(k.removeprefix("broker_").removeprefix("broker")): v
             for k, v in page.evaluate(READ_CLUSTER).items()}
@@ -106,15 +135,14 @@ def test_lesson_runs_in_jupyterlab_and_stopping_the_leader_moves_it(
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
                                    timeout=90_000)
-            page.click(".lm-MenuBar-itemLabel:text-is('Run')")
-            page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
-            # Running: some prompt shows [*]; done: none does and the kernel is idle.
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.jp-InputPrompt')]"
-                ".some((p) => p.textContent.includes('*'))", timeout=30_000)
-            page.wait_for_function(
-                "() => ![...document.querySelectorAll('.jp-InputPrompt')]"
-                ".some((p) => p.textContent.includes('*'))", timeout=240_000, polling=500)
+            run_all(page)
+            try:
+                page.wait_for_function(RAN_ALL, timeout=240_000, polling=500)
+            except Exception:
+                page.screenshot(path=str(tmp_path / "stuck.png"))
+                prompts = page.evaluate("() => " + PROMPTS)
+                raise AssertionError(f"Run All did not finish: prompts {prompts}; "
+                                     f"screenshot {tmp_path / 'stuck.png'}") from None
             errors = page.locator(".jp-OutputArea-output[data-mime-type*='error']").count()
             assert errors == 0, "a cell raised in JupyterLab"
             assert "model not found" not in page.content()
