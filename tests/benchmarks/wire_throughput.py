@@ -40,6 +40,15 @@ carried records. librdkafka keeps one Fetch in flight and parses each response
 before sending the next, so this is the broker's share of the consume (its
 handling and the transfer) measured at the client.
 
+For every phase the script also prints the client's CPU seconds and its sleeps
+(voluntary context switches; getrusage of kcat as a finished child, of this process
+for kafka-python). On glibc's malloc nearly all of kcat's sleeps are its two threads
+waiting for the allocator's lock (perf puts them in __lll_lock_wait_private), so
+they count the contention above. On jemalloc they drop to a few hundred on Tansu
+and one or two thousand on minikafka, almost all the fetcher waiting in poll() for
+the rest of a response: minikafka's 100 KB send buffer (Kafka's default
+socket.send.buffer.bytes) hands a response over in pieces.
+
 For kafka-python the script prints the client's own request-latency-avg (Produce)
 and fetch-latency-avg (Fetch) metrics in ms; Tansu's Fetch answers carry ~5 MiB
 against minikafka's 1 MiB, so that latency is per response, not per record. Both
@@ -61,6 +70,7 @@ import contextlib
 import glob
 import os
 import re
+import resource
 import shutil
 import socket
 import statistics
@@ -184,13 +194,25 @@ def create_topic(bootstrap: str, topic: str) -> None:
 # -- the phases ----------------------------------------------------------------------
 
 
-def timed(proc: subprocess.Popen, fn: Callable[[], float | None]
-          ) -> tuple[float, float, float | None]:
-    """(wall seconds, broker CPU seconds, what fn() returned) of fn()."""
-    cpu = cpu_seconds(proc.pid)
-    started = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - started, cpu_seconds(proc.pid) - cpu, result
+def client_usage() -> tuple[float, int]:
+    """(CPU seconds, voluntary context switches) of the clients so far: this process
+    (kafka-python) and its finished children (kcat)."""
+    usages = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return (sum(u.ru_utime + u.ru_stime for u in usages), sum(u.ru_nvcsw for u in usages))
+
+
+class Round:
+    """One phase against one broker: wall and CPU seconds, the client's sleeps, and
+    what the step returned (how long the client waited on the broker)."""
+
+    def __init__(self, proc: subprocess.Popen, fn: Callable[[], float | None]) -> None:
+        broker_cpu, (client_cpu, sleeps) = cpu_seconds(proc.pid), client_usage()
+        started = time.perf_counter()
+        self.wait = fn()
+        self.wall = time.perf_counter() - started
+        self.broker_cpu = cpu_seconds(proc.pid) - broker_cpu
+        after = client_usage()
+        self.client_cpu, self.client_sleeps = after[0] - client_cpu, after[1] - sleeps
 
 
 _MESSAGE_SET = re.compile(r"MessageSet size (\d+)")
@@ -329,6 +351,7 @@ def main() -> int:
         rates: dict[tuple[str, str], list[float]] = {}
         cpus: dict[tuple[str, str], list[float]] = {}
         waits: dict[tuple[str, str], list[float]] = {}
+        clients: dict[tuple[str, str], list[Round]] = {}
         with contextlib.ExitStack() as stack:
             running = {name: stack.enter_context(broker(name, tansu, work / f"{name}.log"))
                        for name in brokers}
@@ -343,15 +366,17 @@ def main() -> int:
                     for name in order:
                         proc = running[name][1]
                         count, fn = steps[name][phase]
-                        wall, cpu, wait = timed(proc, fn)
-                        rates.setdefault((name, phase), []).append(count / wall)
-                        cpus.setdefault((name, phase), []).append(cpu / wall)
-                        if wait is not None:
-                            waits.setdefault((name, phase), []).append(wait)
-                        print(f"  {name:<10} run {run + 1} {phase:<31} {count / wall:>12,.0f} "
-                              f"records/s  (broker CPU {cpu:.2f} s of {wall:.2f} s"
-                              + ("" if wait is None else f"; {waited(phase)} {wait:.3f}") + ")",
-                              flush=True)
+                        r = Round(proc, fn)
+                        rates.setdefault((name, phase), []).append(count / r.wall)
+                        cpus.setdefault((name, phase), []).append(r.broker_cpu / r.wall)
+                        clients.setdefault((name, phase), []).append(r)
+                        if r.wait is not None:
+                            waits.setdefault((name, phase), []).append(r.wait)
+                        print(f"  {name:<10} run {run + 1} {phase:<31} {count / r.wall:>12,.0f} "
+                              f"records/s  (broker CPU {r.broker_cpu:.2f} s of {r.wall:.2f} s; "
+                              f"client CPU {r.client_cpu:.2f} s, {r.client_sleeps:,} sleeps"
+                              + ("" if r.wait is None else f"; {waited(phase)} {r.wait:.3f}")
+                              + ")", flush=True)
         print()
         print(f"{'phase':<31} " + " ".join(f"{b + ' rec/s':>18}" for b in brokers)
               + ("   ratio minikafka/tansu: of the medians, paired (median, range)"
@@ -375,6 +400,17 @@ def main() -> int:
             if len(brokers) == 2:
                 row += f"   {medians[1] / max(medians[0], 1e-3):>10.2f}"
             print(row)
+        print(f"\n{'the client (median)':<52} " + " ".join(f"{b:>10}" for b in brokers)
+              + ("   ratio minikafka/tansu" if len(brokers) == 2 else ""))
+        for phase in phases:
+            for label, field in (("CPU, s", "client_cpu"), ("sleeps", "client_sleeps")):
+                medians = [statistics.median(getattr(r, field) for r in clients[(b, phase)])
+                           for b in brokers]
+                row = f"{phase + ': ' + label:<52} " + " ".join(
+                    f"{m:>10.2f}" if field == "client_cpu" else f"{m:>10,.0f}" for m in medians)
+                if len(brokers) == 2:
+                    row += f"   {medians[0] / max(medians[1], 1e-3):>10.2f}"
+                print(row)
         print("\nbroker busy (CPU s per wall s, median): " + "; ".join(
             f"{b} {p}: {statistics.median(cpus[(b, p)]):.2f}" for b in brokers for p in phases))
     finally:
