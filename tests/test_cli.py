@@ -149,6 +149,34 @@ def test_keyed_lines_go_in_and_come_back_with_their_keys(served):
                             "'no separator here'\n")
 
 
+def test_kafka_4_2_flag_names_work_beside_the_old_ones(served, tmp_path):
+    """KIP-1147 (Kafka 4.2): --reader-property, --formatter-property, --command-property
+    and --command-config mean what --property, --producer-/--consumer-property and
+    --producer.config/--consumer.config mean."""
+    _, bootstrap = served
+    assert cli("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "renamed",
+               "--partitions", "1", "--replication-factor", "1")[0] == 0
+    config = tmp_path / "producer.properties"
+    config.write_text("compression.type=gzip\n")
+    rc, out, err = cli("console-producer", "--bootstrap-server", bootstrap, "--topic", "renamed",
+                       "--reader-property", "parse.key=true",
+                       "--reader-property", "key.separator=:",
+                       "--command-property", "acks=1", "--command-config", str(config),
+                       stdin=f"k1:{'v' * 1000}\nk2:v2\n")
+    assert (rc, out, err) == (0, "", "")
+    cluster = served[0]
+    with cluster.lock:
+        first = next(iter(cluster.leader_replica("renamed", 0).log.batches()))
+    # gzip, so --command-config was read (kafka-python sends a batch uncompressed only
+    # when compressing would not make it smaller: not so for 1,000 v's).
+    assert first.compression == 1
+    lines, _ = consume(bootstrap, "renamed", "--from-beginning", "--max-messages", "2",
+                       "--formatter-property", "print.key=true",
+                       "--formatter-property", "key.separator=|",
+                       "--command-property", "isolation.level=read_committed")
+    assert lines == [f"k1|{'v' * 1000}", "k2|v2"]
+
+
 def test_groups_list_describe_lag_and_reset_replays_two_per_partition(served):
     cluster, bootstrap = served
     topic, group = "payments", "billing"

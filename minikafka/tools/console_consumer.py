@@ -57,14 +57,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="stop after printing this many records")
     p.add_argument("--timeout-ms", type=int,
                    help="stop when no record arrives for this long")
-    p.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
+    # Kafka 4.2's names (KIP-1147) beside the older ones, as in console-producer.
+    p.add_argument("--property", "--formatter-property", dest="property", action="append",
+                   default=[], metavar="KEY=VALUE",
                    help="formatting: print.key, print.value, print.timestamp, print.partition, "
                         "print.offset, print.headers (true/false), key.separator, "
-                        "line.separator, null.literal (repeatable)")
-    p.add_argument("--consumer-property", action="append", default=[], metavar="KEY=VALUE",
-                   help="a consumer config, e.g. isolation.level=read_committed (repeatable)")
-    p.add_argument("--consumer.config", dest="consumer_config", metavar="FILE",
-                   help="a properties file of consumer configs")
+                        "line.separator, null.literal (repeatable; --formatter-property since "
+                        "Kafka 4.2)")
+    p.add_argument("--consumer-property", "--command-property", dest="consumer_property",
+                   action="append", default=[], metavar="KEY=VALUE",
+                   help="a consumer config, e.g. isolation.level=read_committed (repeatable; "
+                        "--command-property since Kafka 4.2)")
+    p.add_argument("--consumer.config", "--command-config", dest="consumer_config",
+                   metavar="FILE", help="a properties file of consumer configs "
+                                        "(--command-config since Kafka 4.2)")
     p.add_argument("--isolation-level", choices=("read_uncommitted", "read_committed"),
                    help="read_committed hides aborted and open transactions")
     p.set_defaults(run=run, parser=p)

@@ -43,14 +43,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     one_line_errors(p)
     add_bootstrap(p)
     p.add_argument("--topic", required=True, help="the topic to send to")
-    p.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
+    # Kafka 4.2 renamed three flags (KIP-1147); the old names still work there, and
+    # they are the only ones Kafka 4.1 and older know, so both are accepted.
+    p.add_argument("--property", "--reader-property", dest="property", action="append",
+                   default=[], metavar="KEY=VALUE",
                    help="how lines are read: parse.key=true, key.separator=:, "
-                        "ignore.error=true (repeatable)")
-    p.add_argument("--producer-property", action="append", default=[], metavar="KEY=VALUE",
-                   help="a producer config, e.g. acks=1, linger.ms=5, "
-                        "compression.type=lz4, enable.idempotence=true (repeatable)")
-    p.add_argument("--producer.config", dest="producer_config", metavar="FILE",
-                   help="a properties file of producer configs")
+                        "ignore.error=true (repeatable; --reader-property since Kafka 4.2)")
+    p.add_argument("--producer-property", "--command-property", dest="producer_property",
+                   action="append", default=[], metavar="KEY=VALUE",
+                   help="a producer config, e.g. acks=1, linger.ms=5, compression.type=lz4, "
+                        "enable.idempotence=true (repeatable; --command-property since "
+                        "Kafka 4.2)")
+    p.add_argument("--producer.config", "--command-config", dest="producer_config",
+                   metavar="FILE", help="a properties file of producer configs "
+                                        "(--command-config since Kafka 4.2)")
     p.add_argument("--sync", action="store_true",
                    help="wait for each record to be acknowledged before reading the next line")
     p.set_defaults(run=run, parser=p)
