@@ -221,6 +221,10 @@ def test_lesson_structure(path: Path) -> None:
     for c in code:
         assert not re.search(r"^\s*(def|class) ", c.source, re.M), c.source
         assert not c.get("outputs") and c.get("execution_count") is None
+    # "Next:" names the lesson that follows (the last lesson has none).
+    number = int(path.stem[:2])
+    assert re.findall(r"Next: \*\*Lesson (\d+)\*\*", markdown) == (
+        [str(number + 1)] if number < 13 else [])
     # Seeded: every cluster in a lesson is built with an explicit seed.
     for c in code:
         for call in re.findall(r"Cluster\((.*?)\)\n", c.source, re.S):
