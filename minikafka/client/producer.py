@@ -10,6 +10,8 @@ until delivery_timeout_ms, and completes each record's future with its offset.
 
 from __future__ import annotations
 
+import math
+import random
 from collections import deque
 from typing import Any
 
@@ -41,6 +43,7 @@ DEFAULTS: dict[str, Any] = {
     "delivery_timeout_ms": 120_000,
     "request_timeout_ms": 30_000,
     "retry_backoff_ms": 100,
+    "retry_backoff_max_ms": 1_000,  # Kafka 3.7 (KIP-580); kafka-python backs off a flat 100 ms
     "max_in_flight_requests_per_connection": 5,
     "linger_ms": 5,              # Kafka 4.0 (KIP-1030); kafka-python 3.0 still uses 0
     "batch_size": 16_384,
@@ -66,7 +69,7 @@ class ProducerBatch:
 
     __slots__ = ("tp", "records", "size", "created_ms", "futures_done", "future",
                  "batch", "attempts", "first_send_ms", "ready", "results", "sequence",
-                 "retry_at", "producer", "max_ts")
+                 "retry_at", "producer", "max_ts", "leader")
 
     def __init__(self, tp: tuple[str, int], created_ms: int, future: Future,
                  producer: KafkaProducer) -> None:
@@ -83,6 +86,7 @@ class ProducerBatch:
         self.ready = False
         self.sequence = -1
         self.retry_at = 0
+        self.leader = -1               # the broker its last attempt went to
 
 
 class FutureRecordMetadata(tuple):
@@ -192,6 +196,9 @@ class KafkaProducer:
         self.cluster = cluster
         self.acks = _acks(cfg["acks"])
         self.client_id = cfg["client_id"] or cluster.new_client_id("producer")
+        # Backoff jitter from a generator of its own (seeded by the cluster's seed and the
+        # client id), so retries do not shift the random draws of the rest of the cluster.
+        self._jitter = random.Random(f"{cluster.seed}:{self.client_id}")
         comp = cfg["compression_type"]
         if comp not in COMPRESSION_IDS:
             raise KafkaConfigurationError(f"Not supported codec: {comp}")
@@ -536,7 +543,9 @@ class KafkaProducer:
                     del cursor[tp]
                     continue
                 pb = queue[i]
-                if pb.retry_at > now:
+                # A retry waits out its backoff unless the partition has a new leader
+                # since its last attempt: then it goes at once (Kafka 3.7+).
+                if pb.retry_at > now and self._leader(tp) == pb.leader:
                     retry_wait = pb.retry_at if retry_wait is None else min(retry_wait, pb.retry_at)
                     del cursor[tp]
                     continue
@@ -616,6 +625,7 @@ class KafkaProducer:
             if pb not in sent:
                 sent.append(pb)
             pb.attempts += 1
+            pb.leader = leader
             if pb.first_send_ms < 0:
                 pb.first_send_ms = now
             built = self._build(pb)
@@ -686,11 +696,23 @@ class KafkaProducer:
                 self._refresh_metadata()
             if retriable and pb.attempts <= int(self.config["retries"]) and \
                     now - pb.created_ms < int(self.config["delivery_timeout_ms"]):
-                pb.retry_at = now + int(self.config["retry_backoff_ms"])
+                pb.retry_at = now + self._retry_backoff_ms(pb.attempts)
                 self._requeue(pb)
             else:
                 self._fail(pb, kerrors.for_code(code))
         self._arm_sender()
+
+    def _retry_backoff_ms(self, attempts: int) -> int:
+        """How long a batch waits before attempt attempts + 1 (KIP-580, Kafka 3.7):
+        retry.backoff.ms doubled after every failed attempt, up to retry.backoff.max.ms,
+        times a random factor of 0.8-1.2 so that clients do not retry in step. With
+        retry.backoff.ms at or above the maximum, a flat retry.backoff.ms."""
+        base = int(self.config["retry_backoff_ms"])
+        cap = int(self.config["retry_backoff_max_ms"])
+        if cap <= base:
+            return base
+        exponent = min(attempts - 1, math.log2(cap / max(base, 1)))
+        return min(cap, int(base * 2 ** exponent * self._jitter.uniform(0.8, 1.2)))
 
     def _requeue(self, pb: ProducerBatch) -> None:
         """Back to the front of its partition's queue. An idempotent producer keeps

@@ -28,9 +28,54 @@ def test_kafka_4_defaults():
     assert DEFAULTS["batch_size"] == 16_384
     assert DEFAULTS["delivery_timeout_ms"] == 120_000
     assert DEFAULTS["max_in_flight_requests_per_connection"] == 5
+    assert DEFAULTS["retry_backoff_ms"] == 100 and DEFAULTS["retry_backoff_max_ms"] == 1_000
     assert DEFAULTS["buffer_memory"] == 33_554_432 and DEFAULTS["max_block_ms"] == 60_000
     producer = cluster_with().producer()
     assert producer.idempotent and producer.acks == -1
+
+
+def test_retries_back_off_exponentially_up_to_retry_backoff_max_ms():
+    """KIP-580 (Kafka 3.7): 100 ms doubling to 1 s, each within 20% jitter."""
+    cluster = cluster_with(partitions=1, **{"min.insync.replicas": "3"})
+    follower = next(b for b in cluster.describe_topic("t").partitions[0].replicas
+                    if b != cluster.leader_replica("t", 0).broker_id)
+    cluster.stop_broker(follower)  # ISR of 2 < min.insync.replicas: NOT_ENOUGH_REPLICAS
+    cluster.advance(60_000)
+    producer = cluster.producer(linger_ms=0)
+    producer.send("t", value=b"v")
+    cluster.advance(10_000)
+    errors = [e.time_ms for e in cluster.journal.of_kind("produce.error")]
+    waits = [b - a for a, b in zip(errors, errors[1:])]
+    assert len(waits) >= 10
+    for attempt, wait in enumerate(waits[:8], start=1):
+        ideal = min(100 * 2 ** (attempt - 1), 1_000)
+        # the wait also holds the request's round trip, a few ms on the simulated network
+        assert ideal * 0.8 <= wait <= min(ideal * 1.2, 1_000) + 10, (attempt, waits)
+    assert max(waits) <= 1_010 and len({w // 10 for w in waits[4:]}) > 1  # capped, jittered
+    # Same seed, same waits.
+    again = cluster_with(partitions=1, **{"min.insync.replicas": "3"})
+    again.stop_broker(follower)
+    again.advance(60_000)
+    again.producer(linger_ms=0).send("t", value=b"v")
+    again.advance(10_000)
+    assert [e.time_ms for e in again.journal.of_kind("produce.error")] == errors
+
+
+def test_a_retry_to_a_new_leader_does_not_back_off():
+    cluster = cluster_with(partitions=1)
+    preferred = cluster.leader_replica("t", 0).broker_id
+    cluster.stop_broker(preferred)  # leadership moves to a follower
+    producer = cluster.producer(linger_ms=0)
+    producer.send("t", value=b"a").get()  # caches the follower as leader
+    cluster.start_broker(preferred)
+    cluster.advance(10_000)
+    cluster.elect_leaders("t")  # back to the preferred replica; the producer does not know
+    producer.send("t", value=b"b")
+    cluster.advance(1_000)
+    [error] = cluster.journal.of_kind("produce.error")
+    assert error.error == "NotLeaderForPartitionError"
+    acked = cluster.journal.of_kind("produce.acked")[-1]
+    assert acked.broker == preferred and acked.time_ms - error.time_ms < 80  # no 100 ms wait
 
 
 def test_idempotence_silently_off_on_conflict_but_explicit_conflict_is_an_error():
