@@ -83,17 +83,36 @@ class SegmentDump:
     time_index: tuple[tuple[int, int], ...]  # (timestamp, offset)
     torn_bytes: int = 0  # bytes after the last whole, valid batch
 
-    def render(self, print_data_log: bool = True) -> str:
-        lines = [f"Dumping {self.file}", f"Log starting offset: {self.base_offset}"]
+    def render(self, print_data_log: bool = True, indexes: bool = True) -> str:
+        """The .log file's dump, then (with indexes) those of its .index and .timeindex."""
+        lines = [f"Dumping {self.file}"] + self.log_lines(print_data_log)
+        if indexes:
+            stem = self.file.rsplit(".", 1)[0]
+            lines += [f"Dumping {stem}.index"] + index_lines(f"{stem}.index", self.offset_index)
+            lines += ([f"Dumping {stem}.timeindex"]
+                      + time_index_lines(f"{stem}.timeindex", self.time_index))
+        return "\n".join(lines)
+
+    def log_lines(self, print_data_log: bool = True) -> list[str]:
+        lines = [f"Log starting offset: {self.base_offset}"]
         lines += [line for b in self.batches for line in _render_batch(b, print_data_log)]
         if self.torn_bytes:
             lines.append(f"Found {self.torn_bytes} invalid bytes at the end of {self.file}")
-        stem = self.file.rsplit(".", 1)[0]
-        lines.append(f"Dumping {stem}.index")
-        lines += [f"offset: {o} position: {p}" for o, p in self.offset_index]
-        lines.append(f"Dumping {stem}.timeindex")
-        lines += [f"timestamp: {t} offset: {o}" for t, o in self.time_index]
-        return "\n".join(lines)
+        return lines
+
+
+def index_lines(name: str, entries: tuple[tuple[int, int], ...]) -> list[str]:
+    """An offset index as kafka-dump-log.sh prints it."""
+    if not entries:
+        return [f"{name} is empty."]
+    return [f"offset: {o} position: {p}" for o, p in entries]
+
+
+def time_index_lines(name: str, entries: tuple[tuple[int, int], ...]) -> list[str]:
+    """A time index as kafka-dump-log.sh prints it."""
+    if not entries:
+        return [f"{name} is empty."]
+    return [f"timestamp: {t} offset: {o}" for t, o in entries]
 
 
 @dataclass(frozen=True)
@@ -242,15 +261,27 @@ def dump_files(log_file: str | os.PathLike) -> SegmentDump:
             break
         batches.append(read_batch(data, position))
         position += size
-    base = int(path.stem)
-    index = path.with_suffix(".index")
-    timeindex = path.with_suffix(".timeindex")
-    ibytes = index.read_bytes() if index.exists() else b""
-    tbytes = timeindex.read_bytes() if timeindex.exists() else b""
     return SegmentDump(
-        file=path.name, base_offset=base, batches=tuple(batches),
-        offset_index=tuple((base + rel, pos) for rel, pos in
-                           INDEX_ENTRY.iter_unpack(ibytes[:len(ibytes) // 8 * 8])),
-        time_index=tuple((ts, base + rel) for ts, rel in
-                         TIME_INDEX_ENTRY.iter_unpack(tbytes[:len(tbytes) // 12 * 12])),
+        file=path.name, base_offset=int(path.stem), batches=tuple(batches),
+        offset_index=read_offset_index(path.with_suffix(".index")),
+        time_index=read_time_index(path.with_suffix(".timeindex")),
         torn_bytes=len(data) - position)
+
+
+def read_offset_index(path: str | os.PathLike) -> tuple[tuple[int, int], ...]:
+    """(offset, position) entries of a segment's .index file (none if it is missing)."""
+    path = Path(path)
+    data = path.read_bytes() if path.exists() else b""
+    base = int(path.stem)
+    return tuple((base + rel, pos) for rel, pos in
+                 INDEX_ENTRY.iter_unpack(data[:len(data) // INDEX_ENTRY.size * INDEX_ENTRY.size]))
+
+
+def read_time_index(path: str | os.PathLike) -> tuple[tuple[int, int], ...]:
+    """(timestamp, offset) entries of a segment's .timeindex file (none if missing)."""
+    path = Path(path)
+    data = path.read_bytes() if path.exists() else b""
+    base = int(path.stem)
+    size = TIME_INDEX_ENTRY.size
+    return tuple((ts, base + rel) for ts, rel in
+                 TIME_INDEX_ENTRY.iter_unpack(data[:len(data) // size * size]))

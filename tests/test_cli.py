@@ -292,13 +292,30 @@ def test_dump_log_prints_a_segment_file(tmp_path):
     rc, out, _ = cli("dump-log", "--files", str(segment), "--print-data-log")
     assert rc == 0
     lines = out.splitlines()
-    assert lines[:2] == [f"Dumping {segment.name}", "Log starting offset: 0"]
+    assert lines[:2] == [f"Dumping {segment}", "Log starting offset: 0"]
     batches = [line for line in lines if line.startswith("baseOffset:")]
     assert len(batches) == 2 and all("isvalid: true" in b for b in batches)
     assert [line.split(" key: ")[1] for line in lines if line.startswith("| offset:")] == \
         ["k1 payload: hello", "k2 payload: world"]
+    assert "Dumping" not in "\n".join(lines[1:])  # only the files named, as in Kafka
     rc, out, _ = cli("dump-log", "--files", str(segment))
     assert rc == 0 and "payload" not in out and out.count("baseOffset:") == 2
+    # Index files are dumped by their suffix; anything else is skipped with a note.
+    rc, out, _ = cli("dump-log", "--files", str(segment.with_suffix(".index")))
+    assert (rc, out) == (0, f"Dumping {segment.with_suffix('.index')}\n"
+                            f"{segment.with_suffix('.index')} is empty.\n")
+    for _ in range(10):  # an index entry every index.interval.bytes (4096)
+        producer.send("t", value=b"v" * 1000).get()
+    index, timeindex = segment.with_suffix(".index"), segment.with_suffix(".timeindex")
+    rc, out, err = cli("dump-log", "--files", f"{index},{timeindex},{tmp_path / 'notes.txt'}")
+    assert (rc, err) == (0, f"Ignoring unknown file {tmp_path / 'notes.txt'}\n")
+    lines = out.splitlines()
+    assert lines[0] == f"Dumping {index}" and lines[-1] == f"Dumping {tmp_path / 'notes.txt'}"
+    at = lines.index(f"Dumping {timeindex}")
+    offsets = [line for line in lines[1:at] if line.startswith("offset: ")]
+    stamps = [line for line in lines[at + 1:-1] if line.startswith("timestamp: ")]
+    assert (len(offsets), len(stamps)) == (at - 1, len(lines) - at - 2)  # nothing else
+    assert offsets and stamps
     rc, _, err = cli("dump-log", "--files", str(tmp_path / "missing.log"))
     assert (rc, err) == (1, f"Error: {tmp_path / 'missing.log'}: no such file\n")
 

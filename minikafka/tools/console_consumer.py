@@ -72,7 +72,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    metavar="FILE", help="a properties file of consumer configs "
                                         "(--command-config since Kafka 4.2)")
     p.add_argument("--isolation-level", choices=("read_uncommitted", "read_committed"),
-                   help="read_committed hides aborted and open transactions")
+                   help="read_committed skips aborted transactions and stops at an open one")
     p.set_defaults(run=run, parser=p)
 
 

@@ -12,8 +12,8 @@
 LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID) in Kafka's layout; LOG-END-OFFSET is
 the high watermark, LAG the distance from the committed offset to it. A reset is
 refused, with Kafka's message, while the group has members; without --execute it is
-a dry run that prints the plan. --to-datetime without a zone is taken as UTC (Kafka
-takes the machine's zone), so a lesson's answer is the same on every laptop.
+a dry run that prints the plan. --to-datetime without a zone is taken as UTC, as
+Kafka takes it (Utils.getDateTime appends the Z).
 """
 from __future__ import annotations
 

@@ -1,15 +1,18 @@
 """minikafka dump-log: kafka-dump-log.sh for the segment files minikafka writes.
 
-    minikafka dump-log --files data/orders-0/00000000000000000000.log --print-data-log
+    minikafka dump-log --files data/broker-1/orders-0/00000000000000000000.log --print-data-log
 
 A cluster made with ``Cluster(log_dir="data")`` keeps each partition's segments
-there, in Kafka's file layout. Each .log file is shown batch by batch (offsets,
-producer id and epoch, sequences, flags, codec, CRC and whether it checks), with
-every record under --print-data-log, followed by its .index and .timeindex.
+there, in Kafka's file layout. As in Kafka's tool, each file named is dumped the
+way its suffix says: a .log batch by batch (offsets, producer id and epoch,
+sequences, flags, codec, CRC and whether it checks), with every record under
+--print-data-log; a .index as offset -> position entries; a .timeindex as
+timestamp -> offset entries. Other files are ignored with a note on stderr.
 """
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ._common import ToolError, one_line_errors, run_tool
@@ -20,10 +23,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "dump-log", help="show the batches and records of log segment files "
                          "(kafka-dump-log.sh)",
         description="Print the record batches of minikafka (or Kafka) log segment files, "
-                    "like kafka-dump-log.sh.")
+                    "and their index files, like kafka-dump-log.sh.")
     one_line_errors(p)
     p.add_argument("--files", required=True, metavar="FILE[,FILE...]",
-                   help="comma-separated .log segment files")
+                   help="comma-separated segment files: .log, .index or .timeindex")
     p.add_argument("--print-data-log", action="store_true",
                    help="also print every record: key, payload, headers")
     p.set_defaults(run=run, parser=p)
@@ -34,17 +37,31 @@ def run(args: argparse.Namespace) -> int:
 
 
 def dump(args: argparse.Namespace) -> int:
-    from ..dump import dump_files
+    from ..dump import (
+        dump_files,
+        index_lines,
+        read_offset_index,
+        read_time_index,
+        time_index_lines,
+    )
 
-    for name in (f for f in args.files.split(",") if f.strip()):
-        path = Path(name.strip())
-        if path.suffix != ".log":
-            raise ToolError(f"{path}: give the segment's .log file (its .index and "
-                            ".timeindex are shown with it)")
+    for name in (f.strip() for f in args.files.split(",") if f.strip()):
+        path = Path(name)
+        if path.suffix not in (".log", ".index", ".timeindex"):
+            print(f"Dumping {name}")
+            print(f"Ignoring unknown file {name}", file=sys.stderr)
+            continue
         if not path.is_file():
             raise ToolError(f"{path}: no such file")
         if not path.stem.isdigit():
             raise ToolError(f"{path}: not a segment file (its name is the base offset, "
                             "e.g. 00000000000000000000.log)")
-        print(dump_files(path).render(print_data_log=args.print_data_log))
+        print(f"Dumping {name}")
+        if path.suffix == ".log":
+            lines = dump_files(path).log_lines(args.print_data_log)
+        elif path.suffix == ".index":
+            lines = index_lines(name, read_offset_index(path))
+        else:
+            lines = time_index_lines(name, read_time_index(path))
+        print("\n".join(lines))
     return 0
