@@ -211,10 +211,15 @@ class KafkaProducer:
             conflicts.append("acks must be 'all'")
         if int(cfg["retries"]) == 0:
             conflicts.append("retries must be > 0")
-        if max_in_flight > 5:
-            conflicts.append("max_in_flight_requests_per_connection must be <= 5")
+        if idem is not False and max_in_flight > 5:
+            # Kafka 4.0: an error whenever idempotence is on, by default too (3.x only
+            # warned and turned it off). Idempotence is still on at this point even with
+            # acks=1, as in ProducerConfig, so that combination is refused as well.
+            raise KafkaConfigurationError(
+                "To use the idempotent producer, max_in_flight_requests_per_connection must be "
+                f"set to at most 5. Current value is {max_in_flight}.")
         if idem is None:
-            # Kafka 3.0+: on by default, silently off when the config conflicts.
+            # Kafka 3.0+: on by default, silently off when acks or retries conflict.
             idem = not conflicts
         elif idem and conflicts:
             raise KafkaConfigurationError(

@@ -86,6 +86,14 @@ def test_idempotence_silently_off_on_conflict_but_explicit_conflict_is_an_error(
         cluster.producer(acks=1, enable_idempotence=True)
     with pytest.raises(KafkaConfigurationError):
         cluster.producer(max_in_flight_requests_per_connection=6, enable_idempotence=True)
+    # Kafka 4.0: more than 5 in flight is an error while idempotence is on by default,
+    # even with acks=1 (ProducerConfig checks it before turning idempotence off).
+    for extra in ({}, {"acks": 1}):
+        with pytest.raises(KafkaConfigurationError, match="must be set to at most 5. "
+                                                          "Current value is 6."):
+            cluster.producer(max_in_flight_requests_per_connection=6, **extra)
+    assert not cluster.producer(max_in_flight_requests_per_connection=6,
+                                enable_idempotence=False).idempotent
     with pytest.raises(KafkaConfigurationError):
         cluster.producer(acks="some")
     with pytest.raises(KafkaConfigurationError):
@@ -286,3 +294,20 @@ def test_running_producer_sees_new_partitions_after_metadata_max_age():
     cluster.advance(61_000)
     assert producer.send("t", key=key, value=b"x").get().partition == partition_for_key(key, 4)
 
+
+
+def test_retriable_errors_are_the_ones_kafka_marks_retriable():
+    """Every error code minikafka knows is retriable exactly when kafka-python's class (which
+    follows Java's RetriableException) says so; CORRUPT_MESSAGE is retriable in Java only."""
+    import kafka.errors as kerrors
+
+    from minikafka.core import errors
+
+    codes = {name: code for name, code in vars(errors).items()
+             if name.isupper() and isinstance(code, int) and code != errors.NONE}
+    java_only = {errors.CORRUPT_MESSAGE}
+    differ = {name for name, code in codes.items()
+              if (code in errors.RETRIABLE) != (kerrors.kafka_errors[code].retriable
+                                                or code in java_only)}
+    assert not differ
+    assert errors.REBALANCE_IN_PROGRESS not in errors.RETRIABLE
