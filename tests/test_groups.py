@@ -467,3 +467,42 @@ def test_sticky_keeps_partitions_where_they_were_across_an_eager_rebalance():
         # leader read each member's previous assignment from its user data.
         assert before[c.config["client_id"]] < set(assignment(c))
     assert sorted(assignment(cs[0]) + assignment(cs[1])) == list(range(6))
+
+
+def test_the_first_auto_commit_is_due_one_interval_after_the_assignment():
+    cluster = cluster_with(records_per_partition=5)
+    a = consumer(cluster, "a")  # enable_auto_commit, auto_commit_interval_ms 5000
+    settle_group([a])
+    assigned = cluster.journal.of_kind("consumer.assigned")[-1].time_ms
+    assert assigned - cluster.journal.of_kind("consumer.join")[0].time_ms >= 3_000
+    poll_for([a], 10_000)
+    first = cluster.journal.of_kind("offsets.committed")[0]
+    # ConsumerCoordinator.onJoinComplete reschedules the auto-commit from the assignment.
+    assert 5_000 <= first.time_ms - assigned <= 5_300
+
+
+def test_closing_during_the_first_join_leaves_the_group_at_once():
+    cluster = cluster_with()
+    a, b = consumer(cluster, "a"), consumer(cluster, "b")
+    a.poll(timeout_ms=100)  # a has a member id but no generation yet (the initial delay)
+    b.poll(timeout_ms=100)
+    assert a._group.member_id and a._group.generation == -1
+    closed_at = cluster.now_ms
+    a.close()
+    removed = cluster.journal.of_kind("group.member.removed")[-1]
+    assert removed.reason == "the consumer is being closed" and removed.time_ms - closed_at < 100
+    settle_group([b])
+    assert assignment(b) == [0, 1, 2] and cluster.now_ms - closed_at < 10_000
+
+
+def test_closing_after_a_poll_timeout_reports_the_partitions_lost():
+    cluster = cluster_with()
+    listener = Recorder()
+    a = consumer(cluster, "a")
+    b = consumer(cluster, "b", max_poll_interval_ms=20_000)
+    b.subscribe([TOPIC], listener=listener)
+    settle_group([a, b])
+    owned = assignment(b)
+    poll_for([a], 25_000)  # b stops polling and is kicked out
+    b.close()
+    assert owned and listener.events[-1] == ("lost", owned)

@@ -16,6 +16,7 @@ from kafka.errors import (
     IllegalStateError,
     KafkaConfigurationError,
     NoOffsetForPartitionError,
+    OffsetOutOfRangeError,
 )
 from kafka.structs import ConsumerGroupMetadata, OffsetAndTimestamp, TopicPartition
 
@@ -82,6 +83,8 @@ class KafkaConsumer:
         # Partition -> number of its fetch request in flight: a timeout or an answer
         # ends that request only, never a later one for the same offset.
         self._in_flight: dict[TopicPartition, int] = {}
+        # Positions the broker no longer has, with auto_offset_reset='none': poll() raises.
+        self._out_of_range: dict[TopicPartition, int] = {}
         self._fetch_seq = 0
         # A fetch was answered (or given up on) since the last fetch round: poll sends
         # the next round, but never two rounds in one simulated millisecond.
@@ -199,6 +202,7 @@ class KafkaConsumer:
             raise ValueError("offset must be >= 0")
         self._positions[tp] = offset
         self._buffers.pop(tp, None)
+        self._out_of_range.pop(tp, None)
 
     def seek_to_beginning(self, *partitions: TopicPartition) -> None:
         for tp, off in self.beginning_offsets(partitions or self._assignment).items():
@@ -313,9 +317,14 @@ class KafkaConsumer:
         return self._group is not None and self._group.needs_poll()
 
     def _has_records(self) -> bool:
-        return any(self._buffers.get(tp) for tp in self._assignment if tp not in self._paused)
+        return bool(self._out_of_range) or any(self._buffers.get(tp) for tp in self._assignment if tp not in self._paused)
 
     def _drain(self, limit: int) -> dict[TopicPartition, list[ConsumerRecord]]:
+        if self._out_of_range:
+            failed, self._out_of_range = self._out_of_range, {}
+            failed = {tp: o for tp, o in failed.items() if tp in self._assignment}
+            if failed:
+                raise OffsetOutOfRangeError(failed)
         result: dict[TopicPartition, list] = {}
         taken = 0
         buffers = self._buffers
@@ -425,6 +434,9 @@ class KafkaConsumer:
             self._refetch = True
             return  # a seek or rebalance made this answer stale
         if resp.error == errors.OFFSET_OUT_OF_RANGE:
+            if self.config["auto_offset_reset"] == "none":
+                self._out_of_range[tp] = offset  # raised by poll(), as kafka-python does
+                return
             self._positions[tp] = self._reset_position(tp)
             self._refetch = True
             return

@@ -280,8 +280,8 @@ class GroupMember:
                     with contextlib.suppress(Errors.KafkaError):
                         self._commit_sync(offsets, self.request_timeout_ms)
             self._invoke_commit_callbacks()
-            if self._managed() and self.generation >= 0:
-                self._on_leave_prepare()
+            if self._managed():
+                self._on_leave_prepare()  # partitions lost if the generation already was
             # Static members do not leave (KIP-345): a restart within session.timeout.ms
             # takes their place back without a rebalance.
             self._maybe_leave_group("the consumer is being closed", wait=True)
@@ -611,6 +611,11 @@ class GroupMember:
         owned = set(consumer._assignment)
         self._previous, self._previous_generation = tuple(partitions), self.generation
         self._committed.clear()
+        if self.auto_commit:
+            # The next auto-commit is due auto_commit_interval_ms after the assignment, as
+            # ConsumerCoordinator.onJoinComplete reschedules it.
+            self._auto_commit_at = self.cluster.now_ms + self.auto_commit_interval_ms
+            self.cluster.clock.call_at(self._auto_commit_at, _noop)
         if self.protocol == RebalanceProtocol.EAGER:
             consumer._set_assignment(sorted(new))
             added, revoked = set(new), set()
@@ -702,8 +707,8 @@ class GroupMember:
         """LeaveGroup for a dynamic member. ``wait``: block for the answer, as close() and
         unsubscribe() do (not from the heartbeat thread, which must not block)."""
         dynamic = self.instance_id is None
-        if dynamic and self.member_id and self.generation >= 0 and self.state != UNJOINED \
-                and self._find_coordinator():
+        # As kafka-python and Java: any member id will do, also during the first join.
+        if dynamic and self.member_id and self.state != UNJOINED and self._find_coordinator():
             args = (self.group_id, [(self.member_id, None)], reason)
             if wait:
                 self._request_sync(self.cluster.groups.leave_group, args, None, waits=False)

@@ -7,19 +7,38 @@ from typing import Any
 from ..core.records import ABORT_MARKER, COMMIT_MARKER, control_batch
 from ..core.transactions import TransactionCoordinator, TransactionMetadata
 
+MARKER_RETRY_MS = 100  # how soon an undelivered transaction marker is tried again
+
 
 def transaction_coordinator(cluster: Any) -> TransactionCoordinator:
     """The cluster's coordinator, created on first use (as __transaction_state is)."""
     if cluster.transactions is None:
+        def write_marker(tp: tuple[str, int], pid: int, epoch: int, commit: bool) -> bool:
+            replica = cluster.leader_replica(*tp)
+            if replica is None:
+                return False
+            marker = control_batch(COMMIT_MARKER if commit else ABORT_MARKER, pid, epoch,
+                                   cluster.now_ms)
+            broker = cluster.brokers[replica.broker_id]
+            broker.handle_produce({tp: marker}, 1, 30_000, lambda r: None)
+            return True
+
+        def retry_marker(tp: tuple[str, int], pid: int, epoch: int, commit: bool) -> None:
+            # Kafka's marker channel keeps trying until the partition has a leader again:
+            # until then the transaction stays open there (its LSO does not move).
+            if write_marker(tp, pid, epoch, commit):
+                cluster.journal.record(cluster.now_ms, "txn.marker.late", producer_id=pid,
+                                       epoch=epoch, commit=commit,
+                                       partition=f"{tp[0]}-{tp[1]}")
+            else:
+                cluster.clock.call_later(MARKER_RETRY_MS, retry_marker, tp, pid, epoch, commit)
+
         def write_markers(tps: set, pid: int, epoch: int, commit: bool) -> None:
             now = cluster.now_ms
-            for topic, partition in sorted(tps):
-                replica = cluster.leader_replica(topic, partition)
-                if replica is None:
-                    continue
-                marker = control_batch(COMMIT_MARKER if commit else ABORT_MARKER, pid, epoch, now)
-                broker = cluster.brokers[replica.broker_id]
-                broker.handle_produce({(topic, partition): marker}, 1, 30_000, lambda r: None)
+            for tp in sorted(tps):
+                if not write_marker(tp, pid, epoch, commit):
+                    cluster.clock.call_later(MARKER_RETRY_MS, retry_marker, tp, pid, epoch,
+                                             commit)
             cluster.journal.record(now, "txn.markers", producer_id=pid, epoch=epoch,
                                    commit=commit, partitions=sorted(f"{t}-{p}" for t, p in tps))
 
@@ -31,6 +50,18 @@ def transaction_coordinator(cluster: Any) -> TransactionCoordinator:
 
         cluster.transactions = TransactionCoordinator(cluster.allocate_producer_id,
                                                       write_markers, on_end)
+        interval = int(cluster.broker_config[
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms"])
+
+        def abort_timed_out() -> None:
+            # The coordinator's periodic check: a transaction open longer than its
+            # transaction.timeout.ms is aborted and its producer fenced (epoch + 1).
+            now = cluster.now_ms
+            for txn_id in cluster.transactions.expire(now):
+                cluster.journal.record(now, "txn.timed_out", transactional_id=txn_id)
+            cluster.clock.call_later(interval, abort_timed_out)
+
+        cluster.clock.call_later(interval, abort_timed_out)
     return cluster.transactions
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import errors
+from .cleaner import policies
 from .clock import Deadlines
 from .controller import NO_LEADER, MetadataRecord
 from .records import RecordBatch
@@ -161,6 +162,13 @@ class Broker:
                 continue
             if batch.size_bytes > int(replica.config["max.message.bytes"]):
                 results[tp] = (errors.MESSAGE_TOO_LARGE, -1)
+                continue
+            if "compact" in policies(replica.config) and any(r[2] is None for r in batch.records):
+                # LogValidator: "Compacted topic cannot accept message without key".
+                results[tp] = (errors.INVALID_RECORD, -1)
+                sim.journal.record(now, "produce.rejected", topic=tp[0], partition=tp[1],
+                                   broker=self.id, error="INVALID_RECORD",
+                                   reason="compacted topic cannot accept a record without key")
                 continue
             code, dup_base, dup_last = replica.producers.check(batch)
             if code == errors.DUPLICATE_SEQUENCE_NUMBER:

@@ -48,8 +48,8 @@ class ProducerStateManager:
             return errors.NONE, -1, -1
         entry = self.producers.get(pid)
         if entry is None:
-            if batch.base_sequence != 0 and not batch.is_transactional:
-                return errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1
+            # No state for this producer (new, or its batches all gone to retention or
+            # DeleteRecords): Kafka accepts any sequence number.
             return errors.NONE, -1, -1
         if batch.producer_epoch < entry.epoch:
             code = errors.PRODUCER_FENCED if batch.is_transactional else errors.INVALID_PRODUCER_EPOCH

@@ -10,7 +10,7 @@ so the clock always moves.
 from __future__ import annotations
 
 import pytest
-from kafka.errors import KafkaConfigurationError
+from kafka.errors import KafkaConfigurationError, OffsetOutOfRangeError
 from kafka.structs import TopicPartition
 
 from minikafka.cluster import Cluster
@@ -240,3 +240,21 @@ def test_negative_fetch_settings_are_rejected():
     for name in ("fetch_min_bytes", "fetch_max_wait_ms"):
         with pytest.raises(KafkaConfigurationError, match=f"{name}: Value must be at least 0"):
             cluster.consumer(TOPIC, **{name: -1})
+
+
+def test_an_offset_the_log_no_longer_has_raises_with_auto_offset_reset_none():
+    cluster = Cluster(brokers=1, seed=5)
+    cluster.create_topic("t", partitions=1, replication_factor=1)
+    producer = cluster.producer()
+    for i in range(3):
+        producer.send("t", value=b"%d" % i)
+    producer.flush()
+    tp = TopicPartition("t", 0)
+    reader = cluster.consumer(auto_offset_reset="none")
+    reader.assign([tp])
+    reader.seek(tp, 10)  # past the log end
+    with pytest.raises(OffsetOutOfRangeError) as raised:
+        reader.poll(timeout_ms=1_000)
+    assert raised.value.args[0] == {tp: 10}  # kafka-python's shape: {partition: offset}
+    reader.seek(tp, 1)
+    assert [r.value for r in reader.poll(timeout_ms=1_000)[tp]] == [b"1", b"2"]

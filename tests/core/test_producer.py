@@ -222,6 +222,52 @@ def test_transactions_commit_abort_and_read_committed():
     assert ru == [b"committed", b"aborted", b"open"]
 
 
+def test_an_open_transaction_is_aborted_after_its_timeout():
+    cluster = cluster_with(partitions=1)
+    producer = cluster.producer(transactional_id="slow", transaction_timeout_ms=20_000)
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.send("t", value=b"forgotten")
+    producer.flush()
+    replica = cluster.leader_replica("t", 0)
+    cluster.advance(15_000)
+    assert replica.last_stable_offset == 0  # still open
+    cluster.advance(15_000)  # past 20 s, at the coordinator's next 10 s check
+    [expired] = cluster.journal.of_kind("txn.timed_out")
+    started = cluster.journal.of_kind("append")[0].time_ms
+    # Aborted at the first check (every 10 s) after transaction.timeout.ms ran out.
+    assert expired.transactional_id == "slow" and 20_000 < expired.time_ms - started <= 30_000
+    assert replica.last_stable_offset == replica.high_watermark == 2  # record + abort marker
+    reader = cluster.consumer(auto_offset_reset="earliest", isolation_level="read_committed")
+    reader.assign([("t", 0)])
+    assert not reader.poll(timeout_ms=1_000)
+    with pytest.raises(ProducerFencedError):  # its epoch was bumped by the abort
+        producer.commit_transaction()
+
+
+def test_a_marker_for_a_partition_without_leader_is_written_once_it_has_one():
+    cluster = cluster_with(partitions=1)
+    cluster.create_topic("solo", partitions=1, replication_factor=1)
+    lonely = cluster.leader_replica("solo", 0).broker_id
+    producer = cluster.producer(transactional_id="tx")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.send("solo", value=b"v")
+    producer.flush()
+    cluster.stop_broker(lonely)  # its only replica: no leader at commit time
+    producer.commit_transaction()
+    cluster.advance(5_000)
+    cluster.start_broker(lonely)
+    cluster.advance(5_000)
+    [late] = cluster.journal.of_kind("txn.marker.late")
+    assert late.partition == "solo-0" and late.commit
+    replica = cluster.leader_replica("solo", 0)
+    assert replica.last_stable_offset == replica.high_watermark == 2  # record + marker
+    reader = cluster.consumer(auto_offset_reset="earliest", isolation_level="read_committed")
+    reader.assign([("solo", 0)])
+    assert [r.value for rs in reader.poll(timeout_ms=1_000).values() for r in rs] == [b"v"]
+
+
 def test_transactional_fencing():
     cluster = cluster_with(partitions=1)
     old = cluster.producer(transactional_id="tx")

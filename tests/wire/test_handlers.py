@@ -90,12 +90,12 @@ class Client:
 
 
 def build(values, *, codec=0, producer_id=-1, epoch=-1, sequence=-1, txn=False,
-          ts=EPOCH_MS) -> bytes:
+          ts=EPOCH_MS, keyed=True) -> bytes:
     builder = DefaultRecordBatchBuilder(
         magic=2, compression_type=codec, is_transactional=txn, producer_id=producer_id,
         producer_epoch=epoch, base_sequence=sequence, batch_size=1 << 30)
     for i, value in enumerate(values):
-        builder.append(i, ts + i, b"key-%d" % i, value, [("h", b"v")])
+        builder.append(i, ts + i, b"key-%d" % i if keyed else None, value, [("h", b"v")])
     return bytes(builder.build())
 
 
@@ -302,6 +302,11 @@ def test_idempotent_retry_is_answered_with_the_original_offset(cluster):
     assert client.call(produce("t", 0, gap), 9).responses[0].partition_responses[0] \
         .error_code == 45  # OUT_OF_ORDER_SEQUENCE_NUMBER
     assert cluster.describe_topic("t").partitions[0].log_end_offset == 1
+    # A producer the partition has no state for (its batches went to retention, say) may
+    # go on at any sequence number, as in Kafka's ProducerAppendInfo.checkSequence.
+    unknown = build([b"later"], producer_id=8, epoch=0, sequence=7)
+    assert client.call(produce("t", 0, unknown), 9).responses[0].partition_responses[0] \
+        .error_code == 0
 
 
 def test_fetch_long_polls_until_a_produce_arrives(cluster):
@@ -612,6 +617,23 @@ def test_delete_records_moves_the_log_start_offset(cluster):
     assert delete(9) == (1, -1)  # beyond the high watermark
     assert delete(-1) == (0, 4)
     assert client.call(fetch("t", 0, 1), 12).responses[0].partitions[0].error_code == 1
+    # A compact-only topic keeps its records: POLICY_VIOLATION (44), as in Kafka.
+    cluster.alter_topic_config("t", {"cleanup.policy": "compact"})
+    assert delete(-1) == (44, -1)
+    cluster.alter_topic_config("t", {"cleanup.policy": "compact,delete"})
+    assert delete(-1) == (0, 4)
+
+
+def test_a_compacted_topic_refuses_a_record_without_key(cluster):
+    cluster.create_topic("c", partitions=1, replication_factor=3,
+                         config={"cleanup.policy": "compact"})
+    client = leader_of(cluster, "c")
+    keyed = client.call(produce("c", 0, build([b"k"])), 9).responses[0].partition_responses[0]
+    assert keyed.error_code == 0
+    part = client.call(produce("c", 0, build([b"a", b"b"], keyed=False)), 9) \
+        .responses[0].partition_responses[0]
+    assert part.error_code == 87  # INVALID_RECORD
+    assert cluster.describe_topic("c").partitions[0].log_end_offset == 1  # nothing appended
 
 
 def test_configs_describe_and_alter_incrementally(cluster):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from kafka.protocol.admin import DeleteRecordsRequest, DeleteRecordsResponse
 
 from ...core import errors
+from ...core.cleaner import policies
 from ..registry import RequestContext
 from ._common import led_replica, serving_broker
 
@@ -26,6 +27,8 @@ _Partition = _Topic.DeleteRecordsPartitionResult
 
 def _delete(cluster, leader, tp: tuple[str, int], offset: int) -> tuple[int, int]:
     """(error code, new low watermark)."""
+    if "delete" not in policies(leader.config):
+        return errors.POLICY_VIOLATION, -1  # Kafka: records of a compact-only topic stay
     hw = leader.high_watermark
     if offset == HIGH_WATERMARK:
         offset = hw
