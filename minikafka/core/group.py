@@ -1236,12 +1236,21 @@ class GroupCoordinator:
             if not self._live(group):
                 continue
             if group.protocol_type and group.state != EMPTY:
-                continue  # a group with members keeps its offsets
-            # A group that used group management counts from when it became Empty.
-            expired = sorted(
-                tp for tp, c in group.offsets.items()
-                if now - (group.state_since_ms if group.protocol_type else c.commit_timestamp)
-                >= retention)
+                # A group with members keeps its offsets, except that a Stable consumer
+                # group loses those of topics it no longer subscribes to, counted from
+                # their commit (KIP-496, Kafka 2.4).
+                subscribed = group.subscribed_topics() if group.state == STABLE else None
+                if subscribed is None:
+                    continue
+                expired = sorted(tp for tp, c in group.offsets.items()
+                                 if tp[0] not in subscribed
+                                 and now - c.commit_timestamp >= retention)
+            else:
+                # A group that used group management counts from when it became Empty.
+                expired = sorted(
+                    tp for tp, c in group.offsets.items()
+                    if now - (group.state_since_ms if group.protocol_type else c.commit_timestamp)
+                    >= retention)
             if expired:
                 for tp in expired:
                     del group.offsets[tp]
