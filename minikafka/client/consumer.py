@@ -317,7 +317,8 @@ class KafkaConsumer:
         return self._group is not None and self._group.needs_poll()
 
     def _has_records(self) -> bool:
-        return bool(self._out_of_range) or any(self._buffers.get(tp) for tp in self._assignment if tp not in self._paused)
+        return bool(self._out_of_range) or any(
+            self._buffers.get(tp) for tp in self._assignment if tp not in self._paused)
 
     def _drain(self, limit: int) -> dict[TopicPartition, list[ConsumerRecord]]:
         if self._out_of_range:

@@ -53,6 +53,9 @@ class TransactionCoordinator:
         meta.timeout_ms = timeout_ms
         if meta.state == ONGOING:
             self._end(meta, commit=False)
+            # Kafka fences and aborts with that first bump, answers CONCURRENT_TRANSACTIONS,
+            # and bumps again when the client retries: the new producer gets epoch + 2.
+            meta.producer_epoch += 1
         meta.state = EMPTY
         return meta.producer_id, meta.producer_epoch
 

@@ -274,8 +274,14 @@ def test_transactional_fencing():
     old.init_transactions()
     old.begin_transaction()
     old.send("t", value=b"zombie")
+    old.flush()
     new = cluster.producer(transactional_id="tx")
     new.init_transactions()  # bumps the epoch and aborts the old transaction
+    # Fencing an open transaction bumps twice (abort, then the client's retry).
+    assert (old.producer_epoch, new.producer_epoch) == (0, 2)
+    idle = cluster.producer(transactional_id="tx")
+    idle.init_transactions()
+    assert idle.producer_epoch == 3  # nothing open: one bump
     with pytest.raises(ProducerFencedError):
         old.commit_transaction()
     with pytest.raises(IllegalStateError):
