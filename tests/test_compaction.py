@@ -12,7 +12,7 @@ from minikafka.core.cleaner import cleanable, compact, needs_cleaning
 from minikafka.core.config import TopicConfig
 from minikafka.core.log import PartitionLog
 from minikafka.core.producer_state import ProducerStateManager
-from minikafka.core.records import RecordBatch
+from minikafka.core.records import LOG_APPEND_TIME, RecordBatch
 
 DAY = 24 * 3600 * 1000
 COMPACT = TopicConfig({"cleanup.policy": "compact"})
@@ -340,3 +340,14 @@ def test_compacted_topics_retain_by_time_only_with_delete_in_the_policy(policy):
     cluster.advance(120_000)
     start = cluster.leader_replica("t", 0).log_start_offset
     assert (start == 20) == (policy == "compact,delete") and start in (0, 20)
+
+
+def test_a_cleaned_batch_takes_the_max_timestamp_of_the_records_it_keeps():
+    """Kafka's cleaner rebuilds a batch it thins out, so retention.ms on a compact,delete
+    log counts from the records left, not from the ones removed."""
+    records = [(0, 1_000, b"a", b"1", ()), (1, 5_000, b"b", b"2", ())]
+    batch = RecordBatch(records, first_timestamp=1_000, max_timestamp=5_000)
+    assert batch.with_records(records[:1]).max_timestamp == 1_000
+    appended = RecordBatch(records, first_timestamp=9_000, max_timestamp=9_000,
+                           timestamp_type=LOG_APPEND_TIME)
+    assert appended.with_records(records[:1]).max_timestamp == 9_000  # the broker's time

@@ -135,7 +135,12 @@ class RecordBatch:
                 yield Record(base + delta, ts, key, value, headers)
 
     def with_records(self, records: list[tuple]) -> RecordBatch:
-        """A copy holding only some records (compaction keeps offsets and the batch header)."""
+        """A copy holding only some records (compaction keeps offsets and the batch header).
+        Its max timestamp is that of the records kept, as Kafka's cleaner rebuilds it, so
+        time retention of a compact,delete log counts from what is left."""
+        max_timestamp = self.max_timestamp
+        if records and self.timestamp_type != LOG_APPEND_TIME:
+            max_timestamp = max(r[1] for r in records)
         copy = RecordBatch(
             records,
             base_offset=self.base_offset,
@@ -145,7 +150,7 @@ class RecordBatch:
             is_transactional=self.is_transactional,
             is_control=self.is_control,
             first_timestamp=self.first_timestamp,
-            max_timestamp=self.max_timestamp,
+            max_timestamp=max_timestamp,
             timestamp_type=self.timestamp_type,
             compression=self.compression,
             last_offset_delta=self.last_offset_delta,
