@@ -89,15 +89,6 @@ class ProducerStateManager:
     def first_unstable_offset(self) -> int | None:
         return min(self.ongoing.values()) if self.ongoing else None
 
-    def truncate(self, log_end_offset: int) -> None:
-        """Forget what a truncation removed (a follower's divergent tail)."""
-        for _pid, entry in list(self.producers.items()):
-            kept = [b for b in entry.batches if b[3] < log_end_offset]
-            entry.batches.clear()
-            entry.batches.extend(kept)
-        self.ongoing = {p: o for p, o in self.ongoing.items() if o < log_end_offset}
-        self.aborted = [a for a in self.aborted if a.last_offset < log_end_offset]
-
     def rebuild(self, batches) -> None:
         self.__init__()
         for batch in batches:

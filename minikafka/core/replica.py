@@ -162,7 +162,11 @@ class Replica:
         self.high_watermark = min(leader_hw, log.log_end_offset)
 
     def truncate_to(self, offset: int) -> None:
+        before = self.log.log_end_offset
         self.log.truncate_to(offset)
-        self.producers.truncate(self.log.log_end_offset)
+        if self.log.log_end_offset < before:
+            # As Kafka reloads producer state and replays the log after a truncation: a
+            # transaction whose marker was cut off is open again, not silently committed.
+            self.producers.rebuild(self.log.batches())
         if self.high_watermark > self.log.log_end_offset:
             self.high_watermark = self.log.log_end_offset

@@ -4,6 +4,9 @@ import pytest
 from kafka.errors import NotEnoughReplicasError
 
 from minikafka import Cluster
+from minikafka.core.config import TopicConfig
+from minikafka.core.records import ABORT_MARKER, RecordBatch, control_batch
+from minikafka.core.replica import Replica
 
 
 def make(seed=7, **config):
@@ -282,3 +285,20 @@ def test_metadata_log_records_every_change():
     assert "TopicRecord" in types and "PartitionRecord" in types
     cluster.stop_broker(partition(cluster).leader if False else 1)
     assert cluster.metadata_log[-1].type in ("PartitionChangeRecord", "FenceBrokerRecord")
+
+
+def test_truncating_below_an_abort_marker_reopens_the_transaction():
+    """Kafka reloads producer state after a truncation: records whose marker was cut off
+    belong to an open transaction again, never to a committed one."""
+    replica = Replica("t", 0, 1, TopicConfig({}), 0)
+    data = RecordBatch([(0, 0, b"k", b"v", ())], producer_id=7, producer_epoch=0,
+                       base_sequence=0, is_transactional=True)
+    marker = control_batch(ABORT_MARKER, 7, 0, 0)
+    data.base_offset, marker.base_offset = 0, 1
+    for batch in (data, marker):  # as a follower appends what its leader wrote
+        replica.append_as_follower([batch], 0, 0)
+    assert replica.producers.first_unstable_offset() is None
+    assert [(a.producer_id, a.first_offset) for a in replica.producers.aborted] == [(7, 0)]
+    replica.truncate_to(1)  # the marker goes
+    assert replica.producers.first_unstable_offset() == 0
+    assert replica.producers.aborted == []
