@@ -88,9 +88,10 @@ class SegmentDump:
         lines = [f"Dumping {self.file}"] + self.log_lines(print_data_log)
         if indexes:
             stem = self.file.rsplit(".", 1)[0]
-            lines += [f"Dumping {stem}.index"] + index_lines(f"{stem}.index", self.offset_index)
-            lines += ([f"Dumping {stem}.timeindex"]
-                      + time_index_lines(f"{stem}.timeindex", self.time_index))
+            lines += [f"Dumping {stem}.index"] + index_lines(f"{stem}.index", self.offset_index,
+                                                             OFFSET_INDEX_LINE)
+            lines += [f"Dumping {stem}.timeindex"] + index_lines(
+                f"{stem}.timeindex", self.time_index, TIME_INDEX_LINE)
         return "\n".join(lines)
 
     def log_lines(self, print_data_log: bool = True) -> list[str]:
@@ -101,18 +102,14 @@ class SegmentDump:
         return lines
 
 
-def index_lines(name: str, entries: tuple[tuple[int, int], ...]) -> list[str]:
-    """An offset index as kafka-dump-log.sh prints it."""
-    if not entries:
-        return [f"{name} is empty."]
-    return [f"offset: {o} position: {p}" for o, p in entries]
+# kafka-dump-log.sh's line for an entry of each index kind.
+OFFSET_INDEX_LINE = "offset: {} position: {}"
+TIME_INDEX_LINE = "timestamp: {} offset: {}"
 
 
-def time_index_lines(name: str, entries: tuple[tuple[int, int], ...]) -> list[str]:
-    """A time index as kafka-dump-log.sh prints it."""
-    if not entries:
-        return [f"{name} is empty."]
-    return [f"timestamp: {t} offset: {o}" for t, o in entries]
+def index_lines(name: str, entries: tuple[tuple[int, int], ...], line: str) -> list[str]:
+    """An index file (named `name`) as kafka-dump-log.sh prints it, entry by entry."""
+    return [line.format(*entry) for entry in entries] or [f"{name} is empty."]
 
 
 @dataclass(frozen=True)
@@ -268,20 +265,21 @@ def dump_files(log_file: str | os.PathLike) -> SegmentDump:
         torn_bytes=len(data) - position)
 
 
-def read_offset_index(path: str | os.PathLike) -> tuple[tuple[int, int], ...]:
-    """(offset, position) entries of a segment's .index file (none if it is missing)."""
+def _index_entries(path: str | os.PathLike, entry: struct.Struct) -> tuple[int, Any]:
+    """(the segment's base offset, the whole entries of its index file at `path`; none
+    if the file is missing)."""
     path = Path(path)
     data = path.read_bytes() if path.exists() else b""
-    base = int(path.stem)
-    return tuple((base + rel, pos) for rel, pos in
-                 INDEX_ENTRY.iter_unpack(data[:len(data) // INDEX_ENTRY.size * INDEX_ENTRY.size]))
+    return int(path.stem), entry.iter_unpack(data[:len(data) // entry.size * entry.size])
+
+
+def read_offset_index(path: str | os.PathLike) -> tuple[tuple[int, int], ...]:
+    """(offset, position) entries of a segment's .index file."""
+    base, entries = _index_entries(path, INDEX_ENTRY)
+    return tuple((base + rel, pos) for rel, pos in entries)
 
 
 def read_time_index(path: str | os.PathLike) -> tuple[tuple[int, int], ...]:
-    """(timestamp, offset) entries of a segment's .timeindex file (none if missing)."""
-    path = Path(path)
-    data = path.read_bytes() if path.exists() else b""
-    base = int(path.stem)
-    size = TIME_INDEX_ENTRY.size
-    return tuple((ts, base + rel) for ts, rel in
-                 TIME_INDEX_ENTRY.iter_unpack(data[:len(data) // size * size]))
+    """(timestamp, offset) entries of a segment's .timeindex file."""
+    base, entries = _index_entries(path, TIME_INDEX_ENTRY)
+    return tuple((ts, base + rel) for ts, rel in entries)

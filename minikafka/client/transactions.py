@@ -13,33 +13,28 @@ MARKER_RETRY_MS = 100  # how soon an undelivered transaction marker is tried aga
 def transaction_coordinator(cluster: Any) -> TransactionCoordinator:
     """The cluster's coordinator, created on first use (as __transaction_state is)."""
     if cluster.transactions is None:
-        def write_marker(tp: tuple[str, int], pid: int, epoch: int, commit: bool) -> bool:
-            replica = cluster.leader_replica(*tp)
-            if replica is None:
-                return False
-            marker = control_batch(COMMIT_MARKER if commit else ABORT_MARKER, pid, epoch,
-                                   cluster.now_ms)
-            broker = cluster.brokers[replica.broker_id]
-            broker.handle_produce({tp: marker}, 1, 30_000, lambda r: None)
-            return True
-
-        def retry_marker(tp: tuple[str, int], pid: int, epoch: int, commit: bool) -> None:
+        def deliver_marker(tp: tuple[str, int], pid: int, epoch: int, commit: bool,
+                           late: bool = False) -> None:
             # Kafka's marker channel keeps trying until the partition has a leader again:
             # until then the transaction stays open there (its LSO does not move).
-            if write_marker(tp, pid, epoch, commit):
+            replica = cluster.leader_replica(*tp)
+            if replica is None:
+                cluster.clock.call_later(MARKER_RETRY_MS, deliver_marker, tp, pid, epoch,
+                                         commit, True)
+                return
+            marker = control_batch(COMMIT_MARKER if commit else ABORT_MARKER, pid, epoch,
+                                   cluster.now_ms)
+            cluster.brokers[replica.broker_id].handle_produce({tp: marker}, 1, 30_000,
+                                                              lambda r: None)
+            if late:
                 cluster.journal.record(cluster.now_ms, "txn.marker.late", producer_id=pid,
                                        epoch=epoch, commit=commit,
                                        partition=f"{tp[0]}-{tp[1]}")
-            else:
-                cluster.clock.call_later(MARKER_RETRY_MS, retry_marker, tp, pid, epoch, commit)
 
         def write_markers(tps: set, pid: int, epoch: int, commit: bool) -> None:
-            now = cluster.now_ms
             for tp in sorted(tps):
-                if not write_marker(tp, pid, epoch, commit):
-                    cluster.clock.call_later(MARKER_RETRY_MS, retry_marker, tp, pid, epoch,
-                                             commit)
-            cluster.journal.record(now, "txn.markers", producer_id=pid, epoch=epoch,
+                deliver_marker(tp, pid, epoch, commit)
+            cluster.journal.record(cluster.now_ms, "txn.markers", producer_id=pid, epoch=epoch,
                                    commit=commit, partitions=sorted(f"{t}-{p}" for t, p in tps))
 
         def on_end(meta: TransactionMetadata, commit: bool) -> None:

@@ -38,30 +38,30 @@ def run(args: argparse.Namespace) -> int:
 
 def dump(args: argparse.Namespace) -> int:
     from ..dump import (
+        OFFSET_INDEX_LINE,
+        TIME_INDEX_LINE,
         dump_files,
         index_lines,
         read_offset_index,
         read_time_index,
-        time_index_lines,
     )
 
+    indexes = {".index": (read_offset_index, OFFSET_INDEX_LINE),
+               ".timeindex": (read_time_index, TIME_INDEX_LINE)}
     for name in (f.strip() for f in args.files.split(",") if f.strip()):
         path = Path(name)
-        if path.suffix not in (".log", ".index", ".timeindex"):
-            print(f"Dumping {name}")
-            print(f"Ignoring unknown file {name}", file=sys.stderr)
-            continue
-        if not path.is_file():
+        known = path.suffix == ".log" or path.suffix in indexes
+        if known and not path.is_file():
             raise ToolError(f"{path}: no such file")
-        if not path.stem.isdigit():
+        if known and not path.stem.isdigit():
             raise ToolError(f"{path}: not a segment file (its name is the base offset, "
                             "e.g. 00000000000000000000.log)")
         print(f"Dumping {name}")
-        if path.suffix == ".log":
-            lines = dump_files(path).log_lines(args.print_data_log)
-        elif path.suffix == ".index":
-            lines = index_lines(name, read_offset_index(path))
+        if not known:
+            print(f"Ignoring unknown file {name}", file=sys.stderr)
+        elif path.suffix == ".log":
+            print("\n".join(dump_files(path).log_lines(args.print_data_log)))
         else:
-            lines = time_index_lines(name, read_time_index(path))
-        print("\n".join(lines))
+            read, line = indexes[path.suffix]
+            print("\n".join(index_lines(name, read(path), line)))
     return 0

@@ -9,11 +9,13 @@ from kafka.errors import (
     KafkaConfigurationError,
     KafkaTimeoutError,
     ProducerFencedError,
+    kafka_errors,
 )
 from kafka.partitioner.default import murmur2 as kp_murmur2
 
 from minikafka import Cluster, murmur2, partition_for_key
 from minikafka.client.producer import DEFAULTS
+from minikafka.core import errors
 
 
 def cluster_with(partitions=3, rf=3, **config):
@@ -44,8 +46,8 @@ def test_retries_back_off_exponentially_up_to_retry_backoff_max_ms():
     producer = cluster.producer(linger_ms=0)
     producer.send("t", value=b"v")
     cluster.advance(10_000)
-    errors = [e.time_ms for e in cluster.journal.of_kind("produce.error")]
-    waits = [b - a for a, b in zip(errors, errors[1:])]
+    failed_at = [e.time_ms for e in cluster.journal.of_kind("produce.error")]
+    waits = [b - a for a, b in zip(failed_at, failed_at[1:])]
     assert len(waits) >= 10
     for attempt, wait in enumerate(waits[:8], start=1):
         ideal = min(100 * 2 ** (attempt - 1), 1_000)
@@ -58,7 +60,7 @@ def test_retries_back_off_exponentially_up_to_retry_backoff_max_ms():
     again.advance(60_000)
     again.producer(linger_ms=0).send("t", value=b"v")
     again.advance(10_000)
-    assert [e.time_ms for e in again.journal.of_kind("produce.error")] == errors
+    assert [e.time_ms for e in again.journal.of_kind("produce.error")] == failed_at
 
 
 def test_a_retry_to_a_new_leader_does_not_back_off():
@@ -351,15 +353,11 @@ def test_running_producer_sees_new_partitions_after_metadata_max_age():
 def test_retriable_errors_are_the_ones_kafka_marks_retriable():
     """Every error code minikafka knows is retriable exactly when kafka-python's class (which
     follows Java's RetriableException) says so; CORRUPT_MESSAGE is retriable in Java only."""
-    import kafka.errors as kerrors
-
-    from minikafka.core import errors
-
     codes = {name: code for name, code in vars(errors).items()
              if name.isupper() and isinstance(code, int) and code != errors.NONE}
     java_only = {errors.CORRUPT_MESSAGE}
     differ = {name for name, code in codes.items()
-              if (code in errors.RETRIABLE) != (kerrors.kafka_errors[code].retriable
+              if (code in errors.RETRIABLE) != (kafka_errors[code].retriable
                                                 or code in java_only)}
     assert not differ
     assert errors.REBALANCE_IN_PROGRESS not in errors.RETRIABLE

@@ -14,6 +14,7 @@ from __future__ import annotations
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from ..registry import RequestContext, valid_client_software
+from .produce import API_KEY as PRODUCE
 
 API_KEY = 18
 MIN_VERSION = 0
@@ -26,7 +27,6 @@ INVALID_REQUEST = 42
 # RESPONSE_MIN_VERSION, KAFKA-18659): older librdkafka (Debian's kcat, 2.0.2) looks
 # for Produce v0 before it compresses with gzip, snappy or lz4, and without it sends
 # those batches uncompressed, silently. A request at v0-v2 still closes the connection.
-PRODUCE = 0
 PRODUCE_LISTED_MIN_VERSION = 0
 
 _ApiVersion = ApiVersionsResponse.ApiVersion
