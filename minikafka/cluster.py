@@ -51,6 +51,8 @@ class PartitionDescription:
     last_stable_offset: int
     # per replica: broker id -> (log end offset, high watermark) as that broker holds it
     replica_offsets: dict = field(default_factory=dict)
+    elr: tuple[int, ...] = ()  # eligible leader replicas (KIP-966)
+    last_known_elr: tuple[int, ...] = ()
 
     @property
     def offline(self) -> bool:
@@ -77,6 +79,21 @@ def _wrap(fn):
     return wrapper
 
 
+# Finalized feature levels of a new cluster (kafka-storage.sh format --feature NAME=LEVEL).
+FEATURE_DEFAULTS = {"eligible.leader.replicas.version": 1}  # Kafka 4.1+
+
+
+def _features(given: Mapping[str, int] | None) -> dict[str, int]:
+    unknown = set(given or {}) - set(FEATURE_DEFAULTS)
+    if unknown:
+        raise kerrors.InvalidConfigurationError(f"Unknown feature {sorted(unknown)}")
+    features = {**FEATURE_DEFAULTS, **(given or {})}
+    if features["eligible.leader.replicas.version"] not in (0, 1):
+        raise kerrors.InvalidConfigurationError(
+            "eligible.leader.replicas.version must be 0 or 1")
+    return features
+
+
 class Cluster:
     def __init__(
         self,
@@ -87,6 +104,7 @@ class Cluster:
         broker_config: Mapping[str, Any] | None = None,
         latency_ms: int = 1,
         log_dir: str | os.PathLike | None = None,
+        features: Mapping[str, int] | None = None,
     ) -> None:
         ids = list(range(1, brokers + 1)) if isinstance(brokers, int) else list(brokers)
         if not ids or len(set(ids)) != len(ids) or any(
@@ -101,11 +119,14 @@ class Cluster:
         self.journal = Journal()
         self.network = Network(self.clock, self.random, latency_ms)
         self.broker_config: dict[str, Any] = {**BROKER_DEFAULTS, **(broker_config or {})}
+        self.features = _features(features)
         self.lock = threading.RLock()
         # KRaft combined mode: the first 1 or 3 brokers also vote in the controller quorum.
         voters = tuple(controllers) if controllers is not None else tuple(
             ids[:3] if len(ids) >= 3 else ids[:1])
-        self.controller = Controller(voters, self.random)
+        self.controller = Controller(
+            voters, self.random,
+            eligible_leader_replicas=self.features["eligible.leader.replicas.version"] >= 1)
         self.racks = dict(racks or {})
         self.brokers: dict[int, Broker] = {b: Broker(b, self.racks.get(b), self) for b in ids}
         self._lost_since: dict[int, int] = {}
@@ -376,7 +397,7 @@ class Cluster:
                 lrep.log_end_offset if lrep else -1,
                 lrep.log_start_offset if lrep else -1,
                 lrep.last_stable_offset if lrep else -1,
-                offsets))
+                offsets, reg.elr, reg.last_known_elr))
         return TopicDescription(name, topic.topic_id, parts, topic.config.as_dict(), topic.internal)
 
     def leader_replica(self, topic: str, partition: int) -> Replica | None:
@@ -411,6 +432,7 @@ class Cluster:
             self.controller.fence_broker(broker_id, controlled=True)
             self._publish()
         broker.stop()
+        broker.clean_shutdown = clean
         if self.log_dirs:  # the last checkpoints a broker writes before it goes
             self.log_dirs[broker_id].write_checkpoints(broker.replicas.values())
         self.network.down.add(broker_id)
@@ -434,7 +456,7 @@ class Cluster:
         if self.controller.quorum.leader is not None and self._can_heartbeat(broker_id):
             if not self.controller.brokers[broker_id].fenced:
                 self.controller.fence_broker(broker_id)  # a new incarnation registers fenced
-            self.controller.register_broker(broker_id, broker.rack)
+            self.controller.register_broker(broker_id, broker.rack, broker.clean_shutdown)
         self._topology_changed()
         self._unfence_later(broker_id)
 

@@ -48,6 +48,9 @@ class Broker:
         self.rack = rack
         self.sim = sim
         self.running = True
+        # Kafka's clean shutdown file: False after a crash, which costs the broker its
+        # place in every ELR when it registers again.
+        self.clean_shutdown = True
         self.replicas: dict[TP, Replica] = {}
         self.metadata_offset = 0
         self.paused_fetchers = False
@@ -153,12 +156,11 @@ class Broker:
                     else errors.UNKNOWN_TOPIC_OR_PARTITION
                 results[tp] = (code, -1)
                 continue
-            min_isr = int(replica.config["min.insync.replicas"])
-            if acks == -1 and len(replica.isr) < min_isr:
+            if acks == -1 and replica.under_min_isr:
                 results[tp] = (errors.NOT_ENOUGH_REPLICAS, -1)
                 sim.journal.record(now, "produce.rejected", topic=tp[0], partition=tp[1],
                                    broker=self.id, error="NOT_ENOUGH_REPLICAS",
-                                   isr=list(replica.isr), min_isr=min_isr)
+                                   isr=list(replica.isr), min_isr=replica.min_isr)
                 continue
             if batch.size_bytes > int(replica.config["max.message.bytes"]):
                 results[tp] = (errors.MESSAGE_TOO_LARGE, -1)
@@ -218,8 +220,7 @@ class Broker:
         if current is not replica or not replica.is_leader or replica.leader_epoch != epoch:
             d.results[tp] = (errors.NOT_LEADER_OR_FOLLOWER, -1)
         elif replica.high_watermark >= required:
-            min_isr = int(replica.config["min.insync.replicas"])
-            if len(replica.isr) < min_isr:
+            if replica.under_min_isr:
                 d.results[tp] = (errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, -1)
             else:
                 d.results[tp] = (errors.NONE, base)

@@ -17,6 +17,8 @@ from .config import TopicConfig, validate_topic_config, validate_topic_name
 from .placement import place_replicas
 
 NO_LEADER = -1
+# Elections, as Kafka's PartitionChangeBuilder names them.
+PREFERRED, ONLINE, UNCLEAN = "preferred", "online", "unclean"
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,12 @@ class PartitionRegistration:
     leader: int
     leader_epoch: int = 0
     partition_epoch: int = 0
+    # Eligible leader replicas (KIP-966): replicas that left the ISR while it was below
+    # min.insync.replicas. The HW could not move without them, so each holds every
+    # committed record and may be elected cleanly once the ISR is empty.
+    elr: tuple[int, ...] = ()
+    # The leader when the ISR last became empty: elected if it returns and nobody else can be.
+    last_known_elr: tuple[int, ...] = ()
 
 
 @dataclass
@@ -62,8 +70,11 @@ class Quorum:
 
 
 class Controller:
-    def __init__(self, voters: tuple[int, ...], rng: random.Random) -> None:
+    def __init__(self, voters: tuple[int, ...], rng: random.Random,
+                 eligible_leader_replicas: bool = True) -> None:
         self.rng = rng
+        # The eligible.leader.replicas.version feature: 1 on a new Kafka 4.1+ cluster.
+        self.elr_enabled = eligible_leader_replicas
         self.quorum = Quorum(voters)
         self.log: list[MetadataRecord] = []
         self.brokers: dict[int, BrokerRegistration] = {}
@@ -93,12 +104,15 @@ class Controller:
         return leader
 
     # -- brokers -----------------------------------------------------------------------
-    def register_broker(self, broker_id: int, rack: str | None) -> None:
+    def register_broker(self, broker_id: int, rack: str | None,
+                        clean_shutdown: bool = True) -> None:
         reg = self.brokers.get(broker_id)
         epoch = reg.epoch + 1 if reg else 0
         self.brokers[broker_id] = BrokerRegistration(broker_id, rack, True, epoch)
         self._append("RegisterBrokerRecord", broker_id=broker_id, rack=rack, epoch=epoch,
                      fenced=True)
+        if not clean_shutdown and self.elr_enabled:
+            self._unclean_shutdown(broker_id)
 
     def unfenced(self) -> set[int]:
         return {b for b, r in self.brokers.items() if not r.fenced}
@@ -113,18 +127,9 @@ class Controller:
                      controlled_shutdown=controlled)
         for topic in self.topics.values():
             for p, part in enumerate(topic.partitions):
-                if broker_id not in part.isr and part.leader != broker_id:
-                    continue
-                isr = tuple(b for b in part.isr if b != broker_id) or part.isr
-                leader = part.leader
-                if leader in (broker_id, NO_LEADER):
-                    leader = self._choose_leader(part.replicas, isr)
-                    if leader == NO_LEADER and bool(topic.config["unclean.leader.election.enable"]):
-                        leader = self._choose_unclean(part.replicas)
-                        if leader != NO_LEADER:
-                            isr = (leader,)
-                self._change(topic, p, isr=isr, leader=leader,
-                             unclean=leader != NO_LEADER and leader not in part.isr)
+                if broker_id in part.isr or part.leader == broker_id:
+                    self._build(topic, p, isr=tuple(b for b in part.isr if b != broker_id),
+                                election=self._online_or_unclean(topic))
 
     def unfence_broker(self, broker_id: int) -> None:
         reg = self.brokers[broker_id]
@@ -134,28 +139,54 @@ class Controller:
         self._append("UnfenceBrokerRecord", broker_id=broker_id, epoch=reg.epoch)
         for topic in self.topics.values():
             for p, part in enumerate(topic.partitions):
-                if part.leader != NO_LEADER or broker_id not in part.replicas:
-                    continue
-                if broker_id in part.isr:
-                    self._change(topic, p, leader=broker_id)
-                elif bool(topic.config["unclean.leader.election.enable"]):
-                    self._change(topic, p, leader=broker_id, isr=(broker_id,), unclean=True)
+                if part.leader == NO_LEADER:
+                    self._build(topic, p, election=self._online_or_unclean(topic))
 
-    def _choose_leader(self, replicas: tuple[int, ...], isr: tuple[int, ...]) -> int:
-        live = self.unfenced()
-        return next((b for b in replicas if b in isr and b in live), NO_LEADER)
+    def _unclean_shutdown(self, broker_id: int) -> None:
+        """A broker that comes back from a crash may have lost what its page cache held:
+        it leaves every ISR and ELR (Kafka's handleBrokerUncleanShutdown)."""
+        for topic in self.topics.values():
+            for p, part in enumerate(topic.partitions):
+                if broker_id in part.isr or broker_id in part.elr:
+                    self._build(topic, p, isr=tuple(b for b in part.isr if b != broker_id),
+                                election=self._online_or_unclean(topic),
+                                unclean_shutdown=(broker_id,))
 
-    def _choose_unclean(self, replicas: tuple[int, ...]) -> int:
-        live = self.unfenced()
-        return next((b for b in replicas if b in live), NO_LEADER)
+    @staticmethod
+    def _online_or_unclean(topic: TopicMetadata) -> str:
+        return UNCLEAN if bool(topic.config["unclean.leader.election.enable"]) else ONLINE
 
-    def _change(self, topic: TopicMetadata, p: int, *, isr: tuple[int, ...] | None = None,
-                leader: int | None = None, unclean: bool = False) -> PartitionRegistration:
+    # -- partition changes: Kafka's PartitionChangeBuilder ---------------------------------
+    def _build(self, topic: TopicMetadata, p: int, *, isr: tuple[int, ...] | None = None,
+               election: str = ONLINE,
+               unclean_shutdown: tuple[int, ...] = ()) -> PartitionRegistration:
+        """Apply an ISR change, keep the ELR, elect a leader if the current one cannot stay,
+        and append one PartitionChangeRecord if anything changed."""
         part = topic.partitions[p]
-        new = part
-        if isr is not None and isr != part.isr:
-            new = replace(new, isr=isr)
-        if leader is not None and leader != part.leader:
+        target_isr = part.isr if isr is None else isr
+        elr = part.elr
+        if self.elr_enabled:
+            if len(target_isr) >= int(topic.config["min.insync.replicas"]):
+                elr = ()
+            else:  # whoever leaves the ISR below min ISR joins the ELR, unless it crashed
+                gone = set(elr) | set(part.isr)
+                elr = tuple(b for b in part.replicas if b in gone and b not in target_isr
+                            and b not in unclean_shutdown)
+        leader, unclean = self._elect(part, target_isr, elr, election)
+        if leader != part.leader:
+            if leader in elr:  # an eligible leader replica is a clean choice
+                target_isr, elr = (leader,), tuple(b for b in elr if b != leader)
+            elif unclean:  # forcibly the new leader alone: this can lose committed records
+                target_isr, elr = (leader,), ()
+        if not target_isr and not self.elr_enabled:
+            target_isr = part.isr  # without ELR the last ISR member stays in the ISR
+        last_known = part.last_known_elr
+        if self.elr_enabled and not target_isr and part.isr and part.leader != NO_LEADER:
+            last_known = (part.leader,)
+        elif leader != NO_LEADER:
+            last_known = ()
+        new = replace(part, isr=target_isr, elr=elr, last_known_elr=last_known)
+        if leader != part.leader:
             new = replace(new, leader=leader, leader_epoch=part.leader_epoch + 1)
         if new == part:
             return part
@@ -163,8 +194,34 @@ class Controller:
         topic.partitions[p] = new
         self._append("PartitionChangeRecord", topic=topic.name, partition=p,
                      leader=new.leader, isr=list(new.isr), leader_epoch=new.leader_epoch,
-                     partition_epoch=new.partition_epoch, unclean=unclean)
+                     partition_epoch=new.partition_epoch, unclean=unclean,
+                     elr=list(new.elr), last_known_elr=list(new.last_known_elr))
         return new
+
+    def _elect(self, part: PartitionRegistration, isr: tuple[int, ...], elr: tuple[int, ...],
+               election: str) -> tuple[int, bool]:
+        """(leader, unclean): the current leader if it may stay, else the first live
+        replica in the ISR (or, with the ISR empty, in the ELR), else the last known
+        leader, else for an unclean election any live replica."""
+        live = self.unfenced()
+
+        def valid(b: int) -> bool:
+            return (b in isr or (not isr and b in elr)) and b in live
+
+        if election == PREFERRED and valid(part.replicas[0]):
+            return part.replicas[0], False
+        if valid(part.leader):
+            return part.leader, False
+        leader = next((b for b in part.replicas if valid(b)), NO_LEADER)
+        if leader != NO_LEADER:
+            return leader, False
+        last = part.last_known_elr
+        if self.elr_enabled and not isr and not elr and len(last) == 1 and last[0] in live:
+            return last[0], True
+        if election == UNCLEAN:
+            leader = next((b for b in part.replicas if b in live), NO_LEADER)
+            return leader, leader != NO_LEADER
+        return NO_LEADER, False
 
     # -- topics -------------------------------------------------------------------------
     def create_topic(self, name: str, partitions: int, replication_factor: int,
@@ -236,6 +293,12 @@ class Controller:
         topic.config.update(changes)
         for key, value in changes.items():
             self._append("ConfigRecord", resource=name, name=key, value=value)
+        if self.elr_enabled and "min.insync.replicas" in changes:
+            # ClearElrRecord: the ELR was kept against the old min ISR; it fills again
+            # at the partition's next change.
+            self._append("ClearElrRecord", topic=name)
+            topic.partitions[:] = [replace(part, elr=(), last_known_elr=())
+                                   for part in topic.partitions]
 
     def _topic(self, name: str) -> TopicMetadata:
         topic = self.topics.get(name)
@@ -259,13 +322,12 @@ class Controller:
         live = self.unfenced()
         if any(b not in live for b in new_isr if b not in part.isr):
             return errors.INVALID_REQUEST, part  # INELIGIBLE_REPLICA in Kafka
-        return errors.NONE, self._change(topic, p, isr=tuple(new_isr))
+        return errors.NONE, self._build(topic, p, isr=tuple(new_isr))
 
     def elect_leaders(self, name: str | None = None, partitions: list[int] | None = None,
                       unclean: bool = False) -> dict[tuple[str, int], int]:
         """ElectLeaders: preferred (first replica) or unclean election; returns error codes."""
         result: dict[tuple[str, int], int] = {}
-        live = self.unfenced()
         for topic in ([self._topic(name)] if name else list(self.topics.values())):
             for p, part in enumerate(topic.partitions):
                 if partitions is not None and p not in partitions:
@@ -274,19 +336,15 @@ class Controller:
                 if unclean:
                     if part.leader != NO_LEADER:
                         result[key] = errors.ELECTION_NOT_NEEDED
-                        continue
-                    leader = self._choose_unclean(part.replicas)
-                    if leader == NO_LEADER:
+                    elif self._build(topic, p, election=UNCLEAN).leader == NO_LEADER:
                         result[key] = errors.ELIGIBLE_LEADERS_NOT_AVAILABLE
-                        continue
-                    self._change(topic, p, leader=leader, isr=(leader,), unclean=True)
-                    result[key] = errors.NONE
+                    else:
+                        result[key] = errors.NONE
                     continue
                 preferred = part.replicas[0]
                 if part.leader == preferred:
                     result[key] = errors.ELECTION_NOT_NEEDED
-                elif preferred in part.isr and preferred in live:
-                    self._change(topic, p, leader=preferred)
+                elif self._build(topic, p, election=PREFERRED).leader == preferred:
                     result[key] = errors.NONE
                 else:
                     result[key] = errors.PREFERRED_LEADER_NOT_AVAILABLE

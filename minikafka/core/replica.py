@@ -57,6 +57,17 @@ class Replica:
         return self.log.log_start_offset
 
     @property
+    def min_isr(self) -> int:
+        """The effective min.insync.replicas: capped at the replica count (Kafka 3.7+, so
+        min.insync.replicas=2 on a one-replica topic neither refuses acks=all nor stalls
+        the HW)."""
+        return min(int(self.config["min.insync.replicas"]), max(len(self.replicas), 1))
+
+    @property
+    def under_min_isr(self) -> bool:
+        return len(self.isr) < self.min_isr
+
+    @property
     def last_stable_offset(self) -> int:
         first = self.producers.first_unstable_offset()
         return self.high_watermark if first is None else min(first, self.high_watermark)
@@ -117,7 +128,12 @@ class Replica:
         remote.last_fetch_ms = now_ms
 
     def maybe_advance_hw(self) -> bool:
-        """HW = smallest LEO among the ISR; it never moves back while this replica leads."""
+        """HW = smallest LEO among the ISR; it never moves back while this replica leads.
+        Under min ISR it does not move at all (KIP-966, Kafka 3.7+): a record acknowledged
+        with acks=1 or 0 then is not committed, and consumers do not see it, until the
+        ISR is back to min.insync.replicas."""
+        if self.under_min_isr:
+            return False
         new_hw = self.log.log_end_offset
         for b in self.isr:
             if b != self.broker_id:

@@ -11,9 +11,11 @@ BROKERS = [1, 2, 3]
 
 class ClusterMachine(RuleBasedStateMachine):
     @initialize(seed=st.integers(0, 1000), min_isr=st.sampled_from([1, 2]),
-                unclean=st.booleans())
-    def setup(self, seed, min_isr, unclean):
-        self.cluster = Cluster(brokers=3, seed=seed, controllers=[1001, 1002, 1003])
+                unclean=st.booleans(), elr=st.sampled_from([0, 1]))
+    def setup(self, seed, min_isr, unclean, elr):
+        self.cluster = Cluster(brokers=3, seed=seed, controllers=[1001, 1002, 1003],
+                               features={"eligible.leader.replicas.version": elr})
+        self.elr, self.min_isr = elr, min_isr
         self.cluster.create_topic("t", partitions=2, replication_factor=3, config={
             "min.insync.replicas": str(min_isr),
             "unclean.leader.election.enable": str(unclean).lower()})
@@ -84,9 +86,18 @@ class ClusterMachine(RuleBasedStateMachine):
     def isr_holds_the_leader_and_only_replicas(self):
         for p in self.cluster.describe_topic("t").partitions:
             assert set(p.isr) <= set(p.replicas)
-            assert p.isr, "an ISR is never empty"
+            # Without ELR the last ISR member stays in the ISR; with it the ISR may empty.
+            assert p.isr or (self.elr and p.leader is None)
             if p.leader is not None:
                 assert p.leader in p.isr
+
+    @invariant()
+    def elr_holds_only_replicas_outside_an_isr_below_min_isr(self):
+        for p in self.cluster.describe_topic("t").partitions:
+            assert set(p.elr) <= set(p.replicas) and not set(p.elr) & set(p.isr)
+            if p.elr:
+                assert self.elr and len(p.isr) < self.min_isr
+            assert len(p.last_known_elr) <= 1
 
     @invariant()
     def one_leader_per_epoch(self):
