@@ -629,7 +629,7 @@ class Cluster:
             desc = self.describe_topic(name)
             topics[name] = [
                 {"partition": p.partition, "leader": p.leader, "replicas": list(p.replicas),
-                 "isr": list(p.isr), "leader_epoch": p.leader_epoch,
+                 "isr": list(p.isr), "elr": list(p.elr), "leader_epoch": p.leader_epoch,
                  "high_watermark": p.high_watermark, "log_end_offset": p.log_end_offset,
                  "log_start_offset": p.log_start_offset,
                  "replica_offsets": {b: list(v) for b, v in p.replica_offsets.items()}}

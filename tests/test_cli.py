@@ -86,7 +86,7 @@ def test_topics_create_list_describe_alter_delete(served):
     assert rows == [
         f"\tTopic: cities\tPartition: {p.partition}\tLeader: {p.leader}"
         f"\tReplicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}"
-        "\tElr: N/A\tLastKnownElr: N/A" for p in described.partitions]
+        "\tElr: \tLastKnownElr: " for p in described.partitions]
 
     assert cli("topics", "--bootstrap-server", bootstrap, "--alter", "--topic", "cities",
                "--partitions", "5") == (0, "", "")

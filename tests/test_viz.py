@@ -169,6 +169,9 @@ def test_crashed_leader_not_yet_noticed_and_partition_without_leader():
     assert leader_of(c2, "solo", 0) is None  # unclean election is off
     row = row_of(node_label(cluster_view(c2.snapshot()), "broker_3"), "solo-0")
     assert "✕ offline (no leader)" in text(row)
+    # 2 left an ISR below min ISR (1 member): an eligible leader replica (KIP-966)
+    row = row_of(node_label(cluster_view(c2.snapshot()), "broker_2"), "solo-0")
+    assert "✕ offline (broker down, eligible leader)" in text(row)
 
 
 def test_layout_is_stable_across_steps(cluster):

@@ -7,10 +7,9 @@
     minikafka topics --bootstrap-server localhost:9092 --alter --topic orders --partitions 6
     minikafka topics --bootstrap-server localhost:9092 --delete --topic orders
 
-Output and error messages follow Kafka 4.x's TopicCommand. One difference: topics are
-described from Metadata, which has no eligible leader replicas (KIP-966), so the
-Elr and LastKnownElr columns read N/A, as the Kafka tool prints against a broker
-without DescribeTopicPartitions.
+Output and error messages follow Kafka 4.x's TopicCommand. --describe asks
+DescribeTopicPartitions for the eligible leader replicas (KIP-966); a broker older than
+3.7 does not have it, and then Elr and LastKnownElr read N/A, as the Kafka tool prints.
 """
 from __future__ import annotations
 
@@ -138,9 +137,42 @@ def _describe(admin: Any, args: argparse.Namespace) -> int:
             return 0
         raise ToolError(f"Topic '{args.topic}' does not exist as expected")
     configs = _non_default_configs(admin, [t["name"] for t in topics])
+    _add_elr(admin, topics)
     for topic in topics:
         print("\n".join(describe_lines(topic, configs.get(topic["name"], {}))))
     return 0
+
+
+def _add_elr(admin: Any, topics: list[dict]) -> None:
+    """Each partition's eligible leader replicas and last known leader, page by page
+    from DescribeTopicPartitions; left out when the broker does not have that API."""
+    from kafka.errors import IncompatibleBrokerVersion, UnsupportedVersionError
+
+    if not topics:
+        return
+    found: dict[tuple[str, int], dict] = {}
+    cursor = None
+    try:
+        while True:
+            page = admin.describe_topic_partitions([t["name"] for t in topics], cursor=cursor)
+            for topic in page["topics"]:
+                for p in topic["partitions"]:
+                    found[(topic["name"], p["partition_index"])] = p
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+    except (IncompatibleBrokerVersion, UnsupportedVersionError):
+        return
+    for topic in topics:
+        for p in topic["partitions"]:
+            described = found.get((topic["name"], p["partition_index"]))
+            if described is not None:  # kafka-python reads an empty list as None
+                p["elr"] = described["eligible_leader_replicas"] or []
+                p["last_known_elr"] = described["last_known_elr"] or []
+
+
+def _ids(brokers: list[int] | None) -> str:
+    return "N/A" if brokers is None else ",".join(map(str, brokers))
 
 
 def _non_default_configs(admin: Any, names: list[str]) -> dict[str, dict[str, str]]:
@@ -184,7 +216,8 @@ def describe_lines(topic: dict, configs: dict[str, str]) -> list[str]:
         lines.append(
             f"\tTopic: {topic['name']}\tPartition: {p['partition_index']}\tLeader: {leader}"
             f"\tReplicas: {','.join(map(str, p['replica_nodes']))}"
-            f"\tIsr: {','.join(map(str, p['isr_nodes']))}\tElr: N/A\tLastKnownElr: N/A")
+            f"\tIsr: {_ids(p['isr_nodes'])}\tElr: {_ids(p.get('elr'))}"
+            f"\tLastKnownElr: {_ids(p.get('last_known_elr'))}")
     return lines
 
 

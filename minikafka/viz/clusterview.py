@@ -61,7 +61,7 @@ def replica_states(snapshot: Mapping[str, Any], topics: Iterable[str] | None = N
 
     A replica on a stopped broker is offline; so is every replica of a partition with
     no leader. Otherwise the leader is the one the metadata names, and a follower is in
-    or out of sync by the ISR.
+    or out of sync by the ISR. An offline replica in the ELR says so: it may lead again.
     """
     brokers = snapshot["brokers"]
     out: dict[int, list[ReplicaState]] = {b: [] for b in sorted(brokers)}
@@ -83,6 +83,8 @@ def replica_states(snapshot: Mapping[str, Any], topics: Iterable[str] | None = N
                     role = IN_SYNC if b in part["isr"] else OUT_OF_SYNC
                     if not brokers[leader]["running"]:
                         note = f"leader {leader} down"
+                if role == OFFLINE and b in part.get("elr", ()):
+                    note += ", eligible leader"
                 lag = None
                 if role in (IN_SYNC, OUT_OF_SYNC) and leo is not None and leader_leo is not None:
                     lag = max(0, leader_leo - leo)

@@ -14,6 +14,7 @@ from kafka.protocol.admin import (
     DeleteRecordsRequest,
     DescribeConfigsRequest,
     DescribeLogDirsRequest,
+    DescribeTopicPartitionsRequest,
     ElectLeadersRequest,
     IncrementalAlterConfigsRequest,
 )
@@ -147,7 +148,7 @@ def test_default_registry_advertises_every_handler_module():
         11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 18: (0, 4),
         19: (2, 7), 20: (1, 6), 21: (0, 2), 22: (0, 5), 23: (2, 4), 24: (0, 5), 25: (0, 4),
         26: (0, 5), 28: (0, 5), 32: (1, 4), 35: (1, 5), 37: (0, 3), 42: (0, 2), 43: (0, 2),
-        44: (0, 1), 47: (0, 0), 60: (0, 2)}
+        44: (0, 1), 47: (0, 0), 60: (0, 2), 75: (0, 0)}
 
 
 # -- produce and fetch ----------------------------------------------------------------
@@ -591,6 +592,43 @@ def test_metadata_lists_brokers_racks_and_creates_topics_on_request(cluster):
     cluster.stop_broker(3)
     after = client.call(MetadataRequest(topics=None), 13)
     assert [b.node_id for b in after.brokers] == [1, 2]
+
+
+def describe_partitions(client, topics, limit=2000, cursor=None):
+    request = DescribeTopicPartitionsRequest(
+        topics=[DescribeTopicPartitionsRequest.TopicRequest(name=t) for t in topics],
+        response_partition_limit=limit,
+        cursor=None if cursor is None else DescribeTopicPartitionsRequest.Cursor(
+            topic_name=cursor[0], partition_index=cursor[1]))
+    return client.call(request, 0)
+
+
+def test_describe_topic_partitions_pages_and_shows_eligible_leader_replicas():
+    cluster = Cluster(brokers=3, seed=5, controllers=[1001, 1002, 1003])
+    cluster.create_topic("a", partitions=3, replication_factor=3,
+                         config={"min.insync.replicas": "2"})
+    cluster.create_topic("b", partitions=2, replication_factor=1)
+    client = Client(cluster, 1)
+    page = describe_partitions(client, [], limit=4)
+    assert [(t.name, [p.partition_index for p in t.partitions]) for t in page.topics] == \
+        [("a", [0, 1, 2]), ("b", [0])]
+    assert (page.next_cursor.topic_name, page.next_cursor.partition_index) == ("b", 1)
+    rest = describe_partitions(client, [], cursor=("b", 1))
+    assert [(t.name, [p.partition_index for p in t.partitions]) for t in rest.topics] == \
+        [("b", [1])] and rest.next_cursor is None
+    last, first = (b for b in cluster.describe_topic("a").partitions[0].replicas
+                   if b != 1)
+    cluster.stop_broker(last)
+    cluster.stop_broker(first)  # a's ISRs fall to broker 1 alone
+    [a] = describe_partitions(client, ["a"]).topics
+    reg = cluster.describe_topic("a").partitions
+    assert [(p.isr_nodes, p.eligible_leader_replicas, p.offline_replicas) for p in a.partitions] \
+        == [([1], list(r.elr), sorted({last, first}, key=r.replicas.index)) for r in reg]
+    assert all(len(p.eligible_leader_replicas) == 1 for p in a.partitions)
+    missing = describe_partitions(client, ["nope", "bad name!"]).topics
+    assert [(t.name, t.error_code) for t in missing] == [("bad name!", 17), ("nope", UNKNOWN_TOPIC)]
+    bad_cursor = describe_partitions(client, ["a"], cursor=("b", 0)).topics
+    assert [(t.name, t.error_code) for t in bad_cursor] == [("a", 42)]  # INVALID_REQUEST
 
 
 def test_a_stopped_broker_drops_its_connections(cluster):
