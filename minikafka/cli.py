@@ -35,11 +35,18 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--log-dir", metavar="DIR",
                    help="keep the logs on disk in Kafka's layout (DIR/broker-N/TOPIC-P/*.log, "
                         "readable with minikafka dump-log); default: in memory")
+    p.add_argument("--feature", action="append", default=[], metavar="NAME=LEVEL",
+                   help="a feature level of the new cluster, as kafka-storage.sh format "
+                        "--feature takes it, e.g. eligible.leader.replicas.version=0 for the "
+                        "rules before Kafka 4.1 (repeatable)")
     p.set_defaults(run=serve)
 
 
 def serve(args: argparse.Namespace) -> int:
+    from kafka.errors import InvalidConfigurationError
+
     from .cluster import Cluster
+    from .tools._common import kafka_message
 
     if args.brokers < 1:
         print("minikafka serve: --brokers must be at least 1", file=sys.stderr)
@@ -51,7 +58,20 @@ def serve(args: argparse.Namespace) -> int:
             print(f"minikafka serve: bad --rack {item!r}, expected BROKER=RACK", file=sys.stderr)
             return 2
         racks[int(broker)] = rack
-    cluster = Cluster(brokers=args.brokers, seed=args.seed, racks=racks, log_dir=args.log_dir)
+    features = {}
+    for item in args.feature:
+        name, sep, level = item.partition("=")
+        if not sep or not level.isdigit():
+            print(f"minikafka serve: bad --feature {item!r}, expected NAME=LEVEL",
+                  file=sys.stderr)
+            return 2
+        features[name] = int(level)
+    try:
+        cluster = Cluster(brokers=args.brokers, seed=args.seed, racks=racks,
+                          log_dir=args.log_dir, features=features)
+    except InvalidConfigurationError as exc:
+        print(f"minikafka serve: {kafka_message(exc)}", file=sys.stderr)
+        return 2
     try:
         server = cluster.serve(port=args.port, host=args.host)
     except OSError as exc:

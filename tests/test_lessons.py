@@ -92,6 +92,8 @@ def expect_05(o: dict) -> None:
     assert o["all_isr2_lost"] == 0 and o["acks1_lost"] > 0 and o["acks0_missing"] > 0
     assert o["clean_lost"] == 0 and o["unclean_lost"] > 0
     assert o["refused"] == "NotEnoughReplicasError"
+    # The follower that stopped last was an eligible leader replica and led again.
+    assert o["elr_leader"] is not None
 
 
 def expect_06(o: dict) -> None:

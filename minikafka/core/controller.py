@@ -170,8 +170,8 @@ class Controller:
                 elr = ()
             else:  # whoever leaves the ISR below min ISR joins the ELR, unless it crashed
                 gone = set(elr) | set(part.isr)
-                elr = tuple(b for b in part.replicas if b in gone and b not in target_isr
-                            and b not in unclean_shutdown)
+                elr = tuple(sorted(b for b in gone if b not in target_isr
+                                   and b not in unclean_shutdown))
         leader, unclean = self._elect(part, target_isr, elr, election)
         if leader != part.leader:
             if leader in elr:  # an eligible leader replica is a clean choice

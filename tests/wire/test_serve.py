@@ -180,6 +180,13 @@ def test_minikafka_serve_refuses_bad_flags():
     done = subprocess.run([sys.executable, "-m", "minikafka.cli", "serve", "--rack", "x"],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and "BROKER=RACK" in done.stderr
+    for feature, message in (("eligible.leader.replicas.version=2", "must be 0 or 1"),
+                             ("transaction.version=2", "Unknown feature"),
+                             ("eligible.leader.replicas.version", "NAME=LEVEL")):
+        done = subprocess.run([sys.executable, "-m", "minikafka.cli", "serve", "--feature",
+                               feature], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2 and message in done.stderr
+        assert done.stderr.startswith("minikafka serve: ") and "[Error" not in done.stderr
 
 
 def test_a_connection_accepted_as_its_listener_closes_is_dropped(served):
