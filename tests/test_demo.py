@@ -28,8 +28,8 @@ from minikafka.demo.scenario import Run
 from minikafka.demo.scenarios import SCENARIOS, get, listing
 from minikafka.demo.server import DemoServer
 
-REQUIRED = {"leader-failover", "acks", "isr-shrink", "consumer-rebalance", "log-compaction",
-            "transactions"}
+REQUIRED = {"leader-failover", "acks", "isr-shrink", "eligible-leaders", "consumer-rebalance",
+            "log-compaction", "transactions"}
 NAMES = list(SCENARIOS)
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..scenario import Scenario
-from . import acks, compaction, failover, isr, rebalance, transactions
+from . import acks, compaction, elr, failover, isr, rebalance, transactions
 
 SCENARIOS: dict[str, Scenario] = {
-    s.name: s for s in (failover.SCENARIO, acks.SCENARIO, isr.SCENARIO, rebalance.SCENARIO,
-                        compaction.SCENARIO, transactions.SCENARIO)
+    s.name: s for s in (failover.SCENARIO, acks.SCENARIO, isr.SCENARIO, elr.SCENARIO,
+                        rebalance.SCENARIO, compaction.SCENARIO, transactions.SCENARIO)
 }
 DEFAULT = failover.SCENARIO.name
 
