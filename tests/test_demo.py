@@ -210,6 +210,22 @@ def test_isr_shrink_marks_the_slow_follower_out_of_sync() -> None:
     assert len(presenter._run.partition().isr) == 3
 
 
+def test_eligible_leaders_elects_the_follower_that_stopped_last() -> None:
+    presenter = Presenter(get("eligible-leaders"))
+    for _ in range(3):  # both followers stop, then the leader
+        presenter.next()
+    run = presenter._run
+    leader, last = run.facts["leader"], run.facts["last"]
+    assert run.partition().elr == tuple(sorted((leader, last)))
+    assert presenter.state()["cluster_svg"].count("offline · ELR") == 2
+    presenter.next()
+    assert run.leader() == last and run.partition().isr == (last,)
+    assert "p0, p1, p2" in presenter.state()["narration"]
+    presenter.next()
+    assert run.notes["checker, acks=all"].startswith("✓ OK: 3 acknowledged, 0 lost")
+    assert run.notes["checker, acks=1"].startswith("✗ LOST WRITES: 1 acknowledged, 1 lost")
+
+
 def test_consumer_rebalance_hands_the_crashed_consumers_partition_over() -> None:
     states = walk(Presenter(get("consumer-rebalance")))
     members = [{r["member"] for r in s["groups"][0]["rows"]} for s in states]

@@ -56,7 +56,8 @@ ROLE_WORDS = {LEADER: "leader", IN_SYNC: "in sync", OUT_OF_SYNC: "OUT OF SYNC"}
 
 def _role_text(r: ReplicaState) -> str:
     style = ROLE_STYLES[r.role]
-    return f"{style.symbol} {ROLE_WORDS.get(r.role, style.word)}"
+    text = f"{style.symbol} {ROLE_WORDS.get(r.role, style.word)}"
+    return text + " · ELR" if r.eligible else text
 
 
 def _broker_label(b: int, info: Mapping[str, Any], rows: list[ReplicaState], height: int,

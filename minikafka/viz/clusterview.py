@@ -46,6 +46,7 @@ class ReplicaState:
     high_watermark: int | None
     lag: int | None  # leader LEO minus this replica's LEO (followers only)
     note: str = ""  # why offline, or that the leader it follows is down
+    eligible: bool = False  # offline but in the ELR: it may be elected cleanly (KIP-966)
 
 
 def _shown_topics(snapshot: Mapping[str, Any], topics: Iterable[str] | None,
@@ -83,13 +84,14 @@ def replica_states(snapshot: Mapping[str, Any], topics: Iterable[str] | None = N
                     role = IN_SYNC if b in part["isr"] else OUT_OF_SYNC
                     if not brokers[leader]["running"]:
                         note = f"leader {leader} down"
-                if role == OFFLINE and b in part.get("elr", ()):
+                eligible = role == OFFLINE and b in part.get("elr", ())
+                if eligible:
                     note += ", eligible leader"
                 lag = None
                 if role in (IN_SYNC, OUT_OF_SYNC) and leo is not None and leader_leo is not None:
                     lag = max(0, leader_leo - leo)
                 out[b].append(ReplicaState(topic, part["partition"], b, role, leader, leo, hw,
-                                           lag, note))
+                                           lag, note, eligible))
     return out
 
 
