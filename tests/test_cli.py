@@ -120,6 +120,26 @@ def consume(bootstrap: str, topic: str, *extra: str) -> tuple[list[str], str]:
     return out.splitlines(), err
 
 
+def test_describe_lists_eligible_leader_replicas_as_kafka_topics_does():
+    # The docs/cli.md example: stop brokers 3 and 1 of a served cluster's `orders`.
+    cluster = Cluster(brokers=3, seed=0)
+    with cluster.serve(port=0) as server:
+        bootstrap = server.bootstrap_servers
+        assert cli("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "orders",
+                   "--partitions", "3", "--replication-factor", "3",
+                   "--config", "min.insync.replicas=2")[0] == 0
+        with cluster.lock:
+            cluster.stop_broker(3)
+            cluster.stop_broker(1)  # leaves an ISR below min.insync.replicas: into the ELR
+        rc, out, _ = cli("topics", "--bootstrap-server", bootstrap, "--describe",
+                         "--topic", "orders")
+    assert rc == 0
+    assert out.splitlines()[1] == ("\tTopic: orders\tPartition: 0\tLeader: 2\tReplicas: 2,3,1"
+                                   "\tIsr: 2\tElr: 1\tLastKnownElr: ")
+    assert [line.split("\t")[5:] for line in out.splitlines()[1:]] == \
+        [["Isr: 2", "Elr: 1", "LastKnownElr: "]] * 3
+
+
 def test_keyed_lines_go_in_and_come_back_with_their_keys(served):
     cluster, bootstrap = served
     assert cli("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "orders",
