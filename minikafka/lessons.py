@@ -668,6 +668,7 @@ def last_follower_returns(elr: bool = True, crash: bool = False,
     PartitionDescription at the end with what a consumer reads then (a string when the
     partition is offline). ``elr`` sets the eligible.leader.replicas.version feature."""
     from .cluster import Cluster
+    from .tools.topics import partition_line
 
     cluster = Cluster(brokers=3, seed=seed, controllers=[1001, 1002, 1003],
                       features={"eligible.leader.replicas.version": int(elr)})
@@ -678,9 +679,8 @@ def last_follower_returns(elr: bool = True, crash: bool = False,
 
     def show(moment: str) -> Any:
         p = cluster.describe_topic("payments").partitions[0]
-        leader = p.leader if p.leader is not None else "none"
-        print(f"  {moment:<30} Leader: {leader}\tIsr: {_ids(p.isr)}\tElr: {_ids(p.elr)}"
-              f"\tLastKnownElr: {_ids(p.last_known_elr)}")
+        print(f"{moment}:\n" + partition_line("payments", 0, p.leader, p.replicas, p.isr,
+                                                p.elr, p.last_known_elr))
         return p
 
     leader, first, last = cluster.describe_topic("payments").partitions[0].replicas
@@ -700,10 +700,6 @@ def last_follower_returns(elr: bool = True, crash: bool = False,
     if p.leader is None:
         return p, "nothing, it is offline"
     return p, [r.value for r in read_topic(cluster, "payments")[0]]
-
-
-def _ids(brokers: Iterable[int]) -> str:
-    return ",".join(map(str, brokers))
 
 
 # -- lesson 7: batching and compression ----------------------------------------------------

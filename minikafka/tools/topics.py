@@ -17,6 +17,7 @@ import argparse
 import base64
 import re
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from ._common import (
@@ -171,7 +172,7 @@ def _add_elr(admin: Any, topics: list[dict]) -> None:
                 p["last_known_elr"] = described["last_known_elr"] or []
 
 
-def _ids(brokers: list[int] | None) -> str:
+def _ids(brokers: Iterable[int] | None) -> str:
     return "N/A" if brokers is None else ",".join(map(str, brokers))
 
 
@@ -210,15 +211,21 @@ def describe_lines(topic: dict, configs: dict[str, str]) -> list[str]:
         head += f"\tTopicId: {topic_id}"
     head += (f"\tPartitionCount: {len(partitions)}\tReplicationFactor: {rf}"
              f"\tConfigs: {','.join(f'{k}={v}' for k, v in configs.items())}")
-    lines = [head]
-    for p in partitions:
-        leader = p["leader_id"] if p["leader_id"] >= 0 else "none"
-        lines.append(
-            f"\tTopic: {topic['name']}\tPartition: {p['partition_index']}\tLeader: {leader}"
-            f"\tReplicas: {','.join(map(str, p['replica_nodes']))}"
-            f"\tIsr: {_ids(p['isr_nodes'])}\tElr: {_ids(p.get('elr'))}"
-            f"\tLastKnownElr: {_ids(p.get('last_known_elr'))}")
-    return lines
+    return [head] + [
+        partition_line(topic["name"], p["partition_index"], p["leader_id"], p["replica_nodes"],
+                       p["isr_nodes"], p.get("elr"), p.get("last_known_elr"))
+        for p in partitions]
+
+
+def partition_line(topic: str, partition: int, leader: int | None, replicas: Iterable[int],
+                   isr: Iterable[int], elr: Iterable[int] | None = None,
+                   last_known_elr: Iterable[int] | None = None) -> str:
+    """One partition as kafka-topics --describe prints it; ELR lists of None read N/A
+    (what the tool prints when it had to describe from Metadata)."""
+    shown = leader if leader is not None and leader >= 0 else "none"
+    return (f"\tTopic: {topic}\tPartition: {partition}\tLeader: {shown}"
+            f"\tReplicas: {_ids(replicas)}\tIsr: {_ids(isr)}\tElr: {_ids(elr)}"
+            f"\tLastKnownElr: {_ids(last_known_elr)}")
 
 
 def _exists(admin: Any, name: str) -> bool:
