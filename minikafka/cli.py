@@ -4,6 +4,7 @@
     minikafka topics --bootstrap-server localhost:9092 --list   # Kafka's tools (docs/cli.md)
     minikafka demo leader-failover               # the instructor's presenter page
     minikafka doctor                             # what the labs need, and what to fix
+    minikafka kafka up                           # real Apache Kafka, three native nodes
 
 Each subcommand has an `add_<name>(subparsers)` that declares its flags and a
 `<name>(args) -> int` that runs it; heavy imports happen inside the function so
@@ -16,6 +17,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 
+from .realkafka import cli as realkafka_cli
 from .tools import PARSERS as TOOL_PARSERS
 
 
@@ -143,8 +145,8 @@ def doctor(args: argparse.Namespace) -> int:
 
 # Kafka's command-line tools (minikafka.tools): topics, console-producer,
 # console-consumer, consumer-groups, dump-log.
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_serve, *TOOL_PARSERS,
-                                                                add_demo, add_doctor]
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    add_serve, *TOOL_PARSERS, add_demo, add_doctor, realkafka_cli.add_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,97 @@
+"""`minikafka kafka ...`: real Apache Kafka's three nodes, natively (see minikafka.realkafka)."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from . import KAFKA_VERSION
+
+__all__ = ["add_parser"]
+
+ACTIONS = {
+    "fetch": "fetch Kafka's jars from Maven Central into the cache (once)",
+    "up": "start the three nodes; returns when all answer Metadata",
+    "down": "stop every node (the data stays in --data-dir)",
+    "status": "nodes, pids, ports, the active controller and the version",
+    "stop": "stop node N cleanly (leadership moves away first)",
+    "kill": "kill node N with SIGKILL (a crash)",
+    "start": "start node N again",
+    "logs": "print the end of node N's log",
+}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "kafka", help=f"run real Apache Kafka {KAFKA_VERSION} (three KRaft nodes) from its jars",
+        description=f"Real Apache Kafka {KAFKA_VERSION} as three native KRaft nodes (broker and "
+                    "controller each) on 127.0.0.1:9092-9094, set up like "
+                    "docker/compose.yaml, without Docker. Needs Java 17+ and, the first time, "
+                    "Maven (./setup.sh --real-kafka installs both where it can).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(f"  {name:<7} {text}" for name, text in ACTIONS.items()))
+    p.add_argument("action", choices=list(ACTIONS), metavar="ACTION",
+                   help=", ".join(ACTIONS))
+    p.add_argument("node", nargs="?", type=int, metavar="N",
+                   help="node id (1-3) for stop, kill, start and logs")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help="where the nodes keep their data, configs and logs "
+                        "(default: .cache/kafka-cluster in the repository)")
+    p.add_argument("--port", type=int, default=None,
+                   help="client port of node 1 for `up`; nodes 2 and 3 follow (default 9092)")
+    p.add_argument("--lines", "-n", type=int, default=40, help="lines of log to print (logs)")
+    p.set_defaults(run=run, parser=p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .jars import FetchError, fetch_kafka
+    from .nodes import KafkaNodeError, NativeKafka
+
+    if args.action in ("stop", "kill", "start", "logs") and args.node is None:
+        args.parser.error(f"`minikafka kafka {args.action}` needs a node id, e.g. "
+                          f"`minikafka kafka {args.action} 2`")
+    cluster = NativeKafka(args.data_dir, port=args.port)
+    try:
+        if args.action == "fetch":
+            started = time.monotonic()
+            libs = fetch_kafka()
+            print(f"Kafka {KAFKA_VERSION}: {len(list(libs.glob('*.jar')))} jars in {libs} "
+                  f"({time.monotonic() - started:.1f} s)")
+        elif args.action == "up":
+            took = cluster.up()
+            print(f"Kafka {KAFKA_VERSION} is up in {took:.1f} s: "
+                  f"bootstrap servers {cluster.bootstrap_servers}")
+            _print_status(cluster)
+        elif args.action == "down":
+            cluster.down()
+            print(f"stopped; the data stays in {cluster.data_dir}")
+        elif args.action == "status":
+            _print_status(cluster)
+        elif args.action == "stop":
+            cluster.stop(args.node)
+            print(f"node {args.node} stopped")
+        elif args.action == "kill":
+            cluster.kill(args.node)
+            print(f"node {args.node} killed (SIGKILL)")
+        elif args.action == "start":
+            cluster.start(args.node)
+            print(f"node {args.node} is up")
+        elif args.action == "logs":
+            lines = cluster.log_path(args.node).read_text(errors="replace").splitlines()
+            print("\n".join(lines[-args.lines:]))
+    except (FetchError, KafkaNodeError, OSError) as exc:
+        print(f"minikafka kafka {args.action}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_status(cluster) -> None:
+    nodes = cluster.status()
+    controller = cluster.controller() if any(n.running for n in nodes) else None
+    print(f"Apache Kafka {KAFKA_VERSION}, data in {cluster.data_dir}")
+    print(f"{'NODE':<6}{'STATE':<10}{'PID':<9}{'CLIENT':<17}{'INTERNAL':<18}{'CONTROLLER':<18}")
+    for n in nodes:
+        role = " (active controller)" if n.node_id == controller else ""
+        print(f"{n.node_id:<6}{'running' if n.running else 'stopped':<10}{n.pid or '-':<9}"
+              f"{'localhost:' + str(n.port):<17}{'127.0.0.1:' + str(n.internal_port):<18}"
+              f"{'127.0.0.1:' + str(n.controller_port):<18}{role}")

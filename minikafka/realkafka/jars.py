@@ -1,0 +1,132 @@
+"""Jars from Maven Central, fetched once into the course's cache.
+
+`fetch("kafka-4.4.0", [KAFKA coordinates])` writes a small pom beside the cache folder and
+asks Maven for the runtime closure (what Kafka's own distribution ships in libs/). A stamp
+file lists what arrived: a second call finds it and fetches nothing, and a half-finished
+fetch (no stamp) starts again. Maven keeps its own copy in ~/.m2, so even a wiped cache
+refills without the network.
+
+Where the cache is: $MINIKAFKA_CACHE, else `.cache/` in the repository (git ignores it),
+else ~/.cache/minikafka for an installed package.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import KAFKA_VERSION, SCALA_VERSION
+
+__all__ = ["FetchError", "cache_dir", "fetch", "fetch_kafka", "kafka_libs", "maven_hint"]
+
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+STAMP = ".complete"
+# Kafka's distribution logs through SLF4J 1.7 into Log4j 2 with this bridge; the Maven
+# artifacts leave the binding out, so it is added here, once, at Log4j's own version.
+SLF4J_BINDING = "org.apache.logging.log4j:log4j-slf4j-impl"
+OTHER_BINDINGS = ("slf4j-reload4j", "slf4j-log4j12", "slf4j-simple", "logback-classic",
+                  "log4j-slf4j2-impl", "slf4j-jdk14")
+
+
+class FetchError(RuntimeError):
+    """Maven is missing or could not resolve the jars; the message says what to do."""
+
+
+def cache_dir() -> Path:
+    if env := os.environ.get("MINIKAFKA_CACHE"):
+        return Path(env).expanduser()
+    repo = Path(__file__).resolve().parents[2]
+    if (repo / "pyproject.toml").exists() and (repo / "setup.sh").exists():
+        return repo / ".cache"
+    return Path.home() / ".cache" / "minikafka"
+
+
+def kafka_libs(version: str = KAFKA_VERSION) -> Path:
+    """Where Kafka's jars are (or will be, after fetch_kafka)."""
+    return cache_dir() / f"kafka-{version}" / "libs"
+
+
+def maven_hint() -> str:
+    return ("run ./setup.sh --real-kafka (it installs Maven where it can and fetches Kafka's "
+            "jars), or use Docker: docker compose -f docker/compose.yaml up -d")
+
+
+def fetch_kafka(version: str = KAFKA_VERSION, *, quiet: bool = True) -> Path:
+    """Kafka's broker and tools (kafka_2.13, kafka-tools) with their runtime dependencies."""
+    libs = fetch(f"kafka-{version}",
+                 [f"org.apache.kafka:kafka_{SCALA_VERSION}:{version}",
+                  f"org.apache.kafka:kafka-tools:{version}"],
+                 quiet=quiet, extra=_slf4j_binding)
+    return libs
+
+
+def fetch(name: str, coordinates: Sequence[str], *, quiet: bool = True,
+          extra=None) -> Path:
+    """The runtime closure of `coordinates` (group:artifact:version) in cache/NAME/libs.
+
+    `extra(libs, mvn)` may copy more jars in before the stamp is written.
+    """
+    home = cache_dir() / name
+    libs = home / "libs"
+    stamp = home / STAMP
+    if stamp.exists() and libs.is_dir():
+        return libs
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise FetchError(f"Maven (mvn) is not installed, so {name}'s jars cannot be fetched: "
+                         + maven_hint())
+    home.mkdir(parents=True, exist_ok=True)
+    if libs.exists():
+        shutil.rmtree(libs)
+    (home / "pom.xml").write_text(_pom(name, coordinates))
+    _maven(mvn, home, [f"{DEPENDENCY_PLUGIN}:copy-dependencies", "-DincludeScope=runtime",
+                       f"-DoutputDirectory={libs}"], quiet)
+    if extra is not None:
+        extra(libs, lambda args: _maven(mvn, home, args, quiet))
+    jars = sorted(p.name for p in libs.glob("*.jar"))
+    stamp.write_text("\n".join(jars) + "\n")
+    return libs
+
+
+def _slf4j_binding(libs: Path, maven) -> None:
+    others = [p.name for p in libs.glob("*.jar") if p.name.startswith(OTHER_BINDINGS)]
+    if others:
+        raise FetchError(f"unexpected SLF4J bindings among Kafka's jars: {others}")
+    core = sorted(libs.glob("log4j-core-*.jar"))
+    if not core:
+        raise FetchError("Kafka's jars came without log4j-core; cannot add its SLF4J binding")
+    version = core[0].name.removeprefix("log4j-core-").removesuffix(".jar")
+    maven([f"{DEPENDENCY_PLUGIN}:copy", f"-Dartifact={SLF4J_BINDING}:{version}",
+           f"-DoutputDirectory={libs}"])
+
+
+def _maven(mvn: str, home: Path, args: Sequence[str], quiet: bool) -> None:
+    cmd = [mvn, "-B", *(["-q"] if quiet else []), *args]
+    done = subprocess.run(cmd, cwd=home, capture_output=True, text=True)
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise FetchError(f"Maven could not fetch the jars ({' '.join(cmd[1:3])} ...):\n{tail}\n"
+                         "Is Maven Central reachable from here? Offline, the course still works "
+                         "with minikafka; for real Kafka " + maven_hint())
+
+
+def _pom(name: str, coordinates: Sequence[str]) -> str:
+    deps = []
+    for coordinate in coordinates:
+        group, artifact, version = coordinate.split(":")
+        deps.append(f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}"
+                    f"</artifactId><version>{version}</version></dependency>")
+    body = "\n".join(deps)
+    return f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>minikafka.cache</groupId>
+  <artifactId>{name}</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+{body}
+  </dependencies>
+</project>
+"""
