@@ -38,3 +38,31 @@ settings.load_profile(
 def repo_root() -> Path:
     """The repository's root folder (lessons/, labs/, grading/ live here)."""
     return REPO_ROOT
+
+
+# -- real Apache Kafka (tests marked real_kafka) ----------------------------------------------
+
+# Not 9092: the embedded lab server and a student's own cluster use 9092-9094.
+REAL_KAFKA_PORT = int(os.environ.get("MINIKAFKA_TEST_KAFKA_PORT", "9192"))
+
+
+@pytest.fixture(scope="session")
+def real_kafka_session(tmp_path_factory):
+    """Apache Kafka's three native nodes, started once for the whole run (fetching the jars
+    from Maven the first time) and stopped at the end. Use `real_kafka`, which also brings
+    back any node a test stopped."""
+    from minikafka.realkafka.nodes import NativeKafka
+
+    cluster = NativeKafka(tmp_path_factory.mktemp("real-kafka"), port=REAL_KAFKA_PORT)
+    cluster.up()
+    try:
+        yield cluster
+    finally:
+        cluster.down()
+
+
+@pytest.fixture
+def real_kafka(real_kafka_session):
+    """The running real cluster, every node up (a test that stopped one left it down)."""
+    real_kafka_session.up()
+    return real_kafka_session

@@ -145,9 +145,7 @@ class NativeKafka:
         libs = fetch_kafka(self.version)
         self._write_configs()
         started = time.monotonic()
-        for node in NODE_IDS:
-            if self._pid(node) is None:
-                self._format(libs, node)
+        self._format(libs, [n for n in NODE_IDS if self._pid(n) is None])
         for node in NODE_IDS:
             if self._pid(node) is None:
                 self._spawn(libs, node)
@@ -192,7 +190,7 @@ class NativeKafka:
             return
         libs = fetch_kafka(self.version)
         self._write_configs()
-        self._format(libs, node)
+        self._format(libs, [node])
         self._spawn(libs, node)
         self._wait_ready([node], time.monotonic() + timeout_s)
 
@@ -252,19 +250,21 @@ class NativeKafka:
             text = "".join(f"{k}={v}\n" for k, v in self.properties(node).items())
             (self.node_dir(node) / "server.properties").write_text(text)
 
-    def _format(self, libs: Path, node: int) -> None:
-        """kafka-storage format, once: a formatted node has meta.properties."""
-        if (self.node_dir(node) / "data" / "meta.properties").exists():
-            return
-        done = subprocess.run(
+    def _format(self, libs: Path, nodes: Sequence[int]) -> None:
+        """kafka-storage format, once per node (a formatted node has meta.properties); the
+        nodes' formats run side by side."""
+        todo = [n for n in nodes if not (self.node_dir(n) / "data" / "meta.properties").exists()]
+        runs = {n: subprocess.Popen(
             [_java(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
              f"-Dlog4j2.configurationFile=file:{self.data_dir / 'log4j2.properties'}",
              "-cp", f"{libs}/*", "kafka.tools.StorageTool", "format",
-             "-c", str(self.node_dir(node) / "server.properties"), "-t", CLUSTER_ID],
-            capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            raise KafkaNodeError(f"kafka-storage format failed for node {node}:\n"
-                                 f"{(done.stdout + done.stderr).strip()[-2000:]}")
+             "-c", str(self.node_dir(n) / "server.properties"), "-t", CLUSTER_ID],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for n in todo}
+        for node, run in runs.items():
+            output, _ = run.communicate(timeout=120)
+            if run.returncode != 0:
+                raise KafkaNodeError(f"kafka-storage format failed for node {node}:\n"
+                                     f"{output.strip()[-2000:]}")
 
     def _spawn(self, libs: Path, node: int) -> None:
         for port in (self.client_port(node), self.internal_port(node), self.controller_port(node)):
