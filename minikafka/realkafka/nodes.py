@@ -21,6 +21,7 @@ directory is the user's: `down` keeps it, deleting it wipes the cluster.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import KAFKA_VERSION
-from .jars import cache_dir, fetch_kafka, kafka_libs
+from .jars import cache_dir, fetch_kafka
 
 __all__ = ["CLUSTER_ID", "BROKER_SETTINGS", "KafkaNodeError", "NativeKafka", "NodeStatus"]
 
@@ -358,18 +359,14 @@ def _port_busy(port: int) -> bool:
 
 
 def _signal(pid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _reap(pid: int) -> None:
     """Collect a child's exit status (a node started by this process)."""
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def _alive(pid: int) -> bool:

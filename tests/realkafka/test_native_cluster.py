@@ -124,7 +124,7 @@ def test_kill_and_start_a_node_keeps_acks_all_writes(real_kafka):
     assert done.returncode == 0 and "killed" in done.stdout, done.stderr
     assert [s.running for s in real_kafka.status()] == [True, True, False]
     # min.insync.replicas=2 of 3: one node down still takes acks=all writes.
-    bootstrap = "localhost:%d,localhost:%d" % (real_kafka.client_port(1), real_kafka.client_port(2))
+    bootstrap = f"localhost:{real_kafka.client_port(1)},localhost:{real_kafka.client_port(2)}"
     assert produce_and_read(bootstrap, topic, [b"b"]) == [b"a", b"b"]
 
     done = kafka_cli(real_kafka, "start", "3")
