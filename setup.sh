@@ -3,6 +3,7 @@
 #
 #   ./setup.sh               install what is missing, then open the first lesson
 #   ./setup.sh --no-launch   install only (also: MINIKAFKA_NO_LAUNCH=1, or CI=true)
+#   ./setup.sh --real-kafka  also fetch Apache Kafka's jars (Maven) for `minikafka kafka up`
 #
 # Safe to run again: system packages are installed only when missing, and the
 # Python environment (.venv/) is reinstalled only when pyproject.toml changed.
@@ -14,16 +15,18 @@ cd "$ROOT"
 VENV="$ROOT/.venv"
 STAMP="$VENV/.minikafka-install-stamp"
 LAUNCH=1
+REAL_KAFKA=0
 [[ "${MINIKAFKA_NO_LAUNCH:-0}" == "1" ]] && LAUNCH=0
 [[ "${CI:-}" == "true" ]] && LAUNCH=0
 
 usage() {
-    sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 for arg in "$@"; do
     case "$arg" in
         --no-launch) LAUNCH=0 ;;
+        --real-kafka) REAL_KAFKA=1 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "setup.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     esac
@@ -193,6 +196,20 @@ else
     echo "$want_stamp" > "$STAMP"
 fi
 say "ready: .venv is set up"
+
+# ---------------------------------------------------------------- real Apache Kafka
+# Kafka's jars come from Maven Central (runtime scope, cached in .cache/; a second run
+# fetches nothing). Without Maven or the network the course still works on minikafka.
+if [[ "$REAL_KAFKA" == "1" ]]; then
+    if ! command -v mvn >/dev/null 2>&1; then
+        apt_install maven || warn "Maven is needed once to fetch Kafka's jars"
+    fi
+    if "$VENV/bin/minikafka" kafka fetch; then
+        echo "Start real Kafka (three nodes on localhost:9092-9094): .venv/bin/minikafka kafka up"
+    else
+        die "could not fetch Apache Kafka's jars (above); the lessons and labs still work on minikafka, or use Docker (docker/README.md)"
+    fi
+fi
 
 # ---------------------------------------------------------------- launch
 if [[ "$LAUNCH" == "0" ]]; then

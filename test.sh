@@ -23,6 +23,7 @@ missing=()
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 [[ -x /usr/bin/chromium ]] || missing+=(chromium)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)   # fetches Kafka's jars (real_kafka tests)
 
 if (( ${#missing[@]} )); then
     sudo=()
@@ -46,6 +47,18 @@ if (( ${#missing[@]} )); then
         fi
         warn "$msg"
     fi
+fi
+
+# ---------------------------------------------------------------- real Apache Kafka
+# The real_kafka tests start Kafka's three nodes themselves from these jars (cached in
+# .cache/, fetched from Maven Central the first time).
+say "fetching Apache Kafka's jars (once)"
+if ! "$ROOT/.venv/bin/minikafka" kafka fetch; then
+    if [[ "${CI:-}" == "true" ]]; then
+        echo "error: could not fetch Kafka's jars; the real_kafka tests need them" >&2
+        exit 1
+    fi
+    warn "no Kafka jars: the real_kafka tests will fail; run ./test.sh -m 'not real_kafka' offline"
 fi
 
 # ---------------------------------------------------------------- run
