@@ -91,6 +91,9 @@ class Controller:
         self.log: list[MetadataRecord] = []
         self.brokers: dict[int, BrokerRegistration] = {}
         self.topics: dict[str, TopicMetadata] = {}
+        # Topic config defaults from the broker config (log.retention.ms, ...), shared
+        # by every topic's TopicConfig: the Cluster updates it in place.
+        self.topic_defaults: dict[str, object] = {}
         self.next_producer_id = 0
 
     # -- the metadata log -------------------------------------------------------------
@@ -254,7 +257,7 @@ class Controller:
         else:
             self._check_assignments(assignments)
         topic = TopicMetadata(name, str(uuid.UUID(int=self.rng.getrandbits(128))), [],
-                              TopicConfig(parsed), internal)
+                              TopicConfig(parsed, self.topic_defaults), internal)
         self.topics[name] = topic
         self._append("TopicRecord", name=name, topic_id=topic.topic_id)
         for name_, value in parsed.items():
