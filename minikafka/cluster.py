@@ -381,7 +381,7 @@ class Cluster:
         self._apply_log_config(name)
 
     @_wrap
-    def alter_broker_config(self, changes: Mapping[str, Any]) -> None:
+    def alter_broker_config(self, changes: Mapping[str, Any], validate_only: bool = False) -> None:
         """Set (or, with None, remove) cluster-wide dynamic broker configs, as
         IncrementalAlterConfigs on the default BROKER resource does. Only keys Kafka
         marks dynamic (core.server_config.DYNAMIC_KEYS); every topic without an
@@ -399,6 +399,8 @@ class Cluster:
                     check_broker_value(key, text, parsed[key])
                 except ServerConfigError as exc:
                     raise errors.KafkaCoreError(errors.INVALID_CONFIG, str(exc)) from None
+        if validate_only:
+            return
         for key, value in changes.items():
             if value is None:
                 self.dynamic_broker_config.pop(key, None)

@@ -65,7 +65,8 @@ class ClusterServer:
             clock=_monotonic_ms,
             max_request_bytes=int(cluster.broker_config["socket.request.max.bytes"]),
             send_buffer_bytes=int(cluster.broker_config["socket.send.buffer.bytes"]),
-            receive_buffer_bytes=int(cluster.broker_config["socket.receive.buffer.bytes"]))
+            receive_buffer_bytes=int(cluster.broker_config["socket.receive.buffer.bytes"]),
+            connections_max_idle_ms=int(cluster.broker_config["connections.max.idle.ms"]))
 
     # -- lifecycle ----------------------------------------------------------------
     def start(self) -> ClusterServer:

@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ...core.config import BROKER_DEFAULTS, TOPIC_CONFIGS
+from ...core.server_config import DYNAMIC_KEYS
 
 # ConfigSource
 DYNAMIC_TOPIC_CONFIG = 1
+DYNAMIC_BROKER_CONFIG = 2
+DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
 
@@ -77,16 +80,30 @@ def topic_entries(topic: Any) -> list[ConfigEntry]:
     return out
 
 
-def broker_entries(cluster: Any, broker_id: int) -> list[ConfigEntry]:
-    """The broker's settings: those given to Cluster(broker_config=...) are
-    STATIC_BROKER_CONFIG (server.properties), the rest Kafka's defaults."""
+def broker_source(cluster: Any, name: str) -> int:
+    """Where a broker setting comes from: altered since start (cluster-wide dynamic),
+    given at start (server.properties or Cluster(broker_config=...)), or Kafka's default."""
+    if name in cluster.dynamic_broker_config:
+        return DYNAMIC_DEFAULT_BROKER_CONFIG
+    if name in cluster.static_broker_config:
+        return STATIC_BROKER_CONFIG
+    return DEFAULT_CONFIG
+
+
+def broker_entries(cluster: Any, broker_id: int | None) -> list[ConfigEntry]:
+    """The broker's settings with their sources; read-only unless Kafka can change the
+    key on a running broker. `broker_id` None: the cluster-wide default resource,
+    which lists only the dynamic values set on it (as Kafka does)."""
+    if broker_id is None:
+        return [ConfigEntry(name, render(value), DYNAMIC_DEFAULT_BROKER_CONFIG,
+                            config_type(name, value), None, False)
+                for name, value in sorted(cluster.dynamic_broker_config.items())]
     broker = cluster.brokers[broker_id]
     out = [ConfigEntry("node.id", str(broker_id), STATIC_BROKER_CONFIG, INT, None, True),
            ConfigEntry("broker.rack", broker.rack, STATIC_BROKER_CONFIG, STRING, None, True)]
     for name in sorted(cluster.broker_config):
         value = cluster.broker_config[name]
-        default = BROKER_DEFAULTS.get(name)
-        source = DEFAULT_CONFIG if value == default else STATIC_BROKER_CONFIG
-        out.append(ConfigEntry(name, render(value), source, config_type(name, value), None,
-                               True))
+        kind = config_type(name, value if value is not None else BROKER_DEFAULTS.get(name, 0))
+        out.append(ConfigEntry(name, render(value), broker_source(cluster, name), kind, None,
+                               name not in DYNAMIC_KEYS))
     return out

@@ -2,7 +2,7 @@
 leader, leader epoch, replicas, ISR and offline replicas, from the controller's state.
 
 An unknown topic is created on the spot when the request allows it (v4+ flag; always
-before v4), as auto.create.topics.enable=true does, with num.partitions and
+before v4) and auto.create.topics.enable is true (the default), with num.partitions and
 default.replication.factor (capped at the live brokers, as the in-process producer
 does). Internal topics are never auto-created.
 """
@@ -94,7 +94,8 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
         topics = [_topic(cluster, name, live, version, operations)
                   for name in cluster.list_topics(internal=True)]
     else:
-        auto = version < 4 or request.allow_auto_topic_creation
+        auto = (version < 4 or request.allow_auto_topic_creation) \
+            and cluster.broker_config["auto.create.topics.enable"]
         for wanted in requested:
             name = wanted.name
             if name is None:  # v10+: by topic id
