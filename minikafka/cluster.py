@@ -129,9 +129,10 @@ class Cluster:
         self.network = Network(self.clock, self.random, latency_ms)
         self.broker_config: dict[str, Any] = {**BROKER_DEFAULTS, **(broker_config or {})}
         # Where each setting came from, as DescribeConfigs reports it: given here (the
-        # server.properties of `minikafka serve`), or altered since (cluster-wide dynamic).
+        # server.properties of `minikafka serve`), or altered since: key -> (the broker id
+        # it was set on, None for the cluster-wide default; value).
         self.static_broker_config: dict[str, Any] = dict(broker_config or {})
-        self.dynamic_broker_config: dict[str, Any] = {}
+        self.dynamic_broker_config: dict[str, tuple[int | None, Any]] = {}
         self.features = _features(features)
         self.lock = threading.RLock()
         # KRaft combined mode: the first 1 or 3 brokers also vote in the controller quorum.
@@ -381,11 +382,15 @@ class Cluster:
         self._apply_log_config(name)
 
     @_wrap
-    def alter_broker_config(self, changes: Mapping[str, Any], validate_only: bool = False) -> None:
-        """Set (or, with None, remove) cluster-wide dynamic broker configs, as
-        IncrementalAlterConfigs on the default BROKER resource does. Only keys Kafka
-        marks dynamic (core.server_config.DYNAMIC_KEYS); every topic without an
-        override of its own follows the new defaults."""
+    def alter_broker_config(self, changes: Mapping[str, Any], validate_only: bool = False,
+                            broker_id: int | None = None) -> None:
+        """Set (or, with None, remove) dynamic broker configs, as IncrementalAlterConfigs
+        on a BROKER resource does: the cluster-wide default (`broker_id` None) or one
+        broker's. Only keys Kafka marks dynamic (core.server_config.DYNAMIC_KEYS); every
+        topic without an override of its own follows the new defaults. minikafka's
+        brokers share one configuration, so a value set on one broker applies to all
+        (Kafka would change that broker only); `dynamic_broker_config` keeps where it
+        was set, for DescribeConfigs."""
         parsed: dict[str, Any] = {}
         for key, value in changes.items():
             if key not in DYNAMIC_KEYS:
@@ -406,7 +411,8 @@ class Cluster:
                 self.dynamic_broker_config.pop(key, None)
                 self.broker_config[key] = self._static_value(key)
             else:
-                self.dynamic_broker_config[key] = self.broker_config[key] = parsed[key]
+                self.broker_config[key] = parsed[key]
+                self.dynamic_broker_config[key] = (broker_id, parsed[key])
         defaults = self.controller.topic_defaults
         defaults.clear()
         defaults.update(topic_defaults(self.broker_config))

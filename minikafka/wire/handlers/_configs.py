@@ -81,10 +81,12 @@ def topic_entries(topic: Any) -> list[ConfigEntry]:
 
 
 def broker_source(cluster: Any, name: str) -> int:
-    """Where a broker setting comes from: altered since start (cluster-wide dynamic),
+    """Where a broker setting comes from: altered since start (on a broker, or the
+    cluster-wide default; minikafka's brokers share one configuration),
     given at start (server.properties or Cluster(broker_config=...)), or Kafka's default."""
     if name in cluster.dynamic_broker_config:
-        return DYNAMIC_DEFAULT_BROKER_CONFIG
+        broker_id, _ = cluster.dynamic_broker_config[name]
+        return DYNAMIC_DEFAULT_BROKER_CONFIG if broker_id is None else DYNAMIC_BROKER_CONFIG
     if name in cluster.static_broker_config:
         return STATIC_BROKER_CONFIG
     return DEFAULT_CONFIG
@@ -97,7 +99,8 @@ def broker_entries(cluster: Any, broker_id: int | None) -> list[ConfigEntry]:
     if broker_id is None:
         return [ConfigEntry(name, render(value), DYNAMIC_DEFAULT_BROKER_CONFIG,
                             config_type(name, value), None, False)
-                for name, value in sorted(cluster.dynamic_broker_config.items())]
+                for name, (where, value) in sorted(cluster.dynamic_broker_config.items())
+                if where is None]
     broker = cluster.brokers[broker_id]
     out = [ConfigEntry("node.id", str(broker_id), STATIC_BROKER_CONFIG, INT, None, True),
            ConfigEntry("broker.rack", broker.rack, STATIC_BROKER_CONFIG, STRING, None, True)]

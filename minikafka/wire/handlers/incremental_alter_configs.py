@@ -1,10 +1,9 @@
 """IncrementalAlterConfigs (key 44), v0-v1, for topics: SET, DELETE (back to the
-default), and APPEND / SUBTRACT on list configs (cleanup.policy); and for the
-cluster-wide default BROKER resource (""): SET and DELETE of the keys Kafka can change
-on a running broker (log.retention.ms, min.insync.replicas, ...; see
-core.server_config.DYNAMIC_KEYS). minikafka's brokers share one configuration, so a
-single broker's resource ("1") is refused: alter the default (kafka-configs
---entity-default) instead.
+default), and APPEND / SUBTRACT on list configs (cleanup.policy); and for BROKER resources,
+the cluster-wide default ("") or one broker ("1", what kafka-python sends): SET and
+DELETE of the keys Kafka can change on a running broker (log.retention.ms,
+min.insync.replicas, ...; core.server_config.DYNAMIC_KEYS). minikafka's brokers share
+one configuration, so a value set on one broker applies to all of them.
 """
 from __future__ import annotations
 
@@ -57,10 +56,9 @@ def _changes(meta, configs) -> dict[str, str | None]:
 
 
 def _alter_broker(cluster, resource, validate_only: bool) -> None:
-    if resource.resource_name != "":
-        raise KafkaCoreError(INVALID_REQUEST,
-                             "minikafka's brokers share one configuration: alter the "
-                             "cluster-wide default broker resource instead")
+    name = resource.resource_name
+    if name != "" and (not name.isdigit() or int(name) not in cluster.brokers):
+        raise KafkaCoreError(INVALID_REQUEST, f"Unexpected broker id {name}")
     changes: dict[str, str | None] = {}
     for c in resource.configs:
         if c.name in changes:
@@ -74,7 +72,8 @@ def _alter_broker(cluster, resource, validate_only: bool) -> None:
         else:
             raise KafkaCoreError(errors.INVALID_CONFIG,
                                  f"Config value append is not allowed for config key: {c.name}")
-    cluster.alter_broker_config(changes, validate_only=validate_only)
+    cluster.alter_broker_config(changes, validate_only=validate_only,
+                                broker_id=int(name) if name else None)
 
 
 def handle(ctx: RequestContext,
