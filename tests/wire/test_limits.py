@@ -10,8 +10,21 @@ import struct
 import time
 
 import pytest
-from kafka.protocol.metadata import MetadataRequest
+from kafka.protocol.admin import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DescribeConfigsRequest,
+    DescribeLogDirsRequest,
+    ElectLeadersRequest,
+    ListGroupsRequest,
+)
+from kafka.protocol.consumer import OffsetFetchRequest
+from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 
+from minikafka.cluster import Cluster
+from minikafka.core.checkers import acknowledged_writes, check_lost
 from minikafka.wire import HandlerRegistry, WireServer, encode_request
 from minikafka.wire.handlers import api_versions
 
@@ -24,7 +37,6 @@ from .test_robustness import (
     read_frame,
     wait_until,
 )
-
 
 # -- a client hanging up mid-response ----------------------------------------------
 
@@ -85,3 +97,160 @@ def test_connections_stay_open_by_default():
         with connect(srv) as sock:
             time.sleep(0.5)
             assert call_api_versions(sock).error_code == 0
+
+
+# -- work bounded by Kafka's limits, not by what a client asks ----------------------------
+
+POLICY_VIOLATION, INVALID_REPLICATION_FACTOR = 44, 38
+
+
+@pytest.fixture
+def served_cluster():
+    cluster = Cluster(brokers=3, seed=5)
+    with cluster.serve(port=0) as server:
+        yield cluster, server
+
+
+def _call(server, request, version: int, response_class, correlation_id: int = 7):
+    port = next(iter(server.ports.values()))
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
+        sock.sendall(encode_request(request, correlation_id, "limits", version=version))
+        return response_class.decode(read_frame(sock), version=version, header=True)
+
+
+def _create_topics(*topics):
+    return CreateTopicsRequest(topics=[CreateTopicsRequest.CreatableTopic(
+        name=name, num_partitions=n, replication_factor=rf, assignments=[], configs=[])
+        for name, n, rf in topics], timeout_ms=5000, validate_only=False)
+
+
+def test_create_partitions_to_2_31_is_refused_at_once(served_cluster):
+    cluster, server = served_cluster
+    with cluster.lock:
+        cluster.create_topic("small", 1, 1)
+    started = time.monotonic()
+    request = CreatePartitionsRequest(topics=[CreatePartitionsRequest.CreatePartitionsTopic(
+        name="small", count=2**31 - 1, assignments=None)], timeout_ms=5000, validate_only=False)
+    response = _call(server, request, 3, CreatePartitionsResponse)
+    assert time.monotonic() - started < 2.0
+    assert [(r.error_code, r.error_message) for r in response.results] == [
+        (POLICY_VIOLATION, "Excessively large number of partitions per request.")]
+    with cluster.lock:
+        assert len(cluster.controller.topics["small"].partitions) == 1
+
+
+def test_create_topics_over_10000_partitions_in_one_request_is_refused_whole(served_cluster):
+    cluster, server = served_cluster
+    request = _create_topics(("a", 6000, 1), ("b", 4001, 1), ("c", 1, 1))
+    response = _call(server, request, 7, CreateTopicsResponse)
+    assert [t.error_code for t in response.topics] == [POLICY_VIOLATION] * 3
+    with cluster.lock:
+        assert not {"a", "b", "c"} & set(cluster.controller.topics)
+    # one topic asking for 2**31-1 partitions, or a replication factor of 32767
+    response = _call(server, _create_topics(("huge", 2**31 - 1, 1), ("wide", 1, 32767)), 7,
+                     CreateTopicsResponse)
+    assert [t.error_code for t in response.topics] == [POLICY_VIOLATION] * 2
+    response = _call(server, _create_topics(("wide", 1, 32767)), 7, CreateTopicsResponse)
+    assert [t.error_code for t in response.topics] == [INVALID_REPLICATION_FACTOR]
+    response = _call(server, _create_topics(("fine", 3, 3)), 7, CreateTopicsResponse)
+    assert [t.error_code for t in response.topics] == [0]
+
+
+# -- nulls ---------------------------------------------------------------------------------
+
+
+NULLABLE = [  # fields Kafka's schemas mark nullable: answered, connection kept
+    (MetadataRequest(version=12, topics=None, allow_auto_topic_creation=False), 12),
+    (DescribeConfigsRequest(resources=[DescribeConfigsRequest.DescribeConfigsResource(
+        resource_type=4, resource_name="1", configuration_keys=None)],
+        include_synonyms=False, include_documentation=False), 4),
+    (DescribeLogDirsRequest(topics=None), 4),
+    (ElectLeadersRequest(election_type=0, topic_partitions=None, timeout_ms=1000), 2),
+    (OffsetFetchRequest(group_id="g", topics=None, require_stable=False), 7),
+    (CreatePartitionsRequest(topics=[CreatePartitionsRequest.CreatePartitionsTopic(
+        name="nope", count=2, assignments=None)], timeout_ms=1000, validate_only=False), 3),
+]
+
+
+@pytest.mark.parametrize("request_,version", NULLABLE,
+                         ids=[type(r).__name__ for r, _ in NULLABLE])
+def test_null_where_the_schema_allows_it_is_answered(served_cluster, request_, version):
+    cluster, server = served_cluster
+    port = next(iter(server.ports.values()))
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
+        sock.sendall(encode_request(request_, 1, "nulls", version=version))
+        assert struct.unpack_from(">i", read_frame(sock))[0] == 1
+        assert call_api_versions(sock, correlation_id=2).error_code == 0  # still open
+    assert not server.wire.closed_connections
+
+
+NOT_NULLABLE = [  # Kafka cannot parse these and closes the connection; so does minikafka
+    (ListGroupsRequest(states_filter=None, types_filter=[]), 5),
+    (ListGroupsRequest(states_filter=[], types_filter=None), 5),
+    (FindCoordinatorRequest(key_type=0, coordinator_keys=None), 6),
+    (FindCoordinatorRequest(key_type=0, key=None), 3),
+    (DescribeConfigsRequest(resources=None, include_synonyms=False,
+                            include_documentation=False), 4),
+]
+
+
+@pytest.mark.parametrize("request_,version", NOT_NULLABLE,
+                         ids=[f"{type(r).__name__}-v{v}" for r, v in NOT_NULLABLE])
+def test_null_where_the_schema_forbids_it_closes_only_that_connection(
+        served_cluster, request_, version, caplog):
+    cluster, server = served_cluster
+    caplog.set_level(logging.INFO)
+    port = next(iter(server.ports.values()))
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
+        sock.sendall(encode_request(request_, 1, "nulls", version=version))
+        assert_closed_by_server(sock)
+    reason = server.wire.closed_connections[-1][2]
+    assert "not nullable" in reason.reason and type(reason).__name__ == "MalformedRequest"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]  # no traceback
+    with connect(server.wire) as sock:  # the server carries on
+        assert call_api_versions(sock, correlation_id=3).error_code == 0
+
+
+# -- the journal of a long-running serve ---------------------------------------------------
+
+
+def test_a_served_journal_stays_bounded_and_the_checkers_read_its_window():
+    from kafka import KafkaProducer
+
+    cluster = Cluster(brokers=3, seed=3, journal_max_events=500)
+    with cluster.serve(port=0) as server:
+        with cluster.lock:
+            cluster.create_topic("events", 3, 3)
+        producer = KafkaProducer(bootstrap_servers=server.bootstrap_servers, acks="all",
+                                 linger_ms=0, max_in_flight_requests_per_connection=1)
+        for i in range(600):
+            producer.send("events", key=str(i % 7).encode(), value=b"v%d" % i).get(10)
+        producer.close(5)
+        with cluster.lock:
+            journal = cluster.journal
+            assert journal.next_seq > 2000  # far more happened than is kept
+            assert len(journal) == len(journal.events) == 500
+            assert journal.first_seq == journal.next_seq - 500
+            assert journal.since(journal.next_seq - 10)[0].seq == journal.next_seq - 10
+            assert journal.since(0)[0].seq == journal.first_seq
+            appends = journal.of_kind("append")
+            assert appends and all(e.seq >= journal.first_seq for e in appends)
+        # in-process producers journal their acknowledgements: the checkers judge the
+        # retained window against the log
+        with cluster.lock:
+            producer = cluster.producer(acks="all")
+            for i in range(100):
+                producer.send("events", value=b"in-process %d" % i)
+            producer.flush()
+            acked = acknowledged_writes(cluster.journal)
+            assert 0 < len(acked) <= 100 and len(cluster.journal) == 500
+            observed = {}
+            for p in range(3):
+                replica = cluster.leader_replica("events", p)
+                batches = replica.log.read(replica.log_start_offset, replica.high_watermark,
+                                           1 << 30)
+                observed[("events", p)] = [(r.offset, r.value) for b in batches
+                                           for r in b.iter_records()]
+            assert check_lost(acked, observed) == []
+            lost = check_lost(acked + [acked[0]._replace(value=b"never written")], observed)
+            assert [w.value for w in lost] == [b"never written"]
