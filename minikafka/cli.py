@@ -56,7 +56,7 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=serve)
 
 
-# A served cluster's journal is a ring of this many events (roughly 40 MB): memory
+# A served cluster's journal is a ring of this many events (about 50 MB): memory
 # follows the retained window, not the server's whole history.
 DEFAULT_JOURNAL_EVENTS = 100_000
 
