@@ -92,6 +92,7 @@ BROKER_DEFAULTS: dict[str, object] = {
     "group.max.session.timeout.ms": 1_800_000,
     "group.max.size": 2_147_483_647,
     "transaction.state.log.num.partitions": 50,
+    "transaction.max.timeout.ms": 900_000,
     # How often the transaction coordinator aborts transactions older than their
     # transaction.timeout.ms.
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 10_000,

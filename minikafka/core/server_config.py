@@ -72,7 +72,7 @@ IGNORED_KEYS = frozenset({
     "log.cleaner.threads", "log.cleaner.dedupe.buffer.size", "log.cleaner.io.buffer.size",
     "log.cleaner.io.max.bytes.per.second", "log.cleaner.enable",
     "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
-    "transaction.state.log.segment.bytes", "transaction.max.timeout.ms",
+    "transaction.state.log.segment.bytes",
     "transactional.id.expiration.ms", "producer.id.expiration.ms",
     "offsets.topic.compression.codec", "offsets.load.buffer.size",
     "group.coordinator.rebalance.protocols", "group.consumer.session.timeout.ms",
@@ -247,7 +247,8 @@ _AT_LEAST = {
     "offsets.topic.replication.factor": 1, "transaction.state.log.num.partitions": 1,
     "socket.request.max.bytes": 1, "message.max.bytes": 0, "group.min.session.timeout.ms": 0,
     "group.initial.rebalance.delay.ms": 0, "replica.lag.time.max.ms": 0,
-    "log.retention.hours": -1, "log.roll.hours": 1,
+    "log.retention.hours": -1, "log.roll.hours": 1, "transaction.max.timeout.ms": 1,
+    "connections.max.idle.ms": -1,
 }
 
 

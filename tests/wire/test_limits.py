@@ -21,7 +21,7 @@ from kafka.protocol.admin import (
     ListGroupsRequest,
 )
 from kafka.protocol.consumer import OffsetFetchRequest
-from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
+from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest, MetadataResponse
 
 from minikafka.cluster import Cluster
 from minikafka.core.checkers import acknowledged_writes, check_lost
@@ -111,9 +111,10 @@ def served_cluster():
         yield cluster, server
 
 
-def _call(server, request, version: int, response_class, correlation_id: int = 7):
+def _call(server, request, version: int, response_class, correlation_id: int = 7,
+          timeout: float = TIMEOUT):
     port = next(iter(server.ports.values()))
-    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(encode_request(request, correlation_id, "limits", version=version))
         return response_class.decode(read_frame(sock), version=version, header=True)
 
@@ -254,3 +255,29 @@ def test_a_served_journal_stays_bounded_and_the_checkers_read_its_window():
             assert check_lost(acked, observed) == []
             lost = check_lost(acked + [acked[0]._replace(value=b"never written")], observed)
             assert [w.value for w in lost] == [b"never written"]
+
+
+def test_metadata_auto_creates_at_most_10000_partitions_per_request():
+    cluster = Cluster(brokers=1, seed=5, broker_config={"num.partitions": 5001})
+    with cluster.serve(port=0) as server:
+        names = ["auto-1", "auto-2"]
+        request = MetadataRequest(version=12, allow_auto_topic_creation=True,
+                                  include_topic_authorized_operations=False,
+                                  topics=[MetadataRequest.MetadataRequestTopic(name=n)
+                                          for n in names])
+        response = _call(server, request, 12, MetadataResponse, timeout=60)
+        codes = {t.name: t.error_code for t in response.topics}
+        assert codes["auto-2"] == 3  # UNKNOWN_TOPIC_OR_PARTITION: over the limit
+        with cluster.lock:
+            assert cluster.list_topics() == ["auto-1"]
+
+
+def test_auto_create_topics_enable_false_creates_nothing():
+    cluster = Cluster(brokers=1, seed=5, broker_config={"auto.create.topics.enable": False})
+    with cluster.serve(port=0) as server:
+        request = MetadataRequest(version=12, allow_auto_topic_creation=True,
+                                  include_topic_authorized_operations=False,
+                                  topics=[MetadataRequest.MetadataRequestTopic(name="nope")])
+        assert [t.error_code for t in _call(server, request, 12, MetadataResponse).topics] == [3]
+        with cluster.lock:
+            assert cluster.list_topics() == []
