@@ -166,6 +166,15 @@ def test_describe_configs_reports_sources_and_alter_round_trips(served_file):
         assert configs["num.partitions"]["read_only"] is True
         assert configs["log.retention.ms"]["read_only"] is False  # dynamic in Kafka
 
+        # a topic's default set by a broker key carries that key's source
+        from kafka.admin import NewTopic
+        admin.create_topics([NewTopic("t", 1, 1)])
+        topic = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "t")],
+                                       config_filter="all")["topic"]["t"]
+        assert topic["retention.ms"]["value"] == "86400000"
+        assert topic["retention.ms"]["config_source"] == STATIC
+        assert topic["segment.bytes"]["config_source"] == DEFAULT_CONFIG
+
         admin.alter_configs([ConfigResource(
             ConfigResourceType.BROKER, "1", {"log.retention.ms": (AlterConfigOp.SET, "60000")})],
             raise_on_unknown=False, incremental=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ...core.config import BROKER_DEFAULTS, TOPIC_CONFIGS
-from ...core.server_config import DYNAMIC_KEYS
+from ...core.server_config import DYNAMIC_KEYS, TOPIC_SYNONYMS
 
 # ConfigSource
 DYNAMIC_TOPIC_CONFIG = 1
@@ -13,6 +13,10 @@ DYNAMIC_BROKER_CONFIG = 2
 DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
+
+# Which source wins when several broker keys could set a topic default
+_SOURCE_RANK = (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG,
+                DEFAULT_CONFIG)
 
 # ConfigType
 BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
@@ -67,14 +71,22 @@ def is_list(name: str) -> bool:
     return name in _LIST_CONFIGS
 
 
-def topic_entries(topic: Any) -> list[ConfigEntry]:
-    """Every topic config, overrides marked DYNAMIC_TOPIC_CONFIG, in name order."""
+def topic_entries(topic: Any, cluster: Any = None) -> list[ConfigEntry]:
+    """Every topic config in name order: overrides marked DYNAMIC_TOPIC_CONFIG; a default
+    that a broker key sets (log.retention.hours for retention.ms) has that key's source,
+    as Kafka reports it (given `cluster`)."""
     config = topic.config
     out = []
     for name in sorted(TOPIC_CONFIGS):
         spec = TOPIC_CONFIGS[name]
         value = config[name]
-        source = DYNAMIC_TOPIC_CONFIG if name in config.overrides else DEFAULT_CONFIG
+        if name in config.overrides:
+            source = DYNAMIC_TOPIC_CONFIG
+        elif cluster is None:
+            source = DEFAULT_CONFIG
+        else:
+            source = min((broker_source(cluster, key) for key in TOPIC_SYNONYMS.get(name, ())),
+                         default=DEFAULT_CONFIG, key=_SOURCE_RANK.index)
         out.append(ConfigEntry(name, render(value), source, config_type(name, spec.default),
                                spec.doc or None))
     return out

@@ -27,7 +27,7 @@ def _entries(cluster, resource) -> tuple[int, str | None, list]:
         if meta is None:
             return (errors.UNKNOWN_TOPIC_OR_PARTITION,
                     f"Topic {name} does not exist", [])
-        return errors.NONE, None, topic_entries(meta)
+        return errors.NONE, None, topic_entries(meta, cluster)
     if resource.resource_type == BROKER:
         if name == "":  # the cluster-wide default: its dynamic values only
             return errors.NONE, None, broker_entries(cluster, None)
