@@ -77,6 +77,8 @@ def test_broker_keys_become_topic_defaults():
                                "message.max.bytes": 2000})
     assert defaults["retention.ms"] == 86_400_000
     assert defaults["min.insync.replicas"] == 2 and defaults["max.message.bytes"] == 2000
+    assert topic_defaults(parse_server_config({"log.retention.hours": "-1"}).values | {
+        "log.retention.ms": None, "log.retention.minutes": None})["retention.ms"] == -1
     # log.retention.ms wins over hours, as in Kafka
     assert topic_defaults({"log.retention.ms": 5, "log.retention.hours": 24})["retention.ms"] == 5
     cluster = Cluster(brokers=3, broker_config={"log.retention.hours": 1,

@@ -237,8 +237,9 @@ def check_broker_value(key: str, text: str, value: object) -> None:
                 parsed = spec.parse(str(value).lower() if isinstance(value, bool) else str(value))
             except ValueError:
                 raise ServerConfigError(key, text) from None
-            if not spec.check(parsed * _UNIT_MS.get(key, 1) if isinstance(parsed, int)
-                              and not isinstance(parsed, bool) else parsed):
+            if isinstance(parsed, int) and not isinstance(parsed, bool) and parsed > 0:
+                parsed *= _UNIT_MS.get(key, 1)  # hours and minutes checked as ms
+            if not spec.check(parsed):
                 raise ServerConfigError(key, text)
 
 
