@@ -215,3 +215,24 @@ def test_transaction_max_timeout_ms_bounds_a_producer_s_timeout():
     with pytest.raises(KafkaCoreError) as info:
         coordinator.init_producer_id("t2", 60_000, cluster.now_ms)  # Kafka's client default
     assert info.value.code == errors.INVALID_TRANSACTION_TIMEOUT
+
+
+def test_the_course_file_agrees_with_the_compose_file():
+    """docker/server.properties is kafka-1 of docker/compose.yaml written as a file: the
+    same broker settings (the compose file names them KAFKA_SOME_SETTING)."""
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "docker" / "compose.yaml").read_text())
+    env = {**compose["x-kafka-env"], **compose["services"]["kafka-1"]["environment"]}
+    from_compose = {k[len("KAFKA_"):].lower().replace("_", "."): str(v) for k, v in env.items()
+                    if k.startswith("KAFKA_") and k != "KAFKA_HEAP_OPTS"}
+    from_file = read_properties(SAMPLE.read_text())
+    shared = ["process.roles", "node.id", "controller.listener.names",
+              "inter.broker.listener.name", "listener.security.protocol.map",
+              "offsets.topic.replication.factor", "transaction.state.log.replication.factor",
+              "transaction.state.log.min.isr", "default.replication.factor",
+              "min.insync.replicas", "group.initial.rebalance.delay.ms"]
+    assert {k: from_file[k] for k in shared} == {k: from_compose[k] for k in shared}
+    assert from_file["listeners"] == from_compose["listeners"]
+    assert from_file["advertised.listeners"].split(",")[1] == \
+        from_compose["advertised.listeners"].split(",")[1]  # EXTERNAL://localhost:9092
