@@ -53,6 +53,16 @@ def test_keys_sorted_into_modelled_ignored_and_unknown():
     assert config.server == {"node.id": "4"}
 
 
+def test_every_kafka_key_is_either_modelled_or_known():
+    from minikafka.core.config import BROKER_DEFAULTS
+    from minikafka.core.server_config import IGNORED_KEYS, SERVER_KEYS
+
+    assert not IGNORED_KEYS & (set(BROKER_DEFAULTS) | set(SERVER_KEYS))
+    assert {"process.roles", "controller.quorum.voters", "num.io.threads", "ssl.keystore.location",
+            "log.flush.interval.ms", "transaction.state.log.min.isr"} <= IGNORED_KEYS
+    assert len(IGNORED_KEYS) > 300  # Kafka 4.4 has 379 broker keys
+
+
 @pytest.mark.parametrize("key,value", [
     ("num.partitions", "three"), ("num.partitions", "0"), ("auto.create.topics.enable", "yes"),
     ("min.insync.replicas", "0"), ("log.cleanup.policy", "shred"), ("node.id", "-1"),

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .config import BROKER_DEFAULTS, TOPIC_CONFIGS
+from .kafka_keys import KAFKA_ONLY_KEYS
 
 # Broker keys that set a topic config's default ("synonyms" in DescribeConfigs), as
 # Kafka's LogConfig maps them. retention.ms and segment.ms have unit variants, ms first.
@@ -60,34 +61,9 @@ SERVER_KEYS: dict[str, object] = {
 }
 
 # Real Kafka broker keys that minikafka accepts and does not model: threads, security,
-# quorum wiring, tuning. A file written for a Kafka node carries them.
-IGNORED_KEYS = frozenset({
-    "process.roles", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
-    "controller.listener.names", "listener.security.protocol.map",
-    "inter.broker.listener.name", "security.inter.broker.protocol", "broker.id",
-    "cluster.id", "num.network.threads", "num.io.threads", "num.replica.fetchers",
-    "num.recovery.threads.per.data.dir", "background.threads", "queued.max.requests",
-    "log.flush.interval.messages", "log.flush.interval.ms", "log.flush.scheduler.interval.ms",
-    "log.index.size.max.bytes", "log.index.interval.bytes", "log.preallocate",
-    "log.cleaner.threads", "log.cleaner.dedupe.buffer.size", "log.cleaner.io.buffer.size",
-    "log.cleaner.io.max.bytes.per.second", "log.cleaner.enable",
-    "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
-    "transaction.state.log.segment.bytes",
-    "transactional.id.expiration.ms", "producer.id.expiration.ms",
-    "offsets.topic.compression.codec", "offsets.load.buffer.size",
-    "group.coordinator.rebalance.protocols", "group.consumer.session.timeout.ms",
-    "group.consumer.heartbeat.interval.ms", "share.coordinator.state.topic.replication.factor",
-    "share.coordinator.state.topic.min.isr", "metadata.log.dir", "metadata.log.segment.bytes",
-    "metadata.max.retention.ms", "max.connections", "max.connections.per.ip",
-    "max.incremental.fetch.session.cache.slots", "replica.socket.timeout.ms",
-    "replica.socket.receive.buffer.bytes", "replica.high.watermark.checkpoint.interval.ms",
-    "request.timeout.ms", "delete.topic.enable", "authorizer.class.name", "super.users",
-    "allow.everyone.if.no.acl.found", "sasl.enabled.mechanisms",
-    "sasl.mechanism.inter.broker.protocol", "sasl.mechanism.controller.protocol",
-    "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
-    "ssl.truststore.location", "ssl.truststore.password", "ssl.client.auth",
-    "metric.reporters", "auto.include.jmx.reporter", "broker.rack",
-})
+# quorum wiring, tuning (all of Kafka 4.4's others). A file written for a Kafka node
+# carries them.
+IGNORED_KEYS = KAFKA_ONLY_KEYS
 
 
 class ServerConfigError(ValueError):
