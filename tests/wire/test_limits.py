@@ -281,3 +281,26 @@ def test_auto_create_topics_enable_false_creates_nothing():
         assert [t.error_code for t in _call(server, request, 12, MetadataResponse).topics] == [3]
         with cluster.lock:
             assert cluster.list_topics() == []
+
+
+def test_a_batch_claiming_more_records_than_it_holds_is_refused(served_cluster):
+    from crc32c import crc32c
+    from kafka.protocol.producer import ProduceResponse
+
+    from .test_handlers import build, produce
+
+    cluster, server = served_cluster
+    with cluster.lock:
+        cluster.create_topic("claims", 1, 1)
+        leader = cluster.leader_replica("claims", 0).broker_id
+    raw = bytearray(build([b"one record"]))
+    struct.pack_into(">i", raw, 23, 2**31 - 2)  # lastOffsetDelta
+    struct.pack_into(">i", raw, 57, 2**31 - 1)  # record count
+    struct.pack_into(">I", raw, 17, crc32c(bytes(raw[21:])))
+    port = server.ports[leader]
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
+        sock.sendall(encode_request(produce("claims", 0, bytes(raw)), 1, "limits", version=9))
+        response = ProduceResponse.decode(read_frame(sock), version=9, header=True)
+    assert response.responses[0].partition_responses[0].error_code == 87  # INVALID_RECORD
+    with cluster.lock:
+        assert cluster.describe_topic("claims").partitions[0].log_end_offset == 0
