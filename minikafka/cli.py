@@ -44,7 +44,8 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
                    help="put a broker in a rack, e.g. --rack 1=eu-west-1a (repeatable)")
     p.add_argument("--log-dir", metavar="DIR",
                    help="keep the logs on disk in Kafka's layout (DIR/broker-N/TOPIC-P/*.log, "
-                        "readable with minikafka dump-log); default: log.dirs, else in memory")
+                        "readable with minikafka dump-log); default: log.dirs (or log.dir), else in "
+                        "memory")
     p.add_argument("--feature", action="append", default=[], metavar="NAME=LEVEL",
                    help="a feature level of the new cluster, as kafka-storage.sh format "
                         "--feature takes it, e.g. eligible.leader.replicas.version=0 for the "
@@ -129,7 +130,8 @@ def serve(args: argparse.Namespace) -> int:
     host = args.host if args.host is not None else (listener[0] if listener else "") or "127.0.0.1"
     port = args.port if args.port is not None else listener[1] if listener else 9092
     first = int(config.server.get("node.id", "1"))
-    log_dir = args.log_dir or (config.server.get("log.dirs") or "").split(",")[0] or None
+    dirs = config.server.get("log.dirs") or config.server.get("log.dir") or ""
+    log_dir = args.log_dir or dirs.split(",")[0].strip() or None  # one dir per broker here
     racks = {}
     for item in args.rack:
         broker, sep, rack = item.partition("=")

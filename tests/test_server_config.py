@@ -246,3 +246,20 @@ def test_the_course_file_agrees_with_the_compose_file():
     assert from_file["listeners"] == from_compose["listeners"]
     assert from_file["advertised.listeners"].split(",")[1] == \
         from_compose["advertised.listeners"].split(",")[1]  # EXTERNAL://localhost:9092
+
+
+def test_log_dirs_and_node_id_from_the_file(tmp_path):
+    path = tmp_path / "server.properties"
+    path.write_text(f"node.id=4\nlog.dirs={tmp_path / 'data'}\n")
+    proc, bootstrap = _serve(str(path), "--port", "0", "--brokers", "2")
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        try:
+            brokers = admin.describe_cluster()["brokers"]
+            assert sorted(b["broker_id"] for b in brokers) == [4, 5]
+        finally:
+            admin.close()
+        assert (tmp_path / "data" / "broker-4").is_dir()
+    finally:
+        proc.terminate()
+        proc.wait(10)
