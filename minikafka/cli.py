@@ -25,64 +25,143 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "serve", help="run a minikafka cluster that real Kafka clients can connect to",
         description="Serve a minikafka cluster over the Kafka protocol: broker N listens on "
-                    "port+N-1 (9092, 9093, 9094 for --brokers 3). Stop with Ctrl-C.")
+                    "port+N-1 (9092, 9093, 9094 for --brokers 3). Stop with Ctrl-C. Like "
+                    "kafka.Kafka, it takes a server.properties file and --override "
+                    "key=value; the flags below win over both.")
+    p.add_argument("config", nargs="?", metavar="server.properties",
+                   help="a Kafka broker properties file (Kafka's keys and defaults; keys "
+                        "minikafka does not model are accepted and ignored)")
+    p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                   help="a broker config over the file's, e.g. --override num.partitions=3 "
+                        "(repeatable)")
     p.add_argument("--brokers", type=int, default=3, help="number of brokers (default 3)")
-    p.add_argument("--port", type=int, default=9092,
-                   help="port of the first broker; the others follow (default 9092)")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=None,
+                   help="port of the first broker; the others follow (default: the port of "
+                        "listeners, else 9092)")
+    p.add_argument("--host", default=None,
+                   help="address to listen on (default: the host of listeners, else "
+                        "127.0.0.1: this machine only)")
     p.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
     p.add_argument("--rack", action="append", default=[], metavar="BROKER=RACK",
                    help="put a broker in a rack, e.g. --rack 1=eu-west-1a (repeatable)")
     p.add_argument("--log-dir", metavar="DIR",
                    help="keep the logs on disk in Kafka's layout (DIR/broker-N/TOPIC-P/*.log, "
-                        "readable with minikafka dump-log); default: in memory")
+                        "readable with minikafka dump-log); default: log.dirs (or log.dir), else in "
+                        "memory")
     p.add_argument("--feature", action="append", default=[], metavar="NAME=LEVEL",
                    help="a feature level of the new cluster, as kafka-storage.sh format "
                         "--feature takes it, e.g. eligible.leader.replicas.version=0 for the "
                         "rules before Kafka 4.1 (repeatable)")
+    p.add_argument("--journal-events", type=int, default=DEFAULT_JOURNAL_EVENTS, metavar="N",
+                   help="keep the newest N events of the cluster's journal, the history the "
+                        f"checkers read (default {DEFAULT_JOURNAL_EVENTS}; 0: keep all, which "
+                        "grows without bound)")
     p.set_defaults(run=serve)
 
 
+# A served cluster's journal is a ring of this many events (about 50 MB): memory
+# follows the retained window, not the server's whole history.
+DEFAULT_JOURNAL_EVENTS = 100_000
+
+
+def _listener(value: str | None, controller: set[str],
+              inter_broker: str | None) -> tuple[str, int] | None:
+    """(host, port) of the listener clients use in a Kafka listeners value: not a
+    controller listener, and not the inter-broker one when there is another.
+    "INTERNAL://:19092,EXTERNAL://:9092,CONTROLLER://:29093" gives ("", 9092)."""
+    found = []
+    for item in (value or "").split(","):
+        name, sep, address = item.strip().partition("://")
+        if not sep or name.upper() in controller:
+            continue
+        host, _, port = address.rpartition(":")
+        if not port.isdigit():
+            raise ValueError(value)
+        found.append((name.upper(), host.strip("[]"), int(port)))
+    found.sort(key=lambda f: f[0] == inter_broker)  # stable: the inter-broker one last
+    return (found[0][1], found[0][2]) if found else None
+
+
 def serve(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from kafka.errors import InvalidConfigurationError
 
     from .cluster import Cluster
+    from .core.server_config import (
+        ServerConfigError,
+        parse_overrides,
+        parse_server_config,
+        read_properties,
+    )
     from .tools._common import kafka_message
 
-    if args.brokers < 1:
-        print("minikafka serve: --brokers must be at least 1", file=sys.stderr)
+    def fail(message: str) -> int:
+        print(f"minikafka serve: {message}", file=sys.stderr)
         return 2
+
+    if args.brokers < 1:
+        return fail("--brokers must be at least 1")
+    if args.journal_events < 0:
+        return fail("--journal-events must be 0 or more")
+    raw: dict[str, str] = {}
+    try:
+        if args.config:
+            raw.update(read_properties(Path(args.config).read_text(encoding="utf-8")))
+        raw.update(parse_overrides(args.override))
+        config = parse_server_config(raw)
+        controller = {n.strip().upper() for n in
+                      raw.get("controller.listener.names", "CONTROLLER").split(",")}
+        inter_broker = raw.get("inter.broker.listener.name", "").strip().upper() or None
+        listener = _listener(config.server.get("listeners"), controller, inter_broker)
+        advertised = _listener(config.server.get("advertised.listeners"), controller,
+                               inter_broker)
+    except OSError as exc:
+        return fail(f"cannot read {args.config}: {exc.strerror or exc}")
+    except ServerConfigError as exc:
+        return fail(str(exc))
+    except ValueError as exc:
+        return fail(f"Invalid value {exc} for configuration listeners")
+    for key in config.unknown:
+        print(f"minikafka serve: warning: unknown config {key!r} (not a Kafka broker key "
+              "minikafka knows), ignored", file=sys.stderr)
+    if config.ignored:
+        print("minikafka serve: Kafka settings minikafka does not model, ignored: "
+              + ", ".join(sorted(config.ignored)), file=sys.stderr)
+    # Flags win over the file and the overrides.
+    host = args.host if args.host is not None else (listener[0] if listener else "") or "127.0.0.1"
+    port = args.port if args.port is not None else listener[1] if listener else 9092
+    first = int(config.server.get("node.id", "1"))
+    dirs = config.server.get("log.dirs") or config.server.get("log.dir") or ""
+    log_dir = args.log_dir or dirs.split(",")[0].strip() or None  # one dir per broker here
     racks = {}
     for item in args.rack:
         broker, sep, rack = item.partition("=")
         if not sep or not broker.isdigit() or not rack:
-            print(f"minikafka serve: bad --rack {item!r}, expected BROKER=RACK", file=sys.stderr)
-            return 2
+            return fail(f"bad --rack {item!r}, expected BROKER=RACK")
         racks[int(broker)] = rack
     features = {}
     for item in args.feature:
         name, sep, level = item.partition("=")
         if not sep or not level.isdigit():
-            print(f"minikafka serve: bad --feature {item!r}, expected NAME=LEVEL",
-                  file=sys.stderr)
-            return 2
+            return fail(f"bad --feature {item!r}, expected NAME=LEVEL")
         features[name] = int(level)
     try:
-        cluster = Cluster(brokers=args.brokers, seed=args.seed, racks=racks,
-                          log_dir=args.log_dir, features=features)
+        cluster = Cluster(brokers=list(range(first, first + args.brokers)), seed=args.seed,
+                          racks=racks, log_dir=log_dir, features=features,
+                          broker_config=config.values,
+                          journal_max_events=args.journal_events or None)
     except InvalidConfigurationError as exc:
-        print(f"minikafka serve: {kafka_message(exc)}", file=sys.stderr)
-        return 2
+        return fail(kafka_message(exc))
     try:
-        server = cluster.serve(port=args.port, host=args.host)
+        server = cluster.serve(port=port, host=host,
+                               advertised_host=advertised[0] if advertised else None)
     except OSError as exc:
-        print(f"minikafka serve: cannot listen on {args.host}:{args.port}: {exc}",
-              file=sys.stderr)
+        print(f"minikafka serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1
     with server:
-        for broker_id, port in server.ports.items():
-            print(f"broker {broker_id} listening on {args.host}:{port}")
+        for broker_id, bound in server.ports.items():
+            print(f"broker {broker_id} listening on {host}:{bound}")
         print(f"bootstrap servers: {server.bootstrap_servers}  (Ctrl-C to stop)", flush=True)
         try:
             threading.Event().wait()

@@ -34,6 +34,13 @@ from .core.log_manager import LogManager
 from .core.network import Network
 from .core.producer_state import ProducerStateManager
 from .core.replica import Replica
+from .core.server_config import (
+    DYNAMIC_KEYS,
+    ServerConfigError,
+    check_broker_value,
+    parse_broker_value,
+    topic_defaults,
+)
 from .core.storage import BatchEncoder, LogDir
 
 
@@ -105,6 +112,7 @@ class Cluster:
         latency_ms: int = 1,
         log_dir: str | os.PathLike | None = None,
         features: Mapping[str, int] | None = None,
+        journal_max_events: int | None = None,
     ) -> None:
         ids = list(range(1, brokers + 1)) if isinstance(brokers, int) else list(brokers)
         if not ids or len(set(ids)) != len(ids) or any(
@@ -116,9 +124,15 @@ class Cluster:
         self.seed = seed
         self.clock = SimClock(seed)
         self.random = self.clock.random
-        self.journal = Journal()
+        # None: the whole history (lessons); serve keeps a bounded window.
+        self.journal = Journal(journal_max_events)
         self.network = Network(self.clock, self.random, latency_ms)
         self.broker_config: dict[str, Any] = {**BROKER_DEFAULTS, **(broker_config or {})}
+        # Where each setting came from, as DescribeConfigs reports it: given here (the
+        # server.properties of `minikafka serve`), or altered since: key -> (the broker id
+        # it was set on, None for the cluster-wide default; value).
+        self.static_broker_config: dict[str, Any] = dict(broker_config or {})
+        self.dynamic_broker_config: dict[str, tuple[int | None, Any]] = {}
         self.features = _features(features)
         self.lock = threading.RLock()
         # KRaft combined mode: the first 1 or 3 brokers also vote in the controller quorum.
@@ -127,6 +141,7 @@ class Cluster:
         self.controller = Controller(
             voters, self.random,
             eligible_leader_replicas=self.features["eligible.leader.replicas.version"] >= 1)
+        self.controller.topic_defaults.update(topic_defaults(self.broker_config))
         self.racks = dict(racks or {})
         self.brokers: dict[int, Broker] = {b: Broker(b, self.racks.get(b), self) for b in ids}
         self._lost_since: dict[int, int] = {}
@@ -366,6 +381,48 @@ class Cluster:
         self.journal.record(self.now_ms, "config.altered", topic=name, changes=dict(changes))
         self._apply_log_config(name)
 
+    @_wrap
+    def alter_broker_config(self, changes: Mapping[str, Any], validate_only: bool = False,
+                            broker_id: int | None = None) -> None:
+        """Set (or, with None, remove) dynamic broker configs, as IncrementalAlterConfigs
+        on a BROKER resource does: the cluster-wide default (`broker_id` None) or one
+        broker's. Only keys Kafka marks dynamic (core.server_config.DYNAMIC_KEYS); every
+        topic without an override of its own follows the new defaults. minikafka's
+        brokers share one configuration, so a value set on one broker applies to all
+        (Kafka would change that broker only); `dynamic_broker_config` keeps where it
+        was set, for DescribeConfigs."""
+        parsed: dict[str, Any] = {}
+        for key, value in changes.items():
+            if key not in DYNAMIC_KEYS:
+                raise errors.KafkaCoreError(
+                    errors.INVALID_CONFIG if key not in BROKER_DEFAULTS else errors.INVALID_REQUEST,
+                    f"Cannot update these configs dynamically: [{key}]")
+            if value is not None:
+                text = str(value).lower() if isinstance(value, bool) else str(value)
+                try:
+                    parsed[key] = parse_broker_value(key, text)
+                    check_broker_value(key, text, parsed[key])
+                except ServerConfigError as exc:
+                    raise errors.KafkaCoreError(errors.INVALID_CONFIG, str(exc)) from None
+        if validate_only:
+            return
+        for key, value in changes.items():
+            if value is None:
+                self.dynamic_broker_config.pop(key, None)
+                self.broker_config[key] = self._static_value(key)
+            else:
+                self.broker_config[key] = parsed[key]
+                self.dynamic_broker_config[key] = (broker_id, parsed[key])
+        defaults = self.controller.topic_defaults
+        defaults.clear()
+        defaults.update(topic_defaults(self.broker_config))
+        self.journal.record(self.now_ms, "broker.config.altered", changes=dict(changes))
+        for name in self.controller.topics:
+            self._apply_log_config(name)
+
+    def _static_value(self, key: str) -> Any:
+        return self.static_broker_config.get(key, BROKER_DEFAULTS[key])
+
     def topic_config(self, name: str) -> TopicConfig:
         return self._topic(name).config
 
@@ -552,7 +609,7 @@ class Cluster:
         their periodic tasks would (log.cleaner.backoff.ms, log.retention.check.interval.ms).
         force=True compacts every compacted log whatever its min.cleanable.dirty.ratio.
         Returns the journal events it caused (log.cleaned, log.retention)."""
-        seq = len(self.journal)
+        seq = self.journal.next_seq
         self.log_manager.run_now(force)
         return [e for e in self.journal.since(seq) if e.kind in ("log.cleaned", "log.retention")]
 
@@ -636,7 +693,7 @@ class Cluster:
                 for p in desc.partitions]
         return {"time_ms": self.now_ms, "brokers": brokers, "topics": topics,
                 "controller": self.active_controller,
-                "journal_seq": len(self.journal)}
+                "journal_seq": self.journal.next_seq}
 
     def new_client_id(self, kind: str) -> str:
         """producer-1, consumer-1, ...: numbered per cluster, so histories repeat exactly."""

@@ -43,8 +43,9 @@ def transaction_coordinator(cluster: Any) -> TransactionCoordinator:
                 for group_id, offsets in pending.items():
                     cluster.groups.commit_transactional(group_id, offsets)
 
-        cluster.transactions = TransactionCoordinator(cluster.allocate_producer_id,
-                                                      write_markers, on_end)
+        cluster.transactions = TransactionCoordinator(
+            cluster.allocate_producer_id, write_markers, on_end,
+            int(cluster.broker_config["transaction.max.timeout.ms"]))
         interval = int(cluster.broker_config[
             "transaction.abort.timed.out.transaction.cleanup.interval.ms"])
 

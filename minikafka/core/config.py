@@ -92,6 +92,7 @@ BROKER_DEFAULTS: dict[str, object] = {
     "group.max.session.timeout.ms": 1_800_000,
     "group.max.size": 2_147_483_647,
     "transaction.state.log.num.partitions": 50,
+    "transaction.max.timeout.ms": 900_000,
     # How often the transaction coordinator aborts transactions older than their
     # transaction.timeout.ms.
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 10_000,
@@ -101,6 +102,27 @@ BROKER_DEFAULTS: dict[str, object] = {
     # SO_SNDBUF / SO_RCVBUF of every accepted connection; -1 leaves the OS default.
     "socket.send.buffer.bytes": 102_400,
     "socket.receive.buffer.bytes": 102_400,
+    "connections.max.idle.ms": 600_000,
+    "auto.create.topics.enable": True,
+    # Defaults of the topic configs (core.server_config.TOPIC_SYNONYMS); None: unset,
+    # the next unit applies (log.retention.ms, then .minutes, then .hours).
+    "log.cleanup.policy": "delete",
+    "compression.type": "producer",
+    "log.cleaner.delete.retention.ms": DAY_MS,
+    "log.cleaner.max.compaction.lag.ms": 2**63 - 1,
+    "log.cleaner.min.cleanable.ratio": 0.5,
+    "log.cleaner.min.compaction.lag.ms": 0,
+    "log.message.timestamp.type": "CreateTime",
+    "message.max.bytes": 1_048_588,
+    "min.insync.replicas": 1,
+    "log.retention.bytes": -1,
+    "log.retention.ms": None,
+    "log.retention.minutes": None,
+    "log.retention.hours": 168,
+    "log.segment.bytes": 1 << 30,
+    "log.roll.ms": None,
+    "log.roll.hours": 168,
+    "unclean.leader.election.enable": False,
 }
 
 
@@ -128,14 +150,19 @@ def validate_topic_config(config: Mapping[str, object] | None) -> dict[str, obje
 
 
 class TopicConfig:
-    """Effective config of a topic: overrides over Kafka's defaults, read by attribute-like get."""
+    """Effective config of a topic: overrides over the broker's defaults (`defaults`, shared
+    with the cluster, so a dynamic broker default reaches every topic) over Kafka's."""
 
-    def __init__(self, overrides: Mapping[str, object] | None = None) -> None:
+    def __init__(self, overrides: Mapping[str, object] | None = None,
+                 defaults: Mapping[str, object] | None = None) -> None:
         self.overrides: dict[str, object] = dict(overrides or {})
+        self.defaults: Mapping[str, object] = defaults if defaults is not None else {}
 
     def __getitem__(self, name: str) -> object:
         if name in self.overrides:
             return self.overrides[name]
+        if name in self.defaults:
+            return self.defaults[name]
         return TOPIC_CONFIGS[name].default
 
     def as_dict(self) -> dict[str, object]:

@@ -17,8 +17,20 @@ from .config import TopicConfig, validate_topic_config, validate_topic_name
 from .placement import place_replicas
 
 NO_LEADER = -1
+# Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: one request creates at most
+# this many partitions, checked before any is placed (bigger batches ran Kafka's
+# controller out of memory; here one CreatePartitions to 2**31-1 froze every broker).
+MAX_PARTITIONS_PER_BATCH = 10_000
 # Elections, as Kafka's PartitionChangeBuilder names them.
 PREFERRED, ONLINE, UNCLEAN = "preferred", "online", "unclean"
+
+
+def check_partitions_per_batch(total: int) -> None:
+    """POLICY_VIOLATION, as Kafka's controller answers, if one request would create
+    more than MAX_PARTITIONS_PER_BATCH partitions."""
+    if total > MAX_PARTITIONS_PER_BATCH:
+        raise errors.KafkaCoreError(errors.POLICY_VIOLATION,
+                                    "Excessively large number of partitions per request.")
 
 
 @dataclass(frozen=True)
@@ -79,6 +91,9 @@ class Controller:
         self.log: list[MetadataRecord] = []
         self.brokers: dict[int, BrokerRegistration] = {}
         self.topics: dict[str, TopicMetadata] = {}
+        # Topic config defaults from the broker config (log.retention.ms, ...), shared
+        # by every topic's TopicConfig: the Cluster updates it in place.
+        self.topic_defaults: dict[str, object] = {}
         self.next_producer_id = 0
 
     # -- the metadata log -------------------------------------------------------------
@@ -233,6 +248,7 @@ class Controller:
             raise errors.KafkaCoreError(errors.TOPIC_ALREADY_EXISTS,
                                         f"Topic '{name}' already exists.")
         parsed = validate_topic_config(config)
+        check_partitions_per_batch(partitions if assignments is None else len(assignments))
         if assignments is None:
             if partitions <= 0:
                 raise errors.KafkaCoreError(errors.INVALID_PARTITIONS,
@@ -241,7 +257,7 @@ class Controller:
         else:
             self._check_assignments(assignments)
         topic = TopicMetadata(name, str(uuid.UUID(int=self.rng.getrandbits(128))), [],
-                              TopicConfig(parsed), internal)
+                              TopicConfig(parsed, self.topic_defaults), internal)
         self.topics[name] = topic
         self._append("TopicRecord", name=name, topic_id=topic.topic_id)
         for name_, value in parsed.items():
@@ -279,6 +295,7 @@ class Controller:
             raise errors.KafkaCoreError(
                 errors.INVALID_PARTITIONS,
                 f"Topic currently has {current} partitions, {total} would not be an increase.")
+        check_partitions_per_batch(total - current)
         rf = len(topic.partitions[0].replicas)
         for replicas in self._place(total - current, rf):
             self._add_partition(topic, replicas)

@@ -3,11 +3,19 @@
 Views, the replay slider and the history checkers read only the journal. An event
 is (seq, time_ms, kind, fields); kinds are short Kafka-flavoured names such as
 "broker.stopped", "leader.elected", "isr.shrink", "hw.advanced", "produce.acked".
+
+A lesson keeps the whole history (the default). A long-running `minikafka serve`
+keeps the newest `max_events` only, a ring: memory then follows the retained
+window, not everything the server ever did. Sequence numbers stay absolute, so
+`next_seq` taken as a mark and `since(mark)` work in both modes; the checkers
+judge the window they are given.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
+from itertools import islice
 from typing import NamedTuple
 
 
@@ -25,23 +33,45 @@ class Event(NamedTuple):
 
 
 class Journal:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
+    def __init__(self, max_events: int | None = None) -> None:
+        if max_events is not None and max_events < 1:
+            raise ValueError(f"max_events must be at least 1, got {max_events}")
+        self.max_events = max_events
+        self._events: list[Event] | deque[Event] = [] if max_events is None \
+            else deque(maxlen=max_events)
+        self.next_seq = 0  # the seq of the next event: a mark for since()
 
     def record(self, time_ms: int, kind: str, **fields) -> Event:
-        event = Event(len(self.events), time_ms, kind, fields)
-        self.events.append(event)
+        event = Event(self.next_seq, time_ms, kind, fields)
+        self.next_seq += 1
+        self._events.append(event)
         return event
 
+    @property
+    def events(self) -> list[Event]:
+        """The retained events, oldest first (all of them unless bounded)."""
+        events = self._events
+        return events if isinstance(events, list) else list(events)
+
+    @property
+    def first_seq(self) -> int:
+        """The seq of the oldest retained event (older ones were dropped)."""
+        return self.next_seq - len(self._events)
+
     def __len__(self) -> int:
-        return len(self.events)
+        """Retained events; equal to next_seq unless the journal is bounded."""
+        return len(self._events)
 
     def __iter__(self) -> Iterator[Event]:
-        return iter(self.events)
+        return iter(self._events)
 
     def of_kind(self, *kinds: str) -> list[Event]:
         wanted = set(kinds)
-        return [e for e in self.events if e.kind in wanted]
+        return [e for e in self._events if e.kind in wanted]
 
     def since(self, seq: int) -> list[Event]:
-        return self.events[seq:]
+        """Retained events with seq >= `seq`."""
+        skip = max(0, seq - self.first_seq)
+        if isinstance(self._events, list):
+            return self._events[skip:]
+        return list(islice(self._events, skip, None))

@@ -32,8 +32,10 @@ class TransactionMetadata:
 class TransactionCoordinator:
     def __init__(self, allocate_producer_id: Callable[[], int],
                  write_markers: Callable[[set, int, int, bool], None],
-                 on_end: Callable[[TransactionMetadata, bool], None] | None = None) -> None:
+                 on_end: Callable[[TransactionMetadata, bool], None] | None = None,
+                 max_timeout_ms: int = 900_000) -> None:
         self.allocate_producer_id = allocate_producer_id
+        self.max_timeout_ms = max_timeout_ms  # transaction.max.timeout.ms
         self.write_markers = write_markers
         self.on_end = on_end
         self.transactions: dict[str, TransactionMetadata] = {}
@@ -41,7 +43,7 @@ class TransactionCoordinator:
     def init_producer_id(self, txn_id: str, timeout_ms: int, now_ms: int) -> tuple[int, int]:
         """InitProducerId: a new epoch fences any older producer with the same id; an
         open transaction of the old one is aborted first."""
-        if timeout_ms <= 0 or timeout_ms > 900_000:  # transaction.max.timeout.ms
+        if timeout_ms <= 0 or timeout_ms > self.max_timeout_ms:
             raise errors.KafkaCoreError(errors.INVALID_TRANSACTION_TIMEOUT,
                                         f"transaction timeout {timeout_ms} ms is not allowed")
         meta = self.transactions.get(txn_id)

@@ -43,6 +43,9 @@ _ATTRIBUTES_AT = 21  # the CRC covers the batch from here to its end
 _TAIL = Struct(">hiqq")  # attributes, lastOffsetDelta, firstTimestamp, maxTimestamp
 _CRC = Struct(">I")
 _LOG_OVERHEAD = 12  # baseOffset + batchLength
+# The smallest v2 record: length, attributes, timestamp delta, offset delta, key length,
+# value length and header count, one byte each.
+_MIN_RECORD_BYTES = 7
 
 COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_MASK = 0x08
@@ -134,6 +137,12 @@ def parse_batch(data: bytes) -> WireRecordBatch:
     if count <= 0 or last_offset_delta != count - 1:
         raise InvalidBatch(errors.INVALID_RECORD,
                            f"{count} records but lastOffsetDelta {last_offset_delta}")
+    if not attributes & COMPRESSION_MASK and count * _MIN_RECORD_BYTES > size - HEADER.size:
+        # Kafka reads every record of an uncompressed batch and refuses one that holds
+        # fewer than it declares; a size check bounds the claim without decoding (else
+        # one small batch could move the log end offset by 2**31).
+        raise InvalidBatch(errors.INVALID_RECORD,
+                           f"{count} records cannot fit in {size - HEADER.size} bytes")
     if attributes & CONTROL_MASK:
         raise InvalidBatch(errors.INVALID_RECORD, "clients may not write control batches")
     if attributes & COMPRESSION_MASK > 4:

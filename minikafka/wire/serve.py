@@ -52,9 +52,12 @@ class ClusterServer:
 
     def __init__(self, cluster: Any, port: int = 9092, host: str = "127.0.0.1", *,
                  tick_ms: int = DEFAULT_TICK_MS, idle_tick_ms: int = IDLE_TICK_MS,
-                 registry: HandlerRegistry | None = None) -> None:
+                 registry: HandlerRegistry | None = None,
+                 advertised_host: str | None = None) -> None:
         self.cluster = cluster
         self.host = host
+        # advertised.listeners: the host clients are told to connect to (default: host)
+        self.advertised_host = advertised_host or host
         ids = sorted(cluster.brokers)
         ports = [0] * len(ids) if port == 0 else [port + i for i in range(len(ids))]
         self._offset = 0  # simulated ms minus monotonic ms
@@ -65,7 +68,8 @@ class ClusterServer:
             clock=_monotonic_ms,
             max_request_bytes=int(cluster.broker_config["socket.request.max.bytes"]),
             send_buffer_bytes=int(cluster.broker_config["socket.send.buffer.bytes"]),
-            receive_buffer_bytes=int(cluster.broker_config["socket.receive.buffer.bytes"]))
+            receive_buffer_bytes=int(cluster.broker_config["socket.receive.buffer.bytes"]),
+            connections_max_idle_ms=int(cluster.broker_config["connections.max.idle.ms"]))
 
     # -- lifecycle ----------------------------------------------------------------
     def start(self) -> ClusterServer:
@@ -78,7 +82,7 @@ class ClusterServer:
                 cluster.advance_to(wall)
             self._offset = cluster.clock.now_ms - _monotonic_ms()
         self.wire.start()
-        advertise(cluster, self.host, self.wire.bound_ports)
+        advertise(cluster, self.advertised_host, self.wire.bound_ports)
         with cluster.lock:
             stopped = [b for b, broker in cluster.brokers.items() if not broker.running]
         for b in stopped:  # outside the lock: the loop thread may be waiting for it

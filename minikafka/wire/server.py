@@ -56,7 +56,7 @@ def _size_buffers(sock: socket.socket | None, send: int, receive: int) -> None:
 
 class _Connection(asyncio.Protocol):
     __slots__ = ("server", "broker_id", "transport", "session", "peer", "pending", "write_paused",
-                 "read_paused")
+                 "read_paused", "active_ms")
 
     def __init__(self, server: WireServer, broker_id: int) -> None:
         self.server = server
@@ -67,6 +67,7 @@ class _Connection(asyncio.Protocol):
         self.pending: deque[memoryview] = deque()  # output not yet handed to the transport
         self.write_paused = False  # output is waiting: run no more requests until it is sent
         self.read_paused = False
+        self.active_ms = server.now_ms()  # last read or write: connections.max.idle.ms
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         server = self.server
@@ -92,6 +93,7 @@ class _Connection(asyncio.Protocol):
         session = self.session
         if session is None or session.close_reason is not None:
             return
+        self.active_ms = self.server.now_ms()
         session.receive_data(data)
         self.server._hurry_tick()
         if not self.write_paused:
@@ -105,6 +107,7 @@ class _Connection(asyncio.Protocol):
         served = session.stats.requests
         out = session.process(self.server.now_ms())
         if out.data:
+            self.active_ms = self.server.now_ms()
             self.pending.append(memoryview(out.data))
             self._flush()
         if out.close is not None:
@@ -137,7 +140,9 @@ class _Connection(asyncio.Protocol):
     def _flush(self) -> None:
         transport, pending = self.transport, self.pending
         assert transport is not None
-        while pending and not transport.get_write_buffer_size():
+        # A send that failed (the client hung up) closes the transport at once but reports
+        # connection_lost later: writing on would log a warning per remaining chunk.
+        while pending and not transport.get_write_buffer_size() and not transport.is_closing():
             view = pending[0]
             if len(view) > _WRITE_CHUNK:
                 pending[0] = view[_WRITE_CHUNK:]
@@ -146,6 +151,13 @@ class _Connection(asyncio.Protocol):
                 pending.popleft()
             transport.write(view)  # may call pause_writing()
         self.write_paused = bool(pending) or bool(transport.get_write_buffer_size())
+
+    def idle(self, now_ms: int, max_idle_ms: int) -> bool:
+        """Neither read nor written for max_idle_ms, with no request parked and no
+        output waiting (Kafka's Selector closes such a channel)."""
+        session = self.session
+        return (now_ms - self.active_ms >= max_idle_ms and not self.pending
+                and session is not None and not session.parked)
 
     def pause_writing(self) -> None:
         self.write_paused = True
@@ -162,9 +174,13 @@ class _Connection(asyncio.Protocol):
         server = self.server
         server._connections[self.broker_id].discard(self)
         server._waiting.discard(self)
+        unsent = sum(len(v) for v in self.pending)
         self.pending.clear()
         session = self.session
-        if session is not None and session.close_reason is None and session.frames.mid_frame:
+        if unsent:
+            log.info("broker %d: %s:%d disconnected with %d response bytes unsent",
+                     self.broker_id, *self.peer, unsent)
+        elif session is not None and session.close_reason is None and session.frames.mid_frame:
             log.debug("broker %d: %s:%d disconnected mid-request", self.broker_id, *self.peer)
         self.session = None
 
@@ -189,7 +205,8 @@ class WireServer:
                  on_tick: Callable[[int], None] | None = None,
                  clock: Callable[[], int] = _monotonic_ms,
                  idle_tick_ms: int | None = None,
-                 send_buffer_bytes: int = -1, receive_buffer_bytes: int = -1) -> None:
+                 send_buffer_bytes: int = -1, receive_buffer_bytes: int = -1,
+                 connections_max_idle_ms: int = 600_000) -> None:
         ids = list(broker_ids) if broker_ids is not None else list(range(len(ports)))
         if len(ids) != len(ports) or len(set(ids)) != len(ids):
             raise ValueError(f"need one distinct broker id per port: ids={ids} ports={list(ports)}")
@@ -202,6 +219,8 @@ class WireServer:
         self.max_request_bytes = max_request_bytes
         self.send_buffer_bytes = send_buffer_bytes
         self.receive_buffer_bytes = receive_buffer_bytes
+        self.connections_max_idle_ms = connections_max_idle_ms
+        self._idle_checked_ms = 0
         self.tick_ms = tick_ms
         self.idle_tick_ms = max(tick_ms, idle_tick_ms if idle_tick_ms is not None else tick_ms)
         self.on_tick = on_tick
@@ -381,9 +400,24 @@ class WireServer:
                     self.on_tick(self._last_tick_ms)
             except Exception:
                 log.exception("on_tick failed")
+        self._close_idle(self._last_tick_ms)
         self._poll_waiting()
         if self._tick_handle is not None:  # not stopping
             self._arm_tick(self.tick_ms if self._waiting else self.idle_tick_ms)
+
+    def _close_idle(self, now_ms: int) -> None:
+        """Close connections idle for connections.max.idle.ms (scanned at most every
+        second, or every max_idle ms when that is shorter)."""
+        max_idle = self.connections_max_idle_ms
+        if max_idle < 0 or now_ms - self._idle_checked_ms < min(1000, max_idle):
+            return
+        self._idle_checked_ms = now_ms
+        for conns in self._connections.values():
+            for conn in [c for c in conns if c.idle(now_ms, max_idle)]:
+                log.debug("broker %d: closing %s:%d, idle for %d ms", conn.broker_id,
+                          *conn.peer, now_ms - conn.active_ms)
+                if conn.transport is not None:
+                    conn.transport.close()
 
     def _arm_tick(self, delay_ms: int) -> None:
         loop = self._loop

@@ -47,7 +47,7 @@ def lose_another(run: Run) -> None:
     run.cluster.crash_broker(other)
     run.wait_for(lambda: other not in run.partition().isr, 60_000,
                  f"broker {other} stayed in the ISR")
-    seq = len(run.cluster.journal)
+    seq = run.cluster.journal.next_seq
     run.produce(["c8", "c9"], acks="all", wait_ms=3_000)
     rejected = [e for e in run.cluster.journal.since(seq) if e.kind == "produce.rejected"]
     run.facts.update(isr=", ".join(map(str, run.partition().isr)), tries=len(rejected),

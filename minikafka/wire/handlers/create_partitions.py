@@ -9,6 +9,7 @@ from __future__ import annotations
 from kafka.protocol.admin import CreatePartitionsRequest, CreatePartitionsResponse
 
 from ...core import errors
+from ...core.controller import check_partitions_per_batch
 from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
 from ._common import INVALID_REQUEST, KAFKA_ERRORS, error_code, error_message, serving_broker
@@ -34,6 +35,15 @@ def _validate(cluster, name: str, count: int) -> None:
 def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreatePartitionsResponse:
     cluster = ctx.cluster
     serving_broker(ctx)
+    topics = cluster.controller.topics
+    added = sum(max(0, t.count - len(topics[t.name].partitions))
+                for t in request.topics if t.name in topics)
+    try:
+        check_partitions_per_batch(added)
+    except KafkaCoreError as exc:  # the whole request is refused, before any work
+        return CreatePartitionsResponse(version=ctx.api_version, throttle_time_ms=0, results=[
+            _Result(name=t.name, error_code=error_code(exc), error_message=error_message(exc))
+            for t in request.topics])
     names = [t.name for t in request.topics]
     results = []
     for topic in request.topics:

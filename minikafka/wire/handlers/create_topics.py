@@ -11,6 +11,7 @@ from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse
 
 from ...core import errors
 from ...core.config import validate_topic_config, validate_topic_name
+from ...core.controller import check_partitions_per_batch
 from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
 from ._common import (
@@ -70,11 +71,30 @@ def _validate(cluster, name: str, partitions: int, rf: int, assignment, config: 
                              f"{len(cluster.controller.brokers)}.")
 
 
+def _requested_partitions(request: CreateTopicsRequest, default: int) -> int:
+    """Kafka's validateTotalNumberOfPartitions: what the whole request asks for."""
+    total = 0
+    for topic in request.topics:
+        if topic.assignments:
+            total += len(topic.assignments)
+        elif topic.num_partitions == -1:
+            total += default
+        elif topic.num_partitions > 0:
+            total += topic.num_partitions
+    return total
+
+
 def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
     cluster = ctx.cluster
     serving_broker(ctx)
     version = ctx.api_version
     defaults = cluster.broker_config
+    try:
+        check_partitions_per_batch(_requested_partitions(request, int(defaults["num.partitions"])))
+    except KafkaCoreError as exc:  # the whole request is refused, before any work
+        return CreateTopicsResponse(version=version, throttle_time_ms=0, topics=[
+            _Result(name=t.name, error_code=error_code(exc), error_message=error_message(exc), num_partitions=-1,
+                    replication_factor=-1, configs=[]) for t in request.topics])
     names = [t.name for t in request.topics]
     results = []
     for topic in request.topics:

@@ -1,5 +1,7 @@
 """DescribeConfigs (key 32), v1-v4, for topics (overrides over Kafka's defaults)
-and brokers (what Cluster(broker_config=...) set, over the defaults)."""
+and brokers: every setting with its source (DEFAULT_CONFIG, STATIC_BROKER_CONFIG from
+server.properties, DYNAMIC_DEFAULT_BROKER_CONFIG once altered); the default broker
+resource ("") lists the cluster-wide dynamic values only."""
 from __future__ import annotations
 
 from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
@@ -25,10 +27,10 @@ def _entries(cluster, resource) -> tuple[int, str | None, list]:
         if meta is None:
             return (errors.UNKNOWN_TOPIC_OR_PARTITION,
                     f"Topic {name} does not exist", [])
-        return errors.NONE, None, topic_entries(meta)
+        return errors.NONE, None, topic_entries(meta, cluster)
     if resource.resource_type == BROKER:
-        if name == "":
-            return INVALID_REQUEST, "minikafka has no cluster-wide dynamic broker configs", []
+        if name == "":  # the cluster-wide default: its dynamic values only
+            return errors.NONE, None, broker_entries(cluster, None)
         if not name.lstrip("-").isdigit() or int(name) not in cluster.brokers:
             return INVALID_REQUEST, f"Unexpected broker id {name}", []
         return errors.NONE, None, broker_entries(cluster, int(name))
@@ -43,9 +45,10 @@ def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConf
     results = []
     for resource in request.resources:
         code, message, entries = _entries(cluster, resource)
-        keys = resource.configuration_keys
+        keys = resource.configuration_keys  # null: every config
         if keys is not None:
-            entries = [e for e in entries if e.name in set(keys)]
+            wanted = set(keys)
+            entries = [e for e in entries if e.name in wanted]
         configs = [
             _Entry(name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
                    is_sensitive=False, config_type=e.config_type,

@@ -1,6 +1,9 @@
 """IncrementalAlterConfigs (key 44), v0-v1, for topics: SET, DELETE (back to the
-default), and APPEND / SUBTRACT on list configs (cleanup.policy). Broker configs
-are fixed when the Cluster is made, so altering one is refused.
+default), and APPEND / SUBTRACT on list configs (cleanup.policy); and for BROKER resources,
+the cluster-wide default ("") or one broker ("1", what kafka-python sends): SET and
+DELETE of the keys Kafka can change on a running broker (log.retention.ms,
+min.insync.replicas, ...; core.server_config.DYNAMIC_KEYS). minikafka's brokers share
+one configuration, so a value set on one broker applies to all of them.
 """
 from __future__ import annotations
 
@@ -52,6 +55,27 @@ def _changes(meta, configs) -> dict[str, str | None]:
     return changes
 
 
+def _alter_broker(cluster, resource, validate_only: bool) -> None:
+    name = resource.resource_name
+    if name != "" and (not name.isdigit() or int(name) not in cluster.brokers):
+        raise KafkaCoreError(INVALID_REQUEST, f"Unexpected broker id {name}")
+    changes: dict[str, str | None] = {}
+    for c in resource.configs:
+        if c.name in changes:
+            raise KafkaCoreError(INVALID_REQUEST, f"Duplicate config {c.name}")
+        if c.config_operation == SET:
+            if c.value is None:
+                raise KafkaCoreError(errors.INVALID_CONFIG, f"Null value for {c.name}")
+            changes[c.name] = c.value
+        elif c.config_operation == DELETE:
+            changes[c.name] = None
+        else:
+            raise KafkaCoreError(errors.INVALID_CONFIG,
+                                 f"Config value append is not allowed for config key: {c.name}")
+    cluster.alter_broker_config(changes, validate_only=validate_only,
+                                broker_id=int(name) if name else None)
+
+
 def handle(ctx: RequestContext,
            request: IncrementalAlterConfigsRequest) -> IncrementalAlterConfigsResponse:
     cluster = ctx.cluster
@@ -64,8 +88,8 @@ def handle(ctx: RequestContext,
         results.append(result)
         try:
             if resource.resource_type == BROKER:
-                raise KafkaCoreError(INVALID_REQUEST,
-                                     "minikafka's broker configs are set when the Cluster is made")
+                _alter_broker(cluster, resource, request.validate_only)
+                continue
             if resource.resource_type != TOPIC:
                 raise KafkaCoreError(INVALID_REQUEST,
                                      f"Unsupported resource type {resource.resource_type}")

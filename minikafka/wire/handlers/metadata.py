@@ -2,7 +2,7 @@
 leader, leader epoch, replicas, ISR and offline replicas, from the controller's state.
 
 An unknown topic is created on the spot when the request allows it (v4+ flag; always
-before v4), as auto.create.topics.enable=true does, with num.partitions and
+before v4) and auto.create.topics.enable is true (the default), with num.partitions and
 default.replication.factor (capped at the live brokers, as the in-process producer
 does). Internal topics are never auto-created.
 """
@@ -13,7 +13,7 @@ import uuid
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
 from ...core import errors
-from ...core.controller import NO_LEADER
+from ...core.controller import MAX_PARTITIONS_PER_BATCH, NO_LEADER
 from ..listeners import endpoint
 from ..registry import RequestContext
 from ._common import (
@@ -94,7 +94,11 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
         topics = [_topic(cluster, name, live, version, operations)
                   for name in cluster.list_topics(internal=True)]
     else:
-        auto = version < 4 or request.allow_auto_topic_creation
+        auto = (version < 4 or request.allow_auto_topic_creation) \
+            and cluster.broker_config["auto.create.topics.enable"]
+        # One request auto-creates at most MAX_PARTITIONS_PER_BATCH partitions, the
+        # controller's limit for the CreateTopics Kafka sends it; the rest stay unknown.
+        budget = MAX_PARTITIONS_PER_BATCH
         for wanted in requested:
             name = wanted.name
             if name is None:  # v10+: by topic id
@@ -104,7 +108,12 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
                     topics.append(_unknown(None, errors.UNKNOWN_TOPIC_ID, topic_id))
                     continue
             if name not in controller.topics:
-                code = _auto_create(cluster, name) if auto else errors.UNKNOWN_TOPIC_OR_PARTITION
+                wanted_partitions = int(cluster.broker_config["num.partitions"])
+                if auto and wanted_partitions <= budget:
+                    code = _auto_create(cluster, name)
+                    budget -= wanted_partitions
+                else:
+                    code = errors.UNKNOWN_TOPIC_OR_PARTITION
                 if code != errors.NONE or name not in controller.topics:
                     topics.append(_unknown(name, code or errors.UNKNOWN_TOPIC_OR_PARTITION))
                     continue
