@@ -294,7 +294,11 @@ def test_hw_and_leo_markers_point_at_the_right_cells():
     marks, offsets, _ = strip(label, 1)
     # column 0 holds the row title; offset o is column o + 1; LEO is the empty next slot
     assert column_of(marks, "HW") == 7 and text(offsets[7]).startswith("6")
-    assert column_of(marks, "LSO") == 7
+    # No transaction: the LSO is the HW, so neither the strip nor the legend names it.
+    assert "LSO" not in text("".join(marks))
+    legend = text(node_label(g, "legend"))
+    assert "high watermark" in legend and "LSO" not in legend and "marker" not in legend
+    assert "committed offset" not in legend
     assert column_of(marks, "LEO") == 11 and text(offsets[11]) == "next"
     assert column_of(marks, "start") == 1
     for o in range(6):
@@ -345,12 +349,16 @@ def test_last_stable_offset_and_aborted_transactions():
     marks, _, _ = strip(label, 1)
     assert column_of(marks, "LSO") == 4  # pinned at the open transaction's first offset
     assert column_of(marks, "HW") == 6
+    assert "LSO = last stable offset" in text(node_label(partition_log_view(c, "orders", 0),
+                                                         "legend"))
 
     txn.abort_transaction()
     c.settle()
     _, offsets, _ = strip(node_label(partition_log_view(c, "orders", 0), "log"), 1)
     assert "✗" in text(offsets[4]) and 'STYLE="dotted"' in offsets[4]  # aborted record
     assert "✦" in text(offsets[6])  # the abort marker takes an offset too
+    legend = text(node_label(partition_log_view(c, "orders", 0), "legend"))
+    assert "abort marker" in legend and "aborted" in legend and "commit marker" not in legend
 
 
 def test_group_positions_and_committed_offsets():
@@ -364,6 +372,7 @@ def test_group_positions_and_committed_offsets():
     audit = cells(row_of(label, "audit"))
     marked = {i: text(c_) for i, c_ in enumerate(audit) if "▲" in text(c_)}
     assert marked == {3: "▲ C", 6: "▲ P"}
+    assert "committed offset" in text(node_label(g, "legend"))
 
 
 def test_long_log_is_windowed_with_earlier_markers():
