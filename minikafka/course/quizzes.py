@@ -395,7 +395,7 @@ _QUIZZES = [
          "The broker with the lowest id", "A Raft election among controllers"),
         "a",
         "That was the ZooKeeper-era race. Since KRaft, the controller quorum elects a leader "
-        "with Raft, and in Kafka 4.0 ZooKeeper mode is gone."),
+        "with Raft, and since Kafka 4.0 ZooKeeper mode is gone."),
     QuizSpec(
         "12-quorum",
         "A KRaft cluster has 3 controller voters and 2 of them are down. What still works?",
