@@ -22,9 +22,12 @@ here (or elsewhere in minikafka), so a notebook cell stays short and readable:
 - ``SourceConnector``, ``SinkConnector``, ``MirrorMaker``: lesson 13's pipeline in
   miniature.
 - ``checked()``: each lesson's hidden check cell reports its key outcomes with it.
+- ``real_cluster()``: a served cluster for the cells that show a lesson's client code
+  as a student writes it for a real cluster, with kafka-python's own clients.
 
 Nothing here reads the wall clock or a global random state: the same seed gives the
-same lesson, for every student.
+same lesson, for every student. (The one exception is ``real_cluster()``: a server that
+real clients connect to runs on the wall clock, as any server does.)
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ __all__ = [
     "progress",
     "quiz",
     "read_topic",
+    "real_cluster",
     "replica_table",
     "send_every",
     "show",
@@ -260,6 +264,25 @@ def progress(lesson: str) -> Table:
     right = sum(1 for r in rows if r["right"])
     return Table(rows, title=f"Lesson {int(lesson)}: {right} of {len(rows)} questions "
                              f"answered right")
+
+
+# -- on a real cluster ---------------------------------------------------------------------
+
+def real_cluster(topics: Mapping[str, int] | None = None, *,
+                 configs: Mapping[str, Mapping[str, str]] | None = None, seed: int = 0):
+    """A fresh 3-broker minikafka cluster served over the Kafka protocol on free loopback
+    ports, for a lesson's "on a real cluster" cell: kafka-python's own KafkaProducer and
+    KafkaConsumer connect to ``server.bootstrap_servers`` exactly as to any Kafka cluster.
+    ``topics`` maps names to partition counts (replication factor 3), ``configs`` gives
+    a topic its settings. Unlike the lessons' simulated clusters a server runs on the
+    wall clock, as any server does. Use it in a ``with`` block, which stops it."""
+    from .cluster import Cluster
+
+    cluster = Cluster(brokers=3, seed=seed)
+    for name, partitions in (topics or {}).items():
+        cluster.create_topic(name, partitions=partitions, replication_factor=3,
+                             config=dict((configs or {}).get(name, {})))
+    return cluster.serve(port=0, host="127.0.0.1")
 
 
 # -- widgets over a function ---------------------------------------------------------------
