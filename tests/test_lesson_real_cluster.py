@@ -39,6 +39,36 @@ def test_client_lessons_show_the_real_code_once(lesson: str) -> None:
              and n.func.id in ("KafkaProducer", "KafkaConsumer")}
     assert all("bootstrap_servers" in kw for kw in built.values())
     assert "real_cluster(" in code.source and "with " in code.source
+    # It must not rebind a name a later cell (the hidden check) still reads.
+    read_later = set().union(*(free_names(ast.parse(c.source)) for c in cells[heads[0] + 2:]
+                               if c.cell_type == "code"))
+    assert not cell_names(tree) & read_later, cell_names(tree) & read_later
+
+
+SCOPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
+
+
+def _walk_cell_scope(node: ast.AST):
+    """The nodes in a cell's own scope: comprehensions and lambdas have their own."""
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, SCOPES):
+            yield child
+            yield from _walk_cell_scope(child)
+
+
+def cell_names(tree: ast.AST) -> set[str]:
+    """Names a cell binds in the notebook's namespace."""
+    return {n.id for n in _walk_cell_scope(tree)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def free_names(tree: ast.AST) -> set[str]:
+    """Names a cell reads that it does not bind itself first (roughly: any it reads and
+    does not bind at all)."""
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+             and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)} - bound
 
 
 def test_real_cluster_serves_its_topics_with_their_configs() -> None:
