@@ -349,6 +349,13 @@ def test_right_answers_are_spread_over_the_letters() -> None:
     for letter in "abcd":
         score = sum(1 for q in counted if q.answer == letter) / len(counted)
         assert score < 0.5, (letter, score)
+    # Nor does always choosing the longest (the most careful-sounding) or the shortest
+    # option pass.
+    for pick in (max, min):
+        score = sum(1 for q in counted
+                    if pick(range(len(q.options)), key=lambda i, q=q: len(q.options[i]))
+                    == q.answer_index) / len(counted)
+        assert score < 0.5, (pick.__name__, score)
     for q in course_quizzes.QUIZZES.values():
         assert q.answer_index < len(q.options) and len(set(q.options)) == len(q.options), q.id
         assert re.fullmatch(r"\d\d-[a-z0-9-]+", q.id), q.id

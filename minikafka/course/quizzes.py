@@ -62,7 +62,8 @@ _QUIZZES = [
         "00-design",
         "Which one is Kafka's design?",
         ("The broker stores a log; consumers pull ranges of it and track their own offsets",
-         "The broker tracks every message and deletes it after an acknowledgement",
+         "The broker tracks every message per consumer and deletes it once all consumers "
+         "acknowledged it",
          "The broker pushes each message to one consumer"),
         "a",
         "Dumb broker, smart consumer: the broker appends and serves the log, consumers decide "
@@ -89,10 +90,9 @@ _QUIZZES = [
         "01-order",
         "Truck 7's reports go to partition 2, truck 9's to partition 5. What does Kafka promise "
         "about the order a consumer sees?",
-        ("All reports in the order they were sent",
-         "No order at all",
-         "Truck 7's reports in order and truck 9's reports in order, but no order between the "
-         "two trucks"),
+        ("All reports in exactly the order they were sent, across both trucks and partitions",
+         "No order at all, not even between two reports of the same truck",
+         "Each truck's reports in order, but no order between the two trucks"),
         "c",
         "Order holds within a partition. Records in different partitions have no defined order "
         "between them."),
@@ -108,8 +108,9 @@ _QUIZZES = [
         "02-bootstrap",
         "A producer lists only broker 101 in bootstrap_servers. Which brokers will it send "
         "records to?",
-        ("Only broker 101", "A random broker each time",
-         "The leaders of the partitions it writes to, wherever they are"),
+        ("Only broker 101, which forwards the records to the partition leaders",
+         "A random broker each time, to spread the load",
+         "The leaders of the partitions it writes to"),
         "c",
         "Bootstrap is only the first contact. Metadata tells the client every partition's "
         "leader, and records go straight to it."),
@@ -117,7 +118,8 @@ _QUIZZES = [
         "02-racks",
         "Why does Kafka put a partition's replicas in different racks?",
         ("So that losing a whole rack still leaves a copy of every partition",
-         "To make writes faster", "Because a broker can hold only one replica"),
+         "To make writes faster: each replica is written through a different rack switch",
+         "Because a broker can hold only one replica"),
         "a",
         "Rack-aware placement is about surviving correlated failures: power, network switch, "
         "availability zone."),
@@ -151,10 +153,9 @@ _QUIZZES = [
     QuizSpec(
         "03-grow",
         "A keyed topic grows from 6 to 8 partitions. What happens to per-key order?",
-        ("Nothing changes",
-         "Many keys move to new partitions, so order between old and new records of a key is "
-         "no longer guaranteed",
-         "Kafka moves the old records to the new partitions"),
+        ("Nothing changes: Kafka keeps each key on its partition when partitions are added",
+         "Keys that move have old records in one partition and new ones in another",
+         "Kafka moves each key's old records to its new partition, so order holds"),
         "b",
         "Existing records stay where they are; new records follow the new formula. Keys that "
         "moved now have records in two partitions."),
@@ -179,7 +180,7 @@ _QUIZZES = [
     QuizSpec(
         "04-crash",
         "The leader of a partition crashes (kill -9). When does a follower take over?",
-        ("Immediately",
+        ("Immediately: the followers notice at once that their fetches to the leader fail",
          "After broker.session.timeout.ms, when the controller notices",
          "Only when an operator runs kafka-leader-election"),
         "b",
@@ -199,7 +200,7 @@ _QUIZZES = [
         "Replication factor 3, min.insync.replicas=2, acks=all. Two of the three brokers are "
         "down. What happens to writes?",
         ("They are refused with NotEnoughReplicas until a replica is back in the ISR",
-         "They succeed on the remaining broker",
+         "They succeed: acks=all then waits only for the in-sync replicas that are still alive",
          "They are written but not acknowledged"),
         "a",
         "With fewer in-sync replicas than min.insync.replicas, acks=all writes are refused: the "
@@ -219,7 +220,8 @@ _QUIZZES = [
         "A cluster created on Kafka 4.1 or later, replication factor 3, min.insync.replicas=2. "
         "Both followers stop cleanly, one after the other, then the leader stops. The follower "
         "that stopped last starts again first. What happens?",
-        ("The partition stays offline until the old leader returns",
+        ("The partition stays offline until the old leader returns, because only an ISR "
+         "member may lead",
          "It becomes leader through an unclean election, losing records",
          "It becomes leader cleanly: it is an eligible leader replica and has every committed "
          "record"),
@@ -241,9 +243,9 @@ _QUIZZES = [
     QuizSpec(
         "06-in-flight",
         "How does the idempotent producer keep order with 5 requests in flight?",
-        ("It sends one request at a time", "Consumers re-sort records by timestamp",
-         "The leader refuses a batch whose sequence number leaves a gap, so earlier batches "
-         "are written first"),
+        ("It lowers max.in.flight.requests.per.connection to 1 whenever a retry is needed",
+         "Consumers re-sort records by timestamp",
+         "The leader accepts each partition's batches only in sequence-number order"),
         "c",
         "Per producer id and partition, the leader accepts sequence numbers only in order: "
         "duplicates are acknowledged without writing, gaps are refused and retried."),
@@ -267,7 +269,9 @@ _QUIZZES = [
     QuizSpec(
         "07-compression",
         "Why does compression work better with a larger linger.ms?",
-        ("Compressors run faster when they wait", "The broker compresses again",
+        ("Compressors run faster when they wait",
+         "The broker recompresses every request, and large requests compress better on the "
+         "broker",
          "Each batch is compressed as a whole, and a fuller batch has more repetition to "
          "remove"),
         "c",
@@ -294,9 +298,9 @@ _QUIZZES = [
     QuizSpec(
         "08-pull",
         "Why do Kafka consumers pull instead of having records pushed to them?",
-        ("So each consumer reads at its own pace and chooses where in the log to read",
-         "Brokers cannot open connections to consumers",
-         "Pulling is faster for every workload"),
+        ("So each consumer reads at its own pace, from where it chooses",
+         "Brokers cannot open connections to consumers behind firewalls and NAT",
+         "Pulling is faster than pushing for every workload"),
         "a",
         "Pull lets slow consumers fall behind without harm, lets any consumer replay, and "
         "allows big efficient fetches. Long polling avoids busy waiting."),
@@ -320,8 +324,9 @@ _QUIZZES = [
     QuizSpec(
         "09-eager",
         "In an eager rebalance, what happens to the partitions a member keeps?",
-        ("It keeps reading them throughout", "They are lost",
-         "It gives them up at the start and gets them back at the end"),
+        ("It keeps reading them throughout, since they do not move",
+         "They go to the group leader until the rebalance ends",
+         "It gives them up first and gets them back at the end"),
         "c",
         "Eager rebalancing revokes everything first. Cooperative rebalancing only revokes the "
         "partitions that move."),
@@ -346,7 +351,8 @@ _QUIZZES = [
     QuizSpec(
         "10-auto-commit",
         "With enable.auto.commit=true and the default settings, when are offsets committed?",
-        ("Every 500 ms in a background thread", "After every record",
+        ("Every 500 ms in a background thread, for every record fetched so far",
+         "After every record",
          "During poll(), at most every 5 s, for records earlier polls returned"),
         "c",
         "Auto-commit runs inside poll() once auto.commit.interval.ms (5000) has passed, "
@@ -366,9 +372,9 @@ _QUIZZES = [
         "11-retention",
         "A topic has retention.ms of 1 hour and segment.ms of 10 minutes. Right after a "
         "cleanup, what is the oldest record it can still hold?",
-        ("Exactly 1 hour old", "Up to 7 days old",
-         "Somewhat more than 1 hour old: a segment goes only when its newest record has "
-         "expired"),
+        ("Exactly 1 hour old: the broker deletes each record the moment it expires",
+         "Up to 7 days old",
+         "Somewhat more than 1 hour old: whole segments go, by their newest record"),
         "c",
         "Retention deletes whole segments, judged by their newest record, so up to about one "
         "segment's worth of older data stays."),
@@ -399,9 +405,9 @@ _QUIZZES = [
     QuizSpec(
         "12-quorum",
         "A KRaft cluster has 3 controller voters and 2 of them are down. What still works?",
-        ("Everything, with a delay", "Nothing at all",
-         "Existing leaders serve reads and acks=1 writes, but no leader can be elected and no "
-         "ISR can change"),
+        ("Everything, with a delay: the last controller acts alone until the others return",
+         "Nothing at all",
+         "Live leaders serve reads and acks=1 writes; no election or ISR change"),
         "c",
         "Without a majority there is no active controller, so the metadata is frozen. Data "
         "already being served keeps being served."),
@@ -418,8 +424,9 @@ _QUIZZES = [
     QuizSpec(
         "13-connect",
         "A source connector restarts. How does it know where to continue?",
-        ("It copies everything again", "The database tells it",
-         "It reads its source offset back from a Kafka topic (connect-offsets)"),
+        ("It copies everything again, and the sink side removes the duplicates",
+         "The database tells it",
+         "It reads its offset back from the connect-offsets topic"),
         "c",
         "Connect stores each source connector's progress in a compacted Kafka topic and "
         "resumes from it."),
@@ -436,8 +443,8 @@ _QUIZZES = [
         "13-sink",
         "A sink connector replays a batch after a crash. Why does the database not get "
         "duplicates?",
-        ("Kafka removes duplicates",
-         "The sink writes with upserts keyed by the record's key, so a replay overwrites itself",
+        ("Kafka removes the duplicates, since the replayed records keep their offsets",
+         "The sink upserts by the record's key, so a replay overwrites itself",
          "It does get duplicates"),
         "b",
         "At-least-once delivery into an idempotent write gives an exactly-once effect."),
