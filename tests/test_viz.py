@@ -298,6 +298,7 @@ def test_hw_and_leo_markers_point_at_the_right_cells():
     assert "LSO" not in text("".join(marks))
     legend = text(node_label(g, "legend"))
     assert "high watermark" in legend and "LSO" not in legend and "marker" not in legend
+    assert "not yet replicated" in legend  # offsets 6-9 are above the HW
     assert "committed offset" not in legend
     assert column_of(marks, "LEO") == 11 and text(offsets[11]) == "next"
     assert column_of(marks, "start") == 1
@@ -330,6 +331,21 @@ def test_segment_boundaries_are_drawn():
     starts = [sum(spans[:i]) for i in range(len(spans))]
     assert starts == bases  # one cell per segment, starting at its base offset
     assert words[-1].startswith("active segment") or words[-1] in (f"@{bases[-1]}", "|")
+
+
+def test_legend_names_only_what_the_picture_shows():
+    # Lessons 0 and 1 draw logs of committed records without transactions or groups: their
+    # legend must not use terms later lessons teach (ISR, LSO, markers).
+    c = Cluster(brokers=3, seed=1)
+    c.create_topic("orders", partitions=1, replication_factor=3)
+    producer = c.producer(acks="all", linger_ms=0)
+    for _ in range(3):
+        producer.send("orders", key=b"k", value=b"v").get()
+    c.settle()
+    legend = text(node_label(partition_log_view(c, "orders", 0), "legend"))
+    assert "offset, key" in legend
+    for later in ("ISR", "LSO", "marker", "aborted", "compaction", "committed offset"):
+        assert later not in legend, later
 
 
 def test_last_stable_offset_and_aborted_transactions():

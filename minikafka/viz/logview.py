@@ -181,12 +181,14 @@ def _group_row(name: str, marks: Mapping[str, int], start: int, end: int,
     return "<TR>" + "".join(cells) + "</TR>"
 
 
-def _legend(kinds: set[str], lso: bool, groups: bool) -> str:
-    """The legend for what the picture shows: the LSO, transaction markers and group
-    offsets are named only when drawn (a lesson meets them when it teaches them)."""
+def _legend(kinds: set[str], uncommitted: bool, lso: bool, groups: bool) -> str:
+    """The legend for what the picture shows: uncommitted records, the LSO, transaction
+    markers and group offsets are named only when drawn (a lesson meets them when it
+    teaches them)."""
     swatches = [
         (CELL_STYLES[COMMITTED], "offset, key"),
-        (CELL_STYLES[UNCOMMITTED], "? not yet replicated to the whole ISR"),
+        *([(CELL_STYLES[UNCOMMITTED], "? not yet replicated to the whole ISR")]
+          if uncommitted else []),
         *[(s, "") for kind, s in KIND_STYLES.items() if kind in kinds],
     ]
     words = ["start = log start offset", "HW = high watermark"]
@@ -237,8 +239,11 @@ def log_view(state: Mapping[str, Any], groups: GroupOffsets | None = None, *,
                   f'CELLPADDING="1">{"".join(rows)}</TABLE>>')
     if legend:
         kinds = {cell[0] for b in order for cell in reps[b]["cells"].values()}
+        uncommitted = any(kind == DATA and offset >= partition_hw for b in order
+                          for offset, (kind, _) in reps[b]["cells"].items()) \
+            if partition_hw is not None else False
         lso = any(_shows_lso(reps[b], state["last_stable_offset"]) for b in order)
-        g.node("legend", _legend(kinds, lso, bool(_group_marks(groups))))
+        g.node("legend", _legend(kinds, uncommitted, lso, bool(_group_marks(groups))))
         g.edge("log", "legend", style="invis")
     return g
 
