@@ -17,7 +17,8 @@ LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 # The lessons that teach a client's behaviour, and the client classes each one shows.
 CLIENT_LESSONS = {"03": {"KafkaProducer"}, "05": {"KafkaProducer"},
                   "06": {"KafkaProducer", "KafkaConsumer"}, "07": {"KafkaProducer"},
-                  "08": {"KafkaConsumer"}, "10": {"KafkaConsumer"}}
+                  "08": {"KafkaConsumer"}, "09": {"KafkaConsumer"},
+                  "10": {"KafkaConsumer"}}
 
 
 @pytest.mark.parametrize("lesson", sorted(CLIENT_LESSONS))
