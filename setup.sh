@@ -195,6 +195,9 @@ else
     post_install_checks
     echo "$want_stamp" > "$STAMP"
 fi
+# The course's JupyterLab settings (no news pop-up): a file copy, so on every run.
+"$VENV/bin/python" -m minikafka.course.jupyter_settings >/dev/null \
+    || warn "could not install the course's JupyterLab settings (JupyterLab may ask about news)"
 say "ready: .venv is set up"
 
 # ---------------------------------------------------------------- real Apache Kafka

@@ -3,8 +3,11 @@
 The lessons narrate and run experiments; anything more than a few lines of code lives
 here (or elsewhere in minikafka), so a notebook cell stays short and readable:
 
-- ``quiz()``: a self-check question. In JupyterLab it is a widget (choose, press
-  *Check*); anywhere else it shows as text, and ``q.check("b")`` answers it in code.
+- ``quiz()``: a self-check question, named by its id in ``minikafka.course.quizzes``
+  (which holds the answer and explanation, out of the student's sight). In JupyterLab it
+  is a widget (choose, press *Check*); anywhere else it shows as text, and
+  ``q.check("b")`` answers it in code. ``progress()`` lists a lesson's questions and how
+  the student did.
 - ``explore()``: widgets over a function; the same function is also called in a plain
   code cell, so every notebook runs top to bottom with no clicks.
 - ``show()``: draw graphviz pictures (the ``minikafka.viz`` renderers), or say in words
@@ -19,9 +22,12 @@ here (or elsewhere in minikafka), so a notebook cell stays short and readable:
 - ``SourceConnector``, ``SinkConnector``, ``MirrorMaker``: lesson 13's pipeline in
   miniature.
 - ``checked()``: each lesson's hidden check cell reports its key outcomes with it.
+- ``real_cluster()``: a served cluster for the cells that show a lesson's client code
+  as a student writes it for a real cluster, with kafka-python's own clients.
 
 Nothing here reads the wall clock or a global random state: the same seed gives the
-same lesson, for every student.
+same lesson, for every student. (The one exception is ``real_cluster()``: a server that
+real clients connect to runs on the wall clock, as any server does.)
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka.structs import OffsetAndMetadata, TopicPartition
+
+from minikafka.course import progress as course_progress
+from minikafka.course import quizzes as course_quizzes
+from minikafka.course.quizzes import LETTERS, QuizSpec
 
 __all__ = [
     "CHECK_MARK",
@@ -59,8 +69,10 @@ __all__ = [
     "placement",
     "producer_run",
     "producer_table",
+    "progress",
     "quiz",
     "read_topic",
+    "real_cluster",
     "replica_table",
     "send_every",
     "show",
@@ -69,7 +81,6 @@ __all__ = [
     "znodes",
 ]
 
-LETTERS = "abcdefghij"
 
 
 # -- self-check questions ------------------------------------------------------------------
@@ -93,26 +104,52 @@ class Feedback:
                 f"{html.escape(self.text)}</div>")
 
 
+class _AnswerKey:
+    """A quiz's own answer, as a lesson's hidden check cell passes it (``q.check(q.answer)``):
+    it checks the quiz against its key without being recorded as the student's answer,
+    and printing it does not say which option it is."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __repr__(self) -> str:
+        return "<the answer key>"
+
+
 class Quiz:
     """A multiple-choice question with immediate feedback.
 
-    ``answer`` is the index of the right option, its letter ("b") or its text. Answer
-    with the widget, or in code with ``check()``::
+    The lessons' questions live in ``minikafka.course.quizzes`` with their answers and
+    explanations; a notebook names one by id, ``quiz("05-acks1")``, so the answer is not
+    in the notebook. Answer with the widget, or in code with ``check()``: the feedback
+    gives the explanation, and a lesson question's answer is added to the student's
+    progress (see ``progress()``)::
 
-        q = quiz("Where is order kept?", ["per topic", "per partition"], "b",
-                 "Offsets grow per partition; partitions are independent.")
-        q.check("b")     # Right. Offsets grow per partition; ...
+        q = quiz("01-offsets")
+        q.check("a")     # Not quite: ... then the explanation
     """
 
     def __init__(self, question: str, options: Sequence[str], answer: int | str,
-                 explanation: str) -> None:
+                 explanation: str, quiz_id: str | None = None) -> None:
         if not 2 <= len(options) <= len(LETTERS):
             raise ValueError(f"a quiz needs 2 to {len(LETTERS)} options")
         self.question = question
         self.options = list(options)
         self.explanation = explanation
-        self.answer = self._index(answer)
+        self.quiz_id = quiz_id  # answers are recorded only for a lesson question
+        self._answer = self._index(answer)
         self._widget = None
+
+    @classmethod
+    def from_spec(cls, spec: QuizSpec) -> Quiz:
+        return cls(spec.question, spec.options, spec.answer, spec.explanation,
+                   quiz_id=None if spec.demo else spec.id)
+
+    @property
+    def answer(self) -> _AnswerKey:
+        return _AnswerKey(self._answer)
 
     def _index(self, choice: int | str) -> int:
         if isinstance(choice, bool):
@@ -134,13 +171,19 @@ class Quiz:
     def label(self, index: int) -> str:
         return f"{LETTERS[index]}) {self.options[index]}"
 
-    def check(self, choice: int | str) -> Feedback:
+    def check(self, choice: int | str | _AnswerKey) -> Feedback:
         """Answer the question; the feedback explains either way."""
-        index = self._index(choice)
-        if index == self.answer:
+        if isinstance(choice, _AnswerKey):
+            index, student = choice.index, False
+        else:
+            index, student = self._index(choice), True
+        right = index == self._answer
+        if student and self.quiz_id is not None:
+            course_progress.record(self.quiz_id, LETTERS[index], right)
+        if right:
             return Feedback(True, f"Right: {self.label(index)}. {self.explanation}")
         return Feedback(False, f"Not quite: you chose {self.label(index)}; the answer is "
-                               f"{self.label(self.answer)}. {self.explanation}")
+                               f"{self.label(self._answer)}. {self.explanation}")
 
     # -- display ---------------------------------------------------------------------
     @property
@@ -174,17 +217,17 @@ class Quiz:
         return "\n".join(lines)
 
     def _html(self) -> str:
+        # No answer here: this HTML is saved with the notebook, where a student could read it.
         items = "".join(f"<li>{html.escape(self.label(i))}</li>"
                         for i in range(len(self.options)))
         return (f"<p><b>Check yourself.</b> {html.escape(self.question)}</p>"
                 f'<ul style="list-style: none">{items}</ul>'
-                f"<details><summary>Show the answer</summary>"
-                f"{html.escape(self.label(self.answer))}. "
-                f"{html.escape(self.explanation)}</details>")
+                f"<p><i>Answer in JupyterLab with the buttons, or in code with "
+                f".check('a'), .check('b'), ...</i></p>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
         # A live kernel shows the widget; a page without widget state (a static viewer,
-        # an exported notebook) shows the question as HTML, with the answer folded away.
+        # an exported notebook) shows the question as HTML.
         bundle = {"text/plain": self._text(), "text/html": self._html()}
         try:
             widget_bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
@@ -201,9 +244,45 @@ class Quiz:
         return self._text()
 
 
-def quiz(question: str, options: Sequence[str], answer: int | str, explanation: str) -> Quiz:
-    """A self-check question (see Quiz)."""
-    return Quiz(question, options, answer, explanation)
+def quiz(quiz_id: str) -> Quiz:
+    """A lesson's self-check question by id (see Quiz and minikafka.course.quizzes)."""
+    return Quiz.from_spec(course_quizzes.get(quiz_id))
+
+
+def progress(lesson: str) -> Table:
+    """A lesson's questions and how the student did: tries, right at the first try, right
+    at all. Read from the student's progress file (minikafka.course.progress)."""
+    lesson = f"{int(lesson):02d}"
+    answers = course_progress.load()
+    rows = []
+    for spec in course_quizzes.of_lesson(lesson):
+        entry = answers.get(spec.id, {})
+        rows.append({"quiz": spec.id, "question": spec.question,
+                     "tries": entry.get("tries", 0),
+                     "right at first try": entry.get("first_try_right") if entry else None,
+                     "right": entry.get("right") if entry else None})
+    right = sum(1 for r in rows if r["right"])
+    return Table(rows, title=f"Lesson {int(lesson)}: {right} of {len(rows)} questions "
+                             f"answered right")
+
+
+# -- on a real cluster ---------------------------------------------------------------------
+
+def real_cluster(topics: Mapping[str, int] | None = None, *,
+                 configs: Mapping[str, Mapping[str, str]] | None = None, seed: int = 0):
+    """A fresh 3-broker minikafka cluster served over the Kafka protocol on free loopback
+    ports, for a lesson's "on a real cluster" cell: kafka-python's own KafkaProducer and
+    KafkaConsumer connect to ``server.bootstrap_servers`` exactly as to any Kafka cluster.
+    ``topics`` maps names to partition counts (replication factor 3), ``configs`` gives
+    a topic its settings. Unlike the lessons' simulated clusters a server runs on the
+    wall clock, as any server does. Use it in a ``with`` block, which stops it."""
+    from .cluster import Cluster
+
+    cluster = Cluster(brokers=3, seed=seed)
+    for name, partitions in (topics or {}).items():
+        cluster.create_topic(name, partitions=partitions, replication_factor=3,
+                             config=dict((configs or {}).get(name, {})))
+    return cluster.serve(port=0, host="127.0.0.1")
 
 
 # -- widgets over a function ---------------------------------------------------------------

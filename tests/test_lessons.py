@@ -11,8 +11,10 @@ read the notebooks without running them, and the last group tests the helpers in
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+from collections import Counter
 from pathlib import Path
 
 import nbformat
@@ -20,6 +22,8 @@ import pytest
 from notebook_helpers import check_cells, execute_notebook, outcomes_of
 
 from minikafka import Cluster
+from minikafka.course import progress as course_progress
+from minikafka.course import quizzes as course_quizzes
 from minikafka.lessons import (
     CHECK_MARK,
     MirrorMaker,
@@ -32,6 +36,7 @@ from minikafka.lessons import (
     explore,
     placement,
     producer_run,
+    progress,
     quiz,
     read_topic,
     send_every,
@@ -241,16 +246,27 @@ def test_all_fourteen_lessons_exist_with_their_checks() -> None:
 
 # -- the helpers -----------------------------------------------------------------------------
 
+@pytest.fixture(autouse=True)
+def progress_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # Every test, and every notebook kernel a test starts (it inherits the environment),
+    # records quiz answers in a fresh file instead of the user's own.
+    path = tmp_path / "progress.json"
+    monkeypatch.setenv(course_progress.ENV_VAR, str(path))
+    return path
+
+
 def test_quiz_feedback_and_displays() -> None:
-    q = quiz("Where is order kept?", ["per topic", "per partition", "nowhere"], "b",
+    q = Quiz("Where is order kept?", ["per topic", "per partition", "nowhere"], "b",
              "Offsets grow per partition.")
-    assert q.answer == 1 and q.check(1) and q.check("per partition") and q.check("B")
+    assert q.check(1) and q.check("per partition") and q.check("B")
     wrong = q.check("a")
     assert not wrong and "the answer is b) per partition" in wrong.text
     assert "Offsets grow per partition." in wrong.text
     bundle = q._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert "<details>" in bundle["text/html"] and "b) per partition" in bundle["text/html"]
+    # The HTML is saved with the notebook: it must not give the answer away.
+    assert "b) per partition" in bundle["text/html"] and "Offsets grow" not in bundle["text/html"]
+    assert "answer is" not in bundle["text/html"] and "<details>" not in bundle["text/html"]
     assert ".check('a')" in bundle["text/plain"]
     with pytest.raises(ValueError):
         q.check("d")
@@ -259,16 +275,126 @@ def test_quiz_feedback_and_displays() -> None:
 
 
 def test_quiz_widget_gives_feedback_on_click() -> None:
-    q = quiz("2 + 2?", ["3", "4"], 1, "Arithmetic.")
+    q = Quiz("2 + 2?", ["3", "4"], 1, "Arithmetic.")
     title, choices, button, answer = q.widget.children
     button.click()
     assert "Pick an answer first" in answer.value
     choices.value = 0
     button.click()
-    assert "Not quite" in answer.value
+    assert "Not quite" in answer.value and "Arithmetic." in answer.value
     choices.value = 1
     button.click()
     assert "Right" in answer.value
+
+
+def _quiz_calls(path: Path) -> list[tuple[str, int]]:
+    """The arguments of every quiz(...) call in a notebook's code, as (source, count)."""
+    calls = []
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type != "code":
+            continue
+        for node in ast.walk(ast.parse(cell.source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "quiz":
+                calls.append(node)
+    return calls
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=NAMES)
+def test_quiz_cells_name_their_question_by_id_only(path: Path) -> None:
+    calls = _quiz_calls(path)
+    ids = []
+    for call in calls:
+        # One argument, a literal id: no answer, no explanation in the notebook.
+        assert len(call.args) == 1 and not call.keywords, ast.unparse(call)
+        assert isinstance(call.args[0], ast.Constant), ast.unparse(call)
+        ids.append(call.args[0].value)
+    counted = [i for i in ids if not course_quizzes.get(i).demo]  # KeyError if unknown
+    lesson = path.stem[:2]
+    assert all(i.startswith(f"{lesson}-") for i in ids), ids
+    assert counted == [q.id for q in course_quizzes.of_lesson(lesson)]
+    # The lesson shows its progress.
+    code = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    assert any(f'progress("{lesson}")' in c for c in code)
+
+
+def test_no_quiz_answer_or_explanation_is_readable_in_a_notebook() -> None:
+    sources = {p.stem: "\n".join(c.source for c in nbformat.read(p, as_version=4).cells)
+               for p in LESSONS}
+    for spec in course_quizzes.QUIZZES.values():
+        # The whole explanation, or any one of its sentences, would give the answer away.
+        sentences = [s.strip() for s in re.split(r"(?<=[.:;])\s+", spec.explanation)]
+        for name, text in sources.items():
+            flat = " ".join(text.split())
+            assert spec.explanation not in flat, (spec.id, name)
+            for sentence in sentences:
+                assert len(sentence) < 25 or sentence not in flat, (spec.id, name, sentence)
+    # Nor may a notebook answer a counted question in code, or name its right letter in
+    # an example: lesson 0 shows answering in code on a warm-up question.
+    for name, text in sources.items():
+        names = dict(re.findall(r"(\w+) = quiz\(\"([\w-]+)\"\)", text))
+        for var, letter in re.findall(r"(\w+)\.check\(\s*\\?['\"]([a-j])\\?['\"]\s*\)", text):
+            spec = course_quizzes.get(names[var])
+            assert spec.demo or letter != spec.answer, (name, var, letter)
+    code00 = "\n".join(c.source for c in nbformat.read(LESSONS[0], as_version=4).cells
+                       if c.cell_type == "code")
+    assert re.findall(r"(\w+)\.check\(\"([a-j])\"\)", code00) == [("warmup", "c")]
+
+
+def test_right_answers_are_spread_over_the_letters() -> None:
+    counted = [q for q in course_quizzes.QUIZZES.values() if not q.demo]
+    assert len(counted) >= 40
+    letters = Counter(q.answer for q in counted)
+    assert max(letters.values()) <= 0.4 * len(counted), letters
+    # Always guessing one letter scores below 50%, whichever letter it is.
+    for letter in "abcd":
+        score = sum(1 for q in counted if q.answer == letter) / len(counted)
+        assert score < 0.5, (letter, score)
+    # Nor does always choosing the longest (the most careful-sounding) or the shortest
+    # option pass.
+    for pick in (max, min):
+        score = sum(1 for q in counted
+                    if pick(range(len(q.options)), key=lambda i, q=q: len(q.options[i]))
+                    == q.answer_index) / len(counted)
+        assert score < 0.5, (pick.__name__, score)
+    for q in course_quizzes.QUIZZES.values():
+        assert q.answer_index < len(q.options) and len(set(q.options)) == len(q.options), q.id
+        assert re.fullmatch(r"\d\d-[a-z0-9-]+", q.id), q.id
+
+
+def test_answers_are_recorded_as_progress(progress_file: Path) -> None:
+    q = quiz("01-offsets")
+    assert repr(q.answer) == "<the answer key>" and "9" not in repr(q.answer)
+    assert progress("01").column("tries") == [0, 0, 0]
+    wrong = q.check("a")
+    assert not wrong and "Offsets only grow." in wrong.text
+    right = q.check("b")
+    assert right and right.text.startswith("Right: b) 9.")
+    quiz("01-address").check("a")  # right at the first try
+    # The hidden check cells check each quiz against its key without recording it.
+    assert quiz("01-order").check(quiz("01-order").answer)
+    # The warm-up does not count.
+    assert quiz("00-warmup").check("c") and "00-warmup" not in course_progress.load()
+    table = progress("1")
+    assert table.title == "Lesson 1: 2 of 3 questions answered right"
+    assert table.one(quiz="01-offsets") | {"question": None} == {
+        "quiz": "01-offsets", "question": None, "tries": 2, "right at first try": False,
+        "right": True}
+    assert table.one(quiz="01-address")["right at first try"] is True
+    assert table.one(quiz="01-order")["tries"] == 0 and table.one(quiz="01-order")["right"] is None
+    on_disk = json.loads(progress_file.read_text())
+    assert on_disk["quizzes"]["01-offsets"] == {"tries": 2, "first_try_right": False,
+                                                "right": True, "last": "b"}
+    course_progress.reset("01")
+    assert progress("01").column("tries") == [0, 0, 0]
+
+
+def test_a_broken_progress_file_does_not_stop_a_lesson(progress_file: Path) -> None:
+    progress_file.write_text("{not json")
+    assert progress("04").column("tries") == [0, 0, 0]
+    assert not quiz("04-hw").check("a")
+    assert course_progress.load()["04-hw"]["tries"] == 1
+    with pytest.raises(KeyError, match="04-hw"):
+        quiz("04-nope")
 
 
 def test_explore_runs_only_on_a_change_or_a_click() -> None:

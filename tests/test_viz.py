@@ -294,7 +294,12 @@ def test_hw_and_leo_markers_point_at_the_right_cells():
     marks, offsets, _ = strip(label, 1)
     # column 0 holds the row title; offset o is column o + 1; LEO is the empty next slot
     assert column_of(marks, "HW") == 7 and text(offsets[7]).startswith("6")
-    assert column_of(marks, "LSO") == 7
+    # No transaction: the LSO is the HW, so neither the strip nor the legend names it.
+    assert "LSO" not in text("".join(marks))
+    legend = text(node_label(g, "legend"))
+    assert "high watermark" in legend and "LSO" not in legend and "marker" not in legend
+    assert "not yet replicated" in legend  # offsets 6-9 are above the HW
+    assert "committed offset" not in legend
     assert column_of(marks, "LEO") == 11 and text(offsets[11]) == "next"
     assert column_of(marks, "start") == 1
     for o in range(6):
@@ -328,6 +333,21 @@ def test_segment_boundaries_are_drawn():
     assert words[-1].startswith("active segment") or words[-1] in (f"@{bases[-1]}", "|")
 
 
+def test_legend_names_only_what_the_picture_shows():
+    # Lessons 0 and 1 draw logs of committed records without transactions or groups: their
+    # legend must not use terms later lessons teach (ISR, LSO, markers).
+    c = Cluster(brokers=3, seed=1)
+    c.create_topic("orders", partitions=1, replication_factor=3)
+    producer = c.producer(acks="all", linger_ms=0)
+    for _ in range(3):
+        producer.send("orders", key=b"k", value=b"v").get()
+    c.settle()
+    legend = text(node_label(partition_log_view(c, "orders", 0), "legend"))
+    assert "offset, key" in legend
+    for later in ("ISR", "LSO", "marker", "aborted", "compaction", "committed offset"):
+        assert later not in legend, later
+
+
 def test_last_stable_offset_and_aborted_transactions():
     c = Cluster(brokers=3, seed=1)
     c.create_topic("orders", partitions=1, replication_factor=3, replica_assignment=[[1, 2, 3]])
@@ -345,12 +365,16 @@ def test_last_stable_offset_and_aborted_transactions():
     marks, _, _ = strip(label, 1)
     assert column_of(marks, "LSO") == 4  # pinned at the open transaction's first offset
     assert column_of(marks, "HW") == 6
+    assert "LSO = last stable offset" in text(node_label(partition_log_view(c, "orders", 0),
+                                                         "legend"))
 
     txn.abort_transaction()
     c.settle()
     _, offsets, _ = strip(node_label(partition_log_view(c, "orders", 0), "log"), 1)
     assert "✗" in text(offsets[4]) and 'STYLE="dotted"' in offsets[4]  # aborted record
     assert "✦" in text(offsets[6])  # the abort marker takes an offset too
+    legend = text(node_label(partition_log_view(c, "orders", 0), "legend"))
+    assert "abort marker" in legend and "aborted" in legend and "commit marker" not in legend
 
 
 def test_group_positions_and_committed_offsets():
@@ -364,6 +388,7 @@ def test_group_positions_and_committed_offsets():
     audit = cells(row_of(label, "audit"))
     marked = {i: text(c_) for i, c_ in enumerate(audit) if "▲" in text(c_)}
     assert marked == {3: "▲ C", 6: "▲ P"}
+    assert "committed offset" in text(node_label(g, "legend"))
 
 
 def test_long_log_is_windowed_with_earlier_markers():

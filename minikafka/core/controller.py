@@ -40,7 +40,7 @@ class PartitionRegistration:
     leader: int
     leader_epoch: int = 0
     partition_epoch: int = 0
-    # Eligible leader replicas (KIP-966): replicas that left the ISR while it was below
+    # Eligible leader replicas (KIP-966): replicas whose removal left the ISR smaller than
     # min.insync.replicas. The HW could not move without them, so each holds every
     # committed record and may be elected cleanly once the ISR is empty.
     elr: tuple[int, ...] = ()

@@ -72,11 +72,17 @@ def _column_index(offset: int, start: int, end: int) -> int | None:
     return min(offset, end) - start
 
 
+def _shows_lso(rep: Mapping[str, Any], lso: int | None) -> bool:
+    # Without an open transaction the LSO is the HW: drawn only when a transaction holds
+    # it back, so a log without transactions shows no term it does not need.
+    return lso is not None and rep["leader"] and lso != rep["high_watermark"]
+
+
 def _marker_row(rep: Mapping[str, Any], lso: int | None, start: int, end: int,
                 clipped: bool) -> str:
     marks: dict[int | None, list[str]] = {}
     points = [("start", rep["log_start_offset"]), ("HW", rep["high_watermark"])]
-    if lso is not None and rep["leader"]:
+    if _shows_lso(rep, lso):
         points.append(("LSO", lso))
     points.append(("LEO", rep["log_end_offset"]))
     for name, offset in points:
@@ -175,16 +181,23 @@ def _group_row(name: str, marks: Mapping[str, int], start: int, end: int,
     return "<TR>" + "".join(cells) + "</TR>"
 
 
-def _legend() -> str:
+def _legend(kinds: set[str], uncommitted: bool, lso: bool, groups: bool) -> str:
+    """The legend for what the picture shows: uncommitted records, the LSO, transaction
+    markers and group offsets are named only when drawn (a lesson meets them when it
+    teaches them)."""
     swatches = [
         (CELL_STYLES[COMMITTED], "offset, key"),
-        (CELL_STYLES[UNCOMMITTED], "? not yet replicated to the whole ISR"),
-        *[(s, "") for s in KIND_STYLES.values()],
+        *([(CELL_STYLES[UNCOMMITTED], "? not yet replicated to the whole ISR")]
+          if uncommitted else []),
+        *[(s, "") for kind, s in KIND_STYLES.items() if kind in kinds],
     ]
-    rows = [td("start = log start offset · HW = high watermark · LSO = last stable "
-               "offset · LEO = log end offset (next offset to write) · ▲C a group's "
-               "committed offset · ▲P a consumer's position",
-               colspan=2, border=0, point=8)]
+    words = ["start = log start offset", "HW = high watermark"]
+    if lso:
+        words.append("LSO = last stable offset (read_committed reads up to it)")
+    words.append("LEO = log end offset (next offset to write)")
+    if groups:
+        words += ["▲C a group's committed offset", "▲P a consumer's position"]
+    rows = [td(" · ".join(words), colspan=2, border=0, point=8)]
     body = "<TR>" + rows[0] + "</TR>"
     for style, extra in swatches:
         body += ("<TR>" + td(style.symbol or " ", style=style, width=CELL_W, height=18, point=8)
@@ -225,7 +238,12 @@ def log_view(state: Mapping[str, Any], groups: GroupOffsets | None = None, *,
     g.node("log", f'<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="{SPACING}" '
                   f'CELLPADDING="1">{"".join(rows)}</TABLE>>')
     if legend:
-        g.node("legend", _legend())
+        kinds = {cell[0] for b in order for cell in reps[b]["cells"].values()}
+        uncommitted = any(kind == DATA and offset >= partition_hw for b in order
+                          for offset, (kind, _) in reps[b]["cells"].items()) \
+            if partition_hw is not None else False
+        lso = any(_shows_lso(reps[b], state["last_stable_offset"]) for b in order)
+        g.node("legend", _legend(kinds, uncommitted, lso, bool(_group_marks(groups))))
         g.edge("log", "legend", style="invis")
     return g
 

@@ -1,7 +1,7 @@
 """Eligible leader replicas (KIP-966, Kafka 4.1): the followers of payments-0 stop one
 after the other, then its leader. The follower that stopped last comes back and is
-elected cleanly: it left an ISR already below min.insync.replicas, so the high watermark
-could not pass it, and it holds every committed record."""
+elected cleanly: its removal left the ISR smaller than min.insync.replicas, so the high
+watermark could not pass it, and it holds every committed record."""
 
 from __future__ import annotations
 

@@ -1,0 +1,7 @@
+"""Course-only content the lesson notebooks load but do not show.
+
+- ``quizzes``: every self-check question with its answer and explanation, keyed by quiz
+  id, so a notebook names the id and the answer is not readable in the notebook.
+- ``progress``: which questions a student got right, kept in a small JSON file.
+- ``facts``: the Kafka defaults the lessons state, for the test that keeps them honest.
+"""

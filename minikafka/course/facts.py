@@ -1,0 +1,83 @@
+"""Kafka's documented defaults for the settings the lessons state, for the target release.
+
+Built from the course's facts sheet (checked against Kafka's generated config references
+for 4.x, the upgrade notes and KIPs); a test reads every default a lesson states and checks
+it against this table and against minikafka's own config tables, so the lessons, the
+simulator and Kafka cannot drift apart. Values are in the setting's own unit (``.ms`` in
+milliseconds, ``.bytes`` in bytes). ``kafka_python`` is kafka-python 3.x's default where it
+differs from the Java client's; a lesson that names the setting the kafka-python way
+(``linger_ms``) is held to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KAFKA_RELEASE = "4.4"
+
+
+@dataclass(frozen=True)
+class Default:
+    kafka: object
+    kafka_python: object | None = None  # only where kafka-python 3.x differs
+
+
+MINUTE_MS = 60_000
+DAY_MS = 24 * 60 * MINUTE_MS
+
+DEFAULTS: dict[str, Default] = {
+    # -- producer ----------------------------------------------------------------------
+    "acks": Default("all"),
+    "enable.idempotence": Default(True),
+    "retries": Default(2_147_483_647),
+    "delivery.timeout.ms": Default(120_000),
+    "request.timeout.ms": Default(30_000),
+    "retry.backoff.ms": Default(100),
+    "retry.backoff.max.ms": Default(1_000),
+    "max.in.flight.requests.per.connection": Default(5),
+    "linger.ms": Default(5, kafka_python=0),
+    "batch.size": Default(16_384),
+    "buffer.memory": Default(33_554_432),
+    "max.block.ms": Default(60_000),
+    "transaction.timeout.ms": Default(60_000),
+    # -- consumer ----------------------------------------------------------------------
+    "session.timeout.ms": Default(45_000),
+    "heartbeat.interval.ms": Default(3_000),
+    "max.poll.interval.ms": Default(300_000),
+    "max.poll.records": Default(500),
+    "fetch.min.bytes": Default(1),
+    "fetch.max.bytes": Default(52_428_800),
+    "max.partition.fetch.bytes": Default(1_048_576),
+    "fetch.max.wait.ms": Default(500),
+    "auto.commit.interval.ms": Default(5_000),
+    "enable.auto.commit": Default(True),
+    "auto.offset.reset": Default("latest"),
+    "isolation.level": Default("read_uncommitted"),
+    # -- broker ------------------------------------------------------------------------
+    "replica.lag.time.max.ms": Default(30_000),
+    "broker.session.timeout.ms": Default(9_000),
+    "leader.imbalance.check.interval.seconds": Default(300),
+    "unclean.leader.election.enable": Default(False),
+    "min.insync.replicas": Default(1),
+    "default.replication.factor": Default(1),
+    "auto.create.topics.enable": Default(True),
+    "offsets.retention.minutes": Default(10_080),
+    "group.initial.rebalance.delay.ms": Default(3_000),
+    "log.retention.hours": Default(168),
+    "log.retention.check.interval.ms": Default(300_000),
+    "controller.quorum.fetch.timeout.ms": Default(2_000),
+    # -- topic -------------------------------------------------------------------------
+    "cleanup.policy": Default("delete"),
+    "retention.ms": Default(7 * DAY_MS),
+    "retention.bytes": Default(-1),
+    "segment.bytes": Default(1 << 30),
+    "segment.ms": Default(7 * DAY_MS),
+    "segment.index.bytes": Default(10_485_760),
+    "index.interval.bytes": Default(4_096),
+    "delete.retention.ms": Default(DAY_MS),
+    "min.cleanable.dirty.ratio": Default(0.5),
+    "min.compaction.lag.ms": Default(0),
+    # -- Connect / MirrorMaker 2 -------------------------------------------------------
+    "offset.lag.max": Default(100),
+    "sync.group.offsets.enabled": Default(False),
+}

@@ -1,0 +1,46 @@
+"""The course's JupyterLab settings: students are not greeted by the news pop-up."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+from jupyterlab.commands import get_app_dir
+from jupyterlab.labapp import LabApp
+from jupyterlab_server.settings_utils import _get_overrides
+
+from minikafka.course import jupyter_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTIFICATION = "@jupyterlab/apputils-extension:notification"
+
+
+def test_overrides_turn_news_and_update_checks_off() -> None:
+    overrides = json.loads(jupyter_settings.OVERRIDES.read_text())
+    assert overrides[NOTIFICATION] == {"fetchNews": "false", "checkForUpdates": False}
+    # The values are ones this JupyterLab's own schema accepts ("false" is a string there).
+    schema_path = (Path(get_app_dir()) / "schemas" / "@jupyterlab" / "apputils-extension"
+                   / "notification.json")
+    jsonschema.validate(overrides[NOTIFICATION], json.loads(schema_path.read_text()))
+
+
+def test_installed_where_jupyterlab_reads_them(tmp_path: Path) -> None:
+    # The default target is the overrides.d folder of the app settings dir JupyterLab uses.
+    assert jupyter_settings.overrides_dir() == Path(LabApp().app_settings_dir) / "overrides.d"
+    settings_dir = tmp_path / "settings"
+    written = jupyter_settings.install(settings_dir / "overrides.d")
+    assert written.parent == settings_dir / "overrides.d"
+    overrides, error = _get_overrides(str(settings_dir))
+    assert not error and overrides[NOTIFICATION]["fetchNews"] == "false"
+    jupyter_settings.install(settings_dir / "overrides.d")  # a second run just rewrites it
+
+
+def test_setup_and_the_docker_image_install_them() -> None:
+    command = "-m minikafka.course.jupyter_settings"
+    setup = (ROOT / "setup.sh").read_text()
+    # In setup.sh it runs on every run, not only when the venv is (re)installed.
+    assert re.search(r'^"\$VENV/bin/python" ' + re.escape(command), setup, re.M)
+    assert setup.index(command) > setup.index('echo "$want_stamp" > "$STAMP"')
+    assert f"python {command}" in (ROOT / "docker" / "jupyter" / "Dockerfile").read_text()
