@@ -1,0 +1,1 @@
+"""The labs\x27 exercises (filled in below)."""

@@ -1,0 +1,107 @@
+"""Worked answers to the "Your turn" exercises, one function each.
+
+A notebook never contains these: ``exercises.solution(id)`` (or the feedback's "Show a
+solution" button) prints a function's source on request, and the tests check that each
+one passes its exercise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.structs import OffsetAndMetadata
+
+# -- lessons ----------------------------------------------------------------------------------
+
+
+def billing_settings() -> dict:
+    # A group of its own (billing's progress is not shipping's), starting from the
+    # oldest order the first time; committed offsets make a restart resume.
+    return {"group_id": "billing", "auto_offset_reset": "earliest"}
+
+
+def last_report(partitions: dict, truck: bytes) -> tuple[int, int]:
+    # A key always lands in the same partition, and offsets grow within a partition:
+    # the truck's last report is its highest offset in that one partition.
+    found = [(p, r.offset) for p, records in partitions.items()
+             for r in records if r.key == truck]
+    return max(found, key=lambda po: po[1])
+
+
+def broker_racks() -> dict:
+    # broker.rack names where a broker really is: the placer then spreads each
+    # partition's replicas over both rooms.
+    return {1: "room-a", 2: "room-a", 3: "room-a", 4: "room-b", 5: "room-b", 6: "room-b"}
+
+
+def key_for(report: dict) -> str:
+    # All reports of one truck share a key, so they share a partition and stay in order.
+    return report["truck_id"]
+
+
+def high_watermark(log_end_offsets: dict, isr: list) -> int:
+    # A record is committed once every in-sync replica has it: the smallest log end
+    # offset among the ISR.
+    return min(log_end_offsets[b] for b in isr)
+
+
+def durability_settings() -> dict:
+    # acks=all waits for the whole ISR; min.insync.replicas=2 refuses a write that only
+    # one replica would hold; no unclean election lets a stale replica lead.
+    return {"acks": "all", "min.insync.replicas": 2, "unclean.leader.election.enable": False}
+
+
+def process_batch(consumer: Any, producer: Any, batch: dict) -> None:
+    # The outputs and the input offsets commit in one transaction: both or neither.
+    producer.begin_transaction()
+    for records in batch.values():
+        for record in records:
+            producer.send("invoices", key=record.key, value=record.value)
+    offsets = {tp: OffsetAndMetadata(records[-1].offset + 1, "", None)
+               for tp, records in batch.items()}
+    producer.send_offsets_to_transaction(offsets, consumer.group_metadata())
+    producer.commit_transaction()
+
+
+def batching_settings() -> dict:
+    # Wait a little so batches fill, and compress them: a batch of similar JSON
+    # compresses far better than one record.
+    return {"linger_ms": 20, "batch_size": 16_384, "compression": "zstd"}
+
+
+def seek_to_time(consumer: Any, tp: Any, timestamp_ms: int) -> None:
+    # offsets_for_times finds the first offset with a timestamp >= the one asked for.
+    found = consumer.offsets_for_times({tp: timestamp_ms})[tp]
+    if found is None:  # nothing that new yet: start at the end
+        consumer.seek_to_end(tp)
+    else:
+        consumer.seek(tp, found.offset)
+
+
+def group_settings() -> dict:
+    # A dead process is noticed after session.timeout.ms (heartbeats stop); a slow one
+    # is removed only after max.poll.interval.ms without a poll.
+    return {"session_timeout_ms": 10_000, "heartbeat_interval_ms": 3_000,
+            "max_poll_interval_ms": 300_000}
+
+
+def offsets_to_commit(batch: dict) -> dict:
+    # The committed offset is the next record to read: one past the last one processed.
+    return {tp: OffsetAndMetadata(records[-1].offset + 1, "", None)
+            for tp, records in batch.items()}
+
+
+def retention_config() -> dict:
+    # Retention drops whole segments once their newest record is older than
+    # retention.ms: daily segments keep 7 to 8 days.
+    return {"retention.ms": 7 * 24 * 3_600_000, "segment.ms": 24 * 3_600_000}
+
+
+def voters_needed(failures: int) -> int:
+    # A Raft quorum needs a majority: 2f + 1 voters survive f failures.
+    return 2 * failures + 1
+
+
+def document_id(record: Any) -> str:
+    # Where the record sits in Kafka identifies it: a replay writes the same id again.
+    return f"{record.topic}-{record.partition}-{record.offset}"
