@@ -2,9 +2,9 @@
 answer fails with a message that says what went wrong, the shipped stub gets "not done
 yet", and no notebook carries a solution.
 
-The lab exercises run against a lab server like the labs do (``minikafka.labs``); they
-are marked ``lab_exercise`` and use the session's embedded server unless
-KAFKA_BOOTSTRAP_SERVERS names another cluster.
+The lab exercises run against the lab's cluster like the labs do
+(``minikafka.labs.bootstrap_servers()``): minikafka's embedded server, or the cluster
+KAFKA_BOOTSTRAP_SERVERS names (a real Kafka cluster), with real kafka-python clients.
 """
 
 from __future__ import annotations
@@ -99,6 +99,64 @@ def wrong_document_id(record):
     return record.value
 
 
+def wrong_create_command(bootstrap):
+    return (f"topics --bootstrap-server {bootstrap} --create --topic lab1-orders "
+            "--partitions 6 --replication-factor 3")
+
+
+def wrong_producer(bootstrap):
+    from kafka import KafkaProducer
+
+    return KafkaProducer(bootstrap_servers=bootstrap, acks=1, enable_idempotence=False)
+
+
+def wrong_lag(bootstrap, group, topic):
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:  # the end offsets alone, as if the group had read nothing
+        tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic)]
+        return {tp.partition: end for tp, end in consumer.end_offsets(tps).items()}
+    finally:
+        consumer.close()
+
+
+def wrong_under_replicated(table):
+    return [p["partition"] for p in table if len(p["isr"]) < 3]
+
+
+def wrong_starting_offsets(bootstrap, topic, timestamp_ms):
+    # seconds where Kafka wants milliseconds
+    return solutions.starting_offsets(bootstrap, topic, timestamp_ms // 1000)
+
+
+def wrong_read_all(bootstrap, topic):
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest")
+    try:  # one poll
+        return [r.value for rs in consumer.poll(timeout_ms=1_000).values() for r in rs]
+    finally:
+        consumer.close()
+
+
+def wrong_save_payment(db, payment):
+    db.execute("INSERT INTO payments (payment_id, amount) VALUES (?, ?)",
+               (payment["payment_id"], payment["amount"]))
+
+
+LAB_WRONG = {
+    "lab1-create-topic": (wrong_create_command, "min.insync.replicas=2 is missing"),
+    "lab2-safe-producer": (wrong_producer, "acks=1: the leader confirms alone"),
+    "lab3-lag": (wrong_lag, "the lag is 0 (end offset 10, committed 10)"),
+    "lab4-under-replicated": (wrong_under_replicated, "a topic with one replica per partition: "
+                                                      "you said [0, 1]"),
+    "lab5-starting-offsets": (wrong_starting_offsets, "partition 0: you said 0"),
+    "lab6-read-all": (wrong_read_all, "rows missing"),
+    "lab7-upsert": (wrong_save_payment, "IntegrityError"),
+}
+
+
 WRONG = {
     "00-billing": (wrong_billing, "missed 6 of the 6 orders"),
     "01-last-report": (wrong_last_report, "you said"),
@@ -114,12 +172,13 @@ WRONG = {
     "11-retention": (wrong_retention, "the budget is"),
     "12-quorum": (wrong_voters, "no controller is elected"),
     "13-sink-ids": (wrong_document_id, "overwrote each other"),
+    **LAB_WRONG,
 }
 
 
-# -- lessons ----------------------------------------------------------------------------------
+# -- every exercise ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("id", LESSON_IDS)
+@pytest.mark.parametrize("id", LESSON_IDS + LAB_IDS)
 def test_worked_answer_passes(id: str) -> None:
     feedback = exercises.check(id, exercises.get(id).solution)
     assert feedback, feedback.text
@@ -128,7 +187,7 @@ def test_worked_answer_passes(id: str) -> None:
     assert "Hint" not in feedback.text  # a hint only when something is missing
 
 
-@pytest.mark.parametrize("id", LESSON_IDS)
+@pytest.mark.parametrize("id", LESSON_IDS + LAB_IDS)
 def test_wrong_answer_fails_and_says_why(id: str) -> None:
     answer, phrase = WRONG[id]
     feedback = exercises.check(id, answer)
@@ -146,8 +205,9 @@ def test_the_stub_is_not_done_yet(id: str) -> None:
     assert "Not done yet" in feedback.text and exercises.get(id).hint in feedback.text
 
 
-def test_every_lesson_exercise_has_a_wrong_answer() -> None:
-    assert sorted(WRONG) == LESSON_IDS
+def test_every_exercise_has_a_wrong_answer() -> None:
+    assert sorted(WRONG) == sorted(LESSON_IDS + LAB_IDS)
+    assert len(LESSON_IDS) >= 14 and len(LAB_IDS) >= 7
 
 
 def test_an_answer_that_raises_is_reported_not_raised() -> None:

@@ -105,3 +105,83 @@ def voters_needed(failures: int) -> int:
 def document_id(record: Any) -> str:
     # Where the record sits in Kafka identifies it: a replay writes the same id again.
     return f"{record.topic}-{record.partition}-{record.offset}"
+
+
+# -- labs -------------------------------------------------------------------------------------
+
+
+def create_command(bootstrap: str) -> str:
+    # kafka-topics' flags; a topic-level config goes with --config key=value.
+    return (f"topics --bootstrap-server {bootstrap} --create --topic lab1-orders "
+            "--partitions 6 --replication-factor 3 --config min.insync.replicas=2")
+
+
+def make_producer(bootstrap: str) -> Any:
+    from kafka import KafkaProducer
+
+    # acks=all waits for the in-sync replicas; idempotence makes retries write once
+    # and in order.
+    return KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
+
+
+def group_lag(bootstrap: str, group: str, topic: str) -> dict:
+    from kafka import KafkaAdminClient, KafkaConsumer
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        offsets = admin.list_group_offsets(group)[group]
+        committed = {tp: om.offset for tp, om in offsets.items() if tp.topic == topic}
+        ends = consumer.end_offsets(list(committed))
+        # Lag: records written but not yet committed by the group, per partition.
+        return {tp.partition: ends[tp] - committed[tp] for tp in committed}
+    finally:
+        admin.close()
+        consumer.close()
+
+
+def under_replicated(table: list) -> list:
+    # A partition is under-replicated while its ISR is smaller than its replica list.
+    return sorted(p["partition"] for p in table if len(p["isr"]) < len(p["replicas"]))
+
+
+def starting_offsets(bootstrap: str, topic: str, timestamp_ms: int) -> str:
+    import json
+
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic)]
+        found = consumer.offsets_for_times(dict.fromkeys(tps, timestamp_ms))
+        # Spark's JSON: {"topic": {"partition": offset}}; -1 means "latest" (no record
+        # that new in this partition).
+        return json.dumps({topic: {str(tp.partition): found[tp].offset if found[tp] else -1
+                                   for tp in tps}})
+    finally:
+        consumer.close()
+
+
+def read_all(bootstrap: str, topic: str) -> list:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    try:
+        tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)  # a batch job reads up to the ends it saw at start
+        values = []
+        while any(consumer.position(tp) < ends[tp] for tp in tps):
+            for records in consumer.poll(timeout_ms=1_000).values():
+                values.extend(r.value for r in records)
+        return values
+    finally:
+        consumer.close()
+
+
+def save_payment(db: Any, payment: dict) -> None:
+    # An upsert: a replayed payment overwrites its own row instead of adding one.
+    db.execute("INSERT INTO payments (payment_id, amount) VALUES (?, ?) "
+               "ON CONFLICT (payment_id) DO UPDATE SET amount = excluded.amount",
+               (payment["payment_id"], payment["amount"]))
