@@ -78,9 +78,9 @@ def wrong_seek(consumer, tp, timestamp_ms):
     consumer.seek_to_beginning(tp)
 
 
-def wrong_group() -> dict:
-    return {"session_timeout_ms": 10_000, "heartbeat_interval_ms": 3_000,
-            "max_poll_interval_ms": 60_000}
+def wrong_range(members, partitions):
+    # round robin, not range
+    return {m: list(range(i, partitions, len(members))) for i, m in enumerate(members)}
 
 
 def wrong_offsets(batch):
@@ -167,7 +167,7 @@ WRONG = {
     "06-transactions": (wrong_process_batch, "billed twice"),
     "07-batching": (wrong_batching, "the brokers allow at most 30"),
     "08-seek-to-time": (wrong_seek, "expected [minute-12"),
-    "09-group-timeouts": (wrong_group, "busy for 2.5 minutes between polls was removed"),
+    "09-range": (wrong_range, "the group's range assignor gave"),
     "10-commit-offsets": (wrong_offsets, "processed twice after the restart"),
     "11-retention": (wrong_retention, "the budget is"),
     "12-quorum": (wrong_voters, "no controller is elected"),

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import html
 import inspect
+import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -197,8 +198,9 @@ def check(id: str, answer: Any) -> Feedback:
     except NotImplementedError:
         return Feedback(ex, "not done yet")
     except Exception as exc:  # the student's code failed: say where, keep the notebook going
+        # The student's own line: the last frame outside minikafka and installed packages.
         frames = [f for f in traceback.extract_tb(exc.__traceback__)
-                  if not f.filename.startswith(_PACKAGE_DIR)]
+                  if not f.filename.startswith((_PACKAGE_DIR, sys.prefix, sys.base_prefix))]
         where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames else ""
         return Feedback(ex, "error", error=f"{type(exc).__name__}: {exc}{where}")
     return Feedback(ex, "done" if outcome.passed else "wrong", outcome)

@@ -411,53 +411,51 @@ def check_seek_to_time(seek_to_time: Callable[[Any, TopicPartition, int], None])
 
 # -- lesson 9 -------------------------------------------------------------------------------------
 
-@exercise("09-group-timeouts", "Lesson 9 · notice a crash fast, tolerate a slow batch",
-          hint="session.timeout.ms bounds how long a crashed member keeps its partitions "
-               "(heartbeats stop); max.poll.interval.ms bounds the time between two polls "
-               "before a slow member is removed. Keep heartbeat.interval.ms at most a third "
-               "of the session timeout.",
-          solution=solutions.group_settings)
-def check_group_timeouts(group_settings: Callable[[], dict]) -> Outcome:
+RANGE_CASES = (({"orders": 3}, 2), ({"orders": 7}, 3), ({"orders": 2}, 3),
+               ({"orders": 3, "payments": 3}, 2))
+
+
+@exercise("09-range", "Lesson 9 · the range assignor",
+          hint="Range works topic by topic: each member (in the order given) gets "
+               "partitions // members contiguous partitions, and the first "
+               "partitions % members members get one more. Members beyond the partition "
+               "count get none.",
+          solution=solutions.range_assign)
+def check_range(range_assign: Callable[[list, int], dict]) -> Outcome:
     from ..client.group import settle_group
-    from ..lessons import keep_polling
 
-    s = _settings(group_settings)
     out = Outcome()
-    trial = Cluster(brokers=3, seed=9)
-    trial.create_topic("customers", partitions=3, replication_factor=3)
-    group = [trial.consumer("customers", group_id="g", client_id=f"consumer-{i}", **s)
-             for i in (1, 2, 3)]
-    settle_group(group)
-    start = trial.now_ms
-    group[2].crash()
-    settle_group(group[:2])
-    takeover = trial.now_ms - start
-    out.expect(takeover <= 15_000, f"a crashed member's partitions moved after "
-               f"{takeover / 1000:.1f} s", f"a crashed member's partitions moved only after "
-               f"{takeover / 1000:.1f} s: the limit is 15 s")
-    out.history.append(f"consumer-3 crashes; the others own all 3 partitions after "
-                       f"{takeover / 1000:.1f} s")
-
-    slow = Cluster(brokers=3, seed=9)
-    slow.create_topic("customers", partitions=3, replication_factor=3)
-    pair = [slow.consumer("customers", group_id="g", client_id=f"consumer-{i}", **s)
-            for i in (1, 2)]
-    settle_group(pair)
-    keep_polling(pair[:1], 150_000)  # consumer-2 spends 2.5 minutes on one batch
-    removed = slow.journal.of_kind("group.member.removed")
-    out.expect(not removed, "a member busy for 2.5 minutes between polls stayed in the group",
-               "a member busy for 2.5 minutes between polls was removed ("
-               + (removed[0].fields.get("reason", "") if removed else "") + ")")
-    out.history.append("consumer-2 does not poll for 150 s: "
-                       + ("removed from the group" if removed else "still a member"))
-    hb, session = s.get("heartbeat_interval_ms", 3_000), s.get("session_timeout_ms", 45_000)
-    out.expect(hb * 3 <= session, f"heartbeat.interval.ms {hb} is at most a third of "
-               f"session.timeout.ms {session}", f"heartbeat.interval.ms {hb} is more than a "
-               f"third of session.timeout.ms {session}: one lost heartbeat would cost the "
-               "member its place")
-    out.verdict = f"takeover after {takeover / 1000:.1f} s; slow member " + (
-        "removed" if removed else "kept")
+    for topics, n in RANGE_CASES:
+        trial = Cluster(brokers=3, seed=9)
+        for topic, partitions in topics.items():
+            trial.create_topic(topic, partitions=partitions, replication_factor=3)
+        group = [trial.consumer(*topics, group_id="billing", client_id=f"c{i}",
+                                partition_assignment_strategy=["range"]) for i in range(1, n + 1)]
+        settle_group(group)
+        member = {c.group_metadata().member_id: c for c in group}
+        order = sorted(member)  # the leader orders members by member id
+        real = {m: sorted((tp.topic, tp.partition) for tp in member[m].assignment())
+                for m in order}
+        yours: dict[str, list] = {m: [] for m in order}
+        for topic, partitions in topics.items():
+            for m, owned in (range_assign(list(order), partitions) or {}).items():
+                yours.setdefault(m, []).extend((topic, int(p)) for p in owned)
+        yours = {m: sorted(v) for m, v in yours.items()}
+        names = {m: c.config["client_id"] for m, c in member.items()}
+        case = (", ".join(f"{t} ({p} partitions)" for t, p in topics.items())
+                + f" over {n} consumers")
+        out.expect(yours == real, f"{case}: {_owners(real, names)}",
+                   f"{case}: you gave {_owners(yours, names)}; the group's range assignor "
+                   f"gave {_owners(real, names)}")
+        out.history.append(f"{case}: the coordinator's leader assigned {_owners(real, names)}")
+    out.verdict = f"{len(out.right)} of {len(RANGE_CASES)} groups assigned as range does"
     return out
+
+
+def _owners(assignment: dict, names: dict) -> str:
+    """c1: orders-0, orders-1; c2: orders-2 (member ids shown by client id)."""
+    return "; ".join(f"{names.get(m, m)}: " + (", ".join(f"{t}-{p}" for t, p in owned) or "-")
+                     for m, owned in assignment.items())
 
 
 # -- lesson 10 ------------------------------------------------------------------------------------

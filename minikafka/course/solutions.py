@@ -78,11 +78,15 @@ def seek_to_time(consumer: Any, tp: Any, timestamp_ms: int) -> None:
         consumer.seek(tp, found.offset)
 
 
-def group_settings() -> dict:
-    # A dead process is noticed after session.timeout.ms (heartbeats stop); a slow one
-    # is removed only after max.poll.interval.ms without a poll.
-    return {"session_timeout_ms": 10_000, "heartbeat_interval_ms": 3_000,
-            "max_poll_interval_ms": 300_000}
+def range_assign(members: list, partitions: int) -> dict:
+    # Contiguous ranges, the first (partitions % members) members one partition longer.
+    share, extra = divmod(partitions, len(members))
+    out, start = {}, 0
+    for i, member in enumerate(members):
+        length = share + (1 if i < extra else 0)
+        out[member] = list(range(start, start + length))
+        start += length
+    return out
 
 
 def offsets_to_commit(batch: dict) -> dict:
