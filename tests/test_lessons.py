@@ -224,9 +224,14 @@ def test_lesson_structure(path: Path) -> None:
     assert checks[0].metadata["jupyter"]["source_hidden"] is True
     assert "checked(" in checks[0].source and "assert " in checks[0].source
     # Notebooks narrate: no classes and no function definitions in code cells (lambdas
-    # for widgets are fine), and nothing is saved with outputs.
+    # for widgets are fine), except the student's own answer in an exercise cell (tagged
+    # "exercise", shipped as a stub); nothing is saved with outputs.
     for c in code:
-        assert not re.search(r"^\s*(def|class) ", c.source, re.M), c.source
+        if "exercise" in c.metadata.get("tags", []):
+            assert not re.search(r"^\s*class ", c.source, re.M), c.source
+            assert "raise NotImplementedError()" in c.source, c.source
+        else:
+            assert not re.search(r"^\s*(def|class) ", c.source, re.M), c.source
         assert not c.get("outputs") and c.get("execution_count") is None
     # "Next:" names the lesson that follows (the last lesson has none).
     number = int(path.stem[:2])

@@ -1,0 +1,638 @@
+"""The lessons' exercises: each check runs the student's answer on a seeded minikafka
+cluster and reports with the checkers the lessons use (``minikafka.semantics.check`` for
+inputs against effects, ``minikafka.chaos`` for acknowledged writes)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kafka.structs import TopicPartition
+
+from ..chaos import run_trial
+from ..cluster import Cluster
+from ..lessons import drain, read_topic, truck_positions
+from ..semantics import Crash, Report, caught_up
+from ..semantics import check as check_effects
+from . import solutions
+from .exercises import Outcome, exercise
+
+DAY_MS = 24 * 3_600_000
+
+
+def _report(report: Report, what: str = "records") -> str:
+    dup = sum(n - 1 for _, n in report.duplicated)
+    return f"{len(report.lost)} {what} lost, {dup} extra copies"
+
+
+def _values(values: Any, limit: int = 8) -> str:
+    values = [v.decode() if isinstance(v, bytes) else str(v) for v in values]
+    more = f" ... ({len(values)} in all)" if len(values) > limit else ""
+    return "[" + ", ".join(values[:limit]) + more + "]"
+
+
+def _settings(answer: Callable[[], Any]) -> dict:
+    settings = answer()
+    if not isinstance(settings, dict):
+        raise TypeError(f"return a dict of settings, not {type(settings).__name__}")
+    return settings
+
+
+# -- lesson 0 -------------------------------------------------------------------------------------
+
+@exercise("00-billing", "Lesson 0 · a new reader of the orders",
+          hint="A group keeps its own committed offsets: billing needs a group_id of its own "
+               "(not shipping's), and a new group starts at auto_offset_reset, which is "
+               "'latest' unless you say otherwise.",
+          solution=solutions.billing_settings)
+def check_billing(billing_settings: Callable[[], dict]) -> Outcome:
+    settings = _settings(billing_settings)
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=0)
+    cluster.create_topic("orders", partitions=3, replication_factor=3)
+    producer = cluster.producer()
+    orders = [b"order-%d" % i for i in range(1, 7)]
+    for value in orders:
+        producer.send("orders", value=value)
+    producer.flush()
+    shipping = cluster.consumer("orders", group_id="shipping", auto_offset_reset="earliest")
+    drain(shipping)
+    shipping.close()  # shipping has read and committed all six
+
+    first = cluster.consumer("orders", **settings)
+    got = [r.value for r in drain(first)]
+    first.close()
+    more = [b"order-%d" % i for i in range(7, 10)]
+    for value in more:
+        producer.send("orders", value=value)
+    producer.flush()
+    again = cluster.consumer("orders", **settings)
+    got_again = [r.value for r in drain(again)]
+    again.close()
+
+    report = check_effects(orders, got)
+    out.history = [f"shipping read and committed {_values(orders)}",
+                   f"billing's first run read {_values(got)}",
+                   f"3 new orders arrive; billing restarts and reads {_values(got_again)}"]
+    out.expect(not report.lost, "billing's first run read all six old orders",
+               f"billing's first run missed {len(report.lost)} of the 6 orders "
+               f"({_values(report.lost)})")
+    restart = check_effects(more, got_again)
+    out.expect(restart.ok and len(got_again) == len(more),
+               "after a restart billing resumed where it stopped: only the 3 new orders",
+               f"after a restart billing read {len(got_again)} records where 3 were new: it "
+               "should resume from its committed offsets")
+    out.verdict = (f"first run: {_report(report, 'orders')}; "
+                   f"after the restart: {_report(restart, 'orders')}, "
+                   f"{max(0, len(got_again) - len(more))} old orders read again")
+    return out
+
+
+# -- lesson 1 -------------------------------------------------------------------------------------
+
+@exercise("01-last-report", "Lesson 1 · where is a truck's latest report?",
+          hint="A key always goes to the same partition, and offsets are only comparable "
+               "within one partition: look in the partition that holds the truck's records "
+               "and take the highest offset there.",
+          solution=solutions.last_report)
+def check_last_report(last_report: Callable[[dict, bytes], tuple[int, int]]) -> Outcome:
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=1)
+    cluster.create_topic("trucks_gps", partitions=10, replication_factor=3)
+    producer = cluster.producer()
+    # Uneven traffic: truck-1 reports often, so partition offsets differ a lot.
+    reports = truck_positions(trucks=5, reports=4, seed=1) + truck_positions(1, 6, seed=2)
+    for key, value in reports:
+        producer.send("trucks_gps", key=key, value=value)
+    producer.flush()
+    partitions = read_topic(cluster, "trucks_gps")
+    for t in range(1, 6):
+        truck = b"truck-%d" % t
+        where = [(p, r.offset) for p, rs in partitions.items() for r in rs if r.key == truck]
+        truth = max(where, key=lambda po: po[1])
+        got = last_report({p: list(rs) for p, rs in partitions.items()}, truck)
+        got = tuple(got) if isinstance(got, (tuple, list)) else got
+        out.expect(got == truth, f"{truck.decode()}: partition {truth[0]}, offset {truth[1]}",
+                   f"{truck.decode()}: you said {got}, the latest report is at partition "
+                   f"{truth[0]}, offset {truth[1]}")
+        out.history.append(f"{truck.decode()} reported at (partition, offset) {where}")
+    out.verdict = f"{len(out.right)} of 5 trucks located"
+    return out
+
+
+# -- lesson 2 -------------------------------------------------------------------------------------
+
+ROOMS = {"room A": (1, 2, 3), "room B": (4, 5, 6)}
+
+
+@exercise("02-racks", "Lesson 2 · survive a room going dark",
+          hint="broker.rack tells the placer where a broker stands. Give brokers in the same "
+               "room the same rack name and brokers in different rooms different ones.",
+          solution=solutions.broker_racks)
+def check_racks(broker_racks: Callable[[], dict]) -> Outcome:
+    racks = _settings(broker_racks)
+    out = Outcome()
+    for room, brokers in ROOMS.items():
+        cluster = Cluster(brokers=6, seed=2, racks=racks)
+        cluster.create_topic("payments", partitions=12, replication_factor=3)
+        for b in brokers:
+            cluster.crash_broker(b)
+        cluster.advance(15_000)
+        parts = cluster.describe_topic("payments").partitions
+        offline = [p.partition for p in parts if p.leader is None]
+        out.expect(not offline, f"{room} dark: all 12 partitions still have a leader",
+                   f"{room} dark: partitions {offline} are offline (every replica was in "
+                   f"{room})")
+        out.history.append(f"{room} (brokers {brokers}) goes dark; replicas were "
+                           + ", ".join(f"p{p.partition}:{list(p.replicas)}" for p in parts[:6])
+                           + ", ...")
+    out.verdict = f"racks {racks}"
+    return out
+
+
+# -- lesson 3 -------------------------------------------------------------------------------------
+
+@exercise("03-keys", "Lesson 3 · keep each truck in order",
+          hint="Order holds within a partition, and the key picks the partition: use "
+               "something that is the same for all reports of one truck and differs "
+               "between trucks.",
+          solution=solutions.key_for)
+def check_keys(key_for: Callable[[dict], Any]) -> Outcome:
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=3)
+    cluster.create_topic("trucks_gps", partitions=6, replication_factor=3)
+    producer = cluster.producer()
+    for _, value in truck_positions(trucks=6, reports=5, seed=3):
+        key = key_for(json.loads(value))
+        if isinstance(key, str):
+            key = key.encode()
+        producer.send("trucks_gps", key=key, value=value)
+    producer.flush()
+    where: dict[str, dict[int, list[int]]] = {}
+    for p, records in read_topic(cluster, "trucks_gps").items():
+        for r in records:
+            report = json.loads(r.value)
+            where.setdefault(report["truck_id"], {}).setdefault(p, []).append(report["report"])
+    for truck, parts in sorted(where.items()):
+        out.expect(len(parts) == 1,
+                   f"{truck}: all 5 reports in partition {next(iter(parts))}, in order",
+                   f"{truck}: reports spread over partitions {sorted(parts)}: two consumers "
+                   "can process them in any order")
+        out.history.append(f"{truck}: " + ", ".join(f"partition {p} has reports {rs}"
+                                                     for p, rs in sorted(parts.items())))
+    spread = sum(len(parts) > 1 for parts in where.values())
+    out.verdict = f"{spread} of {len(where)} trucks have their reports in more than one partition"
+    return out
+
+
+# -- lesson 4 -------------------------------------------------------------------------------------
+
+@exercise("04-high-watermark", "Lesson 4 · compute the high watermark",
+          hint="A record is committed when every replica in the ISR has it. A follower "
+               "outside the ISR does not hold the high watermark back.",
+          solution=solutions.high_watermark)
+def check_high_watermark(high_watermark: Callable[[dict, list], int]) -> Outcome:
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=4)
+    cluster.create_topic("trucks_gps", partitions=1, replication_factor=3)
+    producer = cluster.producer(acks=1)
+    for i in range(5):
+        producer.send("trucks_gps", value=b"r%d" % i).get()
+    cluster.advance(1_000)
+    replicas = cluster.describe_topic("trucks_gps").partitions[0].replicas
+    cluster.pause_follower(replicas[-1])
+    moments = ["5 records, all replicas caught up"]
+    states = [_replica_state(cluster)]
+    for i in range(5, 8):
+        producer.send("trucks_gps", value=b"r%d" % i).get()
+    cluster.advance(1_000)
+    moments.append(f"3 more records; broker {replicas[-1]} stopped fetching")
+    states.append(_replica_state(cluster))
+    cluster.advance(40_000)
+    moments.append(f"40 s later: broker {replicas[-1]} fell out of the ISR")
+    states.append(_replica_state(cluster))
+    for moment, (leo, isr, hw) in zip(moments, states, strict=True):
+        got = high_watermark(dict(leo), list(isr))
+        out.expect(got == hw, f"{moment}: high watermark {hw}",
+                   f"{moment}: you said {got}, the leader's high watermark is {hw}")
+        out.history.append(f"{moment}: log end offsets {leo}, ISR {isr}, high watermark {hw}")
+    out.verdict = f"{len(out.right)} of {len(moments)} moments right"
+    return out
+
+
+def _replica_state(cluster: Cluster) -> tuple[dict, list, int]:
+    p = cluster.describe_topic("trucks_gps").partitions[0]
+    leo = {b: p.replica_offsets[b][0] for b in p.replicas}
+    return leo, sorted(p.isr), p.replica_offsets[p.leader][1]
+
+
+# -- lesson 5 -------------------------------------------------------------------------------------
+
+@exercise("05-durability", "Lesson 5 · no acknowledged write lost",
+          hint="Three settings work together: how many replicas must have a write before "
+               "the producer hears 'stored' (acks), how many must be in sync for a write to be "
+               "accepted (min.insync.replicas, at most replicas - 1 so one broker can be "
+               "down), and whether a replica that missed writes may lead.",
+          solution=solutions.durability_settings)
+def check_durability(durability_settings: Callable[[], dict]) -> Outcome:
+    s = _settings(durability_settings)
+    missing = {"acks", "min.insync.replicas", "unclean.leader.election.enable"} - set(s)
+    if missing:
+        raise KeyError(f"missing settings: {sorted(missing)}")
+    out = Outcome()
+    lost = acked = 0
+    example = None
+    for seed in range(4):
+        r = run_trial(seed, acks=s["acks"], min_insync_replicas=int(s["min.insync.replicas"]),
+                      unclean=str(s["unclean.leader.election.enable"]).lower() == "true")
+        lost += len(r.lost)
+        acked += r.acknowledged
+        out.history.append(f"fault schedule {seed}: {r.summary()}")
+        if r.lost and example is None:
+            example = r.lost[0]
+    out.expect(lost == 0, "no acknowledged write was lost in 4 seeded fault schedules",
+               f"{lost} acknowledged writes were lost")
+    if example is not None:
+        out.history.append(f"for example: {example.value.decode()} was acknowledged at "
+                           f"{example.topic}-{example.partition} offset {example.offset}, "
+                           "then gone from the log")
+    out.expect(int(s["min.insync.replicas"]) <= 2,
+               "min.insync.replicas leaves room for one broker to be down",
+               f"min.insync.replicas={s['min.insync.replicas']} with 3 replicas refuses every "
+               "write while any one broker is down")
+    out.verdict = f"{acked} writes acknowledged, {lost} of them lost"
+    return out
+
+
+# -- lesson 6 -------------------------------------------------------------------------------------
+
+TXN_POINTS = ("before commit_transaction", "after commit_transaction")
+
+
+@exercise("06-transactions", "Lesson 6 · a loop that bills each order once",
+          hint="The offsets of the orders you billed must commit in the same transaction as "
+               "the invoices: producer.send_offsets_to_transaction(offsets, "
+               "consumer.group_metadata()) before commit_transaction(), and no "
+               "consumer.commit() at all.",
+          solution=solutions.process_batch)
+def check_transactions(process_batch: Callable[[Any, Any, dict], None]) -> Outcome:
+    out = Outcome()
+    for point in (None, *TXN_POINTS):
+        report, crashed = _transfer_with_crash(process_batch, point)
+        where = f"a crash {point}" if point else "no crash"
+        if point and not crashed:
+            out.wrong.append(f"{where}: your loop never called commit_transaction()")
+            continue
+        out.expect(report.ok, f"{where}: every order billed exactly once",
+                   f"{where}: {_report(report, 'orders')}"
+                   + (f"; billed twice: {_values(v for v, _ in report.duplicated)}"
+                      if report.duplicated else "")
+                   + (f"; never billed: {_values(report.lost)}" if report.lost else ""))
+        out.history.append(f"{where}: invoices a read_committed reader sees: "
+                           f"{_report(report, 'orders')}")
+    out.verdict = f"{len(out.right)} of {1 + len(TXN_POINTS)} runs billed every order once"
+    return out
+
+
+class _CrashingProducer:
+    """A transactional producer whose process dies at commit_transaction, once."""
+
+    def __init__(self, producer: Any, point: str | None) -> None:
+        self._producer, self._point, self.crashed = producer, point, False
+
+    def commit_transaction(self) -> None:
+        if self._point == "before commit_transaction" and not self.crashed:
+            self.crashed = True
+            raise Crash(self._point)
+        self._producer.commit_transaction()
+        if self._point == "after commit_transaction" and not self.crashed:
+            self.crashed = True
+            raise Crash(self._point)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._producer, name)
+
+
+def _transfer_with_crash(process_batch: Callable, point: str | None) -> tuple[Report, bool]:
+    cluster = Cluster(brokers=3, seed=6)
+    cluster.create_topic("orders", partitions=2, replication_factor=3)
+    cluster.create_topic("invoices", partitions=2, replication_factor=3)
+    orders = [b"order-%d" % i for i in range(12)]
+    producer = cluster.producer()
+    for i, value in enumerate(orders):
+        producer.send("orders", value=value, partition=i % 2)
+    producer.flush()
+    crashed = False
+    for instance in (1, 2):
+        consumer = cluster.consumer("orders", group_id="billing", client_id=f"billing-{instance}",
+                                    auto_offset_reset="earliest", enable_auto_commit=False,
+                                    max_poll_records=3, isolation_level="read_committed")
+        txn = cluster.producer(transactional_id="billing")
+        txn.init_transactions()  # fences the dead instance and aborts its open transaction
+        wrapped = _CrashingProducer(txn, point if instance == 1 else None)
+        try:
+            for _ in range(200):
+                if caught_up(consumer, "orders"):
+                    break
+                batch = consumer.poll(timeout_ms=500)
+                if batch:
+                    process_batch(consumer, wrapped, batch)
+        except Crash:
+            crashed = True
+            consumer.crash()
+            continue
+        consumer.close(autocommit=False)
+        if point is None:
+            break
+    invoices = [r.value for rs in read_topic(cluster, "invoices",
+                                             isolation_level="read_committed").values()
+                for r in rs]
+    return check_effects(orders, invoices), crashed
+
+
+# -- lesson 7 -------------------------------------------------------------------------------------
+
+@exercise("07-batching", "Lesson 7 · fit the budget",
+          hint="linger.ms lets batches fill (fewer, larger requests, a little more latency); "
+               "compression works on a whole batch, so it pays most on big batches of similar "
+               "JSON. Try the lesson's table with a few values.",
+          solution=solutions.batching_settings)
+def check_batching(batching_settings: Callable[[], dict]) -> Outcome:
+    from ..lessons import producer_run
+
+    s = _settings(batching_settings)
+    run = producer_run(linger_ms=int(s.get("linger_ms", 0)),
+                       batch_size=int(s.get("batch_size", 16_384)),
+                       compression=s.get("compression"), records=300, every_ms=1)
+    out = Outcome(history=[", ".join(f"{k}: {v}" for k, v in run.items())])
+    out.expect(run["batches"] <= 30, f"{run['batches']} produce batches (at most 30)",
+               f"{run['batches']} produce batches: the brokers allow at most 30")
+    out.expect(run["stored bytes"] <= 12_000, f"{run['stored bytes']} bytes stored (at most "
+               "12000)", f"{run['stored bytes']} bytes stored: the budget is 12000")
+    out.expect(run["avg latency ms"] <= 50, f"average latency {run['avg latency ms']} ms "
+               "(at most 50)", f"average latency {run['avg latency ms']} ms: at most 50 allowed")
+    out.verdict = (f"{run['records']} records in {run['batches']} batches, ratio {run['ratio']}, "
+                   f"average latency {run['avg latency ms']} ms")
+    return out
+
+
+# -- lesson 8 -------------------------------------------------------------------------------------
+
+@exercise("08-seek-to-time", "Lesson 8 · replay from a point in time",
+          hint="consumer.offsets_for_times({tp: timestamp_ms}) gives, per partition, the "
+               "first offset whose timestamp is at or after it; then consumer.seek(tp, offset).",
+          solution=solutions.seek_to_time)
+def check_seek_to_time(seek_to_time: Callable[[Any, TopicPartition, int], None]) -> Outcome:
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=8)
+    cluster.create_topic("trucks_gps", partitions=1, replication_factor=3)
+    producer = cluster.producer(linger_ms=0)
+    start = cluster.now_ms
+    for minute in range(30):
+        producer.send("trucks_gps", value=b"minute-%d" % minute).get()
+        cluster.advance(60_000)
+    tp = TopicPartition("trucks_gps", 0)
+    for minute in (12, 25):
+        consumer = cluster.consumer(auto_offset_reset="earliest", enable_auto_commit=False)
+        consumer.assign([tp])
+        consumer.poll(timeout_ms=100)  # the consumer reads from offset 0 first
+        seek_to_time(consumer, tp, start + minute * 60_000)
+        got = [r.value for r in drain(consumer)]
+        want = [b"minute-%d" % m for m in range(minute, 30)]
+        out.expect(got == want, f"from minute {minute}: read {_values(got, 3)}",
+                   f"from minute {minute}: read {_values(got, 3)}, expected "
+                   f"{_values(want, 3)}")
+        out.history.append(f"seek to minute {minute}; the next poll starts at "
+                           f"{got[0].decode() if got else 'nothing'}")
+    out.verdict = f"{len(out.right)} of 2 replays started at the right record"
+    return out
+
+
+# -- lesson 9 -------------------------------------------------------------------------------------
+
+RANGE_CASES = (({"orders": 3}, 2), ({"orders": 7}, 3), ({"orders": 2}, 3),
+               ({"orders": 3, "payments": 3}, 2))
+
+
+@exercise("09-range", "Lesson 9 · the range assignor",
+          hint="Range works topic by topic: each member (in the order given) gets "
+               "partitions // members contiguous partitions, and the first "
+               "partitions % members members get one more. Members beyond the partition "
+               "count get none.",
+          solution=solutions.range_assign)
+def check_range(range_assign: Callable[[list, int], dict]) -> Outcome:
+    from ..client.group import settle_group
+
+    out = Outcome()
+    for topics, n in RANGE_CASES:
+        trial = Cluster(brokers=3, seed=9)
+        for topic, partitions in topics.items():
+            trial.create_topic(topic, partitions=partitions, replication_factor=3)
+        group = [trial.consumer(*topics, group_id="billing", client_id=f"c{i}",
+                                partition_assignment_strategy=["range"]) for i in range(1, n + 1)]
+        settle_group(group)
+        member = {c.group_metadata().member_id: c for c in group}
+        order = sorted(member)  # the leader orders members by member id
+        real = {m: sorted((tp.topic, tp.partition) for tp in member[m].assignment())
+                for m in order}
+        yours: dict[str, list] = {m: [] for m in order}
+        for topic, partitions in topics.items():
+            for m, owned in (range_assign(list(order), partitions) or {}).items():
+                yours.setdefault(m, []).extend((topic, int(p)) for p in owned)
+        yours = {m: sorted(v) for m, v in yours.items()}
+        names = {m: c.config["client_id"] for m, c in member.items()}
+        case = (", ".join(f"{t} ({p} partitions)" for t, p in topics.items())
+                + f" over {n} consumers")
+        out.expect(yours == real, f"{case}: {_owners(real, names)}",
+                   f"{case}: you gave {_owners(yours, names)}; the group's range assignor "
+                   f"gave {_owners(real, names)}")
+        out.history.append(f"{case}: the coordinator's leader assigned {_owners(real, names)}")
+    out.verdict = f"{len(out.right)} of {len(RANGE_CASES)} groups assigned as range does"
+    return out
+
+
+def _owners(assignment: dict, names: dict) -> str:
+    """c1: orders-0, orders-1; c2: orders-2 (member ids shown by client id)."""
+    return "; ".join(f"{names.get(m, m)}: " + (", ".join(f"{t}-{p}" for t, p in owned) or "-")
+                     for m, owned in assignment.items())
+
+
+# -- lesson 10 ------------------------------------------------------------------------------------
+
+@exercise("10-commit-offsets", "Lesson 10 · commit the right offsets",
+          hint="A committed offset is the position of the next record to read, not of the "
+               "last one read: one past the last record processed, per partition.",
+          solution=solutions.offsets_to_commit)
+def check_commit_offsets(offsets_to_commit: Callable[[dict], dict]) -> Outcome:
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=10)
+    cluster.create_topic("orders", partitions=2, replication_factor=3)
+    orders = [b"order-%d" % i for i in range(12)]
+    producer = cluster.producer()
+    for i, value in enumerate(orders):
+        producer.send("orders", value=value, partition=i % 2)
+    producer.flush()
+    effects: list[bytes] = []
+    commits: list[str] = []
+    for instance in (1, 2):
+        consumer = cluster.consumer("orders", group_id="billing", client_id=f"billing-{instance}",
+                                    auto_offset_reset="earliest", enable_auto_commit=False,
+                                    max_poll_records=3)
+        for batch_no in range(200):
+            if caught_up(consumer, "orders"):
+                break
+            batch = consumer.poll(timeout_ms=500)
+            if not batch:
+                continue
+            effects.extend(r.value for rs in batch.values() for r in rs)
+            offsets = offsets_to_commit(batch)
+            consumer.commit(offsets)
+            commits.append(f"instance {instance} processed "
+                           + ", ".join(f"p{tp.partition}@{rs[0].offset}-{rs[-1].offset}"
+                                       for tp, rs in batch.items())
+                           + " and committed "
+                           + ", ".join(f"p{tp.partition}={om.offset}"
+                                       for tp, om in offsets.items()))
+            if instance == 1 and batch_no >= 2:
+                break  # the first instance is stopped (a deploy) after a few batches
+        consumer.close(autocommit=False)
+    report = check_effects(orders, effects)
+    out.expect(not report.lost, "no order skipped after the restart",
+               f"orders skipped after the restart: {_values(report.lost)}")
+    out.expect(not report.duplicated, "no order processed twice after the restart",
+               "processed twice after the restart: "
+               f"{_values(v for v, _ in report.duplicated)}")
+    out.verdict = _report(report, "orders")
+    out.history = commits[:6]
+    return out
+
+
+# -- lesson 11 ------------------------------------------------------------------------------------
+
+@exercise("11-retention", "Lesson 11 · a week of data in a size budget",
+          hint="Retention deletes whole segments, and only once a segment's newest record is "
+               "older than retention.ms. With the default segment.ms (7 days) a segment can "
+               "hold a week on its own: roll segments more often.",
+          solution=solutions.retention_config)
+def check_retention(retention_config: Callable[[], dict]) -> Outcome:
+    config = {k: str(v) for k, v in _settings(retention_config).items()}
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=11)
+    cluster.create_topic("trucks_gps", partitions=1, replication_factor=3, config=config)
+    producer = cluster.producer()
+    oldest_days, bytes_kept = [], []
+    for half_hour in range(1, 14 * 48 + 1):
+        producer.send("trucks_gps", key=b"truck-1", value=b'{"half_hour": %05d}' % half_hour)
+        cluster.advance(1_800_000)
+        if half_hour % 48 == 0 and half_hour >= 8 * 48:  # once a day from day 8
+            leader = cluster.leader_replica("trucks_gps", 0)
+            batches = list(leader.log.batches())
+            oldest = (cluster.now_ms - min(b.max_timestamp for b in batches)) / DAY_MS
+            oldest_days.append(round(oldest, 1))
+            bytes_kept.append(sum(b.size_bytes for b in batches))
+            out.history.append(f"day {half_hour // 48}: oldest record {oldest:.1f} days old, "
+                               f"{bytes_kept[-1]} bytes kept, log start offset "
+                               f"{leader.log.log_start_offset}")
+    per_day = bytes_kept[-1] / max(oldest_days[-1], 1)
+    budget = int(8.5 * 48 * _record_bytes(cluster))
+    out.expect(min(oldest_days) >= 7, "at least a week of data was always kept",
+               f"only {min(oldest_days)} days kept at one point: a week is required")
+    out.expect(max(bytes_kept) <= budget, f"at most {max(bytes_kept)} bytes kept (budget "
+               f"{budget})", f"up to {max(bytes_kept)} bytes kept: the budget is {budget} "
+               f"(8.5 days at about {per_day:.0f} bytes a day)")
+    out.verdict = (f"kept between {min(oldest_days)} and {max(oldest_days)} days of data, "
+                   f"{min(bytes_kept)} to {max(bytes_kept)} bytes")
+    return out
+
+
+def _record_bytes(cluster: Cluster) -> int:
+    batches = list(cluster.leader_replica("trucks_gps", 0).log.batches())
+    return max(b.size_bytes for b in batches)
+
+
+# -- lesson 12 ------------------------------------------------------------------------------------
+
+@exercise("12-quorum", "Lesson 12 · how many controllers?",
+          hint="The active controller needs votes from a majority of the voters. How many "
+               "voters leave a majority standing after f of them fail, with none to spare?",
+          solution=solutions.voters_needed)
+def check_quorum(voters_needed: Callable[[int], int]) -> Outcome:
+    out = Outcome()
+    for failures in (1, 2):
+        n = int(voters_needed(failures))
+        if n < 1:
+            out.wrong.append(f"{failures} failure(s): {n} voters is not a quorum")
+            continue
+        cluster = Cluster(brokers=max(n, 3), seed=12, controllers=range(1, n + 1))
+        cluster.create_topic("trucks_gps", partitions=1, replication_factor=1)
+        # The active controller goes first, then other voters.
+        voters = [cluster.active_controller] + [b for b in range(1, n + 1)
+                                                if b != cluster.active_controller]
+        for b in voters[:failures]:
+            cluster.crash_broker(b)
+        cluster.advance(15_000)
+        active = cluster.active_controller
+        out.history.append(f"{n} voters, {failures} crash(es): active controller "
+                           f"{active if active is not None else 'none (no majority)'}")
+        if out.expect(active is not None, f"{n} voters survive {failures} failure(s)",
+                      f"{n} voters, {failures} failure(s): only {max(n - failures, 0)} of {n} "
+                      "voters are left, no majority, so no controller is elected"):
+            out.expect(n == 2 * failures + 1, f"{n} is the fewest voters that do it",
+                       f"{n} voters work for {failures} failure(s), but fewer would do: "
+                       "every voter is another machine in every vote")
+    out.verdict = f"{len(out.right)} findings held, {len(out.wrong)} did not"
+    return out
+
+
+# -- lesson 13 ------------------------------------------------------------------------------------
+
+@exercise("13-sink-ids", "Lesson 13 · a sink that replays without duplicates",
+          hint="The sink writes at least once, so a replay writes the same record again: give "
+               "each document an id that is the same on every replay and different for "
+               "different records, even records with equal values. Where does a record live "
+               "in Kafka?",
+          solution=solutions.document_id)
+def check_sink_ids(document_id: Callable[[Any], Any]) -> Outcome:
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=13)
+    cluster.create_topic("orders", partitions=2, replication_factor=3)
+    # Two customers order the same thing: equal values, different orders.
+    orders = [b'{"item": "tea", "n": %d}' % (i % 5) for i in range(10)]
+    producer = cluster.producer()
+    for i, value in enumerate(orders):
+        producer.send("orders", value=value, partition=i % 2)
+    producer.flush()
+    index: dict[Any, bytes] = {}
+    writes = 0
+    for instance in (1, 2):
+        consumer = cluster.consumer("orders", group_id="sink", auto_offset_reset="earliest",
+                                    enable_auto_commit=False, max_poll_records=4)
+        crashed = False
+        for _ in range(200):
+            if caught_up(consumer, "orders"):
+                break
+            batch = consumer.poll(timeout_ms=500)
+            for records in batch.values():
+                for r in records:
+                    index[document_id(r)] = r.value
+                    writes += 1
+            if batch and instance == 1:
+                consumer.crash()  # dies after writing, before committing
+                crashed = True
+                break
+            if batch:
+                consumer.commit()
+        if not crashed:
+            consumer.close()
+    want = len(orders)
+    out.history = [f"10 orders (only 5 distinct values); the sink wrote {writes} times, one "
+                   f"crash before a commit; the index holds {len(index)} documents"]
+    out.expect(len(index) <= want, "the replay after the crash added no duplicate document",
+               f"the index holds {len(index)} documents for {want} orders: replayed records "
+               "got new ids")
+    out.expect(len(index) >= want, "every order has its own document",
+               f"the index holds {len(index)} documents for {want} orders: different orders "
+               "with equal values overwrote each other")
+    out.verdict = f"{want} orders, {writes} writes, {len(index)} documents"
+    return out

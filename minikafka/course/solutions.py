@@ -1,0 +1,191 @@
+"""Worked answers to the "Your turn" exercises, one function each.
+
+A notebook never contains these: ``exercises.solution(id)`` (or the feedback's "Show a
+solution" button) prints a function's source on request, and the tests check that each
+one passes its exercise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.structs import OffsetAndMetadata
+
+# -- lessons ----------------------------------------------------------------------------------
+
+
+def billing_settings() -> dict:
+    # A group of its own (billing's progress is not shipping's), starting from the
+    # oldest order the first time; committed offsets make a restart resume.
+    return {"group_id": "billing", "auto_offset_reset": "earliest"}
+
+
+def last_report(partitions: dict, truck: bytes) -> tuple[int, int]:
+    # A key always lands in the same partition, and offsets grow within a partition:
+    # the truck's last report is its highest offset in that one partition.
+    found = [(p, r.offset) for p, records in partitions.items()
+             for r in records if r.key == truck]
+    return max(found, key=lambda po: po[1])
+
+
+def broker_racks() -> dict:
+    # broker.rack names where a broker really is: the placer then spreads each
+    # partition's replicas over both rooms.
+    return {1: "room-a", 2: "room-a", 3: "room-a", 4: "room-b", 5: "room-b", 6: "room-b"}
+
+
+def key_for(report: dict) -> str:
+    # All reports of one truck share a key, so they share a partition and stay in order.
+    return report["truck_id"]
+
+
+def high_watermark(log_end_offsets: dict, isr: list) -> int:
+    # A record is committed once every in-sync replica has it: the smallest log end
+    # offset among the ISR.
+    return min(log_end_offsets[b] for b in isr)
+
+
+def durability_settings() -> dict:
+    # acks=all waits for the whole ISR; min.insync.replicas=2 refuses a write that only
+    # one replica would hold; no unclean election lets a stale replica lead.
+    return {"acks": "all", "min.insync.replicas": 2, "unclean.leader.election.enable": False}
+
+
+def process_batch(consumer: Any, producer: Any, batch: dict) -> None:
+    # The outputs and the input offsets commit in one transaction: both or neither.
+    producer.begin_transaction()
+    for records in batch.values():
+        for record in records:
+            producer.send("invoices", key=record.key, value=record.value)
+    offsets = {tp: OffsetAndMetadata(records[-1].offset + 1, "", None)
+               for tp, records in batch.items()}
+    producer.send_offsets_to_transaction(offsets, consumer.group_metadata())
+    producer.commit_transaction()
+
+
+def batching_settings() -> dict:
+    # Wait a little so batches fill, and compress them: a batch of similar JSON
+    # compresses far better than one record.
+    return {"linger_ms": 20, "batch_size": 16_384, "compression": "zstd"}
+
+
+def seek_to_time(consumer: Any, tp: Any, timestamp_ms: int) -> None:
+    # offsets_for_times finds the first offset with a timestamp >= the one asked for.
+    found = consumer.offsets_for_times({tp: timestamp_ms})[tp]
+    if found is None:  # nothing that new yet: start at the end
+        consumer.seek_to_end(tp)
+    else:
+        consumer.seek(tp, found.offset)
+
+
+def range_assign(members: list, partitions: int) -> dict:
+    # Contiguous ranges, the first (partitions % members) members one partition longer.
+    share, extra = divmod(partitions, len(members))
+    out, start = {}, 0
+    for i, member in enumerate(members):
+        length = share + (1 if i < extra else 0)
+        out[member] = list(range(start, start + length))
+        start += length
+    return out
+
+
+def offsets_to_commit(batch: dict) -> dict:
+    # The committed offset is the next record to read: one past the last one processed.
+    return {tp: OffsetAndMetadata(records[-1].offset + 1, "", None)
+            for tp, records in batch.items()}
+
+
+def retention_config() -> dict:
+    # Retention drops whole segments once their newest record is older than
+    # retention.ms: daily segments keep 7 to 8 days.
+    return {"retention.ms": 7 * 24 * 3_600_000, "segment.ms": 24 * 3_600_000}
+
+
+def voters_needed(failures: int) -> int:
+    # A Raft quorum needs a majority: 2f + 1 voters survive f failures.
+    return 2 * failures + 1
+
+
+def document_id(record: Any) -> str:
+    # Where the record sits in Kafka identifies it: a replay writes the same id again.
+    return f"{record.topic}-{record.partition}-{record.offset}"
+
+
+# -- labs -------------------------------------------------------------------------------------
+
+
+def create_command(bootstrap: str) -> str:
+    # kafka-topics' flags; a topic-level config goes with --config key=value.
+    return (f"topics --bootstrap-server {bootstrap} --create --topic lab1-orders "
+            "--partitions 6 --replication-factor 3 --config min.insync.replicas=2")
+
+
+def make_producer(bootstrap: str) -> Any:
+    from kafka import KafkaProducer
+
+    # acks=all waits for the in-sync replicas; idempotence makes retries write once
+    # and in order.
+    return KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
+
+
+def group_lag(bootstrap: str, group: str, topic: str) -> dict:
+    from kafka import KafkaAdminClient, KafkaConsumer
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        offsets = admin.list_group_offsets(group)[group]
+        committed = {tp: om.offset for tp, om in offsets.items() if tp.topic == topic}
+        ends = consumer.end_offsets(list(committed))
+        # Lag: records written but not yet committed by the group, per partition.
+        return {tp.partition: ends[tp] - committed[tp] for tp in committed}
+    finally:
+        admin.close()
+        consumer.close()
+
+
+def under_replicated(table: list) -> list:
+    # A partition is under-replicated while its ISR is smaller than its replica list.
+    return sorted(p["partition"] for p in table if len(p["isr"]) < len(p["replicas"]))
+
+
+def starting_offsets(bootstrap: str, topic: str, timestamp_ms: int) -> str:
+    import json
+
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic)]
+        found = consumer.offsets_for_times(dict.fromkeys(tps, timestamp_ms))
+        # Spark's JSON: {"topic": {"partition": offset}}; -1 means "latest" (no record
+        # that new in this partition).
+        return json.dumps({topic: {str(tp.partition): found[tp].offset if found[tp] else -1
+                                   for tp in tps}})
+    finally:
+        consumer.close()
+
+
+def read_all(bootstrap: str, topic: str) -> list:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    try:
+        tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)  # a batch job reads up to the ends it saw at start
+        values = []
+        while any(consumer.position(tp) < ends[tp] for tp in tps):
+            for records in consumer.poll(timeout_ms=1_000).values():
+                values.extend(r.value for r in records)
+        return values
+    finally:
+        consumer.close()
+
+
+def save_payment(db: Any, payment: dict) -> None:
+    # An upsert: a replayed payment overwrites its own row instead of adding one.
+    db.execute("INSERT INTO payments (payment_id, amount) VALUES (?, ?) "
+               "ON CONFLICT (payment_id) DO UPDATE SET amount = excluded.amount",
+               (payment["payment_id"], payment["amount"]))

@@ -1,0 +1,304 @@
+"""The "Your turn" exercises: each worked answer passes its check, a plausible wrong
+answer fails with a message that says what went wrong, the shipped stub gets "not done
+yet", and no notebook carries a solution.
+
+The lab exercises run against the lab's cluster like the labs do
+(``minikafka.labs.bootstrap_servers()``): minikafka's embedded server, or the cluster
+KAFKA_BOOTSTRAP_SERVERS names (a real Kafka cluster), with real kafka-python clients.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from kafka.structs import OffsetAndMetadata
+
+from minikafka.course import exercises, solutions
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "lessons").glob("[0-9][0-9]-*.ipynb")) + sorted(
+    (ROOT / "labs").glob("[0-9][0-9]-*.ipynb"))
+
+exercises._load()
+LESSON_IDS = sorted(i for i in exercises.EXERCISES if not i.startswith("lab"))
+LAB_IDS = sorted(i for i in exercises.EXERCISES if i.startswith("lab"))
+
+
+def stub(*args, **kwargs):
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+# -- plausible wrong answers, and a phrase the feedback must contain --------------------------
+
+def wrong_billing() -> dict:
+    return {"group_id": "shipping", "auto_offset_reset": "earliest"}
+
+
+def wrong_last_report(partitions, truck):
+    # the highest offset anywhere in the topic, as if offsets were topic-wide
+    return max(((p, r.offset) for p, rs in partitions.items() for r in rs), key=lambda x: x[1])
+
+
+def wrong_racks() -> dict:
+    return {}
+
+
+def wrong_key(report):
+    return str(report["report"])
+
+
+def wrong_high_watermark(leo, isr):
+    return max(leo.values())
+
+
+def wrong_durability() -> dict:
+    return {"acks": 1, "min.insync.replicas": 2, "unclean.leader.election.enable": False}
+
+
+def wrong_process_batch(consumer, producer, batch):
+    # the double-counting loop of the lesson: offsets committed outside the transaction
+    producer.begin_transaction()
+    for records in batch.values():
+        for record in records:
+            producer.send("invoices", key=record.key, value=record.value)
+    producer.commit_transaction()
+    consumer.commit()
+
+
+def wrong_batching() -> dict:
+    return {"linger_ms": 0, "compression": None}
+
+
+def wrong_seek(consumer, tp, timestamp_ms):
+    consumer.seek_to_beginning(tp)
+
+
+def wrong_range(members, partitions):
+    # round robin, not range
+    return {m: list(range(i, partitions, len(members))) for i, m in enumerate(members)}
+
+
+def wrong_offsets(batch):
+    return {tp: OffsetAndMetadata(rs[-1].offset, "", None) for tp, rs in batch.items()}
+
+
+def wrong_retention() -> dict:
+    return {"retention.ms": 7 * 24 * 3_600_000}
+
+
+def wrong_voters(failures):
+    return failures + 1
+
+
+def wrong_document_id(record):
+    return record.value
+
+
+def wrong_create_command(bootstrap):
+    return (f"topics --bootstrap-server {bootstrap} --create --topic lab1-orders "
+            "--partitions 6 --replication-factor 3")
+
+
+def wrong_producer(bootstrap):
+    from kafka import KafkaProducer
+
+    return KafkaProducer(bootstrap_servers=bootstrap, acks=1, enable_idempotence=False)
+
+
+def wrong_lag(bootstrap, group, topic):
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:  # the end offsets alone, as if the group had read nothing
+        tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic)]
+        return {tp.partition: end for tp, end in consumer.end_offsets(tps).items()}
+    finally:
+        consumer.close()
+
+
+def wrong_under_replicated(table):
+    return [p["partition"] for p in table if len(p["isr"]) < 3]
+
+
+def wrong_starting_offsets(bootstrap, topic, timestamp_ms):
+    # seconds where Kafka wants milliseconds
+    return solutions.starting_offsets(bootstrap, topic, timestamp_ms // 1000)
+
+
+def wrong_read_all(bootstrap, topic):
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest")
+    try:  # one poll
+        return [r.value for rs in consumer.poll(timeout_ms=1_000).values() for r in rs]
+    finally:
+        consumer.close()
+
+
+def wrong_save_payment(db, payment):
+    db.execute("INSERT INTO payments (payment_id, amount) VALUES (?, ?)",
+               (payment["payment_id"], payment["amount"]))
+
+
+LAB_WRONG = {
+    "lab1-create-topic": (wrong_create_command, "min.insync.replicas=2 is missing"),
+    "lab2-safe-producer": (wrong_producer, "acks=1: the leader confirms alone"),
+    "lab3-lag": (wrong_lag, "the lag is 0 (end offset 10, committed 10)"),
+    "lab4-under-replicated": (wrong_under_replicated, "a topic with one replica per partition: "
+                                                      "you said [0, 1]"),
+    "lab5-starting-offsets": (wrong_starting_offsets, "partition 0: you said 0"),
+    "lab6-read-all": (wrong_read_all, "rows missing"),
+    "lab7-upsert": (wrong_save_payment, "IntegrityError"),
+}
+
+
+WRONG = {
+    "00-billing": (wrong_billing, "missed 6 of the 6 orders"),
+    "01-last-report": (wrong_last_report, "you said"),
+    "02-racks": (wrong_racks, "are offline"),
+    "03-keys": (wrong_key, "spread over partitions"),
+    "04-high-watermark": (wrong_high_watermark, "the leader's high watermark is"),
+    "05-durability": (wrong_durability, "acknowledged writes were lost"),
+    "06-transactions": (wrong_process_batch, "billed twice"),
+    "07-batching": (wrong_batching, "the brokers allow at most 30"),
+    "08-seek-to-time": (wrong_seek, "expected [minute-12"),
+    "09-range": (wrong_range, "the group's range assignor gave"),
+    "10-commit-offsets": (wrong_offsets, "processed twice after the restart"),
+    "11-retention": (wrong_retention, "the budget is"),
+    "12-quorum": (wrong_voters, "no controller is elected"),
+    "13-sink-ids": (wrong_document_id, "overwrote each other"),
+    **LAB_WRONG,
+}
+
+
+# -- every exercise ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("id", LESSON_IDS + LAB_IDS)
+def test_worked_answer_passes(id: str) -> None:
+    feedback = exercises.check(id, exercises.get(id).solution)
+    assert feedback, feedback.text
+    assert feedback.status == "done" and "Well done" in feedback.text
+    assert feedback.outcome.history and feedback.outcome.verdict
+    assert "Hint" not in feedback.text  # a hint only when something is missing
+
+
+@pytest.mark.parametrize("id", LESSON_IDS + LAB_IDS)
+def test_wrong_answer_fails_and_says_why(id: str) -> None:
+    answer, phrase = WRONG[id]
+    feedback = exercises.check(id, answer)
+    assert not feedback and feedback.status == "wrong", feedback.text
+    assert phrase in feedback.text, feedback.text
+    assert "What went wrong" in feedback.text and "Hint:" in feedback.text
+    assert exercises.get(id).hint in feedback.text
+    assert feedback.outcome.history, "the history that shows it"
+
+
+@pytest.mark.parametrize("id", LESSON_IDS + LAB_IDS)
+def test_the_stub_is_not_done_yet(id: str) -> None:
+    feedback = exercises.check(id, stub)
+    assert feedback.status == "not done yet" and not feedback
+    assert "Not done yet" in feedback.text and exercises.get(id).hint in feedback.text
+
+
+def test_every_exercise_has_a_wrong_answer() -> None:
+    assert sorted(WRONG) == sorted(LESSON_IDS + LAB_IDS)
+    assert len(LESSON_IDS) >= 14 and len(LAB_IDS) >= 7
+
+
+def test_an_answer_that_raises_is_reported_not_raised() -> None:
+    def broken() -> dict:
+        return {"acks": "all"}["min.insync.replicas"]
+
+    feedback = exercises.check("05-durability", broken)
+    assert feedback.status == "error" and "KeyError" in feedback.text
+    assert "line" in feedback.text and "Hint:" in feedback.text
+
+
+def test_solution_shows_the_worked_answer_only_on_request() -> None:
+    shown = exercises.solution("03-keys")
+    assert "def key_for" in repr(shown) and "truck_id" in shown._repr_html_()
+    feedback = exercises.check("03-keys", stub)
+    assert "def key_for" not in feedback.text and "def key_for" not in feedback._repr_html_()
+    _, button, revealed = feedback.widget.children
+    assert revealed.value == ""
+    button.click()
+    assert "def key_for" in revealed.value and "truck_id" in revealed.value
+
+
+def test_unknown_exercise_names_the_known_ones() -> None:
+    with pytest.raises(KeyError, match="03-keys"):
+        exercises.check("99-nothing", stub)
+
+
+# -- the notebooks -----------------------------------------------------------------------------
+
+def _exercise_cells(nb):
+    return [(i, c) for i, c in enumerate(nb.cells)
+            if "exercise" in c.get("metadata", {}).get("tags", [])]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_notebook_has_a_checked_exercise(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    found = _exercise_cells(nb)
+    assert found, f"{path.name} has no exercise cell"
+    for i, cell in found:
+        # the answer cell ships as a stub, nbgrader's released look
+        assert "# YOUR CODE HERE" in cell.source and "raise NotImplementedError()" in cell.source
+        assert nb.cells[i - 1].cell_type == "markdown" and "Your turn" in nb.cells[i - 1].source
+        check = nb.cells[i + 1]
+        ids = re.findall(r'exercises\.check\("([^"]+)"', check.source)
+        assert len(ids) == 1 and ids[0] in exercises.EXERCISES, check.source
+        name = re.search(r"^def (\w+)", cell.source, re.M).group(1)
+        assert f", {name})" in check.source  # the check runs the student's own function
+        # never next to a quiz: at least one other cell between
+        for j in (i - 2, i + 2):
+            assert "quiz(" not in nb.cells[j].source
+
+
+def test_every_exercise_is_in_a_notebook() -> None:
+    used = {m for p in NOTEBOOKS for c in nbformat.read(p, as_version=4).cells
+            for m in re.findall(r'exercises\.check\("([^"]+)"', c.source)}
+    assert used == set(exercises.EXERCISES)
+
+
+def _code_lines(source: str) -> list[str]:
+    return [line.strip() for line in source.splitlines()
+            if line.strip() and not line.strip().startswith("#")]
+
+
+def _solution_windows(fn) -> list[tuple[str, ...]]:
+    """A worked answer's body as windows of two lines in a row (or its one line)."""
+    body = [line for line in _code_lines(inspect.getsource(fn))[1:]
+            if not line.startswith('"""')]
+    return [tuple(body[i:i + 2]) for i in range(max(len(body) - 1, 1))]
+
+
+def _shown_windows(sources: list[str]) -> set[tuple[str, ...]]:
+    out = set()
+    for source in sources:
+        lines = _code_lines(source)
+        out |= {tuple(lines[i:i + n]) for n in (1, 2) for i in range(len(lines) - n + 1)}
+    return out
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_no_solution_text_in_a_notebook(path: Path) -> None:
+    # No worked answer shows in a notebook: not its only line, and not any two of its
+    # lines in a row (single lines such as producer.begin_transaction() are the lesson's).
+    shown = _shown_windows([c.source for c in nbformat.read(path, as_version=4).cells])
+    for name, fn in inspect.getmembers(solutions, inspect.isfunction):
+        if fn.__module__ == solutions.__name__:
+            for window in _solution_windows(fn):
+                assert window not in shown, f"{path.name} shows {name}'s answer: {window}"
+
+
+def test_the_solution_check_finds_a_pasted_answer() -> None:
+    for fn in (solutions.key_for, solutions.process_batch):
+        pasted = _shown_windows(["x = 1\n" + inspect.getsource(fn)])
+        assert all(w in pasted for w in _solution_windows(fn))
