@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import errors as kerrors
-from .core import errors
+from .core import api, errors
 from .core.broker import Broker
 from .core.clock import EPOCH_MS, SimClock
 from .core.config import BROKER_DEFAULTS, TopicConfig
@@ -175,6 +175,10 @@ class Cluster:
         active = self.controller.quorum.leader
         return (active is not None and self.brokers[broker_id].running
                 and self.network.reachable(broker_id, active))
+
+    def publish_metadata(self) -> None:
+        """Brokers that can reach the active controller replay the metadata log."""
+        self._publish()
 
     def _publish(self) -> None:
         """Brokers that can reach the active controller replay the metadata log."""
@@ -334,14 +338,13 @@ class Cluster:
         if not isinstance(replication_factor, int) or isinstance(replication_factor, bool):
             raise errors.KafkaCoreError(errors.INVALID_REPLICATION_FACTOR,
                                         "replication_factor must be an int")
-        topic = self.controller.create_topic(
-            name, partitions, replication_factor,
-            {k: str(v) if not isinstance(v, str) else v for k, v in (config or {}).items()},
-            replica_assignment)
-        self.journal.record(self.now_ms, "topic.created", topic=name,
-                            partitions=len(topic.partitions),
-                            replicas=[list(p.replicas) for p in topic.partitions])
-        self._publish()
+        topic = api.CreatableTopic(name, partitions, replication_factor, configs=config or {})
+        if replica_assignment is not None:
+            topic = api.CreatableTopic(name, assignments=dict(enumerate(replica_assignment)),
+                                       configs=config or {})
+        result, = api.create_topics(self, api.CreateTopicsRequest([topic]))
+        if result.error_code:
+            raise errors.KafkaCoreError(result.error_code, result.error_message or "")
         return self.describe_topic(name)
 
     @_wrap

@@ -25,7 +25,7 @@ from kafka.producer.future import RecordMetadata
 from kafka.structs import TopicPartition
 
 from .. import errors as kerrors
-from ..core import errors
+from ..core import api, errors
 from ..core.clock import Deadlines
 from ..core.records import COMPRESSION_IDS, RecordBatch, record_size
 from .codec import compressed_size
@@ -683,11 +683,11 @@ class KafkaProducer:
             code, base = results.get(tp, (errors.REQUEST_TIMED_OUT, -1))
             if code == errors.NONE:
                 if self.acks != 0:
-                    journal.record(now, "produce.acked", client=self.client_id, topic=tp[0],
-                                   partition=tp[1], base_offset=base, count=len(pb.records),
-                                   acks=self.acks, broker=leader,
-                                   producer_id=self.producer_id, sequence=pb.batch.base_sequence,
-                                   records=pb.records)
+                    api.record_acked(journal, now, client=self.client_id, topic=tp[0],
+                                     partition=tp[1], base_offset=base, records=pb.records,
+                                     acks=self.acks, broker=leader,
+                                     producer_id=self.producer_id,
+                                     sequence=pb.batch.base_sequence)
                 self._complete(pb, base)
                 continue
             retriable = code in errors.RETRIABLE or (
