@@ -799,8 +799,7 @@ class KafkaProducer:
                                producer_id=self.producer_id, epoch=0)
 
     def _coordinator(self):
-        from .transactions import transaction_coordinator
-        return transaction_coordinator(self.cluster)
+        return self.cluster.transaction_coordinator
 
     def _call(self, fn, *args):
         try:
@@ -841,8 +840,7 @@ class KafkaProducer:
         coord = self._coordinator()
         self._call(coord.add_offsets, self.transactional_id, self.producer_id,
                    self.producer_epoch, group_id, self.cluster.now_ms)
-        from .transactions import stage_offsets
-        stage_offsets(self.cluster, self.transactional_id, self.producer_id, group_id, offsets)
+        coord.stage_offsets(self.producer_id, group_id, offsets)
 
     def commit_transaction(self) -> None:
         if self._txn_state != "IN_TRANSACTION":

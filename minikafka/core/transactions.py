@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import errors
 
@@ -29,14 +30,32 @@ class TransactionMetadata:
     started_ms: int = 0
 
 
+# Offsets a transaction stages (TxnOffsetCommit): {group id: {(topic, partition): offset}};
+# the values are whatever the group coordinator commits (OffsetAndMetadata-like).
+StagedOffsets = dict[str, dict[Any, Any]]
+
+
 class TransactionCoordinator:
     def __init__(self, allocate_producer_id: Callable[[], int],
                  write_markers: Callable[[set, int, int, bool], None],
-                 on_end: Callable[[TransactionMetadata, bool], None] | None = None) -> None:
+                 on_end: Callable[[TransactionMetadata, bool, StagedOffsets], None] | None = None
+                 ) -> None:
         self.allocate_producer_id = allocate_producer_id
         self.write_markers = write_markers
         self.on_end = on_end
         self.transactions: dict[str, TransactionMetadata] = {}
+        # producer id -> the offsets its open transaction staged, committed with its marker.
+        self.staged_offsets: dict[int, StagedOffsets] = {}
+
+    def stage_offsets(self, producer_id: int, group_id: str, offsets: dict) -> None:
+        """TxnOffsetCommit: offsets wait beside the transaction until its commit marker."""
+        self.staged_offsets.setdefault(producer_id, {}).setdefault(group_id, {}).update(offsets)
+
+    def unstable_offsets(self, group_id: str) -> set[tuple[str, int]]:
+        """Partitions whose offsets for `group_id` a still-open transaction staged
+        (OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for them)."""
+        return {(tp[0], tp[1]) for by_group in self.staged_offsets.values()
+                for tp in by_group.get(group_id, {})}
 
     def init_producer_id(self, txn_id: str, timeout_ms: int, now_ms: int) -> tuple[int, int]:
         """InitProducerId: a new epoch fences any older producer with the same id; an
@@ -99,8 +118,9 @@ class TransactionCoordinator:
     def _end(self, meta: TransactionMetadata, commit: bool) -> None:
         meta.state = PREPARE_COMMIT if commit else PREPARE_ABORT
         self.write_markers(set(meta.partitions), meta.producer_id, meta.producer_epoch, commit)
+        staged = self.staged_offsets.pop(meta.producer_id, {})
         if self.on_end:
-            self.on_end(meta, commit)
+            self.on_end(meta, commit, staged)
         meta.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
         meta.partitions = set()
         meta.groups = set()
