@@ -10,12 +10,84 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from . import errors
 
-EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT = (
-    "Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort")
+
+class TxnState(StrEnum):
+    """A transaction's state at its coordinator (Kafka's TransactionState)."""
+
+    EMPTY = "Empty"
+    ONGOING = "Ongoing"
+    PREPARE_COMMIT = "PrepareCommit"
+    PREPARE_ABORT = "PrepareAbort"
+    COMPLETE_COMMIT = "CompleteCommit"
+    COMPLETE_ABORT = "CompleteAbort"
+
+
+EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT = TxnState
+
+# state -> the states it may move to (Kafka's TransactionState.validPreviousStates, turned
+# around). A coordinator change outside this table is a bug, not a client error.
+TXN_TRANSITIONS: dict[TxnState, frozenset[TxnState]] = {
+    EMPTY: frozenset({EMPTY, ONGOING}),
+    ONGOING: frozenset({ONGOING, PREPARE_COMMIT, PREPARE_ABORT}),
+    PREPARE_COMMIT: frozenset({COMPLETE_COMMIT}),
+    PREPARE_ABORT: frozenset({COMPLETE_ABORT}),
+    COMPLETE_COMMIT: frozenset({EMPTY, ONGOING}),
+    COMPLETE_ABORT: frozenset({EMPTY, ONGOING}),
+}
+
+
+class ProducerTxnState(StrEnum):
+    """A transactional producer's own state (the Java client's TransactionManager.State,
+    which kafka-python copies)."""
+
+    UNINITIALIZED = "UNINITIALIZED"
+    INITIALIZING = "INITIALIZING"
+    READY = "READY"
+    IN_TRANSACTION = "IN_TRANSACTION"
+    COMMITTING_TRANSACTION = "COMMITTING_TRANSACTION"
+    ABORTING_TRANSACTION = "ABORTING_TRANSACTION"
+    ABORTABLE_ERROR = "ABORTABLE_ERROR"
+    FATAL_ERROR = "FATAL_ERROR"
+
+
+_P = ProducerTxnState
+# state -> the states it may move to (TransactionManager.State.isTransitionValid, turned
+# around). FATAL_ERROR can be reached from anywhere and left for nowhere.
+PRODUCER_TXN_TRANSITIONS: dict[ProducerTxnState, frozenset[ProducerTxnState]] = {
+    _P.UNINITIALIZED: frozenset({_P.INITIALIZING}),
+    _P.INITIALIZING: frozenset({_P.READY, _P.ABORTABLE_ERROR}),
+    _P.READY: frozenset({_P.UNINITIALIZED, _P.IN_TRANSACTION}),
+    _P.IN_TRANSACTION: frozenset({_P.COMMITTING_TRANSACTION, _P.ABORTING_TRANSACTION,
+                                  _P.ABORTABLE_ERROR}),
+    _P.COMMITTING_TRANSACTION: frozenset({_P.READY, _P.ABORTABLE_ERROR}),
+    _P.ABORTING_TRANSACTION: frozenset({_P.INITIALIZING, _P.READY}),
+    _P.ABORTABLE_ERROR: frozenset({_P.UNINITIALIZED, _P.ABORTING_TRANSACTION,
+                                   _P.ABORTABLE_ERROR}),
+    _P.FATAL_ERROR: frozenset(),
+}
+
+
+def producer_transition(source: ProducerTxnState, target: ProducerTxnState) -> ProducerTxnState:
+    """`target` if the table allows the move (FATAL_ERROR always), else KafkaCoreError
+    INVALID_TXN_STATE with the Java client's wording.
+
+    >>> producer_transition(ProducerTxnState.READY, ProducerTxnState.IN_TRANSACTION)
+    <ProducerTxnState.IN_TRANSACTION: 'IN_TRANSACTION'>
+    >>> producer_transition(ProducerTxnState.READY, ProducerTxnState.READY)
+    Traceback (most recent call last):
+    ...
+    minikafka.core.errors.KafkaCoreError: Invalid transition attempted from state READY to state READY
+    """
+    if target is _P.FATAL_ERROR or target in PRODUCER_TXN_TRANSITIONS[source]:
+        return target
+    raise errors.KafkaCoreError(errors.INVALID_TXN_STATE,
+                                f"Invalid transition attempted from state {source} to state "
+                                f"{target}")
 
 
 @dataclass
@@ -24,7 +96,7 @@ class TransactionMetadata:
     producer_id: int
     producer_epoch: int
     timeout_ms: int
-    state: str = EMPTY
+    state: TxnState = EMPTY
     partitions: set = field(default_factory=set)
     groups: set = field(default_factory=set)
     started_ms: int = 0
@@ -33,6 +105,14 @@ class TransactionMetadata:
 # Offsets a transaction stages (TxnOffsetCommit): {group id: {(topic, partition): offset}};
 # the values are whatever the group coordinator commits (OffsetAndMetadata-like).
 StagedOffsets = dict[str, dict[Any, Any]]
+
+
+def _move(meta: TransactionMetadata, target: TxnState) -> None:
+    if target not in TXN_TRANSITIONS[meta.state]:
+        raise errors.KafkaCoreError(errors.INVALID_TXN_STATE,
+                                    f"{meta.transactional_id}: {meta.state} -> {target} is not "
+                                    "a transition of Kafka's TransactionState")
+    meta.state = target
 
 
 class TransactionCoordinator:
@@ -75,7 +155,7 @@ class TransactionCoordinator:
             # Kafka fences and aborts with that first bump, answers CONCURRENT_TRANSACTIONS,
             # and bumps again when the client retries: the new producer gets epoch + 2.
             meta.producer_epoch += 1
-        meta.state = EMPTY
+        _move(meta, EMPTY)
         return meta.producer_id, meta.producer_epoch
 
     def _check(self, txn_id: str, producer_id: int, epoch: int) -> TransactionMetadata:
@@ -94,7 +174,8 @@ class TransactionCoordinator:
         if meta.state in (PREPARE_COMMIT, PREPARE_ABORT):
             raise errors.KafkaCoreError(errors.CONCURRENT_TRANSACTIONS, "transaction ending")
         if meta.state != ONGOING:
-            meta.state, meta.started_ms = ONGOING, now_ms
+            _move(meta, ONGOING)
+            meta.started_ms = now_ms
             meta.partitions, meta.groups = set(), set()
         meta.partitions.update(tps)
 
@@ -102,7 +183,8 @@ class TransactionCoordinator:
                     now_ms: int) -> None:
         meta = self._check(txn_id, producer_id, epoch)
         if meta.state != ONGOING:
-            meta.state, meta.started_ms = ONGOING, now_ms
+            _move(meta, ONGOING)
+            meta.started_ms = now_ms
             meta.partitions, meta.groups = set(), set()
         meta.groups.add(group_id)
 
@@ -116,12 +198,12 @@ class TransactionCoordinator:
         self._end(meta, commit)
 
     def _end(self, meta: TransactionMetadata, commit: bool) -> None:
-        meta.state = PREPARE_COMMIT if commit else PREPARE_ABORT
+        _move(meta, PREPARE_COMMIT if commit else PREPARE_ABORT)
         self.write_markers(set(meta.partitions), meta.producer_id, meta.producer_epoch, commit)
         staged = self.staged_offsets.pop(meta.producer_id, {})
         if self.on_end:
             self.on_end(meta, commit, staged)
-        meta.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
+        _move(meta, COMPLETE_COMMIT if commit else COMPLETE_ABORT)
         meta.partitions = set()
         meta.groups = set()
 
