@@ -148,7 +148,7 @@ class Cluster:
         # On-disk mode: each broker keeps its logs in <log_dir>/broker-<id> (Kafka's files).
         self.log_dirs: dict[int, LogDir] = {}
         if log_dir is not None:
-            from .client.compression import CODECS  # snappy, lz4, zstd for compressed batches
+            from .codecs import CODECS  # snappy, lz4, zstd for compressed batches
             encoder = BatchEncoder(CODECS)  # replicas share batches: encode each once
             self.log_dirs = {b: LogDir(Path(log_dir) / f"broker-{b}", CODECS, encoder)
                              for b in ids}

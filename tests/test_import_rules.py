@@ -8,6 +8,8 @@
   (``cluster.producer()``, ``cluster.consumer()``) may import ``minikafka.client`` inside the
   function, and ``cluster.serve()`` ``minikafka.wire``; nothing else (viz, spark, cli), not
   even lazily.
+- ``minikafka.codecs`` is the thin bridge from the core's batch codec to kafka-python's
+  compression codecs: only the standard library and ``kafka.codec``.
 - ``minikafka.errors`` is the thin bridge from core error codes to kafka-python's exception
   classes: only the standard library, ``kafka.errors`` and ``minikafka.core``.
 - Nothing outside ``minikafka.viz`` imports ``minikafka.viz``, except ``minikafka.cli``
@@ -250,9 +252,15 @@ RULES = (
     Rule(
         f"{PACKAGE}.cluster",
         "cluster may import only the standard library, minikafka.core and minikafka.errors "
-        "(and minikafka.client or minikafka.wire inside a function)",
+        "(and minikafka.client, minikafka.wire or minikafka.codecs inside a function)",
         internal=(f"{PACKAGE}.core", f"{PACKAGE}.cluster", f"{PACKAGE}.errors"),
-        lazy_internal=(f"{PACKAGE}.client", f"{PACKAGE}.wire"),
+        lazy_internal=(f"{PACKAGE}.client", f"{PACKAGE}.wire", f"{PACKAGE}.codecs"),
+    ),
+    Rule(
+        f"{PACKAGE}.codecs",
+        "codecs may import only the standard library and kafka.codec",
+        internal=(f"{PACKAGE}.codecs",),
+        third_party=frozenset({"kafka.codec"}),
     ),
     Rule(
         f"{PACKAGE}.errors",
@@ -417,6 +425,8 @@ def test_relative_imports_resolve() -> None:
         ("minikafka.cluster", "def producer():\n    from .client.producer import KafkaProducer\n"),
         ("minikafka.cluster", "def serve():\n    from .wire.serve import serve\n"),
         ("minikafka.errors", "import kafka.errors as k\nfrom kafka.errors import *\n"),
+        ("minikafka.codecs", "import gzip\nimport kafka.codec as codec\n"),
+        ("minikafka.cluster", "def f():\n    from .codecs import CODECS\n"),
         ("minikafka.errors", "from kafka.errors import KafkaError\nfrom .core.errors import E\n"),
         ("minikafka.cli", "def demo():\n    from minikafka.viz import panel\n    return panel\n"),
         ("minikafka.viz.panels", "from minikafka.viz.render import draw\nimport graphviz\n"),
@@ -457,6 +467,8 @@ def test_checker_accepts(module: str, source: str) -> None:
         ("minikafka.cluster", "from .wire import server\n", "at module level"),
         ("minikafka.cluster", "def f():\n    import minikafka.spark\n", "'minikafka.spark'"),
         ("minikafka.errors", "import kafka\n", "'kafka'"),
+        ("minikafka.codecs", "from kafka import KafkaProducer\n", "'kafka.KafkaProducer'"),
+        ("minikafka.codecs", "from .core import storage\n", "'minikafka.core'"),
         ("minikafka.errors", "from kafka import KafkaProducer\n", "'kafka.KafkaProducer'"),
         ("minikafka.errors", "from .cluster import Cluster\n", "'minikafka.cluster'"),
         ("minikafka.cluster", "import kafka\n", "'kafka'"),
