@@ -176,14 +176,14 @@ class KafkaAdminClient:
                 out[name] = exc
         return out
 
-    def _replica(self, tp: TopicPartition):
-        if tp.topic not in self.cluster.controller.topics or \
-                tp.partition >= self.cluster.partitions_for(tp.topic):
-            raise Errors.UnknownTopicOrPartitionError(f"{tp.topic}-{tp.partition}")
-        replica = self.cluster.leader_replica(tp.topic, tp.partition)
-        if replica is None:
-            raise Errors.LeaderNotAvailableError(f"No leader for {tp.topic}-{tp.partition}")
-        return replica
+    def _bounds(self, tp: TopicPartition) -> tuple[int, int]:
+        """(earliest, latest) offsets of a partition: ListOffsets to its leader."""
+        earliest, latest = api.list_offsets_of(self.cluster, tp.topic, tp.partition,
+                                               api.EARLIEST, api.LATEST)
+        if earliest.error_code:
+            err = type(kerrors.for_code(earliest.error_code))
+            raise err(f"ListOffsetsRequest failed for {tp}: {err.__name__}")
+        return earliest.offset, latest.offset
 
     def list_partition_offsets(self, topic_partition_specs: Mapping[TopicPartition, Any],
                                isolation_level: Any = None, timeout_ms: int | None = None
@@ -335,8 +335,7 @@ class KafkaAdminClient:
         current = self.list_group_offsets({group_id: list(offset_specs)})[group_id]
         to_reset = {}
         for tp, spec in offset_specs.items():
-            earliest = self._replica(tp).log_start_offset
-            latest = self._replica(tp).high_watermark
+            earliest, latest = self._bounds(tp)
             if isinstance(spec, OffsetSpec | OffsetTimestamp):
                 raw = self.list_partition_offsets({tp: spec})[tp].offset
             elif isinstance(spec, int):
@@ -422,7 +421,7 @@ class KafkaAdminClient:
         committed = self.list_group_offsets(group_id)[group_id]
         rows = []
         for tp in sorted(set(committed) | set(owners)):
-            end = self._replica(tp).high_watermark
+            end = self._bounds(tp)[1]
             current = committed[tp].offset if tp in committed else None
             owner = owners.get(tp)
             rows.append(PartitionLag(
@@ -473,8 +472,7 @@ class KafkaAdminClient:
         partitions = self._partitions_to_reset(topics, committed)
         plan: dict[TopicPartition, int] = {}
         for tp in partitions:
-            replica = self._replica(tp)
-            earliest, latest = replica.log_start_offset, replica.high_watermark
+            earliest, latest = self._bounds(tp)
             if to_earliest:
                 target = earliest
             elif to_latest:
@@ -497,8 +495,8 @@ class KafkaAdminClient:
                     duration = by_duration if isinstance(by_duration, timedelta) else \
                         _parse_duration(str(by_duration))
                     ts = self.cluster.now_ms - int(duration.total_seconds() * 1000)
-                found = replica.log.offset_for_timestamp(ts)
-                target = latest if found is None or found[0] >= latest else found[0]
+                found, = api.list_offsets_of(self.cluster, tp.topic, tp.partition, ts)
+                target = latest if found.offset < 0 else found.offset
             plan[tp] = target
         if execute and plan:
             result = self.alter_group_offsets(
