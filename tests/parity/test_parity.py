@@ -46,8 +46,9 @@ def read_all(consumer, expected: int, polls: int = 40) -> list[tuple[int, bytes]
 
 
 def reader(door: Door, topic: str, isolation: str, **config):
+    config = {"auto_offset_reset": "earliest", **config}
     consumer = door.consumer(group_id=None, enable_auto_commit=False,
-                             auto_offset_reset="earliest", isolation_level=isolation, **config)
+                             isolation_level=isolation, **config)
     consumer.assign([TopicPartition(topic, 0)])
     return consumer
 
@@ -239,6 +240,9 @@ def _delete_records_scenario(door: Door) -> dict:
     consumer = reader(door, tp.topic, UNCOMMITTED)
     out["beginning"] = consumer.beginning_offsets([tp])[tp]
     out["read"] = read_all(consumer, 3)
+    strict = reader(door, tp.topic, UNCOMMITTED, auto_offset_reset="none")
+    strict.seek(tp, 0)  # below the new log start offset
+    out["fetch below the log start"] = _poll_error(strict)
     with pytest.raises(OffsetOutOfRangeError) as raised:
         admin.delete_records({tp: 99})
     out["beyond the HW"] = str(raised.value).split(": ", 1)[-1]
@@ -246,10 +250,21 @@ def _delete_records_scenario(door: Door) -> dict:
     return out
 
 
+def _poll_error(consumer, polls: int = 20) -> str | None:
+    """The class name of the error poll() raises, within a few polls."""
+    for _ in range(polls):
+        try:
+            consumer.poll(timeout_ms=200)
+        except Exception as exc:  # the error is the observation
+            return type(exc).__name__
+    return None
+
+
 def test_delete_records():
     seen = same_everywhere(through_both(_delete_records_scenario))
     assert seen == {
         "delete to 2": 2, "beginning": 2, "read": [(2, b"v2"), (3, b"v3"), (4, b"v4")],
+        "fetch below the log start": "OffsetOutOfRangeError",
         "beyond the HW": "Error deleting records from topic logs partition 0",
         "delete to the HW": 5,
     }
