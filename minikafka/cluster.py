@@ -532,10 +532,9 @@ class Cluster:
         self._publish()
         return results
 
+    @_wrap
     def allocate_producer_id(self) -> int:
-        if self.controller.quorum.leader is None:
-            raise kerrors.CoordinatorNotAvailableError("no active controller")
-        return self.controller.allocate_producer_id()
+        return api.producer_id.allocate_producer_id(self)
 
     # -- storage: retention, log cleaner, on-disk logs ----------------------------------
     def _running_replicas(self) -> Iterable[tuple[int, Replica]]:
@@ -682,7 +681,8 @@ class Cluster:
         keeps retrying."""
         if self.transactions is None:
             self.transactions = TransactionCoordinator(
-                self.allocate_producer_id, self._write_txn_markers, self._txn_ended)
+                lambda: api.producer_id.allocate_producer_id(self), self._write_txn_markers,
+                self._txn_ended)
             self.clock.call_later(self._txn_cleanup_interval_ms, self._abort_timed_out_txns)
         return self.transactions
 

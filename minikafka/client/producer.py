@@ -797,10 +797,10 @@ class KafkaProducer:
         cluster = self.cluster
         if self.transactional_id:
             return  # init_transactions() did it
-        self.producer_id = cluster.allocate_producer_id()
-        self.producer_epoch = 0
-        cluster.journal.record(cluster.now_ms, "producer.init", client=self.client_id,
-                               producer_id=self.producer_id, epoch=0)
+        result = api.init_producer_id(cluster, api.InitProducerIdRequest(self.client_id))
+        if result.error_code:
+            raise kerrors.for_code(result.error_code, result.error_message)
+        self.producer_id, self.producer_epoch = result.producer_id, result.producer_epoch
 
     def _coordinator(self):
         return self.cluster.transaction_coordinator
@@ -833,19 +833,14 @@ class KafkaProducer:
         if not self.transactional_id:
             raise IllegalStateError("init_transactions needs a transactional_id")
         self._move(TxnState.INITIALIZING)
-        try:
-            pid, epoch = self._call(self._coordinator().init_producer_id, self.transactional_id,
-                                    int(self.config["transaction_timeout_ms"]),
-                                    self.cluster.now_ms)
-        except Exception:
+        result = api.init_producer_id(self.cluster, api.InitProducerIdRequest(
+            self.client_id, self.transactional_id, int(self.config["transaction_timeout_ms"])))
+        if result.error_code:
             self._move(TxnState.ABORTABLE_ERROR)
-            raise
-        self.producer_id, self.producer_epoch = pid, epoch
+            raise kerrors.for_code(result.error_code, result.error_message)
+        self.producer_id, self.producer_epoch = result.producer_id, result.producer_epoch
         self._sequences.clear()
         self._move(TxnState.READY)
-        self.cluster.journal.record(self.cluster.now_ms, "producer.init", client=self.client_id,
-                                    producer_id=pid, epoch=epoch,
-                                    transactional_id=self.transactional_id)
         self.cluster.advance(2 * self.cluster.network.latency_ms)
 
     def begin_transaction(self) -> None:

@@ -295,8 +295,11 @@ def _produce_scenario(door: Door) -> dict:
             observed[("events", p)] = [(r.offset, r.value) for b in batches
                                        for r in b.iter_records()]
         events = cluster.journal.of_kind("produce.acked")
+        inits = [(e.producer_id, e.epoch, e.fields.get("transactional_id"))
+                 for e in cluster.journal.of_kind("producer.init")]
         return {"acked": acked, "verdict": check(acked, observed).summary(),
-                "acks": [e.acks for e in events], "counts": [e.fields["count"] for e in events]}
+                "acks": [e.acks for e in events], "counts": [e.fields["count"] for e in events],
+                "inits": inits}
 
     return door.setup(history)
 
@@ -311,3 +314,19 @@ def test_produce_journals_acknowledged_writes_from_every_door():
     assert seen["verdict"] == "8 acknowledged, 8 read back: 0 lost, 0 duplicated, 0 reordered"
     assert seen["acks"] == [-1] * 4 + [1] * 4
     assert seen["counts"] == [1] * 8
+    # Idempotent by default in both clients, which needs acks=all: the acks=1 producer
+    # asks for no producer id.
+    assert seen["inits"] == [(0, 0, None)]
+
+
+def _transactional_init_scenario(door: Door) -> list:
+    door.setup(lambda c: c.create_topic("t", 1, 3))
+    for _ in range(2):  # the second instance fences the first: the epoch goes up
+        door.producer(transactional_id="tx").init_transactions()
+    return door.setup(lambda c: [(e.producer_id, e.epoch, e.fields.get("transactional_id"))
+                                 for e in c.journal.of_kind("producer.init")])
+
+
+def test_init_producer_id_is_journaled_from_every_door():
+    assert same_everywhere(through_both(_transactional_init_scenario)) == [
+        (0, 0, "tx"), (0, 1, "tx")]

@@ -10,6 +10,7 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     fetch_partition  Fetch (key 1), one partition: batches, HW, LSO, log start, aborted txns
     create_topics    CreateTopics (key 19), validate_only through the same checks
     delete_records   DeleteRecords (key 21)
+    init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .offsets import (
 )
 from .port import READ_COMMITTED, READ_UNCOMMITTED, ClusterPort, IsolationLevel, led_replica
 from .produce import record_acked
+from .producer_id import InitProducerIdRequest, InitProducerIdResult, init_producer_id
 from .records import DeleteRecordsPartition, DeleteRecordsResult, delete_records
 from .topics import CreatableTopic, CreateTopicsRequest, CreateTopicsResult, create_topics
 
@@ -44,6 +46,8 @@ __all__ = [
     "DeleteRecordsResult",
     "FetchPartition",
     "FetchedPartition",
+    "InitProducerIdRequest",
+    "InitProducerIdResult",
     "IsolationLevel",
     "ListOffsetsPartition",
     "ListOffsetsRequest",
@@ -51,6 +55,7 @@ __all__ = [
     "create_topics",
     "delete_records",
     "fetch_partition",
+    "init_producer_id",
     "led_replica",
     "list_offsets",
     "list_offsets_of",

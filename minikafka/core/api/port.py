@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the broker calls into this package: no import cycle at run 
     from ..controller import Controller, TopicMetadata
     from ..journal import Journal
     from ..replica import Replica
+    from ..transactions import TransactionCoordinator
 
 
 class IsolationLevel(IntEnum):
@@ -48,6 +49,10 @@ class ClusterPort(Protocol):
 
     @property
     def now_ms(self) -> int: ...
+
+    @property
+    def transaction_coordinator(self) -> TransactionCoordinator:
+        """The coordinator of transactional ids, made on first use."""
 
     def publish_metadata(self) -> None:
         """Brokers replay what the controller appended to the metadata log."""
