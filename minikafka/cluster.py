@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import errors as kerrors
-from .core import errors
+from .core import api, errors
 from .core.broker import Broker
 from .core.clock import EPOCH_MS, SimClock
 from .core.config import BROKER_DEFAULTS, TopicConfig
@@ -33,6 +33,7 @@ from .core.journal import Journal
 from .core.log_manager import LogManager
 from .core.network import Network
 from .core.producer_state import ProducerStateManager
+from .core.records import ABORT_MARKER, COMMIT_MARKER, control_batch
 from .core.replica import Replica
 from .core.server_config import (
     DYNAMIC_KEYS,
@@ -42,6 +43,7 @@ from .core.server_config import (
     topic_defaults,
 )
 from .core.storage import BatchEncoder, LogDir
+from .core.transactions import TransactionCoordinator, TransactionMetadata
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,8 @@ def _wrap(fn):
 
 # Finalized feature levels of a new cluster (kafka-storage.sh format --feature NAME=LEVEL).
 FEATURE_DEFAULTS = {"eligible.leader.replicas.version": 1}  # Kafka 4.1+
+
+TXN_MARKER_RETRY_MS = 100  # how soon an undelivered transaction marker is tried again
 
 
 def _features(given: Mapping[str, int] | None) -> dict[str, int]:
@@ -149,7 +153,8 @@ class Cluster:
         self._rebalance_timer = None
         self._hw_listeners: list[Callable[[Replica], None]] = []
         self.producer_ids = 0
-        self.transactions = None  # created on first use (minikafka.core.transactions)
+        # The transaction coordinator, made on first use: see transaction_coordinator.
+        self.transactions: TransactionCoordinator | None = None
         self._groups: GroupCoordinator | None = None  # created on first use
         # Retention and the log cleaner on every broker, armed whenever data arrives.
         self.log_manager = LogManager(self.clock, self.journal, self.broker_config,
@@ -158,7 +163,7 @@ class Cluster:
         # On-disk mode: each broker keeps its logs in <log_dir>/broker-<id> (Kafka's files).
         self.log_dirs: dict[int, LogDir] = {}
         if log_dir is not None:
-            from .client.compression import CODECS  # snappy, lz4, zstd for compressed batches
+            from .codecs import CODECS  # snappy, lz4, zstd for compressed batches
             encoder = BatchEncoder(CODECS)  # replicas share batches: encode each once
             self.log_dirs = {b: LogDir(Path(log_dir) / f"broker-{b}", CODECS, encoder)
                              for b in ids}
@@ -190,6 +195,10 @@ class Cluster:
         active = self.controller.quorum.leader
         return (active is not None and self.brokers[broker_id].running
                 and self.network.reachable(broker_id, active))
+
+    def publish_metadata(self) -> None:
+        """Brokers that can reach the active controller replay the metadata log."""
+        self._publish()
 
     def _publish(self) -> None:
         """Brokers that can reach the active controller replay the metadata log."""
@@ -349,14 +358,13 @@ class Cluster:
         if not isinstance(replication_factor, int) or isinstance(replication_factor, bool):
             raise errors.KafkaCoreError(errors.INVALID_REPLICATION_FACTOR,
                                         "replication_factor must be an int")
-        topic = self.controller.create_topic(
-            name, partitions, replication_factor,
-            {k: str(v) if not isinstance(v, str) else v for k, v in (config or {}).items()},
-            replica_assignment)
-        self.journal.record(self.now_ms, "topic.created", topic=name,
-                            partitions=len(topic.partitions),
-                            replicas=[list(p.replicas) for p in topic.partitions])
-        self._publish()
+        topic = api.CreatableTopic(name, partitions, replication_factor, configs=config or {})
+        if replica_assignment is not None:
+            topic = api.CreatableTopic(name, assignments=dict(enumerate(replica_assignment)),
+                                       configs=config or {})
+        result, = api.create_topics(self, api.CreateTopicsRequest([topic]))
+        if result.error_code:
+            raise errors.KafkaCoreError(result.error_code, result.error_message or "")
         return self.describe_topic(name)
 
     @_wrap
@@ -581,10 +589,9 @@ class Cluster:
         self._publish()
         return results
 
+    @_wrap
     def allocate_producer_id(self) -> int:
-        if self.controller.quorum.leader is None:
-            raise kerrors.CoordinatorNotAvailableError("no active controller")
-        return self.controller.allocate_producer_id()
+        return api.producer_id.allocate_producer_id(self)
 
     # -- storage: retention, log cleaner, on-disk logs ----------------------------------
     def _running_replicas(self) -> Iterable[tuple[int, Replica]]:
@@ -722,6 +729,57 @@ class Cluster:
         Hold `cluster.lock` around calls into the cluster while it is served."""
         from .wire.serve import serve
         return serve(self, port=port, host=host, **options)
+
+    @property
+    def transaction_coordinator(self) -> TransactionCoordinator:
+        """The transaction coordinator; like __transaction_state, it appears on first use.
+        Markers go to each partition's leader; one without a leader keeps its transaction
+        open (its LSO does not move) until a leader is back, as Kafka's marker channel
+        keeps retrying."""
+        if self.transactions is None:
+            self.transactions = TransactionCoordinator(
+                lambda: api.producer_id.allocate_producer_id(self), self._write_txn_markers,
+                self._txn_ended, int(self.broker_config["transaction.max.timeout.ms"]))
+            self.clock.call_later(self._txn_cleanup_interval_ms, self._abort_timed_out_txns)
+        return self.transactions
+
+    @property
+    def _txn_cleanup_interval_ms(self) -> int:
+        return int(self.broker_config[
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms"])
+
+    def _write_txn_markers(self, tps: set, pid: int, epoch: int, commit: bool) -> None:
+        for tp in sorted(tps):
+            self._deliver_txn_marker(tp, pid, epoch, commit)
+        self.journal.record(self.now_ms, "txn.markers", producer_id=pid, epoch=epoch,
+                            commit=commit, partitions=sorted(f"{t}-{p}" for t, p in tps))
+
+    def _deliver_txn_marker(self, tp: tuple[str, int], pid: int, epoch: int, commit: bool,
+                            late: bool = False) -> None:
+        replica = self.leader_replica(*tp)
+        if replica is None:
+            self.clock.call_later(TXN_MARKER_RETRY_MS, self._deliver_txn_marker, tp, pid, epoch,
+                                  commit, True)
+            return
+        marker = control_batch(COMMIT_MARKER if commit else ABORT_MARKER, pid, epoch,
+                               self.now_ms)
+        self.brokers[replica.broker_id].handle_produce({tp: marker}, 1, 30_000, lambda r: None)
+        if late:
+            self.journal.record(self.now_ms, "txn.marker.late", producer_id=pid, epoch=epoch,
+                                commit=commit, partition=f"{tp[0]}-{tp[1]}")
+
+    def _txn_ended(self, meta: TransactionMetadata, commit: bool, staged: dict) -> None:
+        if commit:
+            for group_id, offsets in staged.items():
+                self.groups.commit_transactional(group_id, offsets)
+
+    def _abort_timed_out_txns(self) -> None:
+        """The coordinator's periodic check: a transaction open longer than its
+        transaction.timeout.ms is aborted and its producer fenced (epoch + 1)."""
+        now = self.now_ms
+        for txn_id in self.transactions.expire(now):
+            self.journal.record(now, "txn.timed_out", transactional_id=txn_id)
+        self.clock.call_later(self._txn_cleanup_interval_ms, self._abort_timed_out_txns)
 
     @property
     def groups(self) -> GroupCoordinator:

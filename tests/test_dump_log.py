@@ -5,14 +5,24 @@ from __future__ import annotations
 import struct
 
 import crc32c
-from kafka.record.default_records import DefaultRecordBatch
+from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
-from minikafka.client.codec import encode_batch as builder_bytes
 from minikafka.cluster import Cluster
 from minikafka.core.log import PartitionLog
 from minikafka.core.records import RecordBatch
 from minikafka.core.storage import encode_batch
 from minikafka.dump import dump_log, dump_partition_log, read_batch
+
+
+def builder_bytes(batch: RecordBatch) -> bytes:
+    """The batch by kafka-python's own builder: an independent check of minikafka's codec."""
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=batch.compression, is_transactional=batch.is_transactional,
+        producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
+        base_sequence=batch.base_sequence, batch_size=1 << 62)
+    for delta, ts, key, value, headers in batch.records:
+        builder.append(delta, ts, key, value, list(headers))
+    return bytes(builder.build())
 
 
 def cluster_with_data() -> Cluster:

@@ -8,11 +8,18 @@
   (``cluster.producer()``, ``cluster.consumer()``) may import ``minikafka.client`` inside the
   function, and ``cluster.serve()`` ``minikafka.wire``; nothing else (viz, spark, cli), not
   even lazily.
+- ``minikafka.codecs`` is the thin bridge from the core's batch codec to kafka-python's
+  compression codecs: only the standard library and ``kafka.codec``.
 - ``minikafka.errors`` is the thin bridge from core error codes to kafka-python's exception
   classes: only the standard library, ``kafka.errors`` and ``minikafka.core``.
 - Nothing outside ``minikafka.viz`` imports ``minikafka.viz``, except ``minikafka.cli``
   inside a function (so ``minikafka --help`` does not load graphviz and ipywidgets) and
   ``minikafka.demo``, the presenter page, which is a front end over the same views.
+- ``minikafka.wire``, ``minikafka.viz``, ``minikafka.dump`` and ``minikafka.tools`` do not
+  import ``minikafka.client``: the in-process clients are one door onto the brokers, the
+  wire another, and both call the broker's API (``minikafka.core.api``). The imports that
+  still break this are listed in ``UPWARD_CLIENT_IMPORTS``, each to be removed; the list
+  may only shrink (a listed import that is gone fails the test, so it is taken off).
 
 Imports under ``if TYPE_CHECKING:`` are ignored: they never run. So are imports of the
 module's own parent packages (``from . import x`` names ``minikafka``, which is loaded
@@ -245,9 +252,15 @@ RULES = (
     Rule(
         f"{PACKAGE}.cluster",
         "cluster may import only the standard library, minikafka.core and minikafka.errors "
-        "(and minikafka.client or minikafka.wire inside a function)",
+        "(and minikafka.client, minikafka.wire or minikafka.codecs inside a function)",
         internal=(f"{PACKAGE}.core", f"{PACKAGE}.cluster", f"{PACKAGE}.errors"),
-        lazy_internal=(f"{PACKAGE}.client", f"{PACKAGE}.wire"),
+        lazy_internal=(f"{PACKAGE}.client", f"{PACKAGE}.wire", f"{PACKAGE}.codecs"),
+    ),
+    Rule(
+        f"{PACKAGE}.codecs",
+        "codecs may import only the standard library and kafka.codec",
+        internal=(f"{PACKAGE}.codecs",),
+        third_party=frozenset({"kafka.codec"}),
     ),
     Rule(
         f"{PACKAGE}.errors",
@@ -256,6 +269,28 @@ RULES = (
         third_party=frozenset({"kafka.errors"}),
     ),
 )
+
+
+# Layers that sit beside the in-process clients, not above them.
+NO_CLIENT_SCOPES = tuple(f"{PACKAGE}.{m}" for m in ("wire", "viz", "dump", "tools"))
+
+# (importing module, imported module) pairs that predate the rule. Each is to go:
+# settle_group belongs with the group coordinator, CODECS with the core's batch codec,
+# the reset-offsets parsing with the tool that prints the plan.
+UPWARD_CLIENT_IMPORTS = frozenset({
+    (f"{PACKAGE}.viz.consumers", f"{PACKAGE}.client.group.settle_group"),
+    (f"{PACKAGE}.dump", f"{PACKAGE}.client.compression.CODECS"),
+    (f"{PACKAGE}.tools.consumer_groups", f"{PACKAGE}.client.admin._parse_datetime"),
+    (f"{PACKAGE}.tools.consumer_groups", f"{PACKAGE}.client.admin._parse_duration"),
+    (f"{PACKAGE}.tools.consumer_groups", f"{PACKAGE}.client.admin.format_reset_plan"),
+})
+
+
+def client_imports(module: str, imports: list[Import]) -> list[Import]:
+    """The imports of minikafka.client by a module that must not make them."""
+    if not _within_any(module, NO_CLIENT_SCOPES):
+        return []
+    return [i for i in imports if _within(i.target, f"{PACKAGE}.client")]
 
 
 def _ancestors(module: str, is_package: bool) -> set[str]:
@@ -309,6 +344,15 @@ def check_module(module: str, source: str, is_package: bool = False) -> list[str
                 )
                 problems.append(f"{module}:{imp.line}: must not import {imp.target!r}{hint}")
 
+    # "from minikafka.client.group import settle_group" also yields the bare package and
+    # module; an allowed pair excuses those too.
+    excused = {prefix for m, t in UPWARD_CLIENT_IMPORTS if m == module
+               for prefix in _ancestors(t, True)}
+    for imp in client_imports(module, imports):
+        if (module, imp.target) not in UPWARD_CLIENT_IMPORTS and imp.target not in excused:
+            problems.append(f"{module}:{imp.line}: must not import {imp.target!r} "
+                            "(use minikafka.core.api or minikafka.cluster)")
+
     return sorted(set(problems))
 
 
@@ -336,6 +380,16 @@ def test_package_follows_import_rules() -> None:
     for name, path, is_package in package_modules():
         problems += check_module(name, path.read_text(encoding="utf-8"), is_package)
     assert not problems, "import rule violations:\n" + "\n".join(problems)
+
+
+def test_upward_client_imports_list_only_what_is_still_there() -> None:
+    """The allow-list shrinks: a pair no longer imported must leave the list."""
+    found = set()
+    for name, path, is_package in package_modules():
+        for imp in client_imports(name, find_imports(path.read_text(encoding="utf-8"), name,
+                                                     is_package)):
+            found.add((name, imp.target))
+    assert found >= UPWARD_CLIENT_IMPORTS, sorted(UPWARD_CLIENT_IMPORTS - found)
 
 
 def test_scanner_sees_the_package() -> None:
@@ -371,10 +425,14 @@ def test_relative_imports_resolve() -> None:
         ("minikafka.cluster", "def producer():\n    from .client.producer import KafkaProducer\n"),
         ("minikafka.cluster", "def serve():\n    from .wire.serve import serve\n"),
         ("minikafka.errors", "import kafka.errors as k\nfrom kafka.errors import *\n"),
+        ("minikafka.codecs", "import gzip\nimport kafka.codec as codec\n"),
+        ("minikafka.cluster", "def f():\n    from .codecs import CODECS\n"),
         ("minikafka.errors", "from kafka.errors import KafkaError\nfrom .core.errors import E\n"),
         ("minikafka.cli", "def demo():\n    from minikafka.viz import panel\n    return panel\n"),
         ("minikafka.viz.panels", "from minikafka.viz.render import draw\nimport graphviz\n"),
         ("minikafka.demo.stage", "from minikafka.viz.palette import BLUE\n"),
+        ("minikafka.wire.handlers.fetch", "from ...core.api import fetch_partition\n"),
+        ("minikafka.viz.consumers", "from minikafka.client.group import settle_group\n"),
         (
             "minikafka.client.producer",
             "import kafka.errors\nfrom minikafka.cluster import Cluster\n",
@@ -409,6 +467,8 @@ def test_checker_accepts(module: str, source: str) -> None:
         ("minikafka.cluster", "from .wire import server\n", "at module level"),
         ("minikafka.cluster", "def f():\n    import minikafka.spark\n", "'minikafka.spark'"),
         ("minikafka.errors", "import kafka\n", "'kafka'"),
+        ("minikafka.codecs", "from kafka import KafkaProducer\n", "'kafka.KafkaProducer'"),
+        ("minikafka.codecs", "from .core import storage\n", "'minikafka.core'"),
         ("minikafka.errors", "from kafka import KafkaProducer\n", "'kafka.KafkaProducer'"),
         ("minikafka.errors", "from .cluster import Cluster\n", "'minikafka.cluster'"),
         ("minikafka.cluster", "import kafka\n", "'kafka'"),
@@ -416,6 +476,15 @@ def test_checker_accepts(module: str, source: str) -> None:
         ("minikafka", "from . import viz\n", "'minikafka.viz'"),
         ("minikafka.wire.server", "import minikafka.viz.render\n", "'minikafka.viz.render'"),
         ("minikafka.cli", "from minikafka.viz import panel\n", "module level"),
+        (
+            "minikafka.wire.handlers.fetch",
+            "from ...client.consumer import KafkaConsumer\n",
+            "'minikafka.client.consumer'",
+        ),
+        ("minikafka.wire.server", "def f():\n    import minikafka.client\n", "'minikafka.client'"),
+        ("minikafka.tools.topics", "from ..client import admin\n", "'minikafka.client.admin'"),
+        ("minikafka.viz.panels", "from minikafka.client.group import Member\n", "client.group"),
+        ("minikafka.dump", "from .client.codec import encode_batch\n", "'minikafka.client"),
         ("minikafka.client.consumer", "def f():\n    import minikafka.viz\n", "'minikafka.viz'"),
         (
             "minikafka.spark.source",

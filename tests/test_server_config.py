@@ -214,13 +214,12 @@ def test_describe_configs_reports_sources_and_alter_round_trips(served_file):
 
 
 def test_transaction_max_timeout_ms_bounds_a_producer_s_timeout():
-    from minikafka.client.transactions import transaction_coordinator
     from minikafka.core import errors
     from minikafka.core.errors import KafkaCoreError
 
     cluster = Cluster(brokers=3, broker_config=parse_server_config(
         {"transaction.max.timeout.ms": "1000"}).values)
-    coordinator = transaction_coordinator(cluster)
+    coordinator = cluster.transaction_coordinator
     coordinator.init_producer_id("t1", 1000, cluster.now_ms)
     with pytest.raises(KafkaCoreError) as info:
         coordinator.init_producer_id("t2", 60_000, cluster.now_ms)  # Kafka's client default

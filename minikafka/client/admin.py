@@ -32,7 +32,7 @@ from kafka.protocol.consumer.metadata import (
 from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 from .. import errors as kerrors
-from ..core import errors
+from ..core import api, errors
 from ..core.group import DEAD, EMPTY, CommittedOffset
 
 # kafka-python 2.x return types of describe_consumer_groups.
@@ -146,24 +146,21 @@ class KafkaAdminClient:
                     specs[t.name] = {"num_partitions": t.num_partitions,
                                      "replication_factor": t.replication_factor,
                                      "configs": t.topic_configs}
+        request = api.CreateTopicsRequest(
+            [api.CreatableTopic(name, spec.get("num_partitions", -1),
+                                spec.get("replication_factor", -1),
+                                spec.get("assignments") or spec.get("replica_assignments"),
+                                spec.get("configs") or {})
+             for name, spec in specs.items()], validate_only=validate_only)
         out: dict[str, Any] = {}
-        defaults = self.cluster.broker_config
-        for name, spec in specs.items():
-            partitions = spec.get("num_partitions", -1)
-            rf = spec.get("replication_factor", -1)
-            try:
-                if validate_only:
-                    out[name] = None
-                    continue
-                self.cluster.create_topic(
-                    name, int(defaults["num.partitions"]) if partitions == -1 else partitions,
-                    int(defaults["default.replication.factor"]) if rf == -1 else rf,
-                    spec.get("configs") or {})
-                out[name] = None
-            except Errors.KafkaError as exc:
-                if raise_errors:
-                    raise
-                out[name] = exc
+        for result in api.create_topics(self.cluster, request):
+            if not result.error_code:
+                out[result.name] = None
+                continue
+            exc = kerrors.for_code(result.error_code, result.error_message or "")
+            if raise_errors:
+                raise exc
+            out[result.name] = exc
         return out
 
     def delete_topics(self, topics: Iterable[str], timeout_ms: int | None = None,
@@ -179,40 +176,69 @@ class KafkaAdminClient:
                 out[name] = exc
         return out
 
-    def _replica(self, tp: TopicPartition):
-        if tp.topic not in self.cluster.controller.topics or \
-                tp.partition >= self.cluster.partitions_for(tp.topic):
-            raise Errors.UnknownTopicOrPartitionError(f"{tp.topic}-{tp.partition}")
-        replica = self.cluster.leader_replica(tp.topic, tp.partition)
-        if replica is None:
-            raise Errors.LeaderNotAvailableError(f"No leader for {tp.topic}-{tp.partition}")
-        return replica
+    def _bounds(self, tp: TopicPartition) -> tuple[int, int]:
+        """(earliest, latest) offsets of a partition: ListOffsets to its leader."""
+        earliest, latest = api.list_offsets_of(self.cluster, tp.topic, tp.partition,
+                                               api.EARLIEST, api.LATEST)
+        if earliest.error_code:
+            err = type(kerrors.for_code(earliest.error_code))
+            raise err(f"ListOffsetsRequest failed for {tp}: {err.__name__}")
+        return earliest.offset, latest.offset
 
     def list_partition_offsets(self, topic_partition_specs: Mapping[TopicPartition, Any],
                                isolation_level: Any = None, timeout_ms: int | None = None
                                ) -> dict[TopicPartition, OffsetAndTimestamp]:
-        """ListOffsets: OffsetSpec.EARLIEST / LATEST / MAX_TIMESTAMP or a timestamp."""
-        read_committed = str(getattr(isolation_level, "name", isolation_level or "")).upper() \
-            == "READ_COMMITTED"
+        """ListOffsets: OffsetSpec.EARLIEST / LATEST / MAX_TIMESTAMP or a timestamp, at
+        isolation_level (kafka-python's IsolationLevel or its name); offset -1 where the
+        answer is not readable at that level (minikafka.core.api.offsets)."""
+        isolation = api.IsolationLevel.of(isolation_level)
         out = {}
         for tp, spec in topic_partition_specs.items():
-            replica = self._replica(tp)
-            end = replica.last_stable_offset if read_committed else replica.high_watermark
-            if spec == OffsetSpec.EARLIEST or spec == OffsetSpec.EARLIEST_LOCAL:
-                out[tp] = OffsetAndTimestamp(replica.log_start_offset, -1, None)
-            elif spec == OffsetSpec.LATEST:
-                out[tp] = OffsetAndTimestamp(end, -1, None)
-            elif spec == OffsetSpec.MAX_TIMESTAMP:
-                seg_max = [(s.max_timestamp, s.largest_ts_offset)
-                           for s in replica.log.segments if s.max_timestamp >= 0]
-                ts, offset = max(seg_max) if seg_max else (-1, -1)
-                out[tp] = OffsetAndTimestamp(offset, ts, None)
+            result, = api.list_offsets_of(self.cluster, tp.topic, tp.partition, int(spec),
+                                          isolation_level=isolation)
+            if result.error_code:
+                err = type(kerrors.for_code(result.error_code))
+                raise err(f"ListOffsetsRequest failed for {tp}: {err.__name__}")
+            out[tp] = OffsetAndTimestamp(result.offset, result.timestamp,
+                                         result.leader_epoch if result.leader_epoch >= 0
+                                         else None)
+        return out
+
+    def delete_records(self, records_to_delete: Mapping[TopicPartition, int],
+                       timeout_ms: int | None = None, partition_leader_id: int | None = None
+                       ) -> dict[TopicPartition, dict]:
+        """DeleteRecords: move each partition's log start offset up to the given offset
+        (-1: the high watermark). Returns {tp: {partition_index, low_watermark,
+        error_code}} and raises as kafka-python does when a partition failed."""
+        cluster = self.cluster
+        out: dict[TopicPartition, dict] = {}
+        failed: dict[TopicPartition, int] = {}
+        for tp, offset in records_to_delete.items():
+            leader = partition_leader_id
+            if leader is None:
+                meta = cluster.controller.topics.get(tp.topic)
+                leader = meta.partitions[tp.partition].leader if meta is not None and \
+                    0 <= tp.partition < len(meta.partitions) else -1
+            broker = cluster.brokers.get(leader)
+            if broker is None or not broker.running:
+                code, low = errors.LEADER_NOT_AVAILABLE, -1
             else:
-                found = replica.log.offset_for_timestamp(int(spec))
-                if found is None or found[0] >= end:
-                    out[tp] = OffsetAndTimestamp(-1, -1, None)
-                else:
-                    out[tp] = OffsetAndTimestamp(found[0], found[1], None)
+                result, = api.delete_records(cluster, broker, [api.DeleteRecordsPartition(
+                    tp.topic, tp.partition, int(offset))])
+                code, low = result.error_code, result.low_watermark
+            out[tp] = {"partition_index": tp.partition, "low_watermark": low,
+                       "error_code": code}
+            if code:
+                failed[tp] = code
+        if len(failed) == 1:
+            (tp, code), = failed.items()
+            raise type(kerrors.for_code(code))(
+                f"Error deleting records from topic {tp.topic} partition {tp.partition}")
+        if failed:
+            raise Errors.BrokerResponseError(
+                "The following errors occured when trying to delete records: " + ", ".join(
+                    f"{tp.topic}(partition={tp.partition}): "
+                    f"{type(kerrors.for_code(code)).__name__}" for tp, code in failed.items()))
         return out
 
     # -- groups: kafka-python 3.x -----------------------------------------------------------------
@@ -309,8 +335,7 @@ class KafkaAdminClient:
         current = self.list_group_offsets({group_id: list(offset_specs)})[group_id]
         to_reset = {}
         for tp, spec in offset_specs.items():
-            earliest = self._replica(tp).log_start_offset
-            latest = self._replica(tp).high_watermark
+            earliest, latest = self._bounds(tp)
             if isinstance(spec, OffsetSpec | OffsetTimestamp):
                 raw = self.list_partition_offsets({tp: spec})[tp].offset
             elif isinstance(spec, int):
@@ -396,7 +421,7 @@ class KafkaAdminClient:
         committed = self.list_group_offsets(group_id)[group_id]
         rows = []
         for tp in sorted(set(committed) | set(owners)):
-            end = self._replica(tp).high_watermark
+            end = self._bounds(tp)[1]
             current = committed[tp].offset if tp in committed else None
             owner = owners.get(tp)
             rows.append(PartitionLag(
@@ -447,8 +472,7 @@ class KafkaAdminClient:
         partitions = self._partitions_to_reset(topics, committed)
         plan: dict[TopicPartition, int] = {}
         for tp in partitions:
-            replica = self._replica(tp)
-            earliest, latest = replica.log_start_offset, replica.high_watermark
+            earliest, latest = self._bounds(tp)
             if to_earliest:
                 target = earliest
             elif to_latest:
@@ -471,8 +495,8 @@ class KafkaAdminClient:
                     duration = by_duration if isinstance(by_duration, timedelta) else \
                         _parse_duration(str(by_duration))
                     ts = self.cluster.now_ms - int(duration.total_seconds() * 1000)
-                found = replica.log.offset_for_timestamp(ts)
-                target = latest if found is None or found[0] >= latest else found[0]
+                found, = api.list_offsets_of(self.cluster, tp.topic, tp.partition, ts)
+                target = latest if found.offset < 0 else found.offset
             plan[tp] = target
         if execute and plan:
             result = self.alter_group_offsets(

@@ -21,7 +21,8 @@ from kafka.errors import (
 from kafka.structs import ConsumerGroupMetadata, OffsetAndTimestamp, TopicPartition
 
 from .. import errors as kerrors
-from ..core import errors
+from ..core import api, errors
+from ..core.api.fetch import committed_batches
 from ..core.records import LOG_APPEND_TIME
 
 DEFAULTS: dict[str, Any] = {
@@ -77,6 +78,7 @@ class KafkaConsumer:
         self.cluster = cluster
         self.client_id = cfg["client_id"] or cluster.new_client_id("consumer")
         self.read_committed = cfg["isolation_level"] == "read_committed"
+        self._isolation = api.IsolationLevel.of(cfg["isolation_level"])
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
         self._buffers: dict[TopicPartition, list] = {}
@@ -166,9 +168,6 @@ class KafkaConsumer:
         return set(self.cluster.list_topics())
 
     # -- positions -----------------------------------------------------------------------
-    def _leader(self, tp: TopicPartition):
-        return self.cluster.leader_replica(tp.topic, tp.partition)
-
     def _reset_position(self, tp: TopicPartition) -> int:
         strategy = self.config["auto_offset_reset"]
         if strategy == "none":
@@ -212,40 +211,32 @@ class KafkaConsumer:
         for tp, off in self.end_offsets(partitions or self._assignment).items():
             self.seek(tp, off)
 
+    def _list_offsets(self, tp: TopicPartition, timestamp: int) -> api.ListOffsetsResult:
+        """ListOffsets to the partition's leader, at this consumer's isolation level."""
+        result, = api.list_offsets_of(self.cluster, tp.topic, tp.partition, timestamp,
+                                      isolation_level=self._isolation)
+        if result.error_code:
+            raise kerrors.for_code(result.error_code)
+        return result
+
     def beginning_offsets(self, partitions) -> dict[TopicPartition, int]:
-        out = {}
-        for tp in partitions:
-            tp = TopicPartition(*tp)
-            replica = self._leader(tp)
-            if replica is None:
-                raise kerrors.LeaderNotAvailableError(f"No leader for {tp}")
-            out[tp] = replica.log_start_offset
-        return out
+        return {tp: self._list_offsets(tp, api.EARLIEST).offset
+                for tp in (TopicPartition(*p) for p in partitions)}
 
     def end_offsets(self, partitions) -> dict[TopicPartition, int]:
         """The high watermark (LSO for read_committed): where 'latest' starts."""
-        out = {}
-        for tp in partitions:
-            tp = TopicPartition(*tp)
-            replica = self._leader(tp)
-            if replica is None:
-                raise kerrors.LeaderNotAvailableError(f"No leader for {tp}")
-            out[tp] = replica.last_stable_offset if self.read_committed else \
-                replica.high_watermark
-        return out
+        return {tp: self._list_offsets(tp, api.LATEST).offset
+                for tp in (TopicPartition(*p) for p in partitions)}
 
     def offsets_for_times(self, timestamps) -> dict[TopicPartition, OffsetAndTimestamp | None]:
-        out = {}
+        """The first offset at or after each timestamp that this consumer may read (below
+        the LSO for read_committed), None where there is none, as kafka-python answers."""
+        out: dict[TopicPartition, OffsetAndTimestamp | None] = {}
         for tp, ts in timestamps.items():
             tp = TopicPartition(*tp)
-            replica = self._leader(tp)
-            if replica is None:
-                raise kerrors.LeaderNotAvailableError(f"No leader for {tp}")
-            found = replica.log.offset_for_timestamp(int(ts))
-            if found is None or found[0] >= replica.high_watermark:
-                out[tp] = None
-            else:
-                out[tp] = OffsetAndTimestamp(found[0], found[1], -1)
+            found = self._list_offsets(tp, int(ts))
+            out[tp] = None if found.offset < 0 else \
+                OffsetAndTimestamp(found.offset, found.timestamp, found.leader_epoch)
         return out
 
     def pause(self, *partitions: TopicPartition) -> None:
@@ -458,20 +449,10 @@ class KafkaConsumer:
 
     def _to_chunks(self, tp: TopicPartition, resp, offset: int) -> list[tuple]:
         """(base, leader epoch, timestamp type, log-append time, records, start) per batch
-        a reader may see: control batches, aborted transactions (read_committed) and
-        records before the fetch offset are left out."""
+        a reader may see: control batches, aborted transactions (read_committed, from the
+        list the fetch answer carries) and records before the fetch offset are left out."""
         chunks = []
-        aborted = None
-        if self.read_committed:
-            replica = self._leader(tp)
-            aborted = replica.producers.aborted if replica is not None else []
-        for batch in resp.batches:
-            if batch.is_control:
-                continue
-            if aborted and batch.is_transactional and any(
-                    a.producer_id == batch.producer_id and a.first_offset <= batch.base_offset
-                    <= a.last_offset for a in aborted):
-                continue
+        for batch in committed_batches(resp.batches, resp.aborted_transactions):
             base = batch.base_offset
             records = batch.records
             if base < offset:

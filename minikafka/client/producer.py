@@ -17,17 +17,21 @@ from typing import Any
 
 from kafka.errors import (
     IllegalStateError,
+    InvalidProducerEpochError,
     KafkaConfigurationError,
     KafkaTimeoutError,
+    ProducerFencedError,
     TransactionAbortedError,
 )
 from kafka.producer.future import RecordMetadata
 from kafka.structs import TopicPartition
 
 from .. import errors as kerrors
-from ..core import errors
+from ..core import api, errors
 from ..core.clock import Deadlines
 from ..core.records import COMPRESSION_IDS, RecordBatch, record_size
+from ..core.transactions import ProducerTxnState as TxnState
+from ..core.transactions import producer_transition
 from .codec import compressed_size
 from .future import Future
 from .partitioner import SEED, DefaultPartitioner, murmurhash2
@@ -260,7 +264,7 @@ class KafkaProducer:
         self._buffered = 0
         self._sender_armed = False
         self._closed = False
-        self._txn_state = "UNINITIALIZED" if txn else None
+        self._txn_state: TxnState | None = TxnState.UNINITIALIZED if txn else None
         self._txn_partitions: set[tuple[str, int]] = set()
         self._txn_error: BaseException | None = None
         self._flushing = False
@@ -371,7 +375,7 @@ class KafkaProducer:
             self._refresh_metadata()
         if self._closed:
             raise IllegalStateError("Cannot send after the producer has been closed.")
-        if self._txn_state is not None and self._txn_state != "IN_TRANSACTION":
+        if self._txn_state is not None and self._txn_state is not TxnState.IN_TRANSACTION:
             raise IllegalStateError(
                 "Cannot call send in state " + self._txn_state + ": begin_transaction() first")
         if value is None and key is None:
@@ -683,11 +687,11 @@ class KafkaProducer:
             code, base = results.get(tp, (errors.REQUEST_TIMED_OUT, -1))
             if code == errors.NONE:
                 if self.acks != 0:
-                    journal.record(now, "produce.acked", client=self.client_id, topic=tp[0],
-                                   partition=tp[1], base_offset=base, count=len(pb.records),
-                                   acks=self.acks, broker=leader,
-                                   producer_id=self.producer_id, sequence=pb.batch.base_sequence,
-                                   records=pb.records)
+                    api.record_acked(journal, now, client=self.client_id, topic=tp[0],
+                                     partition=tp[1], base_offset=base, records=pb.records,
+                                     acks=self.acks, broker=leader,
+                                     producer_id=self.producer_id,
+                                     sequence=pb.batch.base_sequence)
                 self._complete(pb, base)
                 continue
             retriable = code in errors.RETRIABLE or (
@@ -793,14 +797,13 @@ class KafkaProducer:
         cluster = self.cluster
         if self.transactional_id:
             return  # init_transactions() did it
-        self.producer_id = cluster.allocate_producer_id()
-        self.producer_epoch = 0
-        cluster.journal.record(cluster.now_ms, "producer.init", client=self.client_id,
-                               producer_id=self.producer_id, epoch=0)
+        result = api.init_producer_id(cluster, api.InitProducerIdRequest(self.client_id))
+        if result.error_code:
+            raise kerrors.for_code(result.error_code, result.error_message)
+        self.producer_id, self.producer_epoch = result.producer_id, result.producer_epoch
 
     def _coordinator(self):
-        from .transactions import transaction_coordinator
-        return transaction_coordinator(self.cluster)
+        return self.cluster.transaction_coordinator
 
     def _call(self, fn, *args):
         try:
@@ -808,23 +811,42 @@ class KafkaProducer:
         except errors.KafkaCoreError as exc:
             raise kerrors.translate(exc) from None
 
+    def _move(self, target: TxnState) -> None:
+        """Change the transaction state through the table (core.transactions)."""
+        try:
+            self._txn_state = producer_transition(self._txn_state, target)
+        except errors.KafkaCoreError as exc:
+            raise IllegalStateError(exc.message) from None
+
+    def _end_txn(self, commit: bool) -> None:
+        """EndTxn at the coordinator. A fenced producer can do nothing more (FATAL_ERROR);
+        other errors leave the commit or abort to be retried."""
+        try:
+            self._call(self._coordinator().end_txn, self.transactional_id, self.producer_id,
+                       self.producer_epoch, commit)
+        except (ProducerFencedError, InvalidProducerEpochError):
+            self._move(TxnState.FATAL_ERROR)
+            raise
+        self._move(TxnState.READY)
+
     def init_transactions(self) -> None:
         if not self.transactional_id:
             raise IllegalStateError("init_transactions needs a transactional_id")
-        pid, epoch = self._call(self._coordinator().init_producer_id, self.transactional_id,
-                                int(self.config["transaction_timeout_ms"]), self.cluster.now_ms)
-        self.producer_id, self.producer_epoch = pid, epoch
+        self._move(TxnState.INITIALIZING)
+        result = api.init_producer_id(self.cluster, api.InitProducerIdRequest(
+            self.client_id, self.transactional_id, int(self.config["transaction_timeout_ms"])))
+        if result.error_code:
+            self._move(TxnState.ABORTABLE_ERROR)
+            raise kerrors.for_code(result.error_code, result.error_message)
+        self.producer_id, self.producer_epoch = result.producer_id, result.producer_epoch
         self._sequences.clear()
-        self._txn_state = "READY"
-        self.cluster.journal.record(self.cluster.now_ms, "producer.init", client=self.client_id,
-                                    producer_id=pid, epoch=epoch,
-                                    transactional_id=self.transactional_id)
+        self._move(TxnState.READY)
         self.cluster.advance(2 * self.cluster.network.latency_ms)
 
     def begin_transaction(self) -> None:
-        if self._txn_state != "READY":
+        if self._txn_state is not TxnState.READY:
             raise IllegalStateError(f"begin_transaction in state {self._txn_state}")
-        self._txn_state = "IN_TRANSACTION"
+        self._move(TxnState.IN_TRANSACTION)
         self._txn_partitions = set()
         self._txn_error = None
 
@@ -835,29 +857,31 @@ class KafkaProducer:
     def send_offsets_to_transaction(self, offsets, consumer_group_metadata) -> None:
         """Commit a consumer's offsets as part of this transaction (exactly-once
         consume-transform-produce): they become visible only if the transaction commits."""
-        if self._txn_state != "IN_TRANSACTION":
+        if self._txn_state is not TxnState.IN_TRANSACTION:
             raise IllegalStateError("send_offsets_to_transaction outside a transaction")
         group_id = getattr(consumer_group_metadata, "group_id", consumer_group_metadata)
         coord = self._coordinator()
         self._call(coord.add_offsets, self.transactional_id, self.producer_id,
                    self.producer_epoch, group_id, self.cluster.now_ms)
-        from .transactions import stage_offsets
-        stage_offsets(self.cluster, self.transactional_id, self.producer_id, group_id, offsets)
+        coord.stage_offsets(self.producer_id, group_id, offsets)
 
     def commit_transaction(self) -> None:
-        if self._txn_state != "IN_TRANSACTION":
+        if self._txn_state not in (TxnState.IN_TRANSACTION, TxnState.COMMITTING_TRANSACTION):
             raise IllegalStateError(f"commit_transaction in state {self._txn_state}")
+        if self._txn_state is TxnState.IN_TRANSACTION:
+            self._move(TxnState.COMMITTING_TRANSACTION)
         self.flush()
         if self._txn_error is not None:
-            self._txn_state = "ABORTABLE_ERROR"
+            self._move(TxnState.ABORTABLE_ERROR)
             raise self._txn_error
-        self._call(self._coordinator().end_txn, self.transactional_id, self.producer_id,
-                   self.producer_epoch, True)
-        self._txn_state = "READY"
+        self._end_txn(commit=True)
 
     def abort_transaction(self) -> None:
-        if self._txn_state not in ("IN_TRANSACTION", "ABORTABLE_ERROR"):
+        if self._txn_state not in (TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR,
+                                   TxnState.ABORTING_TRANSACTION):
             raise IllegalStateError(f"abort_transaction in state {self._txn_state}")
+        if self._txn_state is not TxnState.ABORTING_TRANSACTION:
+            self._move(TxnState.ABORTING_TRANSACTION)
         for _tp, batch in list(self._open.items()):
             if batch.attempts == 0:
                 self._fail(batch, TransactionAbortedError("transaction aborted"))
@@ -866,6 +890,4 @@ class KafkaProducer:
                 if batch.attempts == 0:
                     self._fail(batch, TransactionAbortedError("transaction aborted"))
         self.cluster.run_until(lambda: self.pending == 0, int(self.config["request_timeout_ms"]))
-        self._call(self._coordinator().end_txn, self.transactional_id, self.producer_id,
-                   self.producer_epoch, False)
-        self._txn_state = "READY"
+        self._end_txn(commit=False)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import errors
+from .api.fetch import FetchedPartition, FetchPartition, fetch_partition, readable_end
+from .api.port import READ_COMMITTED, READ_UNCOMMITTED
 from .cleaner import policies
 from .clock import Deadlines
 from .controller import NO_LEADER, MetadataRecord
@@ -19,6 +21,12 @@ from .records import RecordBatch
 from .replica import Replica
 
 TP = tuple[str, int]
+
+
+def _consumer_response(fetched: FetchedPartition) -> FetchResponse:
+    return FetchResponse(fetched.error_code, fetched.batches, fetched.high_watermark,
+                         fetched.log_start_offset, fetched.last_stable_offset,
+                         aborted_transactions=fetched.aborted_transactions)
 
 
 @dataclass
@@ -40,6 +48,9 @@ class FetchResponse:
     log_start_offset: int = 0
     last_stable_offset: int = 0
     diverging_epoch: tuple[int, int] | None = None
+    # A consumer's read_committed fetch: (producer id, first offset) of the aborted
+    # transactions among the batches (see minikafka.core.api.fetch); None otherwise.
+    aborted_transactions: list[tuple[int, int]] | None = None
 
 
 class Broker:
@@ -359,52 +370,41 @@ class Broker:
     def handle_fetch(self, tp: TP, offset: int, max_bytes: int, read_committed: bool,
                      max_wait_ms: int, respond: Callable[[FetchResponse], None],
                      min_bytes: int = 1) -> None:
-        """A consumer's fetch: records below the high watermark (or the LSO for
-        read_committed). With fewer than min_bytes of them (fetch.min.bytes) it waits
-        up to max_wait_ms (fetch.max.wait.ms) for more, as Kafka's DelayedFetch does."""
+        """A consumer's fetch (minikafka.core.api.fetch_partition). With fewer than
+        min_bytes ready (fetch.min.bytes) it waits up to max_wait_ms (fetch.max.wait.ms)
+        for more, as Kafka's DelayedFetch does."""
         replica = self.replicas.get(tp)
         if replica is None or not replica.is_leader:
             code = errors.NOT_LEADER_OR_FOLLOWER if tp[0] in self.sim.controller.topics \
                 else errors.UNKNOWN_TOPIC_OR_PARTITION
             respond(FetchResponse(code))
             return
-        if offset < replica.log_start_offset or offset > replica.log_end_offset:
-            respond(FetchResponse(errors.OFFSET_OUT_OF_RANGE,
-                                  high_watermark=replica.high_watermark,
-                                  log_start_offset=replica.log_start_offset))
-            return
-        limit = replica.last_stable_offset if read_committed else replica.high_watermark
-        # Kafka answers at once when told not to wait, or when what it read (the first
-        # batch whole) is min_bytes or more.
-        batches = replica.log.read(offset, limit, max_bytes)
-        if max_wait_ms <= 0 or min_bytes <= 0 or \
-                sum(b.size_bytes for b in batches) >= min_bytes:
-            respond(self._consumer_response(replica, offset, limit, max_bytes, batches))
+        request = FetchPartition(tp[0], tp[1], offset, max_bytes,
+                                 READ_COMMITTED if read_committed else READ_UNCOMMITTED)
+        fetched = fetch_partition(replica, request)
+        # Kafka answers at once on an error, when told not to wait, or when what it read
+        # (the first batch whole) is min_bytes or more.
+        if fetched.error_code or max_wait_ms <= 0 or min_bytes <= 0 or \
+                sum(b.size_bytes for b in fetched.batches) >= min_bytes:
+            respond(_consumer_response(fetched))
             return
         waiters = self.consumer_waiters.setdefault(tp, [])
-        entry = [offset, max_bytes, read_committed, respond, None, min_bytes]
-        entry[4] = self.sim.clock.call_later(max_wait_ms, self._expire_consumer_fetch, tp, entry)
+        entry = [request, respond, None, min_bytes]
+        entry[2] = self.sim.clock.call_later(max_wait_ms, self._expire_consumer_fetch, tp, entry)
         waiters.append(entry)
 
     @staticmethod
-    def _enough(replica: Replica, offset: int, limit: int, max_bytes: int,
-                min_bytes: int) -> bool:
+    def _enough(replica: Replica, request: FetchPartition, min_bytes: int) -> bool:
         """Can a parked fetch be answered? As in Kafka's DelayedFetch, a partition counts
         for at most max_bytes, so a max_bytes below min_bytes waits out max_wait_ms."""
+        offset = request.fetch_offset
+        limit = readable_end(replica, request.isolation_level)
         if offset >= limit:
             return False
         if min_bytes <= 1:
             return True
-        return min(replica.log.bytes_ready(offset, limit, min_bytes), max_bytes) >= min_bytes
-
-    def _consumer_response(self, replica: Replica, offset: int, limit: int, max_bytes: int,
-                           batches: list | None = None) -> FetchResponse:
-        if batches is None:
-            batches = replica.log.read(offset, limit, max_bytes)
-        return FetchResponse(batches=batches,
-                             high_watermark=replica.high_watermark,
-                             log_start_offset=replica.log_start_offset,
-                             last_stable_offset=replica.last_stable_offset)
+        return min(replica.log.bytes_ready(offset, limit, min_bytes),
+                   request.max_bytes) >= min_bytes
 
     def _wake_consumers(self, replica: Replica) -> None:
         tp = (replica.topic, replica.partition)
@@ -413,11 +413,10 @@ class Broker:
             return
         keep = []
         for entry in waiters:
-            offset, max_bytes, read_committed, respond, timer, min_bytes = entry
-            limit = replica.last_stable_offset if read_committed else replica.high_watermark
-            if self._enough(replica, offset, limit, max_bytes, min_bytes):
+            request, respond, timer, min_bytes = entry
+            if self._enough(replica, request, min_bytes):
                 timer.cancel()
-                respond(self._consumer_response(replica, offset, limit, max_bytes))
+                respond(_consumer_response(fetch_partition(replica, request)))
             else:
                 keep.append(entry)
         self.consumer_waiters[tp] = keep
@@ -429,10 +428,9 @@ class Broker:
         waiters.remove(entry)
         replica = self.replicas.get(tp)
         if replica is None or not replica.is_leader:
-            entry[3](FetchResponse(errors.NOT_LEADER_OR_FOLLOWER))
+            entry[1](FetchResponse(errors.NOT_LEADER_OR_FOLLOWER))
             return
-        limit = replica.last_stable_offset if entry[2] else replica.high_watermark
-        entry[3](self._consumer_response(replica, entry[0], limit, entry[1]))
+        entry[1](_consumer_response(fetch_partition(replica, entry[0])))
 
     # -- ISR maintenance (leader side) ---------------------------------------------------
     def _maybe_arm_isr_check(self, replica: Replica) -> None:

@@ -242,7 +242,9 @@ class Controller:
     def create_topic(self, name: str, partitions: int, replication_factor: int,
                      config: dict | None = None,
                      assignments: list[list[int]] | None = None,
-                     internal: bool = False) -> TopicMetadata:
+                     internal: bool = False, validate_only: bool = False) -> TopicMetadata:
+        """Create a topic, or with validate_only run every check of a real create (the
+        same errors, the same messages) and change nothing, not even the seeded RNG."""
         validate_topic_name(name)
         if name in self.topics:
             raise errors.KafkaCoreError(errors.TOPIC_ALREADY_EXISTS,
@@ -253,9 +255,16 @@ class Controller:
             if partitions <= 0:
                 raise errors.KafkaCoreError(errors.INVALID_PARTITIONS,
                                             "Number of partitions must be larger than 0.")
-            assignments = self._place(partitions, replication_factor)
+            rng = self.rng
+            if validate_only:
+                rng = random.Random()
+                rng.setstate(self.rng.getstate())
+            assignments = self._place(partitions, replication_factor, rng)
         else:
             self._check_assignments(assignments)
+        if validate_only:
+            return TopicMetadata(name, "", [PartitionRegistration(tuple(r), tuple(r), r[0])
+                                            for r in assignments], TopicConfig(parsed), internal)
         topic = TopicMetadata(name, str(uuid.UUID(int=self.rng.getrandbits(128))), [],
                               TopicConfig(parsed, self.topic_defaults), internal)
         self.topics[name] = topic
@@ -266,10 +275,11 @@ class Controller:
             self._add_partition(topic, replicas)
         return topic
 
-    def _place(self, partitions: int, replication_factor: int) -> list[list[int]]:
+    def _place(self, partitions: int, replication_factor: int,
+               rng: random.Random | None = None) -> list[list[int]]:
         brokers = {b: r.rack for b, r in self.brokers.items()}
         fenced = {b for b, r in self.brokers.items() if r.fenced}
-        return place_replicas(partitions, replication_factor, brokers, fenced, self.rng)
+        return place_replicas(partitions, replication_factor, brokers, fenced, rng or self.rng)
 
     def _check_assignments(self, assignments: list[list[int]]) -> None:
         for replicas in assignments:

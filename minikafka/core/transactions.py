@@ -10,11 +10,84 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
 
 from . import errors
 
-EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT = (
-    "Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort")
+
+class TxnState(StrEnum):
+    """A transaction's state at its coordinator (Kafka's TransactionState)."""
+
+    EMPTY = "Empty"
+    ONGOING = "Ongoing"
+    PREPARE_COMMIT = "PrepareCommit"
+    PREPARE_ABORT = "PrepareAbort"
+    COMPLETE_COMMIT = "CompleteCommit"
+    COMPLETE_ABORT = "CompleteAbort"
+
+
+EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT = TxnState
+
+# state -> the states it may move to (Kafka's TransactionState.validPreviousStates, turned
+# around). A coordinator change outside this table is a bug, not a client error.
+TXN_TRANSITIONS: dict[TxnState, frozenset[TxnState]] = {
+    EMPTY: frozenset({EMPTY, ONGOING}),
+    ONGOING: frozenset({ONGOING, PREPARE_COMMIT, PREPARE_ABORT}),
+    PREPARE_COMMIT: frozenset({COMPLETE_COMMIT}),
+    PREPARE_ABORT: frozenset({COMPLETE_ABORT}),
+    COMPLETE_COMMIT: frozenset({EMPTY, ONGOING}),
+    COMPLETE_ABORT: frozenset({EMPTY, ONGOING}),
+}
+
+
+class ProducerTxnState(StrEnum):
+    """A transactional producer's own state (the Java client's TransactionManager.State,
+    which kafka-python copies)."""
+
+    UNINITIALIZED = "UNINITIALIZED"
+    INITIALIZING = "INITIALIZING"
+    READY = "READY"
+    IN_TRANSACTION = "IN_TRANSACTION"
+    COMMITTING_TRANSACTION = "COMMITTING_TRANSACTION"
+    ABORTING_TRANSACTION = "ABORTING_TRANSACTION"
+    ABORTABLE_ERROR = "ABORTABLE_ERROR"
+    FATAL_ERROR = "FATAL_ERROR"
+
+
+_P = ProducerTxnState
+# state -> the states it may move to (TransactionManager.State.isTransitionValid, turned
+# around). FATAL_ERROR can be reached from anywhere and left for nowhere.
+PRODUCER_TXN_TRANSITIONS: dict[ProducerTxnState, frozenset[ProducerTxnState]] = {
+    _P.UNINITIALIZED: frozenset({_P.INITIALIZING}),
+    _P.INITIALIZING: frozenset({_P.READY, _P.ABORTABLE_ERROR}),
+    _P.READY: frozenset({_P.UNINITIALIZED, _P.IN_TRANSACTION}),
+    _P.IN_TRANSACTION: frozenset({_P.COMMITTING_TRANSACTION, _P.ABORTING_TRANSACTION,
+                                  _P.ABORTABLE_ERROR}),
+    _P.COMMITTING_TRANSACTION: frozenset({_P.READY, _P.ABORTABLE_ERROR}),
+    _P.ABORTING_TRANSACTION: frozenset({_P.INITIALIZING, _P.READY}),
+    _P.ABORTABLE_ERROR: frozenset({_P.UNINITIALIZED, _P.ABORTING_TRANSACTION,
+                                   _P.ABORTABLE_ERROR}),
+    _P.FATAL_ERROR: frozenset(),
+}
+
+
+def producer_transition(source: ProducerTxnState, target: ProducerTxnState) -> ProducerTxnState:
+    """`target` if the table allows the move (FATAL_ERROR always), else KafkaCoreError
+    INVALID_TXN_STATE with the Java client's wording.
+
+    >>> producer_transition(ProducerTxnState.READY, ProducerTxnState.IN_TRANSACTION)
+    <ProducerTxnState.IN_TRANSACTION: 'IN_TRANSACTION'>
+    >>> producer_transition(ProducerTxnState.READY, ProducerTxnState.READY)
+    Traceback (most recent call last):
+    ...
+    minikafka.core.errors.KafkaCoreError: Invalid transition attempted from state READY to state READY
+    """
+    if target is _P.FATAL_ERROR or target in PRODUCER_TXN_TRANSITIONS[source]:
+        return target
+    raise errors.KafkaCoreError(errors.INVALID_TXN_STATE,
+                                f"Invalid transition attempted from state {source} to state "
+                                f"{target}")
 
 
 @dataclass
@@ -23,22 +96,47 @@ class TransactionMetadata:
     producer_id: int
     producer_epoch: int
     timeout_ms: int
-    state: str = EMPTY
+    state: TxnState = EMPTY
     partitions: set = field(default_factory=set)
     groups: set = field(default_factory=set)
     started_ms: int = 0
 
 
+# Offsets a transaction stages (TxnOffsetCommit): {group id: {(topic, partition): offset}};
+# the values are whatever the group coordinator commits (OffsetAndMetadata-like).
+StagedOffsets = dict[str, dict[Any, Any]]
+
+
+def _move(meta: TransactionMetadata, target: TxnState) -> None:
+    if target not in TXN_TRANSITIONS[meta.state]:
+        raise errors.KafkaCoreError(errors.INVALID_TXN_STATE,
+                                    f"{meta.transactional_id}: {meta.state} -> {target} is not "
+                                    "a transition of Kafka's TransactionState")
+    meta.state = target
+
+
 class TransactionCoordinator:
     def __init__(self, allocate_producer_id: Callable[[], int],
                  write_markers: Callable[[set, int, int, bool], None],
-                 on_end: Callable[[TransactionMetadata, bool], None] | None = None,
+                 on_end: Callable[[TransactionMetadata, bool, StagedOffsets], None] | None = None,
                  max_timeout_ms: int = 900_000) -> None:
         self.allocate_producer_id = allocate_producer_id
         self.max_timeout_ms = max_timeout_ms  # transaction.max.timeout.ms
         self.write_markers = write_markers
         self.on_end = on_end
         self.transactions: dict[str, TransactionMetadata] = {}
+        # producer id -> the offsets its open transaction staged, committed with its marker.
+        self.staged_offsets: dict[int, StagedOffsets] = {}
+
+    def stage_offsets(self, producer_id: int, group_id: str, offsets: dict) -> None:
+        """TxnOffsetCommit: offsets wait beside the transaction until its commit marker."""
+        self.staged_offsets.setdefault(producer_id, {}).setdefault(group_id, {}).update(offsets)
+
+    def unstable_offsets(self, group_id: str) -> set[tuple[str, int]]:
+        """Partitions whose offsets for `group_id` a still-open transaction staged
+        (OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for them)."""
+        return {(tp[0], tp[1]) for by_group in self.staged_offsets.values()
+                for tp in by_group.get(group_id, {})}
 
     def init_producer_id(self, txn_id: str, timeout_ms: int, now_ms: int) -> tuple[int, int]:
         """InitProducerId: a new epoch fences any older producer with the same id; an
@@ -58,7 +156,7 @@ class TransactionCoordinator:
             # Kafka fences and aborts with that first bump, answers CONCURRENT_TRANSACTIONS,
             # and bumps again when the client retries: the new producer gets epoch + 2.
             meta.producer_epoch += 1
-        meta.state = EMPTY
+        _move(meta, EMPTY)
         return meta.producer_id, meta.producer_epoch
 
     def _check(self, txn_id: str, producer_id: int, epoch: int) -> TransactionMetadata:
@@ -77,7 +175,8 @@ class TransactionCoordinator:
         if meta.state in (PREPARE_COMMIT, PREPARE_ABORT):
             raise errors.KafkaCoreError(errors.CONCURRENT_TRANSACTIONS, "transaction ending")
         if meta.state != ONGOING:
-            meta.state, meta.started_ms = ONGOING, now_ms
+            _move(meta, ONGOING)
+            meta.started_ms = now_ms
             meta.partitions, meta.groups = set(), set()
         meta.partitions.update(tps)
 
@@ -85,7 +184,8 @@ class TransactionCoordinator:
                     now_ms: int) -> None:
         meta = self._check(txn_id, producer_id, epoch)
         if meta.state != ONGOING:
-            meta.state, meta.started_ms = ONGOING, now_ms
+            _move(meta, ONGOING)
+            meta.started_ms = now_ms
             meta.partitions, meta.groups = set(), set()
         meta.groups.add(group_id)
 
@@ -99,11 +199,12 @@ class TransactionCoordinator:
         self._end(meta, commit)
 
     def _end(self, meta: TransactionMetadata, commit: bool) -> None:
-        meta.state = PREPARE_COMMIT if commit else PREPARE_ABORT
+        _move(meta, PREPARE_COMMIT if commit else PREPARE_ABORT)
         self.write_markers(set(meta.partitions), meta.producer_id, meta.producer_epoch, commit)
+        staged = self.staged_offsets.pop(meta.producer_id, {})
         if self.on_end:
-            self.on_end(meta, commit)
-        meta.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
+            self.on_end(meta, commit, staged)
+        _move(meta, COMPLETE_COMMIT if commit else COMPLETE_ABORT)
         meta.partitions = set()
         meta.groups = set()
 

@@ -16,10 +16,20 @@ from __future__ import annotations
 from struct import Struct
 
 from crc32c import crc32c
-from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
+from ..codecs import CODECS
 from ..core import errors
 from ..core.records import LOG_APPEND_TIME, RecordBatch
+from ..core.storage import (
+    CONTROL_BIT,
+    CRC_START,
+    HEADER,
+    LENGTH_PREFIX,
+    TIMESTAMP_TYPE_BIT,
+    TRANSACTIONAL_BIT,
+    decode_batch,
+)
+from ..core.storage import encode_batch as storage_encode
 
 __all__ = [
     "HEADER",
@@ -33,24 +43,18 @@ __all__ = [
     "write_batch",
 ]
 
-# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes,
-# lastOffsetDelta, firstTimestamp, maxTimestamp, producerId, producerEpoch,
-# baseSequence, recordsCount
-HEADER = Struct(">qiibIhiqqqhii")
 _PREFIX = Struct(">qii")  # the part before magic that the broker rewrites
 _CRC_AT = 17
-_ATTRIBUTES_AT = 21  # the CRC covers the batch from here to its end
 _TAIL = Struct(">hiqq")  # attributes, lastOffsetDelta, firstTimestamp, maxTimestamp
 _CRC = Struct(">I")
-_LOG_OVERHEAD = 12  # baseOffset + batchLength
 # The smallest v2 record: length, attributes, timestamp delta, offset delta, key length,
 # value length and header count, one byte each.
 _MIN_RECORD_BYTES = 7
 
 COMPRESSION_MASK = 0x07
-TIMESTAMP_TYPE_MASK = 0x08
-TRANSACTIONAL_MASK = 0x10
-CONTROL_MASK = 0x20
+TIMESTAMP_TYPE_MASK = TIMESTAMP_TYPE_BIT
+TRANSACTIONAL_MASK = TRANSACTIONAL_BIT
+CONTROL_MASK = CONTROL_BIT
 
 
 class InvalidBatch(Exception):
@@ -125,13 +129,13 @@ def parse_batch(data: bytes) -> WireRecordBatch:
     if magic != 2:
         raise InvalidBatch(errors.INVALID_RECORD,
                            f"Produce requests v3+ carry magic v2 batches, not v{magic}")
-    if length + _LOG_OVERHEAD != size:
-        if length >= 0 and length + _LOG_OVERHEAD < size:
+    if length + LENGTH_PREFIX != size:
+        if length >= 0 and length + LENGTH_PREFIX < size:
             raise InvalidBatch(errors.INVALID_RECORD,
                                "a Produce partition must hold exactly one record batch")
         raise InvalidBatch(errors.CORRUPT_MESSAGE,
                            f"batch length {length} does not match its {size} bytes")
-    if crc32c(memoryview(data)[_ATTRIBUTES_AT:]) != crc:
+    if crc32c(memoryview(data)[CRC_START:]) != crc:
         raise InvalidBatch(errors.CORRUPT_MESSAGE, "record batch CRC mismatch")
     count, last_offset_delta = header[12], header[6]
     if count <= 0 or last_offset_delta != count - 1:
@@ -155,43 +159,13 @@ def parse_batch(data: bytes) -> WireRecordBatch:
 
 def decode_records(raw: bytes) -> list[tuple]:
     """(offset_delta, timestamp, key, value, headers) per record, decompressing if needed."""
-    wire = DefaultRecordBatch(raw)
-    base = wire.base_offset
-    return [(rec.offset - base, rec.timestamp, rec.key, rec.value, tuple(rec.headers))
-            for rec in wire]
+    return decode_batch(raw, 0, CODECS)[0].records
 
 
 def encode_batch(batch: RecordBatch) -> bytes:
-    """v2 bytes for a batch made in-process (its base offset and epoch are patched on
-    fetch). Attributes, lastOffsetDelta (kept by compaction) and maxTimestamp are
-    the batch's own, so the CRC is computed after writing them."""
-    records = batch.records
-    builder = DefaultRecordBatchBuilder(
-        magic=2, compression_type=batch.compression, is_transactional=batch.is_transactional,
-        producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
-        base_sequence=batch.base_sequence, batch_size=1 << 62)
-    for delta, ts, key, value, headers in records:
-        builder.append(delta, ts, key, value, list(headers))
-    if records:
-        buf = builder.build()
-        first_ts = records[0][1]
-    else:  # compaction may leave an empty batch to keep a producer's state
-        buf = bytearray(HEADER.size)
-        HEADER.pack_into(buf, 0, 0, HEADER.size - _LOG_OVERHEAD, 0, 2, 0, 0, 0, 0, 0,
-                         batch.producer_id, batch.producer_epoch, batch.base_sequence, 0)
-        first_ts = batch.first_timestamp
-    # The builder leaves data uncompressed when compressing would not shrink it.
-    attributes = HEADER.unpack_from(buf)[5] & COMPRESSION_MASK
-    if batch.timestamp_type == LOG_APPEND_TIME:
-        attributes |= TIMESTAMP_TYPE_MASK
-    if batch.is_transactional:
-        attributes |= TRANSACTIONAL_MASK
-    if batch.is_control:
-        attributes |= CONTROL_MASK
-    _TAIL.pack_into(buf, _ATTRIBUTES_AT, attributes, batch.last_offset_delta, first_ts,
-                    batch.max_timestamp)
-    _CRC.pack_into(buf, _CRC_AT, crc32c(memoryview(buf)[_ATTRIBUTES_AT:]))
-    return bytes(buf)
+    """v2 bytes for a batch made in-process, by the one codec (minikafka.core.storage);
+    its base offset and leader epoch are patched on fetch (write_batch)."""
+    return storage_encode(batch, codecs=CODECS)
 
 
 def stamp_log_append_time(batch: WireRecordBatch) -> None:
@@ -199,9 +173,9 @@ def stamp_log_append_time(batch: WireRecordBatch) -> None:
     (attributes and maxTimestamp are CRC'd, so the CRC is recomputed)."""
     buf = bytearray(batch.raw)
     attributes = HEADER.unpack_from(buf)[5] | TIMESTAMP_TYPE_MASK
-    _, lod, first_ts, _ = _TAIL.unpack_from(buf, _ATTRIBUTES_AT)
-    _TAIL.pack_into(buf, _ATTRIBUTES_AT, attributes, lod, first_ts, batch.max_timestamp)
-    _CRC.pack_into(buf, _CRC_AT, crc32c(memoryview(buf)[_ATTRIBUTES_AT:]))
+    _, lod, first_ts, _ = _TAIL.unpack_from(buf, CRC_START)
+    _TAIL.pack_into(buf, CRC_START, attributes, lod, first_ts, batch.max_timestamp)
+    _CRC.pack_into(buf, _CRC_AT, crc32c(memoryview(buf)[CRC_START:]))
     batch.raw = bytes(buf)
 
 
@@ -219,7 +193,7 @@ def write_batch(out: list, batch: RecordBatch) -> int:
     if raw is None:
         raw = batch.raw = encode_batch(batch)
     size = len(raw)
-    out.append(_PREFIX.pack(batch.base_offset, size - _LOG_OVERHEAD,
+    out.append(_PREFIX.pack(batch.base_offset, size - LENGTH_PREFIX,
                             batch.partition_leader_epoch))
     out.append(memoryview(raw)[16:])
     return size

@@ -18,7 +18,6 @@ from ...core import errors
 from ...core.broker import Broker
 from ...core.controller import NO_LEADER
 from ...core.errors import KafkaCoreError
-from ...core.replica import Replica
 from ..compact import NodeEndpoint
 from ..listeners import endpoint
 from ..registry import CloseConnection, RequestContext
@@ -48,25 +47,6 @@ def serving_broker(ctx: RequestContext) -> Broker:
     if broker is None or not broker.running:
         raise CloseConnection(f"broker {ctx.broker_id} is not running")
     return broker
-
-
-def led_replica(broker: Broker, topics: Any, name: str, index: int,
-                current_leader_epoch: int = -1) -> tuple[int, Replica | None]:
-    """(error code, replica) for a request only a partition's leader may answer, checked
-    in Kafka's order: the partition here and led by this broker (else NOT_LEADER_OR_FOLLOWER
-    for a partition the cluster has, UNKNOWN_TOPIC_OR_PARTITION otherwise), then the
-    leader epoch the client saw (KIP-320; -1 when it names none): FENCED_LEADER_EPOCH when
-    it is older than the leader's, UNKNOWN_LEADER_EPOCH when newer."""
-    replica = broker.replicas.get((name, index))
-    if replica is None or not replica.is_leader:
-        meta = topics.get(name)
-        known = meta is not None and 0 <= index < len(meta.partitions)
-        return (errors.NOT_LEADER_OR_FOLLOWER if known else errors.UNKNOWN_TOPIC_OR_PARTITION,
-                None)
-    if 0 <= current_leader_epoch != replica.leader_epoch:
-        return (errors.FENCED_LEADER_EPOCH if current_leader_epoch < replica.leader_epoch
-                else errors.UNKNOWN_LEADER_EPOCH, None)
-    return errors.NONE, replica
 
 
 def error_code(exc: BaseException) -> int:

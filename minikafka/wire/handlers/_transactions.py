@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...client.transactions import transaction_coordinator
 from ...core import errors
 from ...core.errors import KafkaCoreError
 from ...core.transactions import TransactionCoordinator, TransactionMetadata
@@ -14,7 +13,7 @@ __all__ = ["check_producer", "coordinator"]
 def coordinator(cluster: Any) -> TransactionCoordinator:
     """The cluster-wide coordinator (__transaction_state's role), made on first use.
     Any live broker serves it, so FindCoordinator may name any of them."""
-    return transaction_coordinator(cluster)
+    return cluster.transaction_coordinator
 
 
 def check_producer(cluster: Any, transactional_id: str, producer_id: int,

@@ -21,11 +21,11 @@ from uuid import UUID
 
 from kafka.protocol.consumer import FetchRequest
 
-from ...core import errors
+from ...core import api, errors
 from ..batches import write_batch
 from ..fetch_response import PartitionData, encode_fetch_response
 from ..registry import Deferred, RequestContext
-from ._common import current_leader, led_replica, node_endpoints, serving_broker, topic_name_for_id
+from ._common import current_leader, node_endpoints, serving_broker, topic_name_for_id
 
 API_KEY = 1
 MIN_VERSION = 4
@@ -37,49 +37,33 @@ _NO_ID = UUID(int=0)
 
 FETCH_SESSION_ID_NOT_FOUND = 70
 INVALID_FETCH_SESSION_EPOCH = 71
-READ_COMMITTED = 1
 
 
-def _partition(broker, topics, name: str, wanted, read_committed: bool, budget: int,
+def _partition(broker, topics, name: str, wanted, isolation: api.IsolationLevel, budget: int,
                version: int) -> PartitionData:
     index = wanted.partition
-    code, replica = led_replica(broker, topics, name, index,
-                                wanted.current_leader_epoch if version >= 9 else -1)
+    code, replica = api.led_replica(broker, topics, name, index,
+                                    wanted.current_leader_epoch if version >= 9 else -1)
     if replica is None:
         return PartitionData(index, code)
-    hw = replica.high_watermark
-    lso = replica.last_stable_offset
-    log = replica.log
-    start = log.log_start_offset
-    out = PartitionData(index, errors.NONE, hw, lso, start,
-                        [] if read_committed else None)
-    offset = wanted.fetch_offset
-    if offset < start or offset > log.log_end_offset:
-        out.error_code = errors.OFFSET_OUT_OF_RANGE
-        out.aborted_transactions = None
-        return out
-    limit = lso if read_committed else hw
-    if offset >= limit or budget <= 0:
-        return out
-    batches = log.read(offset, limit, min(wanted.partition_max_bytes, budget))
-    if not batches:
-        return out
-    records = out.records
-    size = 0
-    for batch in batches:
-        size += write_batch(records, batch)
-    out.records_size = size
-    if read_committed:
-        end = batches[-1].next_offset
-        out.aborted_transactions = [
-            (a.producer_id, a.first_offset) for a in replica.producers.aborted
-            if a.last_offset >= offset and a.first_offset < end]
+    fetched = api.fetch_partition(replica, api.FetchPartition(
+        name, index, wanted.fetch_offset, min(wanted.partition_max_bytes, budget), isolation))
+    out = PartitionData(index, fetched.error_code, fetched.high_watermark,
+                        fetched.last_stable_offset, fetched.log_start_offset,
+                        fetched.aborted_transactions)
+    if fetched.batches:
+        records = out.records
+        size = 0
+        for batch in fetched.batches:
+            size += write_batch(records, batch)
+        out.records_size = size
     return out
 
 
 def _collect(broker, cluster, request: FetchRequest, version: int) -> tuple[list, int, bool]:
     """(topics for the response, record bytes in it, whether any partition erred)."""
-    read_committed = request.isolation_level == READ_COMMITTED
+    isolation = api.READ_COMMITTED if request.isolation_level == api.READ_COMMITTED \
+        else api.READ_UNCOMMITTED
     topics = cluster.controller.topics
     budget = request.max_bytes
     total = 0
@@ -98,7 +82,7 @@ def _collect(broker, cluster, request: FetchRequest, version: int) -> tuple[list
                 continue
         partitions = []
         for wanted in topic.partitions:
-            data = _partition(broker, topics, name, wanted, read_committed, budget, version)
+            data = _partition(broker, topics, name, wanted, isolation, budget, version)
             if data.error_code:
                 failed = True
                 if data.error_code in _MOVED and version >= LEADER_HINTS:

@@ -37,9 +37,8 @@ Rows = dict[str, list[tuple[int, int, int, str, int]]]
 
 def _unstable(cluster: Any, group_id: str) -> set[TP]:
     """Partitions whose offsets are staged in a still-open transaction."""
-    staged = getattr(cluster, "_staged_txn_offsets", {})
-    return {(tp[0], tp[1]) for by_group in staged.values()
-            for tp in by_group.get(group_id, {})}
+    coordinator = cluster.transactions  # None until a transaction was ever started
+    return coordinator.unstable_offsets(group_id) if coordinator is not None else set()
 
 
 def _fetch(ctx: RequestContext, group_id: str, topics: list[tuple[str, list[int]]] | None,

@@ -11,8 +11,9 @@ from __future__ import annotations
 from kafka.protocol.consumer import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
 
 from ...core import errors
+from ...core.api import led_replica
 from ..registry import RequestContext
-from ._common import led_replica, serving_broker
+from ._common import serving_broker
 
 API_KEY = 23
 MIN_VERSION = 2

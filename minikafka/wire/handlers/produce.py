@@ -7,6 +7,8 @@ once for acks=1, after the high watermark passes the batch for acks=-1. A reques
 still waiting is parked as a Deferred the server polls; acks=0 gets no response.
 From v10 a NOT_LEADER_OR_FOLLOWER answer names the partition's current leader and
 where it listens (KIP-951), so the producer re-routes without asking Metadata.
+Each acknowledged batch is journaled as "produce.acked" (minikafka.core.api.produce),
+as the in-process producer journals it, so the checkers see real clients' writes.
 From v13 topics go by id (KIP-516); an id no topic has gets UNKNOWN_TOPIC_ID.
 Requests are parsed and answered by produce_codec, by hand: this is the hot path.
 """
@@ -14,7 +16,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from ...core import errors
+from ...core import api, errors
+from ...core.api.produce import BatchRecords
 from ...core.records import LOG_APPEND_TIME
 from .. import produce_codec
 from ..batches import InvalidBatch, WireRecordBatch, parse_batch, stamp_log_append_time
@@ -128,8 +131,15 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
         return out
 
     def finish() -> bytes:
+        now = cluster.now_ms
         for tp, (code, base) in answered.items():
             results[tp] = (code, base, None)
+            if code == errors.NONE:
+                batch = batches[tp]
+                api.record_acked(cluster.journal, now, client=ctx.client_id, topic=tp[0],
+                                 partition=tp[1], base_offset=base,
+                                 records=BatchRecords(batch), acks=acks, broker=broker.id,
+                                 producer_id=batch.producer_id, sequence=batch.base_sequence)
         return _response(cluster, version, order, results, batches, starts())
 
     if done:

@@ -1,6 +1,6 @@
 """TxnOffsetCommit (key 28), v0-v5: a transactional producer's consumer offsets.
 
-They are staged beside the transaction (client/transactions.stage_offsets) and
+They are staged beside the transaction (TransactionCoordinator.stage_offsets) and
 reach the group only when the commit marker is written (EndTxn); an abort drops
 them. The producer id and epoch must be the transaction's current ones, and the
 broker must be the group's coordinator (NOT_COORDINATOR sends the client to
@@ -11,12 +11,11 @@ from __future__ import annotations
 from kafka.protocol.producer import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from ...client.transactions import stage_offsets
 from ...core import errors
 from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
 from ._common import JOIN_GROUP_KEY, KAFKA_ERRORS, error_code, group_coordinator, serving_broker
-from ._transactions import check_producer
+from ._transactions import check_producer, coordinator
 
 API_KEY = 28
 MIN_VERSION = 0
@@ -60,6 +59,5 @@ def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCom
             answers.append(_Partition(partition_index=p.partition_index, error_code=code))
         topics.append(_Topic(name=topic.name, partitions=answers))
     if staged:
-        stage_offsets(cluster, request.transactional_id, request.producer_id,
-                      request.group_id, staged)
+        coordinator(cluster).stage_offsets(request.producer_id, request.group_id, staged)
     return TxnOffsetCommitResponse(version=version, throttle_time_ms=0, topics=topics)

@@ -1,0 +1,87 @@
+"""What the API functions need of a cluster (a narrow, typed port), and the leader check
+every partition request starts with."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .. import errors
+
+if TYPE_CHECKING:  # the broker calls into this package: no import cycle at run time
+    from ..broker import Broker
+    from ..controller import Controller, TopicMetadata
+    from ..journal import Journal
+    from ..replica import Replica
+    from ..transactions import TransactionCoordinator
+
+
+class IsolationLevel(IntEnum):
+    """Kafka's isolation.level as the protocol numbers it."""
+
+    READ_UNCOMMITTED = 0
+    READ_COMMITTED = 1
+
+    @classmethod
+    def of(cls, value: Any) -> IsolationLevel:
+        """From a number, a name ("read_committed") or kafka-python's IsolationLevel."""
+        if isinstance(value, cls):
+            return value
+        if value is None:
+            return cls.READ_UNCOMMITTED
+        if isinstance(value, int):
+            return cls(value)
+        name = str(getattr(value, "name", value)).upper()
+        return cls[name]
+
+
+READ_UNCOMMITTED = IsolationLevel.READ_UNCOMMITTED
+READ_COMMITTED = IsolationLevel.READ_COMMITTED
+
+
+class ClusterPort(Protocol):
+    """The cluster as the API functions see it (minikafka.cluster.Cluster is one)."""
+
+    controller: Controller
+    brokers: dict[int, Broker]
+    journal: Journal
+    broker_config: Mapping[str, Any]
+
+    @property
+    def now_ms(self) -> int: ...
+
+    @property
+    def transaction_coordinator(self) -> TransactionCoordinator:
+        """The coordinator of transactional ids, made on first use."""
+
+    def publish_metadata(self) -> None:
+        """Brokers replay what the controller appended to the metadata log."""
+
+
+def led_replica(broker: Broker, topics: Mapping[str, TopicMetadata], name: str, index: int,
+                current_leader_epoch: int = -1) -> tuple[int, Replica | None]:
+    """(error code, replica) for a request only a partition's leader may answer, checked
+    in Kafka's order: the partition here and led by this broker (else NOT_LEADER_OR_FOLLOWER
+    for a partition the cluster has, UNKNOWN_TOPIC_OR_PARTITION otherwise), then the
+    leader epoch the client saw (KIP-320; -1 when it names none): FENCED_LEADER_EPOCH when
+    it is older than the leader's, UNKNOWN_LEADER_EPOCH when newer."""
+    replica = broker.replicas.get((name, index))
+    if replica is None or not replica.is_leader:
+        meta = topics.get(name)
+        known = meta is not None and 0 <= index < len(meta.partitions)
+        return (errors.NOT_LEADER_OR_FOLLOWER if known else errors.UNKNOWN_TOPIC_OR_PARTITION,
+                None)
+    if 0 <= current_leader_epoch != replica.leader_epoch:
+        return (errors.FENCED_LEADER_EPOCH if current_leader_epoch < replica.leader_epoch
+                else errors.UNKNOWN_LEADER_EPOCH, None)
+    return errors.NONE, replica
+
+
+def epoch_at(replica: Replica, offset: int) -> int:
+    """The leader epoch that wrote `offset` (the leader-epoch-checkpoint lookup)."""
+    epoch = -1
+    for e, start in replica.log.epochs:
+        if start > offset:
+            break
+        epoch = e
+    return epoch
