@@ -10,6 +10,11 @@ otherwise, serving real Kafka clients (kafka-python, Spark, kcat) in the backgro
 until the process ends. `embedded_cluster()` gives that Cluster, to stop a broker or
 look inside; it is None when the labs run against another cluster.
 
+When KAFKA_BOOTSTRAP_SERVERS names the ports of the native Apache Kafka cluster that
+`minikafka kafka up` started on this machine (its data directory: MINIKAFKA_KAFKA_DATA_DIR,
+else that command's default), `native_cluster()` gives it, and lab 4 stops, kills and
+starts its nodes as `minikafka kafka stop|kill|start N` does. On Docker it asks you to.
+
 The data generators are seeded: the same call gives the same bytes everywhere, so a
 lab's numbers can be checked.
 """
@@ -38,16 +43,19 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from .cluster import Cluster
+    from .realkafka.nodes import NativeKafka
     from .wire.serve import ClusterServer
 
 __all__ = ["CHECK_MARK", "CUSTOMERS_ROWS", "TruckPosition", "bars", "bootstrap_servers",
            "checked", "cli", "crash_broker", "customer_rows", "drop_topics", "embedded_cluster",
-           "embedded_server", "fresh_topic", "lines", "live_brokers", "parse_table", "partitions_table",
+           "embedded_server", "fresh_topic", "lines", "live_brokers", "native_cluster", "parse_table",
+           "partitions_table",
            "resend_batch", "spark_session", "start_broker", "stop_broker", "topic_bytes",
            "truck_positions",
            "work_dir", "write_customers_csv"]
 
 ENV = "KAFKA_BOOTSTRAP_SERVERS"
+DATA_DIR_ENV = "MINIKAFKA_KAFKA_DATA_DIR"  # where `minikafka kafka up --data-dir` put the nodes
 EMBEDDED_PORT = 9092  # brokers 1-3 on 9092, 9093, 9094, like the Docker cluster
 # Like the Docker cluster: three replicas unless a topic asks for fewer.
 EMBEDDED_BROKER_CONFIG = {"default.replication.factor": 3, "num.partitions": 3}
@@ -86,6 +94,25 @@ def embedded_cluster() -> Cluster | None:
     if os.environ.get(ENV, "").strip():
         return None
     return embedded_server().cluster
+
+
+def native_cluster() -> NativeKafka | None:
+    """The native Apache Kafka cluster (`minikafka kafka up`) when the labs run on it, else None."""
+    configured = os.environ.get(ENV, "").strip()
+    if not configured:
+        return None
+    from .realkafka.nodes import NODE_IDS, NativeKafka
+
+    cluster = NativeKafka(os.environ.get(DATA_DIR_ENV) or None)
+    if not (cluster.data_dir / "cluster.json").exists():
+        return None
+    ports = set()
+    for server in configured.split(","):
+        host, _, port = server.strip().rpartition(":")
+        if host.strip("[]") not in ("localhost", "127.0.0.1", "::1") or not port.isdigit():
+            return None  # another machine's (or a container's) cluster
+        ports.add(int(port))
+    return cluster if ports <= {cluster.client_port(n) for n in NODE_IDS} else None
 
 
 def drop_topics(*names: str, timeout_s: float = 60) -> None:
@@ -199,23 +226,26 @@ def live_brokers() -> list[int]:
 
 
 def stop_broker(broker_id: int, *, timeout_s: float = 300) -> None:
-    """Stop a broker: the embedded cluster does it here; with Docker, say the command to
-    run on the laptop and wait until the cluster no longer lists the broker."""
+    """Stop a broker cleanly: the embedded cluster does it here, the native cluster as
+    `minikafka kafka stop N`; with Docker, say the command to run on the laptop. Then
+    wait until the cluster no longer lists the broker."""
     _broker_change(broker_id, running=False, timeout_s=timeout_s)
 
 
 def start_broker(broker_id: int, *, timeout_s: float = 300) -> None:
-    """Start a stopped broker again (embedded), or ask for `docker compose start`."""
+    """Start a stopped broker again (embedded, `minikafka kafka start N`, or ask for
+    `docker compose start`)."""
     _broker_change(broker_id, running=True, timeout_s=timeout_s)
 
 
 def crash_broker(broker_id: int, *, timeout_s: float = 300) -> None:
-    """Kill a broker without a clean shutdown (a power cut; `docker compose kill`)."""
+    """Kill a broker without a clean shutdown (a power cut; `minikafka kafka kill N`
+    sends SIGKILL; `docker compose kill`)."""
     _broker_change(broker_id, running=False, timeout_s=timeout_s, crash=True)
 
 
 _DONE = {"stop": "stopped", "start": "started", "crash": "crashed"}
-_DOCKER = {"stop": "stop", "start": "start", "crash": "kill"}
+_DOCKER = {"stop": "stop", "start": "start", "crash": "kill"}  # also `minikafka kafka`'s
 
 
 def _broker_change(broker_id: int, *, running: bool, timeout_s: float,
@@ -226,6 +256,12 @@ def _broker_change(broker_id: int, *, running: bool, timeout_s: float,
         with cluster.lock:
             getattr(cluster, f"{verb}_broker")(broker_id)
         print(f"broker {broker_id} {_DONE[verb]} (embedded cluster)")
+    elif (native := native_cluster()) is not None:
+        action = _DOCKER[verb]
+        where = f" --data-dir {native.data_dir}" if os.environ.get(DATA_DIR_ENV) else ""
+        print(f"$ minikafka kafka {action} {broker_id}{where}")
+        getattr(native, action)(broker_id)
+        print(f"broker {broker_id} {_DONE[verb]} (Apache Kafka, native)")
     else:
         print(f"In a terminal on your laptop, run:\n\n    docker compose -f docker/compose.yaml "
               f"{_DOCKER[verb]} kafka-{broker_id}\n\nWaiting for the cluster to see it ...")
@@ -397,7 +433,8 @@ def spark_session(app_name: str = "kafka-lab", *, cores: int = 2, ui: bool | Non
     Docker, Spark binds to 127.0.0.1 only. ui=None keeps Spark's web UI on unless
     MINIKAFKA_SPARK_UI=0 (the tests turn it off). small_jobs keeps the JVM on its first JIT
     tier, which compiles sooner: the labs' jobs are over before the optimising tier pays
-    off (pass False for long or heavy jobs)."""
+    off (pass False for long or heavy jobs). Spark's Kafka connector, when `minikafka kafka
+    fetch` has fetched it, goes on spark.jars (minikafka.spark.connector.session_jars)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if not os.environ.get(ENV):
@@ -414,6 +451,10 @@ def spark_session(app_name: str = "kafka-lab", *, cores: int = 2, ui: bool | Non
                .config("spark.ui.showConsoleProgress", "true"))
     if small_jobs:
         builder = builder.config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+    from .spark.connector import session_jars
+
+    if jars := session_jars():
+        builder = builder.config("spark.jars", ",".join(str(j) for j in jars))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
