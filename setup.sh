@@ -3,6 +3,8 @@
 #
 #   ./setup.sh               install what is missing, then open the first lesson
 #   ./setup.sh --no-launch   install only (also: MINIKAFKA_NO_LAUNCH=1, or CI=true)
+#   ./setup.sh --real-kafka  also fetch Apache Kafka's jars and Spark's Kafka connector from
+#                            Maven Central (installs Maven if needed), for `minikafka kafka up`
 #
 # Safe to run again: system packages are installed only when missing, and the
 # Python environment (.venv/) is reinstalled only when pyproject.toml changed.
@@ -14,16 +16,18 @@ cd "$ROOT"
 VENV="$ROOT/.venv"
 STAMP="$VENV/.minikafka-install-stamp"
 LAUNCH=1
+REAL_KAFKA=0
 [[ "${MINIKAFKA_NO_LAUNCH:-0}" == "1" ]] && LAUNCH=0
 [[ "${CI:-}" == "true" ]] && LAUNCH=0
 
 usage() {
-    sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 for arg in "$@"; do
     case "$arg" in
         --no-launch) LAUNCH=0 ;;
+        --real-kafka) REAL_KAFKA=1 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "setup.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     esac
@@ -193,6 +197,18 @@ else
     echo "$want_stamp" > "$STAMP"
 fi
 say "ready: .venv is set up"
+
+# ---------------------------------------------------------------- real Apache Kafka (optional)
+# Kafka's jars (for `minikafka kafka up`) and Spark's Kafka connector (format("kafka")),
+# fetched once into .cache/ by Maven; a second run fetches nothing.
+if [[ "$REAL_KAFKA" == "1" ]]; then
+    command -v mvn >/dev/null 2>&1 || apt_install maven \
+        || die "Maven is needed to fetch Apache Kafka's jars (Debian/Ubuntu: apt install maven; macOS: brew install maven)"
+    say "fetching Apache Kafka's jars and Spark's Kafka connector from Maven Central (once)"
+    "$VENV/bin/minikafka" kafka fetch \
+        || die "could not fetch from Maven Central (see above); the course works without it"
+    echo "Start real Kafka with: .venv/bin/minikafka kafka up   (labs/README.md)"
+fi
 
 # ---------------------------------------------------------------- launch
 if [[ "$LAUNCH" == "0" ]]; then

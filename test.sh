@@ -6,7 +6,8 @@
 #
 # Besides the course's own set-up, the tests use Debian's graphviz (dot), kcat
 # (wire-protocol interop with librdkafka) and chromium (browser tests, driven by
-# Playwright at /usr/bin/chromium; `playwright install` is never used).
+# Playwright at /usr/bin/chromium; `playwright install` is never used), and Maven, which
+# fetches Apache Kafka's jars and Spark's Kafka connector for the tests marked real_kafka.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,6 +24,7 @@ missing=()
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 [[ -x /usr/bin/chromium ]] || missing+=(chromium)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
 
 if (( ${#missing[@]} )); then
     sudo=()
@@ -46,6 +48,12 @@ if (( ${#missing[@]} )); then
         fi
         warn "$msg"
     fi
+fi
+
+# ---------------------------------------------------------------- real Kafka's jars
+# Once into .cache/ (later runs fetch nothing). Offline, `-m "not real_kafka"` runs the rest.
+if ! "$ROOT/.venv/bin/minikafka" kafka fetch; then
+    warn "could not fetch Apache Kafka's jars or Spark's Kafka connector; the tests marked real_kafka will fail (run the others with -m \"not real_kafka\")"
 fi
 
 # ---------------------------------------------------------------- run
