@@ -280,7 +280,7 @@ def resend_batch(topic: str, partition: int, values: list[bytes], *, idempotent:
     With idempotence the batch carries a producer id and sequence number (from
     InitProducerId) and the broker recognises the retry as a duplicate."""
     from kafka.net.compat import KafkaNetClient
-    from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
+    from kafka.protocol.producer import ProduceRequest
     from kafka.record.default_records import DefaultRecordBatchBuilder
     from kafka.structs import TopicPartition
 
@@ -292,10 +292,8 @@ def resend_batch(topic: str, partition: int, values: list[bytes], *, idempotent:
         leader = client.cluster.leader_for_partition(TopicPartition(topic, partition))
         pid = epoch = sequence = -1
         if idempotent:
-            answer = client.send_and_receive(leader, InitProducerIdRequest(
-                transactional_id=None, transaction_timeout_ms=60_000, producer_id=-1,
-                producer_epoch=-1))
-            pid, epoch, sequence = answer.producer_id, answer.producer_epoch, 0
+            pid, epoch = _init_producer_id(client, leader)
+            sequence = 0
         builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
                                             producer_id=pid, producer_epoch=epoch,
                                             base_sequence=sequence, batch_size=1 << 20)
@@ -320,6 +318,26 @@ def resend_batch(topic: str, partition: int, values: list[bytes], *, idempotent:
         return offsets
     finally:
         client.close()
+
+
+def _init_producer_id(client: Any, node: int, *, timeout_s: float = 30) -> tuple[int, int]:
+    """A producer id and epoch from InitProducerId, retried as producers do: a Kafka broker
+    answers COORDINATOR_LOAD_IN_PROGRESS until its first block of ids has arrived from
+    the controller (on a new cluster, the first idempotent producer it serves)."""
+    from kafka.errors import NoError, for_code
+    from kafka.protocol.producer import InitProducerIdRequest
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = client.send_and_receive(node, InitProducerIdRequest(
+            transactional_id=None, transaction_timeout_ms=60_000, producer_id=-1,
+            producer_epoch=-1))
+        error = for_code(answer.error_code)
+        if error is NoError:
+            return answer.producer_id, answer.producer_epoch
+        if not error.retriable or time.monotonic() > deadline:
+            raise error("InitProducerId")
+        time.sleep(0.1)
 
 
 def parse_table(output: str) -> list[dict[str, str]]:

@@ -338,3 +338,20 @@ def test_broker_changes_on_docker_print_the_compose_command(monkeypatch, capsys)
     monkeypatch.setattr(labs, "live_brokers", lambda: [1, 3])
     labs.stop_broker(2, timeout_s=5)
     assert "docker compose -f docker/compose.yaml stop kafka-2" in capsys.readouterr().out
+
+
+@pytest.mark.real_kafka
+@pytest.mark.timeout(300)
+def test_resend_batch_on_real_kafka_is_deduplicated_by_every_leader(real_kafka, monkeypatch):
+    """Each broker's first InitProducerId on a new cluster may answer
+    COORDINATOR_LOAD_IN_PROGRESS (its block of producer ids is on the way): retried."""
+    import uuid
+
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", real_kafka.bootstrap_servers)
+    topic = f"resend-{uuid.uuid4().hex[:8]}"
+    labs.fresh_topic(topic, partitions=3, replication_factor=3)
+    assert {p["leader"] for p in labs.partitions_table(topic)} == {1, 2, 3}
+    for partition in range(3):
+        twice = labs.resend_batch(topic, partition, [b"a", b"b"], idempotent=True)
+        assert twice[0] == twice[1] == 0
+        assert labs.resend_batch(topic, partition, [b"c"], idempotent=False) == [2, 3]
