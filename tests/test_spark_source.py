@@ -644,6 +644,22 @@ def test_session_jars_fetch_the_connector_when_the_jvm_one_is_asked_for(tmp_path
         connector.session_jars()
 
 
+@pytest.mark.real_kafka
+@pytest.mark.timeout(600)
+def test_the_fetched_connector_is_what_packages_adds_to_spark():
+    """From Maven (once): the connector at pyspark's version and the three jars Spark lacks;
+    no SLF4J binding, none of Kafka's broker jars (those are kafka_libs', for the nodes)."""
+    from minikafka.realkafka import jars
+
+    libs = jars.fetch_spark()
+    assert libs == jars.spark_libs() and libs.parent != jars.kafka_libs().parent
+    assert sorted(jars.artifact_of(p.name) for p in libs.glob("*.jar")) == [
+        "commons-pool2", "kafka-clients", "spark-sql-kafka-0-10_2.13",
+        "spark-token-provider-kafka-0-10_2.13"]
+    assert (libs / f"spark-sql-kafka-0-10_2.13-{jars.pyspark_version()}.jar").exists()
+    assert any(jar.parent == libs for jar in connector_jars())
+
+
 def test_fetched_connector_leaves_out_what_spark_ships(tmp_path, monkeypatch):
     from minikafka.realkafka import jars
 
