@@ -3,7 +3,8 @@
 #
 #   ./setup.sh               install what is missing, then open the first lesson
 #   ./setup.sh --no-launch   install only (also: MINIKAFKA_NO_LAUNCH=1, or CI=true)
-#   ./setup.sh --real-kafka  also fetch Apache Kafka's jars (Maven) for `minikafka kafka up`
+#   ./setup.sh --real-kafka  also fetch Apache Kafka's jars and Spark's Kafka connector from
+#                            Maven Central (installs Maven if needed), for `minikafka kafka up`
 #
 # Safe to run again: system packages are installed only when missing, and the
 # Python environment (.venv/) is reinstalled only when pyproject.toml changed.
@@ -20,7 +21,7 @@ REAL_KAFKA=0
 [[ "${CI:-}" == "true" ]] && LAUNCH=0
 
 usage() {
-    sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 for arg in "$@"; do
@@ -200,18 +201,16 @@ fi
     || warn "could not install the course's JupyterLab settings (JupyterLab may ask about news)"
 say "ready: .venv is set up"
 
-# ---------------------------------------------------------------- real Apache Kafka
-# Kafka's jars come from Maven Central (runtime scope, cached in .cache/; a second run
-# fetches nothing). Without Maven or the network the course still works on minikafka.
+# ---------------------------------------------------------------- real Apache Kafka (optional)
+# Kafka's jars (for `minikafka kafka up`) and Spark's Kafka connector (format("kafka")),
+# fetched once into .cache/ by Maven; a second run fetches nothing.
 if [[ "$REAL_KAFKA" == "1" ]]; then
-    if ! command -v mvn >/dev/null 2>&1; then
-        apt_install maven || warn "Maven is needed once to fetch Kafka's jars"
-    fi
-    if "$VENV/bin/minikafka" kafka fetch; then
-        echo "Start real Kafka (three nodes on localhost:9092-9094): .venv/bin/minikafka kafka up"
-    else
-        die "could not fetch Apache Kafka's jars (above); the lessons and labs still work on minikafka, or use Docker (docker/README.md)"
-    fi
+    command -v mvn >/dev/null 2>&1 || apt_install maven \
+        || die "Maven is needed to fetch Apache Kafka's jars (Debian/Ubuntu: apt install maven; macOS: brew install maven)"
+    say "fetching Apache Kafka's jars and Spark's Kafka connector from Maven Central (once)"
+    "$VENV/bin/minikafka" kafka fetch \
+        || die "could not fetch from Maven Central (see above); the course works without it"
+    echo "Start real Kafka with: .venv/bin/minikafka kafka up   (labs/README.md)"
 fi
 
 # ---------------------------------------------------------------- launch

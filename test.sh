@@ -6,7 +6,8 @@
 #
 # Besides the course's own set-up, the tests use Debian's graphviz (dot), kcat
 # (wire-protocol interop with librdkafka) and chromium (browser tests, driven by
-# Playwright at /usr/bin/chromium; `playwright install` is never used).
+# Playwright at /usr/bin/chromium; `playwright install` is never used), and Maven, which
+# fetches Apache Kafka's jars and Spark's Kafka connector for the tests marked real_kafka.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -52,10 +53,10 @@ fi
 # ---------------------------------------------------------------- real Apache Kafka
 # The real_kafka tests start Kafka's three nodes themselves from these jars (cached in
 # .cache/, fetched from Maven Central the first time).
-say "fetching Apache Kafka's jars (once)"
+say "fetching Apache Kafka's jars and Spark's Kafka connector (once)"
 if ! "$ROOT/.venv/bin/minikafka" kafka fetch; then
     if [[ "${CI:-}" == "true" ]]; then
-        echo "error: could not fetch Kafka's jars; the real_kafka tests need them" >&2
+        echo "error: could not fetch Kafka's jars or Spark's connector; the real_kafka tests need them" >&2
         exit 1
     fi
     warn "no Kafka jars: the real_kafka tests will fail; run ./test.sh -m 'not real_kafka' offline"

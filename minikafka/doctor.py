@@ -9,8 +9,11 @@ something is wrong, the commands that fix it:
                            every API the labs use
     Java                   a Java 17+ runtime for Spark
     PySpark                pyspark 4 and pyarrow importable
-    Spark Kafka source     the JVM connector (a matching spark-sql-kafka jar) or
-                           minikafka's Python source, and Spark's Python workers can import it
+    Spark Kafka source     the JVM connector (a matching spark-sql-kafka jar, in Spark's jars/
+                           or fetched from Maven) or minikafka's Python source, and Spark's
+                           Python workers can import it
+    real Kafka             Apache Kafka's jars for `minikafka kafka up` (the native cluster),
+                           and if they are missing how to get real Kafka (Maven or Docker)
 """
 from __future__ import annotations
 
@@ -32,7 +35,8 @@ ENV = "KAFKA_BOOTSTRAP_SERVERS"
 MIN_JAVA = 17
 
 _START_A_BROKER = ("start one: `minikafka serve` (3 brokers on localhost:9092-9094) in another "
-                   "terminal, or `docker compose -f docker/compose.yaml up -d`")
+                   "terminal, real Apache Kafka with `minikafka kafka up` (after ./setup.sh "
+                   "--real-kafka), or `docker compose -f docker/compose.yaml up -d`")
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,7 @@ def check_all(bootstrap: str | None = None, timeout_s: float = 5.0) -> list[Chec
     else:
         checks += [Check("advertised listeners", "skip", "no broker to ask"),
                    Check("versions", "skip", "no broker to ask")]
-    return checks + [check_java(), check_pyspark(), check_spark_source()]
+    return checks + [check_java(), check_pyspark(), check_spark_source(), check_real_kafka()]
 
 
 # -- brokers ----------------------------------------------------------------------------------
@@ -230,7 +234,7 @@ def check_java() -> Check:
 
 
 def check_pyspark() -> Check:
-    fix = "pip install -e . from the repository root (it installs pyspark[sql] 4.3 and pyarrow)"
+    fix = "pip install -e . from the repository root (it installs pyspark[sql] 4.2 and pyarrow)"
     try:
         version = metadata.version("pyspark")
     except metadata.PackageNotFoundError:
@@ -247,7 +251,7 @@ def check_pyspark() -> Check:
 
 def check_spark_source() -> Check:
     from .spark.connector import ENV as SOURCE_ENV
-    from .spark.connector import PYTHON_FORMAT, connector_jars
+    from .spark.connector import PYTHON_FORMAT, connector_jars, fetched_connector
 
     try:
         spark_version = metadata.version("pyspark")
@@ -265,11 +269,17 @@ def check_spark_source() -> Check:
                      f"{spark_version}.jar (and its dependencies); in Docker rebuild the image: "
                      "docker compose -f docker/compose.yaml build --no-cache jupyter")
     if (matching and forced != "python") or forced == "jvm":
-        detail = (f'format("kafka"): the JVM connector {matching[0].name}' if matching
-                  else f'format("kafka") forced by {SOURCE_ENV}=jvm, but no connector jar found')
-        return Check("Spark Kafka source", "ok" if matching else "fail", detail,
-                     "" if matching else f"unset {SOURCE_ENV}, or add the connector "
-                     "(docker/README.md, 'Failed to find data source: kafka')")
+        if not matching:
+            return Check("Spark Kafka source", "fail", f'format("kafka") forced by '
+                         f"{SOURCE_ENV}=jvm, but Spark's connector is not there",
+                         f"fetch it: `minikafka kafka fetch` (needs Maven; ./setup.sh "
+                         f"--real-kafka installs Maven and fetches it), or unset {SOURCE_ENV}")
+        fetched = fetched_connector()
+        where = (f"fetched from Maven into {fetched}, put on spark.jars by spark_session()"
+                 if fetched is not None and matching[0].parent == fetched
+                 else f"in {matching[0].parent}")
+        return Check("Spark Kafka source", "ok",
+                     f"format(\"kafka\"): Spark's JVM connector {matching[0].name} ({where})")
     worker = os.environ.get("PYSPARK_PYTHON")
     if worker and Path(worker).resolve() != Path(sys.executable).resolve():
         try:
@@ -284,10 +294,39 @@ def check_spark_source() -> Check:
                          "import minikafka: every read would fail on the workers",
                          f"unset PYSPARK_PYTHON (the labs then use {sys.executable}), or "
                          "install the course into that Python")
-    why = f"{SOURCE_ENV}=python" if forced == "python" else "no spark-sql-kafka jar on the classpath"
+    why = (f"{SOURCE_ENV}=python" if forced == "python" else
+           "Spark's connector is not fetched; `minikafka kafka fetch` (needs Maven) gets it")
     return Check("Spark Kafka source", "ok",
                  f'format("{PYTHON_FORMAT}"): minikafka\'s Python source ({why}); '
                  "minikafka.spark.kafka_format(spark) picks it for the labs")
+
+
+def check_real_kafka() -> Check:
+    """Real Apache Kafka without Docker: its jars fetched, and the native cluster if it runs."""
+    from .labs import DATA_DIR_ENV
+    from .realkafka import KAFKA_VERSION
+    from .realkafka.jars import STAMP, kafka_libs
+    from .realkafka.nodes import NativeKafka
+
+    cluster = NativeKafka(os.environ.get(DATA_DIR_ENV) or None)
+    running = [n.node_id for n in cluster.status() if n.running]
+    if running:
+        return Check("real Kafka", "ok",
+                     f"Apache Kafka {KAFKA_VERSION} runs natively (nodes {running}, data in "
+                     f"{cluster.data_dir}): {ENV}={cluster.bootstrap_servers} points the labs "
+                     "at it")
+    if (kafka_libs().parent / STAMP).exists():
+        return Check("real Kafka", "ok",
+                     f"Apache Kafka {KAFKA_VERSION}'s jars are fetched; `minikafka kafka up` "
+                     "starts three nodes on localhost:9092-9094")
+    maven = "" if shutil.which("mvn") else " (Maven is not installed: it installs it)"
+    return Check("real Kafka", "warn",
+                 f"Apache Kafka {KAFKA_VERSION} is not fetched: the labs run on minikafka, which "
+                 "is fine; to try them on the real thing, get it",
+                 f"without Docker: ./setup.sh --real-kafka{maven} fetches Kafka's jars and "
+                 "Spark's connector from Maven Central, then `minikafka kafka up` and "
+                 f"{ENV}={DEFAULT_BOOTSTRAP}; with Docker: docker compose -f "
+                 "docker/compose.yaml up -d")
 
 
 def _scala() -> str:

@@ -10,6 +10,11 @@ otherwise, serving real Kafka clients (kafka-python, Spark, kcat) in the backgro
 until the process ends. `embedded_cluster()` gives that Cluster, to stop a broker or
 look inside; it is None when the labs run against another cluster.
 
+When KAFKA_BOOTSTRAP_SERVERS names the ports of the native Apache Kafka cluster that
+`minikafka kafka up` started on this machine (its data directory: MINIKAFKA_KAFKA_DATA_DIR,
+else that command's default), `native_cluster()` gives it, and lab 4 stops, kills and
+starts its nodes as `minikafka kafka stop|kill|start N` does. On Docker it asks you to.
+
 The data generators are seeded: the same call gives the same bytes everywhere, so a
 lab's numbers can be checked.
 """
@@ -38,16 +43,19 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from .cluster import Cluster
+    from .realkafka.nodes import NativeKafka
     from .wire.serve import ClusterServer
 
 __all__ = ["CHECK_MARK", "CUSTOMERS_ROWS", "TruckPosition", "bars", "bootstrap_servers",
            "checked", "cli", "crash_broker", "customer_rows", "drop_topics", "embedded_cluster",
-           "embedded_server", "fresh_topic", "lines", "live_brokers", "parse_table", "partitions_table",
+           "embedded_server", "fresh_topic", "lines", "live_brokers", "native_cluster", "parse_table",
+           "partitions_table",
            "resend_batch", "spark_session", "start_broker", "stop_broker", "topic_bytes",
            "truck_positions",
            "work_dir", "write_customers_csv"]
 
 ENV = "KAFKA_BOOTSTRAP_SERVERS"
+DATA_DIR_ENV = "MINIKAFKA_KAFKA_DATA_DIR"  # where `minikafka kafka up --data-dir` put the nodes
 EMBEDDED_PORT = 9092  # brokers 1-3 on 9092, 9093, 9094, like the Docker cluster
 # Like the Docker cluster: three replicas unless a topic asks for fewer.
 EMBEDDED_BROKER_CONFIG = {"default.replication.factor": 3, "num.partitions": 3}
@@ -86,6 +94,25 @@ def embedded_cluster() -> Cluster | None:
     if os.environ.get(ENV, "").strip():
         return None
     return embedded_server().cluster
+
+
+def native_cluster() -> NativeKafka | None:
+    """The native Apache Kafka cluster (`minikafka kafka up`) when the labs run on it, else None."""
+    configured = os.environ.get(ENV, "").strip()
+    if not configured:
+        return None
+    from .realkafka.nodes import NODE_IDS, NativeKafka
+
+    cluster = NativeKafka(os.environ.get(DATA_DIR_ENV) or None)
+    if not (cluster.data_dir / "cluster.json").exists():
+        return None
+    ports = set()
+    for server in configured.split(","):
+        host, _, port = server.strip().rpartition(":")
+        if host.strip("[]") not in ("localhost", "127.0.0.1", "::1") or not port.isdigit():
+            return None  # another machine's (or a container's) cluster
+        ports.add(int(port))
+    return cluster if ports <= {cluster.client_port(n) for n in NODE_IDS} else None
 
 
 def drop_topics(*names: str, timeout_s: float = 60) -> None:
@@ -199,23 +226,26 @@ def live_brokers() -> list[int]:
 
 
 def stop_broker(broker_id: int, *, timeout_s: float = 300) -> None:
-    """Stop a broker: the embedded cluster does it here; with Docker, say the command to
-    run on the laptop and wait until the cluster no longer lists the broker."""
+    """Stop a broker cleanly: the embedded cluster does it here, the native cluster as
+    `minikafka kafka stop N`; with Docker, say the command to run on the laptop. Then
+    wait until the cluster no longer lists the broker."""
     _broker_change(broker_id, running=False, timeout_s=timeout_s)
 
 
 def start_broker(broker_id: int, *, timeout_s: float = 300) -> None:
-    """Start a stopped broker again (embedded), or ask for `docker compose start`."""
+    """Start a stopped broker again (embedded, `minikafka kafka start N`, or ask for
+    `docker compose start`)."""
     _broker_change(broker_id, running=True, timeout_s=timeout_s)
 
 
 def crash_broker(broker_id: int, *, timeout_s: float = 300) -> None:
-    """Kill a broker without a clean shutdown (a power cut; `docker compose kill`)."""
+    """Kill a broker without a clean shutdown (a power cut; `minikafka kafka kill N`
+    sends SIGKILL; `docker compose kill`)."""
     _broker_change(broker_id, running=False, timeout_s=timeout_s, crash=True)
 
 
 _DONE = {"stop": "stopped", "start": "started", "crash": "crashed"}
-_DOCKER = {"stop": "stop", "start": "start", "crash": "kill"}
+_DOCKER = {"stop": "stop", "start": "start", "crash": "kill"}  # also `minikafka kafka`'s
 
 
 def _broker_change(broker_id: int, *, running: bool, timeout_s: float,
@@ -226,6 +256,12 @@ def _broker_change(broker_id: int, *, running: bool, timeout_s: float,
         with cluster.lock:
             getattr(cluster, f"{verb}_broker")(broker_id)
         print(f"broker {broker_id} {_DONE[verb]} (embedded cluster)")
+    elif (native := native_cluster()) is not None:
+        action = _DOCKER[verb]
+        where = f" --data-dir {native.data_dir}" if os.environ.get(DATA_DIR_ENV) else ""
+        print(f"$ minikafka kafka {action} {broker_id}{where}")
+        getattr(native, action)(broker_id)
+        print(f"broker {broker_id} {_DONE[verb]} (Apache Kafka, native)")
     else:
         print(f"In a terminal on your laptop, run:\n\n    docker compose -f docker/compose.yaml "
               f"{_DOCKER[verb]} kafka-{broker_id}\n\nWaiting for the cluster to see it ...")
@@ -244,7 +280,7 @@ def resend_batch(topic: str, partition: int, values: list[bytes], *, idempotent:
     With idempotence the batch carries a producer id and sequence number (from
     InitProducerId) and the broker recognises the retry as a duplicate."""
     from kafka.net.compat import KafkaNetClient
-    from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
+    from kafka.protocol.producer import ProduceRequest
     from kafka.record.default_records import DefaultRecordBatchBuilder
     from kafka.structs import TopicPartition
 
@@ -256,10 +292,8 @@ def resend_batch(topic: str, partition: int, values: list[bytes], *, idempotent:
         leader = client.cluster.leader_for_partition(TopicPartition(topic, partition))
         pid = epoch = sequence = -1
         if idempotent:
-            answer = client.send_and_receive(leader, InitProducerIdRequest(
-                transactional_id=None, transaction_timeout_ms=60_000, producer_id=-1,
-                producer_epoch=-1))
-            pid, epoch, sequence = answer.producer_id, answer.producer_epoch, 0
+            pid, epoch = _init_producer_id(client, leader)
+            sequence = 0
         builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
                                             producer_id=pid, producer_epoch=epoch,
                                             base_sequence=sequence, batch_size=1 << 20)
@@ -284,6 +318,26 @@ def resend_batch(topic: str, partition: int, values: list[bytes], *, idempotent:
         return offsets
     finally:
         client.close()
+
+
+def _init_producer_id(client: Any, node: int, *, timeout_s: float = 30) -> tuple[int, int]:
+    """A producer id and epoch from InitProducerId, retried as producers do: a Kafka broker
+    answers COORDINATOR_LOAD_IN_PROGRESS until its first block of ids has arrived from
+    the controller (on a new cluster, the first idempotent producer it serves)."""
+    from kafka.errors import NoError, for_code
+    from kafka.protocol.producer import InitProducerIdRequest
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = client.send_and_receive(node, InitProducerIdRequest(
+            transactional_id=None, transaction_timeout_ms=60_000, producer_id=-1,
+            producer_epoch=-1))
+        error = for_code(answer.error_code)
+        if error is NoError:
+            return answer.producer_id, answer.producer_epoch
+        if not error.retriable or time.monotonic() > deadline:
+            raise error("InitProducerId")
+        time.sleep(0.1)
 
 
 def parse_table(output: str) -> list[dict[str, str]]:
@@ -397,7 +451,8 @@ def spark_session(app_name: str = "kafka-lab", *, cores: int = 2, ui: bool | Non
     Docker, Spark binds to 127.0.0.1 only. ui=None keeps Spark's web UI on unless
     MINIKAFKA_SPARK_UI=0 (the tests turn it off). small_jobs keeps the JVM on its first JIT
     tier, which compiles sooner: the labs' jobs are over before the optimising tier pays
-    off (pass False for long or heavy jobs)."""
+    off (pass False for long or heavy jobs). Spark's Kafka connector, when `minikafka kafka
+    fetch` has fetched it, goes on spark.jars (minikafka.spark.connector.session_jars)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if not os.environ.get(ENV):
@@ -414,6 +469,10 @@ def spark_session(app_name: str = "kafka-lab", *, cores: int = 2, ui: bool | Non
                .config("spark.ui.showConsoleProgress", "true"))
     if small_jobs:
         builder = builder.config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+    from .spark.connector import session_jars
+
+    if jars := session_jars():
+        builder = builder.config("spark.jars", ",".join(str(j) for j in jars))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

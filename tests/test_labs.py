@@ -1,12 +1,20 @@
-"""The labs: each notebook runs top to bottom against the embedded server and reaches its results.
+"""The labs: each notebook runs top to bottom, on minikafka and on real Apache Kafka, and reaches its results.
 
 Every lab ends with a cell tagged ``check`` that asserts what the lab shows (counts per
 partition add up to 12,434, each report archived once across a restart, no duplicates and
 no gaps after a kill, ...) and prints those outcomes on one line
-(``minikafka.labs.checked``). The tests run each notebook in a fresh kernel, with
-KAFKA_BOOTSTRAP_SERVERS unset (so it starts minikafka's 3-broker server on loopback),
-scratch files in a temporary directory and Spark's UI off, then read that line back and
-assert the outcomes again from outside, so a check cell that stopped checking is caught.
+(``minikafka.labs.checked``). The tests run each notebook in a fresh kernel, scratch files
+in a temporary directory and Spark's UI off, then read that line back and assert the
+outcomes again from outside, so a check cell that stopped checking is caught. Each lab runs
+on two targets:
+
+- minikafka: KAFKA_BOOTSTRAP_SERVERS unset, so the lab starts minikafka's 3-broker server
+  on loopback (what `minikafka serve` runs);
+- real Kafka (marked real_kafka): the session's native Apache Kafka cluster
+  (tests/conftest.py), lab 4 stopping, killing and starting its nodes.
+
+The Spark labs read with Spark's own connector (`format("kafka")`, fetched from Maven: marked
+real_kafka) on both targets, and with the Python source on minikafka (offline).
 The structure tests read the notebooks without running them; the last tests cover the
 helpers in ``minikafka.labs``.
 """
@@ -30,10 +38,23 @@ NAMES = [p.stem for p in LABS]
 SPARK_LABS = {"05-spark-streaming", "06-spark-batch-customers"}
 
 
-def run_and_check(path: Path, tmp_path: Path, monkeypatch, timeout: int) -> None:
-    """Run the lab against a fresh embedded server, then check its charts and its outcomes."""
-    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
-    monkeypatch.delenv("MINIKAFKA_SPARK_SOURCE", raising=False)
+SOURCE_FORMAT = {"jvm": "kafka", "python": "kafka-python"}  # MINIKAFKA_SPARK_SOURCE -> format
+
+
+def run_and_check(path: Path, tmp_path: Path, monkeypatch, timeout: int, *, cluster=None,
+                  spark_source: str | None = None) -> nbformat.NotebookNode:
+    """Run the lab against a fresh embedded server, or against `cluster` (a NativeKafka),
+    then check its charts and its outcomes."""
+    if cluster is None:
+        monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+        monkeypatch.delenv(labs.DATA_DIR_ENV, raising=False)
+    else:
+        monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", cluster.bootstrap_servers)
+        monkeypatch.setenv(labs.DATA_DIR_ENV, str(cluster.data_dir))
+    if spark_source:
+        monkeypatch.setenv("MINIKAFKA_SPARK_SOURCE", spark_source)
+    else:
+        monkeypatch.delenv("MINIKAFKA_SPARK_SOURCE", raising=False)
     monkeypatch.setenv("MINIKAFKA_LAB_DIR", str(tmp_path))
     monkeypatch.setenv("MINIKAFKA_SPARK_UI", "0")
     nb = execute_notebook(path, timeout)
@@ -41,6 +62,14 @@ def run_and_check(path: Path, tmp_path: Path, monkeypatch, timeout: int) -> None
     outcomes = outcomes_of(nb, labs.CHECK_MARK)
     assert outcomes["lab"] == path.stem[:2]
     EXPECT[path.stem[:2]](outcomes)
+    if spark_source:
+        assert outcomes["source"] == SOURCE_FORMAT[spark_source]
+    return nb
+
+
+def printed(nb: nbformat.NotebookNode) -> str:
+    return "".join(out.get("text", "") for cell in nb.cells if cell.cell_type == "code"
+                   for out in cell.get("outputs", []) if out.get("output_type") == "stream")
 
 
 def assert_charts_drawn(nb: nbformat.NotebookNode) -> None:
@@ -79,12 +108,11 @@ def expect_04(o: dict) -> None:
 
 def expect_05(o: dict) -> None:
     assert o["archived"] == o["distinct"] == 1200 and o["windows"] == 30
-    assert o["source"] == "kafka-python"
 
 
 def expect_06(o: dict) -> None:
     assert o["total"] == 12_434 == sum(o["per_partition"].values())
-    assert len(o["per_partition"]) == 3 and o["source"] == "kafka-python"
+    assert len(o["per_partition"]) == 3
 
 
 def expect_07(o: dict) -> None:
@@ -96,23 +124,56 @@ EXPECT = {name[:2]: globals()[f"expect_{name[:2]}"] for name in NAMES}
 
 # -- running them ------------------------------------------------------------------------------
 
+PLAIN_LABS = [p for p in LABS if p.stem not in SPARK_LABS]
+SPARK_PATHS = [p for p in LABS if p.stem in SPARK_LABS]
+
+
 @pytest.mark.notebook
 @pytest.mark.slow
 @pytest.mark.timeout(400)
-@pytest.mark.parametrize("path", [p for p in LABS if p.stem not in SPARK_LABS],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", PLAIN_LABS, ids=lambda p: p.stem)
 def test_lab_runs_and_reaches_its_results(path, tmp_path, monkeypatch):
     run_and_check(path, tmp_path, monkeypatch, timeout=240)
+
+
+@pytest.mark.notebook
+@pytest.mark.real_kafka
+@pytest.mark.slow
+@pytest.mark.timeout(500)
+@pytest.mark.parametrize("path", PLAIN_LABS, ids=lambda p: p.stem)
+def test_lab_runs_on_real_kafka(path, tmp_path, monkeypatch, real_kafka):
+    nb = run_and_check(path, tmp_path, monkeypatch, timeout=300, cluster=real_kafka)
+    if path.stem.startswith("04"):  # the nodes themselves were stopped, killed and started
+        out = printed(nb)
+        for action, done in (("stop 2", "broker 2 stopped"), ("kill 3", "broker 3 crashed"),
+                             ("start 3", "broker 3 started")):
+            assert f"$ minikafka kafka {action} --data-dir {real_kafka.data_dir}" in out
+            assert f"{done} (Apache Kafka, native)" in out
+        assert [s.running for s in real_kafka.status()] == [True] * 3
 
 
 @pytest.mark.notebook
 @pytest.mark.spark
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("path", [p for p in LABS if p.stem in SPARK_LABS], ids=lambda p: p.stem)
-def test_spark_lab_runs_and_reaches_its_results(path, tmp_path, monkeypatch):
-    run_and_check(path, tmp_path, monkeypatch, timeout=480)
+@pytest.mark.parametrize("source", ["python", pytest.param("jvm", marks=pytest.mark.real_kafka)])
+@pytest.mark.parametrize("path", SPARK_PATHS, ids=lambda p: p.stem)
+def test_spark_lab_runs_and_reaches_its_results(path, source, tmp_path, monkeypatch):
+    """On minikafka's server: Spark's JVM connector (its Java Kafka client against
+    minikafka's wire protocol) and the Python source."""
+    run_and_check(path, tmp_path, monkeypatch, timeout=480, spark_source=source)
     assert not list(LABS_DIR.glob("spark-warehouse")) and not list(LABS_DIR.glob("metastore_db"))
+
+
+@pytest.mark.notebook
+@pytest.mark.spark
+@pytest.mark.real_kafka
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("path", SPARK_PATHS, ids=lambda p: p.stem)
+def test_spark_lab_runs_on_real_kafka(path, tmp_path, monkeypatch, real_kafka):
+    run_and_check(path, tmp_path, monkeypatch, timeout=480, cluster=real_kafka,
+                  spark_source="jvm")
 
 
 # -- their structure ---------------------------------------------------------------------------
@@ -147,6 +208,9 @@ def test_spark_labs_pick_their_source_with_kafka_format():
         source = "\n".join(c.source for c in nbformat.read(LABS_DIR / f"{name}.ipynb",
                                                            as_version=4).cells)
         assert "kafka_format(spark)" in source and '.format("kafka")' not in source
+        assert "spark-sql-kafka-0-10" in source  # the text says which connector it is
+    lab6 = nbformat.read(LABS_DIR / "06-spark-batch-customers.ipynb", as_version=4)
+    assert any('get("spark.jars"' in c.source for c in lab6.cells if c.cell_type == "code")
 
 
 # -- the helpers -------------------------------------------------------------------------------
@@ -248,3 +312,46 @@ def test_work_dir_is_fresh_and_under_the_chosen_root(tmp_path, monkeypatch):
     (first / "old").write_text("x")
     assert labs.work_dir("lab9", fresh=False) == first and (first / "old").exists()
     assert labs.work_dir("lab9") == tmp_path / "lab9" and not (first / "old").exists()
+
+
+def test_native_cluster_is_found_by_its_client_ports(tmp_path, monkeypatch):
+    from minikafka.realkafka.nodes import NativeKafka
+
+    NativeKafka(tmp_path, port=9392)._write_configs()  # what `minikafka kafka up` leaves
+    monkeypatch.setenv(labs.DATA_DIR_ENV, str(tmp_path))
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    assert labs.native_cluster() is None  # the embedded server
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "localhost:9392,127.0.0.1:9394")
+    found = labs.native_cluster()
+    assert found is not None and found.data_dir == tmp_path and found.port == 9392
+    for elsewhere in ("localhost:9092,localhost:9093", "kafka-1:19092,kafka-2:19092",
+                      "localhost:9392,otherhost:9393"):
+        monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", elsewhere)
+        assert labs.native_cluster() is None, elsewhere
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "localhost:9392")
+    monkeypatch.setenv(labs.DATA_DIR_ENV, str(tmp_path / "nothing-here"))
+    assert labs.native_cluster() is None
+
+
+def test_broker_changes_on_docker_print_the_compose_command(monkeypatch, capsys):
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "kafka-1:19092,kafka-2:19092")
+    monkeypatch.setattr(labs, "live_brokers", lambda: [1, 3])
+    labs.stop_broker(2, timeout_s=5)
+    assert "docker compose -f docker/compose.yaml stop kafka-2" in capsys.readouterr().out
+
+
+@pytest.mark.real_kafka
+@pytest.mark.timeout(300)
+def test_resend_batch_on_real_kafka_is_deduplicated_by_every_leader(real_kafka, monkeypatch):
+    """Each broker's first InitProducerId on a new cluster may answer
+    COORDINATOR_LOAD_IN_PROGRESS (its block of producer ids is on the way): retried."""
+    import uuid
+
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", real_kafka.bootstrap_servers)
+    topic = f"resend-{uuid.uuid4().hex[:8]}"
+    labs.fresh_topic(topic, partitions=3, replication_factor=3)
+    assert {p["leader"] for p in labs.partitions_table(topic)} == {1, 2, 3}
+    for partition in range(3):
+        twice = labs.resend_batch(topic, partition, [b"a", b"b"], idempotent=True)
+        assert twice[0] == twice[1] == 0
+        assert labs.resend_batch(topic, partition, [b"c"], idempotent=False) == [2, 3]

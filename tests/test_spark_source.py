@@ -1,11 +1,14 @@
-"""The Python Spark Kafka source (minikafka.spark).
+"""Spark's Kafka sources: the Python one (minikafka.spark) and Spark's own JVM connector.
 
 Without Spark: option parsing, offset JSON, planning (Spark's rate limit, range
-calculator and data-loss rules) against a fake cluster, and the record decoder
-against kafka-python's own decoder. With Spark (one session for the module, local[2],
-against minikafka's server on free loopback ports): batch reads, offsets JSON,
-minPartitions, streaming with maxOffsetsPerTrigger and a restart from the checkpoint,
-failOnDataLoss both ways, read_committed, headers, and choosing the source.
+calculator and data-loss rules) against a fake cluster, the record decoder against
+kafka-python's own decoder, and which jars a session gets for the JVM connector. With Spark
+(one session for the module, local[2], against minikafka's server on free loopback ports),
+the same reads through both sources, `kafka-python` and Spark's `format("kafka")` (fetched
+from Maven, so marked real_kafka; it reads with Kafka's Java client, a test of minikafka's
+wire protocol): batch reads, offsets JSON, minPartitions, streaming with
+maxOffsetsPerTrigger and a restart from the checkpoint, failOnDataLoss both ways,
+read_committed, headers, and choosing the source.
 """
 from __future__ import annotations
 
@@ -396,12 +399,23 @@ def test_decoder_headers_take_the_slow_road_with_the_same_rows():
 
 # --------------------------------------------------------------------------- with Spark
 
-@pytest.fixture(scope="module")
-def server():
+def serve():
     from minikafka.cluster import Cluster
 
     cluster = Cluster(brokers=3, seed=11, broker_config={"default.replication.factor": 3})
-    with cluster.serve(port=0) as served:
+    return cluster.serve(port=0)
+
+
+@pytest.fixture(scope="module")
+def plain_server():
+    with serve() as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def server(fmt):
+    """A fresh server for each source: both read the same topics from scratch."""
+    with serve() as served:
         yield served
 
 
@@ -414,9 +428,15 @@ def spark():
     session.stop()
 
 
-@pytest.fixture(scope="module")
-def fmt(spark):
-    return kafka_format(spark)
+@pytest.fixture(scope="module", params=["python", pytest.param("jvm", marks=pytest.mark.real_kafka)])
+def fmt(request, spark):
+    """The format each Spark test reads with: the Python source, then Spark's connector."""
+    if request.param == "jvm" and not jvm_connector_loaded(spark):
+        pytest.fail("Spark's Kafka connector is not on the session's classpath: "
+                    "`minikafka kafka fetch` fetches it")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("MINIKAFKA_SPARK_SOURCE", request.param)
+        return kafka_format(spark)
 
 
 def produce(server, topic: str, partitions: int, records: list[tuple[bytes, bytes]],
@@ -452,7 +472,7 @@ def reader(spark, fmt, server, **options):
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_batch_read_returns_every_record_with_the_kafka_schema(spark, fmt, server):
-    assert fmt == PYTHON_FORMAT and connector_jars() == []  # no JVM connector here
+    assert fmt in (PYTHON_FORMAT, "kafka")
     records = [(b"truck-%d" % (i % 5), b"position %d" % i) for i in range(300)]
     sent = produce(server, "orders", 3, records)
     df = reader(spark, fmt, server, subscribe="orders")
@@ -570,13 +590,17 @@ def test_read_committed_hides_aborted_transactions_and_headers_come_along(spark,
 def test_kafka_format_names_the_jvm_connector_when_told(spark, monkeypatch):
     monkeypatch.setenv("MINIKAFKA_SPARK_SOURCE", "jvm")
     assert kafka_format(spark) == "kafka"
-    with pytest.raises(Exception, match="KAFKA_DATA_SOURCE_NOT_ENABLED|Failed to find data source"):
-        spark.read.format("kafka").option("kafka.bootstrap.servers", "x").option(
-            "subscribe", "y").load()
     monkeypatch.setenv("MINIKAFKA_SPARK_SOURCE", "python")
     assert kafka_format(spark) == PYTHON_FORMAT
     monkeypatch.setenv("MINIKAFKA_SPARK_SOURCE", "auto")
-    assert not jvm_connector_loaded(spark)  # no spark-sql-kafka here
+    # auto: the connector when its class loads in the session's JVM (spark_session puts a
+    # fetched connector on spark.jars), else the Python source.
+    assert kafka_format(spark) == ("kafka" if jvm_connector_loaded(spark) else PYTHON_FORMAT)
+    assert jvm_connector_loaded(spark) == any(
+        "spark-sql-kafka-0-10" in jar for jar in spark.sparkContext.getConf().get(
+            "spark.jars", "").split(","))
+    monkeypatch.setattr(connector, "CONNECTOR_CLASS", "org.example.NoSuchProvider")
+    assert not jvm_connector_loaded(spark) and kafka_format(spark) == PYTHON_FORMAT
     monkeypatch.setattr(connector, "CONNECTOR_CLASS", "org.apache.spark.sql.SparkSession")
     assert jvm_connector_loaded(spark) and kafka_format(spark) == "kafka"  # a class that loads
     monkeypatch.setenv("MINIKAFKA_SPARK_SOURCE", "nonsense")
@@ -584,10 +608,87 @@ def test_kafka_format_names_the_jvm_connector_when_told(spark, monkeypatch):
         kafka_format(spark)
 
 
+def test_session_jars_are_the_fetched_connector_unless_spark_has_one(tmp_path, monkeypatch):
+    from minikafka.realkafka import jars
+
+    monkeypatch.setenv("MINIKAFKA_CACHE", str(tmp_path / "cache"))
+    spark_jars = tmp_path / "pyspark-jars"
+    spark_jars.mkdir()
+    monkeypatch.setattr(jars, "pyspark_jars", lambda: spark_jars)
+    monkeypatch.delenv("MINIKAFKA_SPARK_SOURCE", raising=False)
+    assert connector.session_jars() == []  # nothing fetched: the Python source will read
+    libs = jars.spark_libs()
+    libs.mkdir(parents=True)
+    names = [f"spark-sql-kafka-0-10_2.13-{jars.pyspark_version()}.jar", "kafka-clients-3.9.2.jar"]
+    for name in names:
+        (libs / name).write_bytes(b"")
+    assert connector.session_jars() == []  # a fetch without its stamp is unfinished
+    (libs.parent / jars.STAMP).write_text("\n".join(names))
+    assert [p.name for p in connector.session_jars()] == sorted(names)
+    assert connector.fetched_connector() == libs and libs / names[0] in connector_jars()
+    monkeypatch.setenv("MINIKAFKA_SPARK_SOURCE", "python")
+    assert connector.session_jars() == []
+    monkeypatch.setenv("MINIKAFKA_SPARK_SOURCE", "auto")
+    (spark_jars / names[0]).write_bytes(b"")  # the Docker image: Spark's jars/ has it
+    assert connector.session_jars() == []
+
+
+def test_session_jars_fetch_the_connector_when_the_jvm_one_is_asked_for(tmp_path, monkeypatch):
+    from minikafka.realkafka import jars
+
+    monkeypatch.setenv("MINIKAFKA_CACHE", str(tmp_path))
+    monkeypatch.setattr(jars, "pyspark_jars", lambda: None)
+    monkeypatch.setenv("MINIKAFKA_SPARK_SOURCE", "jvm")
+    monkeypatch.setattr(jars.shutil, "which", lambda name: None)  # no Maven here
+    with pytest.raises(jars.FetchError, match="./setup.sh --real-kafka"):
+        connector.session_jars()
+
+
+@pytest.mark.real_kafka
+@pytest.mark.timeout(600)
+def test_the_fetched_connector_is_what_packages_adds_to_spark():
+    """From Maven (once): the connector at pyspark's version and the three jars Spark lacks;
+    no SLF4J binding, none of Kafka's broker jars (those are kafka_libs', for the nodes)."""
+    from minikafka.realkafka import jars
+
+    libs = jars.fetch_spark()
+    assert libs == jars.spark_libs() and libs.parent != jars.kafka_libs().parent
+    assert sorted(jars.artifact_of(p.name) for p in libs.glob("*.jar")) == [
+        "commons-pool2", "kafka-clients", "spark-sql-kafka-0-10_2.13",
+        "spark-token-provider-kafka-0-10_2.13"]
+    assert (libs / f"spark-sql-kafka-0-10_2.13-{jars.pyspark_version()}.jar").exists()
+    assert any(jar.parent == libs for jar in connector_jars())
+
+
+def test_fetched_connector_leaves_out_what_spark_ships(tmp_path, monkeypatch):
+    from minikafka.realkafka import jars
+
+    spark_jars, libs = tmp_path / "jars", tmp_path / "libs"
+    spark_jars.mkdir()
+    libs.mkdir()
+    for name in ("slf4j-api-2.0.17.jar", "snappy-java-1.1.10.8.jar", "zstd-jni-1.5.7-7.jar"):
+        (spark_jars / name).write_bytes(b"spark")
+    for name in ("spark-sql-kafka-0-10_2.13-4.2.0.jar", "kafka-clients-3.9.2.jar",
+                 "commons-pool2-2.13.1.jar", "slf4j-api-1.7.36.jar", "snappy-java-1.1.10.5.jar",
+                 "zstd-jni-1.5.6-4.jar"):
+        (libs / name).write_bytes(b"maven")
+    monkeypatch.setattr(jars, "pyspark_jars", lambda: spark_jars)
+    jars._without_spark_jars(libs, maven=None)
+    assert sorted(p.name for p in libs.glob("*.jar")) == [
+        "commons-pool2-2.13.1.jar", "kafka-clients-3.9.2.jar",
+        "spark-sql-kafka-0-10_2.13-4.2.0.jar"]
+    assert jars.artifact_of("spark-token-provider-kafka-0-10_2.13-4.2.0.jar") == (
+        "spark-token-provider-kafka-0-10_2.13")
+    (libs / "slf4j-simple-2.0.17.jar").write_bytes(b"")  # a second binding would clash
+    with pytest.raises(jars.FetchError, match="SLF4J"):
+        jars._without_spark_jars(libs, maven=None)
+
+
 @pytest.mark.timeout(120)
-def test_fetches_over_the_direct_connection_match_kafka_pythons_client(server):
+def test_fetches_over_the_direct_connection_match_kafka_pythons_client(plain_server):
     """PLAINTEXT fetches use a BrokerConnection; other security protocols go through
     kafka-python's client. Both give the same rows, and a broker restart is survived."""
+    server = plain_server
     from minikafka.spark.fetcher import RangeReader, _client
 
     records = [(b"k%d" % (i % 3), b"v" * (i % 50)) for i in range(500)]

@@ -10,7 +10,7 @@ from . import KAFKA_VERSION
 __all__ = ["add_parser"]
 
 ACTIONS = {
-    "fetch": "fetch Kafka's jars from Maven Central into the cache (once)",
+    "fetch": "fetch Kafka's jars and Spark's Kafka connector from Maven Central (once)",
     "up": "start the three nodes; returns when all answer Metadata",
     "down": "stop every node (the data stays in --data-dir)",
     "status": "nodes, pids, ports, the active controller and the version",
@@ -44,7 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .jars import FetchError, fetch_kafka
+    from .jars import FetchError, fetch_kafka, fetch_spark, pyspark_jars
     from .nodes import KafkaNodeError, NativeKafka
 
     if args.action in ("stop", "kill", "start", "logs") and args.node is None:
@@ -57,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
             libs = fetch_kafka()
             print(f"Kafka {KAFKA_VERSION}: {len(list(libs.glob('*.jar')))} jars in {libs} "
                   f"({time.monotonic() - started:.1f} s)")
+            if pyspark_jars() is not None:  # the connector must match the installed pyspark
+                started = time.monotonic()
+                libs = fetch_spark()
+                print(f"Spark's Kafka connector: {len(list(libs.glob('*.jar')))} jars in {libs} "
+                      f"({time.monotonic() - started:.1f} s)")
         elif args.action == "up":
             took = cluster.up()
             print(f"Kafka {KAFKA_VERSION} is up in {took:.1f} s: "

@@ -1,7 +1,10 @@
 """Jars from Maven Central, fetched once into the course's cache.
 
 `fetch("kafka-4.4.0", [KAFKA coordinates])` writes a small pom beside the cache folder and
-asks Maven for the runtime closure (what Kafka's own distribution ships in libs/). A stamp
+asks Maven for the runtime closure (what Kafka's own distribution ships in libs/). Two
+closures are fetched: Kafka's broker and tools (`fetch_kafka`, for `minikafka kafka up`) and
+Spark's Kafka connector for the installed pyspark (`fetch_spark`, for `format("kafka")`);
+they stay in separate folders, so Kafka's broker jars never reach Spark's classpath. A stamp
 file lists what arrived: a second call finds it and fetches nothing, and a half-finished
 fetch (no stamp) starts again. Maven keeps its own copy in ~/.m2, so even a wiped cache
 refills without the network.
@@ -12,6 +15,7 @@ else ~/.cache/minikafka for an installed package.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -19,7 +23,8 @@ from pathlib import Path
 
 from . import KAFKA_VERSION, SCALA_VERSION
 
-__all__ = ["FetchError", "cache_dir", "fetch", "fetch_kafka", "kafka_libs", "maven_hint"]
+__all__ = ["FetchError", "artifact_of", "cache_dir", "fetch", "fetch_kafka", "fetch_spark",
+           "kafka_libs", "maven_hint", "pyspark_jars", "pyspark_version", "spark_libs"]
 
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 STAMP = ".complete"
@@ -28,6 +33,10 @@ STAMP = ".complete"
 SLF4J_BINDING = "org.apache.logging.log4j:log4j-slf4j-impl"
 OTHER_BINDINGS = ("slf4j-reload4j", "slf4j-log4j12", "slf4j-simple", "logback-classic",
                   "log4j-slf4j2-impl", "slf4j-jdk14")
+# Spark's Kafka source: a separate artifact, published for each Spark release (Scala 2.13).
+SPARK_KAFKA = f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_VERSION}"
+# "<artifact>-<version>.jar", the version starting with digits and a dot.
+_JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d+\.\d+[^/]*)\.jar$")
 
 
 class FetchError(RuntimeError):
@@ -60,6 +69,48 @@ def fetch_kafka(version: str = KAFKA_VERSION, *, quiet: bool = True) -> Path:
                   f"org.apache.kafka:kafka-tools:{version}"],
                  quiet=quiet, extra=_slf4j_binding)
     return libs
+
+
+def pyspark_version() -> str:
+    """The installed pyspark's version (the connector must be the same release)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("pyspark")
+    except metadata.PackageNotFoundError:
+        raise FetchError("pyspark is not installed, so there is no Spark to fetch the Kafka "
+                         "connector for (pip install -e . installs it)") from None
+
+
+def pyspark_jars() -> Path | None:
+    """pyspark's own jars/ folder (Spark's classpath), or None without pyspark."""
+    from importlib.util import find_spec
+
+    spec = find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "jars"
+
+
+def spark_libs(version: str | None = None) -> Path:
+    """Where Spark's Kafka connector for pyspark `version` is (or will be, after fetch_spark)."""
+    return cache_dir() / f"spark-kafka-{version or pyspark_version()}" / "libs"
+
+
+def fetch_spark(version: str | None = None, *, quiet: bool = True) -> Path:
+    """spark-sql-kafka-0-10 for the installed pyspark with its runtime dependencies
+    (spark-token-provider-kafka, kafka-clients, commons-pool2, ...), as `spark-submit
+    --packages` resolves it, minus the jars Spark already ships: one copy of each library
+    on the classpath, Spark's (and Spark's own logging: no SLF4J binding comes along)."""
+    version = version or pyspark_version()
+    return fetch(f"spark-kafka-{version}", [f"{SPARK_KAFKA}:{version}"], quiet=quiet,
+                 extra=_without_spark_jars)
+
+
+def artifact_of(jar_name: str) -> str:
+    """"kafka-clients-3.9.2.jar" -> "kafka-clients"; "zstd-jni-1.5.7-7.jar" -> "zstd-jni"."""
+    match = _JAR.match(jar_name)
+    return match["artifact"] if match else jar_name.removesuffix(".jar")
 
 
 def fetch(name: str, coordinates: Sequence[str], *, quiet: bool = True,
@@ -100,6 +151,17 @@ def _slf4j_binding(libs: Path, maven) -> None:
     version = core[0].name.removeprefix("log4j-core-").removesuffix(".jar")
     maven([f"{DEPENDENCY_PLUGIN}:copy", f"-Dartifact={SLF4J_BINDING}:{version}",
            f"-DoutputDirectory={libs}"])
+
+
+def _without_spark_jars(libs: Path, maven) -> None:
+    spark = pyspark_jars()
+    shipped = {artifact_of(p.name) for p in spark.glob("*.jar")} if spark else set()
+    for jar in libs.glob("*.jar"):
+        if artifact_of(jar.name) in shipped:
+            jar.unlink()
+    bindings = [p.name for p in libs.glob("*.jar") if p.name.startswith(OTHER_BINDINGS)]
+    if bindings:
+        raise FetchError(f"unexpected SLF4J bindings among the connector's jars: {bindings}")
 
 
 def _maven(mvn: str, home: Path, args: Sequence[str], quiet: bool) -> None:
