@@ -7,8 +7,10 @@
   but Produce listed from v0 as Kafka 4.x lists it (below); v3+ adds the supported
   and finalized feature levels (kafka-features.sh describe reads them).
 
-The response carries no tagged fields and (codec rule) always the v0 header:
-Debian's kcat (librdkafka 2.0.2) fails with "Bad message format" otherwise.
+The response always carries the v0 header (codec rule), without a tagged-field
+section: Debian's kcat (librdkafka 2.0.2) fails with "Bad message format"
+otherwise. The body's tagged fields (the features) are read by every client,
+as real brokers send them.
 """
 from __future__ import annotations
 
