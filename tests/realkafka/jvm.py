@@ -11,9 +11,10 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from minikafka.realkafka.jars import cache_dir, fetch_kafka
+from minikafka.realkafka.jars import fetch_kafka
 from minikafka.realkafka.nodes import _java
 
+REPO_CACHE = Path(__file__).resolve().parents[2] / ".cache"
 JVM_OPTS = ("-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
             "-Djava.awt.headless=true")
 
@@ -33,11 +34,11 @@ def run_java(main_class: str, *args: str, classpath: str | None = None,
 
 def compile_java(sources: Sequence[Path]) -> Path:
     """The classes of `sources`, compiled with javac against Kafka's libs once per content:
-    they are cached under <cache>/java-classes/<hash of the sources>."""
+    they are cached under the repository's .cache/java-classes/<hash of the sources>."""
     digest = hashlib.sha256()
     for source in sorted(sources):
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    out = cache_dir() / "java-classes" / digest.hexdigest()[:16]
+    out = REPO_CACHE / "java-classes" / digest.hexdigest()[:16]
     stamp = out / ".complete"
     if stamp.exists():
         return out
