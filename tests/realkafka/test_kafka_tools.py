@@ -226,6 +226,14 @@ def test_kafka_configs(served):
                    "--entity-default", rc=1)
     assert ("org.apache.kafka.common.errors.InvalidRequestException: minikafka has no "
             "cluster-wide dynamic broker configs") in default.stderr
+    altered = tool(served, "ConfigCommand", "--alter", "--entity-type", "brokers",
+                   "--entity-name", "1", "--add-config", "log.cleaner.threads=2", rc=1)
+    assert ("org.apache.kafka.common.errors.InvalidRequestException: minikafka's broker "
+            "configs are set when the Cluster is made") in altered.stderr
+    groups = tool(served, "ConfigCommand", "--describe", "--entity-type", "groups",
+                  "--entity-name", "billing", rc=1)
+    assert ("org.apache.kafka.common.errors.InvalidRequestException: Unsupported resource "
+            "type 32") in groups.stderr
 
 
 def test_kafka_metadata_quorum(served):
