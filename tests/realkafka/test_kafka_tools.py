@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -351,3 +353,22 @@ def test_kafka_delete_records_and_log_dirs(served, tmp_path):
     for partitions in sizes.values():
         [partition] = partitions
         assert partition["partition"] == f"{topic}-0" and partition["size"] > 0
+
+
+def test_kafka_dump_log(tmp_path):
+    """kafka-dump-log.sh (lessons 9 and 11) reads the segment files minikafka writes
+    (`minikafka serve --log-dir`) and prints what `minikafka dump-log` prints."""
+    cluster = Cluster(brokers=3, log_dir=tmp_path / "data")
+    cluster.create_topic("orders", partitions=1, replication_factor=3)
+    producer = cluster.producer(acks="all")
+    for i in range(100):  # one batch each: enough bytes for index entries
+        producer.send("orders", key=b"key-%d" % i, value=b"order %03d " % i * 4).get()
+    segment = tmp_path / "data" / "broker-1" / "orders-0" / "00000000000000000000"
+    files = ",".join(f"{segment}.{suffix}" for suffix in ("log", "index", "timeindex"))
+
+    kafka = run_java(TOOLS + "DumpLogSegments", "--files", files, "--print-data-log")
+    ours = subprocess.run([sys.executable, "-m", "minikafka.cli", "dump-log", "--files", files,
+                           "--print-data-log"], capture_output=True, text=True, timeout=120)
+    assert kafka.returncode == ours.returncode == 0, kafka.stderr + ours.stderr
+    assert "offset: 99 " in kafka.stdout and f"Dumping {segment}.index\noffset: " in kafka.stdout
+    assert ours.stdout == kafka.stdout
