@@ -10,16 +10,17 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from pathlib import Path
 
 import pytest
 
 from minikafka.cluster import Cluster
 
-from .jvm import REPO_CACHE, compile_java, kafka_classpath, run_java
+from .jvm import compile_java, kafka_classpath, run_java
 
 pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(900)]
 
-SOURCE = REPO_CACHE.parent / "tests" / "java" / "RoundTrip.java"
+SOURCE = Path(__file__).resolve().parents[1] / "java" / "RoundTrip.java"
 KIP_848_REFUSED = {
     "error": "org.apache.kafka.common.errors.UnsupportedVersionException",
     "message": "The cluster does not support the new CONSUMER group protocol. Set "
