@@ -90,6 +90,8 @@ def _wrap(fn):
 
 # Finalized feature levels of a new cluster (kafka-storage.sh format --feature NAME=LEVEL).
 FEATURE_DEFAULTS = {"eligible.leader.replicas.version": 1}  # Kafka 4.1+
+# The levels a broker supports (ApiVersions' SupportedFeatures), lowest and highest.
+SUPPORTED_FEATURES = {"eligible.leader.replicas.version": (0, 1)}
 
 TXN_MARKER_RETRY_MS = 100  # how soon an undelivered transaction marker is tried again
 

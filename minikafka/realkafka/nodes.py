@@ -285,6 +285,7 @@ class NativeKafka:
         finally:
             log.close()
         (self.node_dir(node) / "pid").write_text(f"{proc.pid}\n")
+        _await_exec(proc.pid)
 
     def _wait_ready(self, nodes: Sequence[int], deadline: float) -> None:
         waiting = list(nodes)
@@ -346,6 +347,20 @@ def _java() -> str:
         raise KafkaNodeError("Java 17 or newer is needed to run Kafka (java not found; "
                              "./setup.sh installs it where it can)")
     return java
+
+
+def _await_exec(pid: int, timeout_s: float = 10) -> None:
+    """Wait until the child's /proc/PID/cmdline shows its arguments. Popen returns once
+    exec has begun, but until the kernel has set the new program's arguments up the file
+    reads empty, and `_pid` would take a starting node for gone (seen on a busy machine)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes():
+                return
+        except OSError:
+            return  # already gone: _wait_ready reports it with the node's log
+        time.sleep(0.01)
 
 
 def _port_busy(port: int) -> bool:

@@ -61,6 +61,10 @@ def error_code(exc: BaseException) -> int:
 def error_message(exc: BaseException) -> str | None:
     if isinstance(exc, KafkaCoreError):
         return exc.message or None
+    if isinstance(exc, KafkaError) and exc.args and isinstance(exc.args[0], str):
+        # str() of kafka-python's errors adds "[Error 36] TopicAlreadyExistsError: ";
+        # a broker sends the message alone (Kafka's tools print it after their own words).
+        return exc.args[0] or None
     text = str(exc)
     return text or None
 

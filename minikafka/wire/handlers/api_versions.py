@@ -4,15 +4,19 @@
   ApiVersions range, so the client retries at that version.
 - v3+ with a client software name/version Kafka would reject: INVALID_REQUEST (42).
 - Otherwise every registered API key with its range, computed from the registry,
-  but Produce listed from v0 as Kafka 4.x lists it (below).
+  but Produce listed from v0 as Kafka 4.x lists it (below); v3+ adds the supported
+  and finalized feature levels (kafka-features.sh describe reads them).
 
-The response carries no tagged fields and (codec rule) always the v0 header:
-Debian's kcat (librdkafka 2.0.2) fails with "Bad message format" otherwise.
+The response always carries the v0 header (codec rule), without a tagged-field
+section: Debian's kcat (librdkafka 2.0.2) fails with "Bad message format"
+otherwise. The body's tagged fields (the features) are read by every client,
+as real brokers send them.
 """
 from __future__ import annotations
 
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
+from ...cluster import SUPPORTED_FEATURES
 from ..registry import RequestContext, valid_client_software
 from .produce import API_KEY as PRODUCE
 
@@ -30,6 +34,8 @@ INVALID_REQUEST = 42
 PRODUCE_LISTED_MIN_VERSION = 0
 
 _ApiVersion = ApiVersionsResponse.ApiVersion
+_Supported = ApiVersionsResponse.SupportedFeatureKey
+_Finalized = ApiVersionsResponse.FinalizedFeatureKey
 
 
 def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsResponse | bytes:
@@ -45,9 +51,12 @@ def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsRespo
             request.client_software_name, request.client_software_version):
         return ApiVersionsResponse(version=version, error_code=INVALID_REQUEST, api_keys=[],
                                    throttle_time_ms=0)
-    # The answer depends only on the registry and the version: encode it once
-    # per registry generation (the memo is emptied when registrations change).
-    memo_key = (API_KEY, version)
+    # A registry served without a cluster (codec tests) has no features to tell.
+    features = tuple(sorted(getattr(ctx.cluster, "features", {}).items()))
+    # The answer depends only on the registry, the version and the cluster's feature
+    # levels: encode it once per registry generation (the memo is emptied when
+    # registrations change).
+    memo_key = (API_KEY, version, features)
     body = ctx.registry.memo.get(memo_key)
     if body is None:
         response = ApiVersionsResponse(
@@ -55,7 +64,21 @@ def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsRespo
             api_keys=[_ApiVersion(api_key=k, max_version=hi,
                                   min_version=PRODUCE_LISTED_MIN_VERSION if k == PRODUCE else lo)
                       for k, (lo, hi) in ctx.registry.version_ranges().items()],
+            **(_features(version, dict(features)) if version >= 3 and features else {}),
         )
         body = bytes(response.encode())
         ctx.registry.memo[memo_key] = body
     return body
+
+
+def _features(version: int, levels: dict[str, int]) -> dict:
+    """v3+'s tagged feature fields, as a KRaft broker fills them: what `kafka-features.sh
+    describe` and the Java Admin's describeFeatures read. v3 omits supported features whose
+    minimum is 0 (the field's rule); a finalized level of 0 is not listed."""
+    supported = [_Supported(name=name, min_version=low, max_version=high)
+                 for name, (low, high) in SUPPORTED_FEATURES.items()
+                 if version >= 4 or low > 0]
+    finalized = [_Finalized(name=name, min_version_level=level, max_version_level=level)
+                 for name, level in levels.items() if level > 0]
+    return {"supported_features": supported, "finalized_features_epoch": 0,
+            "finalized_features": finalized}

@@ -1,0 +1,61 @@
+"""Kafka's own JVM programs (its command-line tools, the Java client) run from the jars that
+minikafka.realkafka.jars fetches, started as a student would start them after the course.
+
+A small heap, the serial collector and the C1 compiler start a tool in about a second on two
+cores; nothing here runs long enough for the full JIT to pay off.
+"""
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from minikafka.doctor import find_java
+from minikafka.realkafka import KAFKA_VERSION
+from minikafka.realkafka.jars import fetch_kafka
+
+REPO_CACHE = Path(__file__).resolve().parents[2] / ".cache"
+JVM_OPTS = ("-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
+            "-Djava.awt.headless=true")
+
+
+def java() -> str:
+    found = find_java()
+    if found is None:
+        raise RuntimeError("Java 17 or newer is needed (java not found; ./setup.sh installs it)")
+    return found
+
+
+def kafka_classpath(*extra: Path) -> str:
+    """Kafka's libs (kafka-clients, kafka-tools, ...) and any compiled classes."""
+    return ":".join([f"{fetch_kafka()}/*", *map(str, extra)])
+
+
+def run_java(main_class: str, *args: str, classpath: str | None = None,
+             input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """One JVM: `java -cp <kafka libs>/* MAIN ARGS`; stdout and stderr kept apart."""
+    return subprocess.run([java(), *JVM_OPTS, "-cp", classpath or kafka_classpath(),
+                           main_class, *args],
+                          input=input, capture_output=True, text=True, timeout=timeout)
+
+
+def compile_java(sources: Sequence[Path]) -> Path:
+    """The classes of `sources`, compiled with javac against Kafka's libs once per content:
+    they are cached under the repository's .cache/java-classes/<hash of the sources and
+    the Kafka release>."""
+    digest = hashlib.sha256(KAFKA_VERSION.encode())
+    for source in sorted(sources):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    out = REPO_CACHE / "java-classes" / digest.hexdigest()[:16]
+    stamp = out / ".complete"
+    if stamp.exists():
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    javac = str(Path(java()).resolve().parent / "javac")
+    done = subprocess.run([javac, "-nowarn", "-d", str(out), "-cp", kafka_classpath(),
+                           *map(str, sources)], capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"javac failed:\n{done.stdout}{done.stderr}")
+    stamp.write_text("\n".join(s.name for s in sources) + "\n")
+    return out

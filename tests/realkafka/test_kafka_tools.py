@@ -1,0 +1,374 @@
+"""Kafka's own command-line tools (the classes behind bin/kafka-*.sh in Kafka 4.4.0) against
+`minikafka serve`, the way a student runs them after the course.
+
+One test per tool, each running the commands the lessons, labs and docs/cli.md name. A
+command either works (the test checks its output) or is a known difference listed in
+docs/cli.md, and then the test checks the exact error it gives, so that a fix shows here.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import uuid
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+
+from minikafka.cluster import Cluster
+
+from .jvm import run_java
+
+pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(600)]
+
+TOOLS = "org.apache.kafka.tools."
+
+
+@pytest.fixture(scope="module")
+def served():
+    """`minikafka serve`'s cluster (three brokers), on free loopback ports."""
+    cluster = Cluster(brokers=3)
+    with cluster.serve(port=0) as server:
+        yield server
+
+
+def tool(served, name: str, *args: str, input: str | None = None, rc: int = 0):
+    """Run Kafka's tool NAME (a class under org.apache.kafka.tools) with --bootstrap-server."""
+    done = run_java(TOOLS + name, "--bootstrap-server", served.bootstrap_servers, *args,
+                    input=input)
+    assert done.returncode == rc, f"{name} {args}: rc={done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def produce(served, topic: str, records: list[tuple[bytes, bytes]]) -> None:
+    producer = KafkaProducer(bootstrap_servers=served.bootstrap_servers, acks="all")
+    for key, value in records:
+        producer.send(topic, key=key, value=value)
+    producer.flush()
+    producer.close()
+
+
+def commit_as_group(served, topic: str, group: str, count: int) -> KafkaConsumer:
+    """A kafka-python consumer in GROUP that has read COUNT records and committed them
+    (still a member: the caller closes it)."""
+    consumer = KafkaConsumer(topic, bootstrap_servers=served.bootstrap_servers, group_id=group,
+                             auto_offset_reset="earliest", enable_auto_commit=False)
+    seen = 0
+    for _ in range(60):
+        seen += sum(len(batch) for batch in consumer.poll(timeout_ms=500).values())
+        if seen >= count:
+            break
+    assert seen == count
+    consumer.commit()
+    return consumer
+
+
+def test_kafka_topics(served):
+    """kafka-topics.sh: lesson 1's create and describe, lesson 3's --alter --partitions,
+    --list, --delete and the error for a topic that exists."""
+    topic = unique("trucks_gps")
+    created = tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "10",
+                   "--replication-factor", "3", "--config", "min.insync.replicas=2")
+    assert created.stdout.splitlines() == [
+        "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore "
+        "('_') could collide. To avoid issues it is best to use either, but not both.",
+        f"Created topic {topic}."]
+
+    described = tool(served, "TopicCommand", "--describe", "--topic", topic).stdout.splitlines()
+    assert re.fullmatch(rf"Topic: {topic}\tTopicId: [\w-]{{22}}\tPartitionCount: 10\t"
+                        r"ReplicationFactor: 3\tConfigs: min.insync.replicas=2", described[0])
+    lines = described[1:]
+    assert len(lines) == 10
+    for partition, line in enumerate(lines):
+        match = re.fullmatch(rf"\tTopic: {topic}\tPartition: {partition}\tLeader: (\d)\t"
+                             r"Replicas: (\d,\d,\d)\tIsr: (\d,\d,\d)\tElr: \tLastKnownElr: ", line)
+        assert match, line
+        leader, replicas, isr = match.groups()
+        assert sorted(replicas.split(",")) == ["1", "2", "3"]
+        assert leader == replicas[0] and isr == replicas
+
+    assert topic in tool(served, "TopicCommand", "--list").stdout.splitlines()
+
+    assert tool(served, "TopicCommand", "--alter", "--topic", topic, "--partitions", "12"
+                ).stdout == ""
+    header = tool(served, "TopicCommand", "--describe", "--topic", topic).stdout.splitlines()[0]
+    assert "\tPartitionCount: 12\t" in header
+
+    again = tool(served, "TopicCommand", "--create", "--topic", topic, rc=1)
+    assert (f"Error while executing topic command : Topic '{topic}' already exists."
+            in again.stdout + again.stderr)
+
+    assert tool(served, "TopicCommand", "--delete", "--topic", topic).stdout == ""
+    assert topic not in tool(served, "TopicCommand", "--list").stdout.splitlines()
+
+
+def test_kafka_console_producer_and_consumer(served):
+    """Lesson 1's console producer (parse.key, key.separator) and console consumer
+    (--from-beginning, print.key), then with a --group that commits."""
+    topic = unique("trucks")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "3")
+    produced = tool(served, "ConsoleProducer", "--topic", topic, "--property", "parse.key=true",
+                    "--property", "key.separator=:",
+                    input="truck1:gps1\ntruck2:gps2\ntruck1:gps3\n")
+    # Kafka 4.2 renamed the flag (KIP-1147); the old one still works, with a warning.
+    assert produced.stdout == ("Warning: --property is deprecated and will be removed in a "
+                               "future version. Use --reader-property instead.\n")
+
+    consumed = tool(served, "consumer.ConsoleConsumer", "--topic", topic, "--from-beginning",
+                    "--property", "print.key=true", "--max-messages", "3",
+                    "--timeout-ms", "30000")
+    deprecated, *lines = consumed.stdout.splitlines()
+    assert deprecated == ("Option --property is deprecated and will be removed in a future "
+                          "version. Use --formatter-property instead.")
+    assert sorted(lines) == ["truck1\tgps1", "truck1\tgps3", "truck2\tgps2"]
+    # One key, one partition, in order.
+    assert lines.index("truck1\tgps1") < lines.index("truck1\tgps3")
+    assert "Processed a total of 3 messages" in consumed.stderr
+
+    group = unique("billing")
+    tool(served, "consumer.ConsoleConsumer", "--topic", topic, "--from-beginning", "--group",
+         group, "--max-messages", "3", "--timeout-ms", "30000")
+    offsets = tool(served, "consumer.group.ConsumerGroupCommand", "--describe", "--group", group)
+    rows = [line.split() for line in offsets.stdout.splitlines() if line.startswith(group)]
+    assert sum(int(row[3]) for row in rows) == 3  # CURRENT-OFFSET: all three committed
+    assert all(row[5] == "0" for row in rows)  # LAG
+
+
+def test_kafka_consumer_groups(served):
+    """Lesson 10's and lab 1's kafka-consumer-groups.sh: --list, --describe (offsets and lag,
+    --members, --state), --reset-offsets (refused while the group is active; --to-earliest,
+    --shift-by, --to-datetime; dry run and --execute) and --delete."""
+    topic, group = unique("orders"), unique("billing")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "1")
+    produce(served, topic, [(None, b"order-%d" % i) for i in range(10)])
+    consumer = commit_as_group(served, topic, group, 10)
+    try:
+        assert group in tool(served, "consumer.group.ConsumerGroupCommand", "--list"
+                             ).stdout.splitlines()
+        members = tool(served, "consumer.group.ConsumerGroupCommand", "--describe", "--group",
+                       group, "--members").stdout
+        [member] = [line.split() for line in members.splitlines() if line.startswith(group)]
+        assert member[-1] == "1"  # #PARTITIONS
+        state = tool(served, "consumer.group.ConsumerGroupCommand", "--describe", "--group",
+                     group, "--state").stdout
+        [row] = [line.split() for line in state.splitlines() if line.startswith(group)]
+        assert row[-3:] == ["range", "Stable", "1"]  # ASSIGNMENT-STRATEGY STATE #MEMBERS
+
+        # Kafka's tool prints the refusal and an empty plan, and exits with status 0.
+        refused = tool(served, "consumer.group.ConsumerGroupCommand", "--group", group,
+                       "--reset-offsets", "--topic", topic, "--to-earliest", "--execute")
+        assert (f"\nError: Assignments can only be reset if the group '{group}' is inactive, "
+                "but the current state is Stable.\n" in refused.stdout)
+    finally:
+        consumer.close()
+
+    described = tool(served, "consumer.group.ConsumerGroupCommand", "--describe", "--group", group)
+    assert f"Consumer group '{group}' has no active members." in described.stderr
+    [row] = [line.split() for line in described.stdout.splitlines() if line.startswith(group)]
+    assert row == [group, topic, "0", "10", "10", "0", "-", "-", "-"]
+
+    def reset(*scenario: str) -> list[list[str]]:
+        out = tool(served, "consumer.group.ConsumerGroupCommand", "--group", group,
+                   "--reset-offsets", "--topic", topic, *scenario).stdout
+        return [line.split() for line in out.splitlines() if line.startswith(group)]
+
+    assert reset("--shift-by", "-2", "--dry-run") == [[group, topic, "0", "8"]]
+    assert reset("--to-earliest", "--execute") == [[group, topic, "0", "0"]]
+    assert reset("--to-datetime", "2020-01-01T00:00:00.000", "--dry-run") == [
+        [group, topic, "0", "0"]]
+    assert reset("--to-latest", "--execute") == [[group, topic, "0", "10"]]
+    assert reset("--shift-by", "-2", "--execute") == [[group, topic, "0", "8"]]
+    described = tool(served, "consumer.group.ConsumerGroupCommand", "--describe", "--group", group)
+    [row] = [line.split() for line in described.stdout.splitlines() if line.startswith(group)]
+    assert row[3:6] == ["8", "10", "2"]
+
+    deleted = tool(served, "consumer.group.ConsumerGroupCommand", "--delete", "--group", group)
+    assert f"Deletion of requested consumer groups ('{group}') was successful." in deleted.stdout
+    assert group not in tool(served, "consumer.group.ConsumerGroupCommand", "--list"
+                             ).stdout.splitlines()
+
+
+def test_kafka_configs(served):
+    """kafka-configs.sh: a topic's configs (describe, --add-config, --delete-config, --all),
+    a broker's; the cluster-wide broker defaults are a known difference (docs/cli.md)."""
+    topic = unique("configs")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "1")
+    topic_args = ("--entity-type", "topics", "--entity-name", topic)
+
+    assert tool(served, "ConfigCommand", "--describe", *topic_args).stdout == (
+        f"Dynamic configs for topic {topic} are:\n")
+    altered = tool(served, "ConfigCommand", "--alter", *topic_args, "--add-config",
+                   "retention.ms=3600000,min.insync.replicas=2")
+    assert altered.stdout == f"Completed updating config for topic {topic}.\n"
+    assert tool(served, "ConfigCommand", "--describe", *topic_args).stdout.splitlines()[1:] == [
+        "  min.insync.replicas=2 sensitive=false "
+        "synonyms={DYNAMIC_TOPIC_CONFIG:min.insync.replicas=2}",
+        "  retention.ms=3600000 sensitive=false "
+        "synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=3600000}"]
+    every = tool(served, "ConfigCommand", "--describe", *topic_args, "--all").stdout
+    assert ("  cleanup.policy=delete sensitive=false "
+            "synonyms={DEFAULT_CONFIG:cleanup.policy=delete}") in every.splitlines()
+    tool(served, "ConfigCommand", "--alter", *topic_args, "--delete-config", "retention.ms")
+    assert tool(served, "ConfigCommand", "--describe", *topic_args).stdout.splitlines()[1:] == [
+        "  min.insync.replicas=2 sensitive=false "
+        "synonyms={DYNAMIC_TOPIC_CONFIG:min.insync.replicas=2}"]
+
+    broker = tool(served, "ConfigCommand", "--describe", "--entity-type", "brokers",
+                  "--entity-name", "1", "--all").stdout
+    assert ("  default.replication.factor=1 sensitive=false "
+            "synonyms={DEFAULT_CONFIG:default.replication.factor=1}") in broker.splitlines()
+
+    # Known difference: minikafka's broker configs are fixed when the cluster is made.
+    default = tool(served, "ConfigCommand", "--describe", "--entity-type", "brokers",
+                   "--entity-default", rc=1)
+    assert ("org.apache.kafka.common.errors.InvalidRequestException: minikafka has no "
+            "cluster-wide dynamic broker configs") in default.stderr
+    altered = tool(served, "ConfigCommand", "--alter", "--entity-type", "brokers",
+                   "--entity-name", "1", "--add-config", "log.cleaner.threads=2", rc=1)
+    assert ("org.apache.kafka.common.errors.InvalidRequestException: minikafka's broker "
+            "configs are set when the Cluster is made") in altered.stderr
+    groups = tool(served, "ConfigCommand", "--describe", "--entity-type", "groups",
+                  "--entity-name", "billing", rc=1)
+    assert ("org.apache.kafka.common.errors.InvalidRequestException: Unsupported resource "
+            "type 32") in groups.stderr
+
+
+def test_kafka_metadata_quorum(served):
+    """kafka-metadata-quorum.sh (lesson 12's KRaft quorum): a known difference, minikafka
+    does not serve DescribeQuorum (docs/cli.md)."""
+    for command in ("--status", "--replication"):
+        done = tool(served, "MetadataQuorumCommand", "describe", command, rc=1)
+        assert done.stderr.startswith("org.apache.kafka.common.errors.UnsupportedVersionException:"
+                                      " The node does not support DESCRIBE_QUORUM\n")
+
+
+def test_kafka_reassign_partitions(served, tmp_path):
+    """kafka-reassign-partitions.sh: --generate (lesson 2's old placement) works; --execute
+    and --verify are a known difference (no partition reassignment APIs; docs/cli.md)."""
+    topic = unique("moving")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "3",
+         "--replication-factor", "3")
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps({"topics": [{"topic": topic}], "version": 1}))
+    out = tool(served, "reassign.ReassignPartitionsCommand", "--topics-to-move-json-file",
+               str(topics), "--broker-list", "1,2,3", "--generate").stdout.splitlines()
+    assert out[0] == "Current partition replica assignment"
+    assert out[3] == "Proposed partition reassignment configuration"
+    current, proposed = json.loads(out[1]), json.loads(out[4])
+    assert [p["partition"] for p in current["partitions"]] == [0, 1, 2]
+    for plan in (current, proposed):
+        assert all(sorted(p["replicas"]) == [1, 2, 3] for p in plan["partitions"])
+    # The old (ZooKeeper-era) placer: the first replicas go round the brokers.
+    assert sorted(p["replicas"][0] for p in proposed["partitions"]) == [1, 2, 3]
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(proposed))
+    for action in ("--execute", "--verify"):
+        done = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                    str(plan), action, rc=1)
+        assert done.stdout.startswith(
+            "Error: org.apache.kafka.common.errors.UnsupportedVersionException: The node does "
+            "not support LIST_PARTITION_REASSIGNMENTS\n")
+
+
+def test_kafka_get_offsets(served):
+    """kafka-get-offsets.sh: the latest offset (default), the earliest (-2) and the offset
+    of the largest timestamp (-3) per partition."""
+    topic = unique("offsets")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "2")
+    producer = KafkaProducer(bootstrap_servers=served.bootstrap_servers, acks="all")
+    for i, ts in enumerate([1_000, 3_000, 2_000]):
+        producer.send(topic, value=b"v%d" % i, partition=0, timestamp_ms=1_700_000_000_000 + ts)
+    producer.flush()
+    producer.close()
+
+    def offsets(*args: str) -> list[str]:
+        return tool(served, "GetOffsetShell", "--topic", topic, *args).stdout.splitlines()
+
+    assert offsets() == [f"{topic}:0:3", f"{topic}:1:0"]
+    assert offsets("--time", "-2") == [f"{topic}:0:0", f"{topic}:1:0"]
+    assert tool(served, "GetOffsetShell", "--topic-partitions", f"{topic}:0", "--time", "-3"
+                ).stdout.splitlines() == [f"{topic}:0:1"]
+
+
+def test_kafka_features(served):
+    """kafka-features.sh: describe lists Eligible Leader Replicas (lesson 5); upgrading is a
+    known difference (feature levels are set when the cluster is made; docs/cli.md)."""
+    described = tool(served, "FeatureCommand", "describe").stdout
+    assert re.findall(r"\S+: \S+", described) == [
+        "Feature: eligible.leader.replicas.version", "SupportedMinVersion: 0",
+        "SupportedMaxVersion: 1", "FinalizedVersionLevel: 1", "Epoch: 0"]
+    upgrade = tool(served, "FeatureCommand", "upgrade", "--feature",
+                   "eligible.leader.replicas.version=1", rc=1)
+    assert upgrade.stdout == ("Could not upgrade eligible.leader.replicas.version to 1. "
+                              "The node does not support UPDATE_FEATURES\n")
+    assert upgrade.stderr == "1 out of 1 operation(s) failed.\n"
+
+
+def test_kafka_leader_election(served):
+    """kafka-leader-election.sh --election-type preferred (lesson 4, lab 4): with every
+    preferred replica leading already, there is nothing to elect."""
+    topic = unique("elect")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "2")
+    done = tool(served, "LeaderElectionCommand", "--election-type", "preferred", "--topic",
+                topic, "--partition", "0")
+    assert done.stdout == f"Valid replica already elected for partitions {topic}-0\n"
+    missing = tool(served, "LeaderElectionCommand", "--election-type", "preferred", "--topic",
+                   topic, "--partition", "7", rc=1)
+    assert missing.stdout == (
+        f"Error completing leader election (PREFERRED) for partition: {topic}-7: "
+        "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: "
+        "The partition does not exist.\n")
+
+
+def test_kafka_delete_records_and_log_dirs(served, tmp_path):
+    """kafka-delete-records.sh (lesson 11) moves the log start offset; kafka-log-dirs.sh
+    (lab 2) shows each replica's size."""
+    topic = unique("records")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "1",
+         "--replication-factor", "3")
+    produce(served, topic, [(None, b"x" * 100) for _ in range(5)])
+    spec = tmp_path / "delete.json"
+    spec.write_text(json.dumps({"partitions": [{"topic": topic, "partition": 0, "offset": 3}],
+                                "version": 1}))
+    deleted = tool(served, "DeleteRecordsCommand", "--offset-json-file", str(spec)).stdout
+    assert deleted.splitlines() == ["Executing records delete operation",
+                                    "Records delete operation completed:",
+                                    f"partition: {topic}-0\tlow_watermark: 3"]
+    assert tool(served, "GetOffsetShell", "--topic", topic, "--time", "-2").stdout == (
+        f"{topic}:0:3\n")
+
+    dirs = tool(served, "LogDirsCommand", "--describe", "--topic-list", topic).stdout
+    lines = dirs.splitlines()
+    assert lines[0] == "Querying brokers for log directories information"
+    report = json.loads(lines[2])
+    sizes = {broker["broker"]: [p for d in broker["logDirs"] for p in d["partitions"]]
+             for broker in report["brokers"]}
+    assert sorted(sizes) == [1, 2, 3]
+    for partitions in sizes.values():
+        [partition] = partitions
+        assert partition["partition"] == f"{topic}-0" and partition["size"] > 0
+
+
+def test_kafka_dump_log(tmp_path):
+    """kafka-dump-log.sh (lessons 9 and 11) reads the segment files minikafka writes
+    (`minikafka serve --log-dir`) and prints what `minikafka dump-log` prints."""
+    cluster = Cluster(brokers=3, log_dir=tmp_path / "data")
+    cluster.create_topic("orders", partitions=1, replication_factor=3)
+    producer = cluster.producer(acks="all")
+    for i in range(100):  # one batch each: enough bytes for index entries
+        producer.send("orders", key=b"key-%d" % i, value=b"order %03d " % i * 4).get()
+    segment = tmp_path / "data" / "broker-1" / "orders-0" / "00000000000000000000"
+    files = ",".join(f"{segment}.{suffix}" for suffix in ("log", "index", "timeindex"))
+
+    kafka = run_java(TOOLS + "DumpLogSegments", "--files", files, "--print-data-log")
+    ours = subprocess.run([sys.executable, "-m", "minikafka.cli", "dump-log", "--files", files,
+                           "--print-data-log"], capture_output=True, text=True, timeout=120)
+    assert kafka.returncode == ours.returncode == 0, kafka.stderr + ours.stderr
+    assert "offset: 99 " in kafka.stdout and f"Dumping {segment}.index\noffset: " in kafka.stdout
+    assert ours.stdout == kafka.stdout
