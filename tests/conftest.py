@@ -54,8 +54,8 @@ def real_kafka_session(tmp_path_factory):
     from minikafka.realkafka.nodes import NativeKafka
 
     cluster = NativeKafka(tmp_path_factory.mktemp("real-kafka"), port=REAL_KAFKA_PORT)
-    cluster.up()
     try:
+        cluster.up()  # a node that fails to start leaves the others to stop below
         yield cluster
     finally:
         cluster.down()
