@@ -87,7 +87,7 @@ def position_timeline_view(samples: Sequence[Sample], *, width: int = 300,
         committed = s.committed or 0
         cuts = [committed, max(committed, s.position), max(s.position, s.high_watermark)]
         cells, last = [], 0
-        for (fill, colour, _), cut in zip(SEGMENTS, cuts):
+        for (fill, _, _), cut in zip(SEGMENTS, cuts):
             w = round((cut - last) * scale)
             if w > 0:
                 cells.append(td("", width=w, height=18, fill=fill, border=0))

@@ -79,7 +79,7 @@ def rebalance_timeline(strategy: str, *, partitions: int = 4, seed: int = 9,
         gen = cluster.groups.snapshot()["g"]["generation"]
         if not generations or generations[-1] != gen:
             generations.append(gen)
-    owners: dict[int, str | None] = {p: "a" for p in range(partitions)}
+    owners: dict[int, str | None] = dict.fromkeys(range(partitions), "a")
     moments = [{"time_ms": 0, "what": "b starts", "owners": dict(owners)}]
     for time_ms, member, what, parts in events:
         for p in parts:
