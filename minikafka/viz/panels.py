@@ -69,8 +69,8 @@ class Panel:
     """
 
     def __init__(self, cluster: Any, topic: str | None = None, partition: int = 0, *,
-                 acks: str | int = "all", replicas: bool = True, per_row: int = 3,
-                 max_cells: int = 24, produce_wait_ms: int = 5_000,
+                 acks: str | int = "all", replicas: bool = True, per_row: int = 2,
+                 max_cells: int = 10, produce_wait_ms: int = 5_000,
                  group_offsets: Callable[[str, int], Mapping] | None = None,
                  group_description: Callable[[], Mapping] | None = None,
                  group_id: str | None = None, poll_records: int = 5,

@@ -117,7 +117,7 @@ def produce_sequence(cluster: Any, topic: str | None = None, partition: int | No
     return participants, steps
 
 
-COL_W, TIME_W = 180, 64
+COL_W, TIME_W = 150, 64
 STEP_STYLE = {  # colour and weight per step kind; the text always says what it is
     "produce": (BLACK, False), "append": (LIGHT_GREY, False), "fetch-response": (BLUE, False),
     "fetch": (BLUE, False), "isr": (VERMILLION, True), "hw": (BLUISH_GREEN, True),
