@@ -30,7 +30,7 @@ from .palette import (
     Style,
 )
 
-CELL_W, LABEL_W, SPACING = 40, 130, 2
+CELL_W, LABEL_W, SPACING = 34, 100, 2
 KIND_STYLES: dict[str, Style] = {
     CONTROL_COMMIT: Style(REDDISH_PURPLE, BLACK, "✦", "commit marker"),
     CONTROL_ABORT: Style(REDDISH_PURPLE, BLACK, "✦", "abort marker", line="dashed"),
@@ -197,7 +197,8 @@ def _legend(kinds: set[str], uncommitted: bool, lso: bool, groups: bool) -> str:
     words.append("LEO = log end offset (next offset to write)")
     if groups:
         words += ["▲C a group's committed offset", "▲P a consumer's position"]
-    rows = [td(" · ".join(words), colspan=2, border=0, point=9)]
+    # One term a line: a single long line would set the picture's width.
+    rows = [td("<BR/>".join(esc(w) for w in words), raw=True, colspan=2, border=0, point=9)]
     body = "<TR>" + rows[0] + "</TR>"
     for style, extra in swatches:
         body += ("<TR>" + td(style.symbol or " ", style=style, width=CELL_W, height=18, point=9)
