@@ -56,7 +56,9 @@ def _kind(kind: str, offset: int, lso: int | None) -> str:
     return kind
 
 
-def _strip(state: Mapping[str, Any], in_txn: bool) -> str:
+def _strip(state: Mapping[str, Any], in_txn: bool, columns: int) -> str:
+    """One partition's label and offset cells, padded to `columns` offset columns so
+    every strip has the same width and they line up."""
     start, end = state["window"]
     leader = state["leader"]
     cells = state["replicas"][leader]["cells"] if leader is not None else {}
@@ -76,7 +78,11 @@ def _strip(state: Mapping[str, Any], in_txn: bool) -> str:
         style = STYLES[kind]
         text = f"<B>{offset}</B><BR/>{esc(clip(key, 5) if kind in (DATA, OPEN) else style.symbol)}"
         strip.append(td(text, raw=True, style=style, width=CELL_W, height=30, point=9))
-    label = esc(name) + ("<BR/>in the open transaction" if in_txn else "")
+    pad = columns - (end - start + 1)
+    marks += [td("", width=CELL_W, height=40, border=0)] * pad
+    strip += [td("", width=CELL_W, height=30, border=0)] * pad
+    left = '<BR ALIGN="LEFT"/>'
+    label = esc(name) + left + ("in the open transaction" + left if in_txn else "")
     marks.insert(0, td("", width=LABEL_W, height=40, border=0))
     strip.insert(0, td(label, raw=True, width=LABEL_W, height=30, border=0, bold=in_txn,
                        point=10, align="LEFT", port="in"))
@@ -117,9 +123,10 @@ def transaction_view(state: Mapping[str, Any]) -> graphviz.Digraph:
                      for text, bold, pt in coord_rows) + "</TABLE>>")
     kinds: set[str] = set()
     column = graphviz.Digraph("logs", graph_attr={"rank": "same"})
+    columns = max((log["window"][1] - log["window"][0] + 1 for log in state["logs"]), default=0)
     for i, log in enumerate(state["logs"]):
         name = f"{log['topic']}-{log['partition']}"
-        column.node(f"log{i}", _strip(log, name in open_parts))
+        column.node(f"log{i}", _strip(log, name in open_parts, columns))
         if i:
             column.edge(f"log{i - 1}", f"log{i}", style="invis")
         leader = log["leader"]
