@@ -30,7 +30,7 @@ from .palette import (
     Style,
 )
 
-CELL_W, LABEL_W, SPACING = 34, 100, 2
+CELL_W, LABEL_W, SPACING = 32, 120, 2
 KIND_STYLES: dict[str, Style] = {
     CONTROL_COMMIT: Style(REDDISH_PURPLE, BLACK, "✦", "commit marker"),
     CONTROL_ABORT: Style(REDDISH_PURPLE, BLACK, "✦", "abort marker", line="dashed"),
@@ -119,8 +119,8 @@ def _strip_row(b: int, rep: Mapping[str, Any], start: int, end: int, clipped: bo
     cells = [td(_replica_title(b, rep), width=LABEL_W, height=34, align="LEFT", point=9,
                 bold=rep["leader"], border=0)]
     if clipped:
-        cells.append(td(f"… {start - rep['log_start_offset']} earlier"
-                        if start > rep["log_start_offset"] else "", width=CELL_W + 20,
+        cells.append(td(f"… {start - rep['log_start_offset']}<BR/>earlier"
+                        if start > rep["log_start_offset"] else "", raw=True, width=CELL_W + 20,
                         height=34, point=9, border=0))
     for offset in range(start, end):
         cells.append(_cell(offset, rep["cells"].get(offset), partition_hw))

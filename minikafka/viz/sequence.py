@@ -133,6 +133,16 @@ def _arrow(text: str, span: int, rightward: bool, colour: str, bold: bool) -> st
               bold=bold, point=9)
 
 
+def _two_lines(text: str, width: int = 24) -> str:
+    """A note that does not fit one column's width, broken at the space nearest its
+    middle (the column is fixed-size; two lines of 9 pt fit its height)."""
+    if len(text) <= width or " " not in text:
+        return esc(text)
+    spaces = [i for i, ch in enumerate(text) if ch == " "]
+    cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    return f"{esc(text[:cut])}<BR/>{esc(text[cut + 1:])}"
+
+
 def _lifeline() -> str:
     return td("┆", width=COL_W, height=36, border=0, color=GREY, point=12)
 
@@ -158,8 +168,9 @@ def sequence_view(participants: list[str], steps: list[Step], *,
             fill = colour if s.kind != "append" else LIGHT_GREY
             text_colour = BLACK if s.kind == "append" else WHITE
             for i in range(n):
-                cells.append(td(s.text, width=COL_W, height=36, fill=fill, color=text_colour,
-                                bold=bold, point=9, border=1) if i == a else _lifeline())
+                cells.append(td(_two_lines(s.text), raw=True, width=COL_W, height=36, fill=fill,
+                                color=text_colour, bold=bold, point=9, border=1)
+                             if i == a else _lifeline())
         else:
             b = col[s.dst]
             lo, hi = min(a, b), max(a, b)
