@@ -1,6 +1,7 @@
 """Each lesson's pictures, drawn by the lesson's own cells: the code cells up to the last
 one that draws run in one namespace, with `minikafka.lessons.show` collecting the graphs
-instead of displaying them, and every Panel contributing its current views."""
+instead of displaying them, and every Panel contributing its current views. "Your turn"
+exercise cells (ids NN-ex-...) are skipped: their answer cells wait for a student."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def lesson_graphs(path: Path) -> list[tuple[str, Any]]:
     ns: dict[str, Any] = {"__name__": "__lesson__"}
     try:
         for i, cell in enumerate(nb.cells[:last + 1]):
-            if cell.cell_type != "code":
+            if cell.cell_type != "code" or "-ex-" in str(cell.get("id", "")):
                 continue
             with contextlib.redirect_stdout(io.StringIO()):
                 exec(compile(cell.source, f"{path.name}[{i}]", "exec"), ns)
