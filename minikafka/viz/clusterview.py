@@ -127,8 +127,9 @@ def _replica_row(r: ReplicaState | None, highlight: bool, name_w: int) -> str:
         td(name, style=style, width=name_w, height=ROW_H, align="LEFT", bold=highlight,
            point=9),
         # Role above offsets in one cell: a third column would not fit two brokers a row.
+        # (A <BR ALIGN="LEFT"/> left-aligns the line it ends, so each line gets one.)
         td(esc(_role_text(r)) + ('<BR ALIGN="LEFT"/>' + esc(_offsets_text(r))
-                                 if _offsets_text(r) else ""),
+                                 + '<BR ALIGN="LEFT"/>' if _offsets_text(r) else ""),
            raw=True, style=style, width=ROLE_W, height=ROW_H, align="LEFT",
            bold=r.role == LEADER, point=9),
     ]) + "</TR>"
