@@ -194,62 +194,58 @@ def cluster_state(page: Any) -> dict[int, dict[str, str]]:
 
 
 def test_lesson_runs_in_jupyterlab_and_stopping_the_leader_moves_it(
-        lab: str, tmp_path: Path) -> None:
+        browser: Any, lab: str, tmp_path: Path) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    from playwright.sync_api import sync_playwright
 
-    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: run ./test.sh"
-    with sync_playwright() as pw:
-        ctx = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, args=ARGS, headless=True,
-            viewport={"width": 1280, "height": 1000})
+    # The module's one Chromium (a second sync Playwright cannot start beside it).
+    page = browser.new_page()
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    try:
+        page.goto(f"{lab}/lab/tree/{LESSON}?token={TOKEN}")
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                               timeout=90_000)
+        run_all(page)
         try:
-            page = ctx.new_page()
-            page.goto(f"{lab}/lab/tree/{LESSON}?token={TOKEN}")
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
-                                   timeout=90_000)
-            run_all(page)
-            try:
-                page.wait_for_function(RAN_ALL, timeout=240_000, polling=500)
-            except PlaywrightTimeout:
-                page.screenshot(path=str(tmp_path / "stuck.png"))
-                prompts = page.evaluate("() => " + PROMPTS)
-                raise AssertionError(f"Run All did not finish: prompts {prompts}; "
-                                     f"screenshot {tmp_path / 'stuck.png'}") from None
-            errors = page.locator(".jp-OutputArea-output[data-mime-type*='error']").count()
-            assert errors == 0, "a cell raised in JupyterLab"
-            assert "model not found" not in page.content()
+            page.wait_for_function(RAN_ALL, timeout=240_000, polling=500)
+        except PlaywrightTimeout:
+            page.screenshot(path=str(tmp_path / "stuck.png"))
+            prompts = page.evaluate("() => " + PROMPTS)
+            raise AssertionError(f"Run All did not finish: prompts {prompts}; "
+                                 f"screenshot {tmp_path / 'stuck.png'}") from None
+        errors = page.locator(".jp-OutputArea-output[data-mime-type*='error']").count()
+        assert errors == 0, "a cell raised in JupyterLab"
+        assert "model not found" not in page.content()
 
-            page.wait_for_function(f"() => Object.keys(({READ_CLUSTER})()).length === 3",
-                                   timeout=60_000)
-            panel_out = page.locator(".jp-OutputArea-output").filter(
-                has=page.locator("button:has-text('stop (clean)')")).first
-            texts = panel_out.evaluate(READ_TEXTS)
-            assert texts and not placeholders(texts), placeholders(texts)
-            small = illegible(texts)
-            assert not small, f"panel text below {MIN_TEXT_PX} px in JupyterLab: {small[:5]}"
-            before = cluster_state(page)
-            leaders = [b for b, v in before.items() if "leader" in v["role"]]
-            assert len(leaders) == 1, before
-            leader = leaders[0]
-            panel = page.locator(".jp-OutputArea-output").filter(
-                has=page.locator("button:has-text('stop (clean)')")).first
-            panel.scroll_into_view_if_needed()
-            panel.locator(".widget-dropdown:has(label:text-is('broker')) select").select_option(
-                label=str(leader))
-            shot_before = panel.screenshot()
-            panel.locator("button:has-text('stop (clean)')").click()
-            page.wait_for_function(
-                f"() => {{ const s = ({READ_CLUSTER})();"
-                f" const old = Object.entries(s).find(([k]) => k.endsWith('{leader}'));"
-                f" return old && !old[1].role.includes('leader'); }}", timeout=60_000)
-            after = cluster_state(page)
-            new_leaders = [b for b, v in after.items() if "leader" in v["role"]]
-            assert len(new_leaders) == 1 and new_leaders[0] != leader, after
-            assert "DOWN" in after[leader]["all"].upper() or "offline" in after[leader]["all"]
-            shot_after = panel.screenshot()
-            assert shot_after != shot_before
-            (tmp_path / "lesson04-after-stop.png").write_bytes(page.screenshot(full_page=True))
-        finally:
-            ctx.close()
+        page.wait_for_function(f"() => Object.keys(({READ_CLUSTER})()).length === 3",
+                               timeout=60_000)
+        panel_out = page.locator(".jp-OutputArea-output").filter(
+            has=page.locator("button:has-text('stop (clean)')")).first
+        texts = panel_out.evaluate(READ_TEXTS)
+        assert texts and not placeholders(texts), placeholders(texts)
+        small = illegible(texts)
+        assert not small, f"panel text below {MIN_TEXT_PX} px in JupyterLab: {small[:5]}"
+        before = cluster_state(page)
+        leaders = [b for b, v in before.items() if "leader" in v["role"]]
+        assert len(leaders) == 1, before
+        leader = leaders[0]
+        panel = page.locator(".jp-OutputArea-output").filter(
+            has=page.locator("button:has-text('stop (clean)')")).first
+        panel.scroll_into_view_if_needed()
+        panel.locator(".widget-dropdown:has(label:text-is('broker')) select").select_option(
+            label=str(leader))
+        shot_before = panel.screenshot()
+        panel.locator("button:has-text('stop (clean)')").click()
+        page.wait_for_function(
+            f"() => {{ const s = ({READ_CLUSTER})();"
+            f" const old = Object.entries(s).find(([k]) => k.endsWith('{leader}'));"
+            f" return old && !old[1].role.includes('leader'); }}", timeout=60_000)
+        after = cluster_state(page)
+        new_leaders = [b for b, v in after.items() if "leader" in v["role"]]
+        assert len(new_leaders) == 1 and new_leaders[0] != leader, after
+        assert "DOWN" in after[leader]["all"].upper() or "offline" in after[leader]["all"]
+        shot_after = panel.screenshot()
+        assert shot_after != shot_before
+        (tmp_path / "lesson04-after-stop.png").write_bytes(page.screenshot(full_page=True))
+    finally:
+        page.close()
