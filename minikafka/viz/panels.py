@@ -47,6 +47,12 @@ ACKS = {"all": "all", "1": 1, "0": 0}
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="minikafka-viz")
 
 
+def _row(children: list) -> widgets.HBox:
+    """A row of controls that wraps instead of squeezing: in a narrow notebook the
+    buttons keep their words."""
+    return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap"))
+
+
 @dataclass(frozen=True)
 class Frame:
     """The state after one action, as plain data."""
@@ -334,7 +340,7 @@ class Panel:
         self.partition_choice.observe(self._on_watch, names="value")
         self.slider.observe(self._on_slider, names="value")
 
-        row = W.HBox
+        row = _row
         self.widget = W.VBox([
             row([self.n_records, self.keyed, self.acks_choice, self.produce_button]),
             row([self.broker, *[self.buttons[n] for n in ("stop", "crash", "start")],
