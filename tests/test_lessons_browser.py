@@ -1,15 +1,22 @@
-"""A lesson in real JupyterLab, driven in Debian's Chromium with Playwright.
+"""Lessons in Debian's Chromium with Playwright.
 
-JupyterLab opens lesson 04 (replication), runs every cell, and then the student's
-path: in the replication panel, pick the broker that leads orders-0 and press
-"stop (clean)". The cluster picture must redraw with a new leader and the old one
-down. Widgets must render (no "model not found"). A screenshot is kept for the record.
+Legibility: every lesson's pictures and panels, drawn by the lesson's own cells, are put
+in a page as wide as a notebook's output area in a 1280-px-wide JupyterLab (its file
+browser open), scaled down to fit as JupyterLab does; the smallest text must be at least
+11 px and no placeholder text may show.
+
+JupyterLab itself, 1280 px wide, opens lesson 04 (replication), runs every cell, and
+then the student's path: the replication panel's text must be legible, then pick the
+broker that leads orders-0 and press "stop (clean)". The cluster picture must redraw
+with a new leader and the old one down. Widgets must render (no "model not found"). A
+screenshot is kept for the record.
 Chromium is /usr/bin/chromium (test.sh installs it); `playwright install` is never used.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -45,6 +52,73 @@ READ_CLUSTER = """() => {
   }
   return out;
 }"""
+
+
+# A notebook's output area in a 1280-px-wide JupyterLab 4 with the file browser open.
+OUTPUT_WIDTH_PX = 848
+MIN_TEXT_PX = 11
+LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]-*.ipynb"))
+
+# Every <text> of the SVGs under `root`: its rendered font size in CSS px (font-size in
+# SVG units times the SVG's scale on screen) and its content.
+READ_TEXTS = """(root) => [...root.querySelectorAll('svg text')].map((t) => {
+  const size = parseFloat(t.getAttribute('font-size') || getComputedStyle(t).fontSize);
+  const m = t.getScreenCTM();
+  return {text: t.textContent, px: size * Math.hypot(m.a, m.b)};
+})"""
+PLACEHOLDER = re.compile(r"^\s*(None|null|undefined|nan|NaN|-|–)\s*$|\brack\s+[-–·]|\brack\s*$|· ·")
+
+
+def placeholders(texts: list[dict[str, Any]]) -> list[str]:
+    return [t["text"] for t in texts if PLACEHOLDER.search(t["text"])]
+
+
+def illegible(texts: list[dict[str, Any]]) -> list[tuple[str, float]]:
+    return [(t["text"], round(t["px"], 1)) for t in texts
+            if t["text"].strip() and t["px"] < MIN_TEXT_PX]
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: run ./test.sh"
+    with sync_playwright() as pw:
+        ctx = pw.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("profile")), executable_path=CHROMIUM, args=ARGS,
+            headless=True, viewport={"width": 1280, "height": 900})
+        try:
+            yield ctx
+        finally:
+            ctx.close()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_lesson_pictures_are_legible_at_100_percent(browser: Any, path: Path) -> None:
+    from lesson_pictures import lesson_graphs
+
+    from minikafka.viz.svg import svg_html, to_svg
+
+    graphs = lesson_graphs(path)
+    assert graphs, f"{path.name} draws no picture"
+    # svg_html scales a picture down to the width it is given, as the panels show them;
+    # JupyterLab shows show()'s SVG as an image with the same max-width: 100%.
+    body = "".join(f'<section data-name="{name}" style="width:{OUTPUT_WIDTH_PX}px">'
+                   f"{svg_html(to_svg(g))}</section>" for name, g in graphs)
+    page = browser.new_page()
+    try:
+        page.set_content(f"<html><body style='margin:0'>{body}</body></html>")
+        for section in page.locator("section").all():
+            name = section.get_attribute("data-name")
+            texts = section.evaluate(READ_TEXTS)
+            assert texts, f"{path.name} {name}: no text drawn"
+            assert not placeholders(texts), (path.name, name, placeholders(texts))
+            small = illegible(texts)
+            assert not small, (f"{path.name} {name}: text below {MIN_TEXT_PX} px at 100% "
+                               f"zoom in a {OUTPUT_WIDTH_PX}-px output area: {small[:5]}")
+    finally:
+        page.close()
 
 
 def free_port() -> int:
@@ -120,56 +194,58 @@ def cluster_state(page: Any) -> dict[int, dict[str, str]]:
 
 
 def test_lesson_runs_in_jupyterlab_and_stopping_the_leader_moves_it(
-        lab: str, tmp_path: Path) -> None:
+        browser: Any, lab: str, tmp_path: Path) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    from playwright.sync_api import sync_playwright
 
-    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: run ./test.sh"
-    with sync_playwright() as pw:
-        ctx = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, args=ARGS, headless=True,
-            viewport={"width": 1400, "height": 1000})
+    # The module's one Chromium (a second sync Playwright cannot start beside it).
+    page = browser.new_page()
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    try:
+        page.goto(f"{lab}/lab/tree/{LESSON}?token={TOKEN}")
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                               timeout=90_000)
+        run_all(page)
         try:
-            page = ctx.new_page()
-            page.goto(f"{lab}/lab/tree/{LESSON}?token={TOKEN}")
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
-                                   timeout=90_000)
-            run_all(page)
-            try:
-                page.wait_for_function(RAN_ALL, timeout=240_000, polling=500)
-            except PlaywrightTimeout:
-                page.screenshot(path=str(tmp_path / "stuck.png"))
-                prompts = page.evaluate("() => " + PROMPTS)
-                raise AssertionError(f"Run All did not finish: prompts {prompts}; "
-                                     f"screenshot {tmp_path / 'stuck.png'}") from None
-            errors = page.locator(".jp-OutputArea-output[data-mime-type*='error']").count()
-            assert errors == 0, "a cell raised in JupyterLab"
-            assert "model not found" not in page.content()
+            page.wait_for_function(RAN_ALL, timeout=240_000, polling=500)
+        except PlaywrightTimeout:
+            page.screenshot(path=str(tmp_path / "stuck.png"))
+            prompts = page.evaluate("() => " + PROMPTS)
+            raise AssertionError(f"Run All did not finish: prompts {prompts}; "
+                                 f"screenshot {tmp_path / 'stuck.png'}") from None
+        errors = page.locator(".jp-OutputArea-output[data-mime-type*='error']").count()
+        assert errors == 0, "a cell raised in JupyterLab"
+        assert "model not found" not in page.content()
 
-            page.wait_for_function(f"() => Object.keys(({READ_CLUSTER})()).length === 3",
-                                   timeout=60_000)
-            before = cluster_state(page)
-            leaders = [b for b, v in before.items() if "leader" in v["role"]]
-            assert len(leaders) == 1, before
-            leader = leaders[0]
-            panel = page.locator(".jp-OutputArea-output").filter(
-                has=page.locator("button:has-text('stop (clean)')")).first
-            panel.scroll_into_view_if_needed()
-            panel.locator(".widget-dropdown:has(label:text-is('broker')) select").select_option(
-                label=str(leader))
-            shot_before = panel.screenshot()
-            panel.locator("button:has-text('stop (clean)')").click()
-            page.wait_for_function(
-                f"() => {{ const s = ({READ_CLUSTER})();"
-                f" const old = Object.entries(s).find(([k]) => k.endsWith('{leader}'));"
-                f" return old && !old[1].role.includes('leader'); }}", timeout=60_000)
-            after = cluster_state(page)
-            new_leaders = [b for b, v in after.items() if "leader" in v["role"]]
-            assert len(new_leaders) == 1 and new_leaders[0] != leader, after
-            assert "DOWN" in after[leader]["all"].upper() or "offline" in after[leader]["all"]
-            shot_after = panel.screenshot()
-            assert shot_after != shot_before
-            (tmp_path / "lesson04-after-stop.png").write_bytes(page.screenshot(full_page=True))
-        finally:
-            ctx.close()
+        page.wait_for_function(f"() => Object.keys(({READ_CLUSTER})()).length === 3",
+                               timeout=60_000)
+        panel_out = page.locator(".jp-OutputArea-output").filter(
+            has=page.locator("button:has-text('stop (clean)')")).first
+        texts = panel_out.evaluate(READ_TEXTS)
+        assert texts and not placeholders(texts), placeholders(texts)
+        small = illegible(texts)
+        assert not small, f"panel text below {MIN_TEXT_PX} px in JupyterLab: {small[:5]}"
+        before = cluster_state(page)
+        leaders = [b for b, v in before.items() if "leader" in v["role"]]
+        assert len(leaders) == 1, before
+        leader = leaders[0]
+        panel = page.locator(".jp-OutputArea-output").filter(
+            has=page.locator("button:has-text('stop (clean)')")).first
+        panel.scroll_into_view_if_needed()
+        panel.locator(".widget-dropdown:has(label:text-is('broker')) select").select_option(
+            label=str(leader))
+        shot_before = panel.screenshot()
+        panel.locator("button:has-text('stop (clean)')").click()
+        page.wait_for_function(
+            f"() => {{ const s = ({READ_CLUSTER})();"
+            f" const old = Object.entries(s).find(([k]) => k.endsWith('{leader}'));"
+            f" return old && !old[1].role.includes('leader'); }}", timeout=60_000)
+        after = cluster_state(page)
+        new_leaders = [b for b, v in after.items() if "leader" in v["role"]]
+        assert len(new_leaders) == 1 and new_leaders[0] != leader, after
+        assert "DOWN" in after[leader]["all"].upper() or "offline" in after[leader]["all"]
+        shot_after = panel.screenshot()
+        assert shot_after != shot_before
+        (tmp_path / "lesson04-after-stop.png").write_bytes(page.screenshot(full_page=True))
+    finally:
+        page.close()

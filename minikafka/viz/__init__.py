@@ -6,27 +6,46 @@ description dict, journal steps), a `graphviz.Digraph` out; `to_svg()` draws one
 Nothing else in minikafka imports this package.
 """
 
+from .batches import batch_anatomy, batch_view
 from .clusterview import ReplicaState, cluster_view, replica_states
 from .groupview import group_description, group_rows, group_view
+from .keys import key_placement, key_placement_view
 from .logstate import log_state
 from .logview import log_view, partition_log_view
+from .pipeline import pipeline_state, pipeline_view
+from .positions import Sample, poll_commit_timeline, position_timeline_view
+from .rebalance import rebalance_timeline, rebalance_view
 from .sequence import Step, produce_sequence, produce_sequence_view, sequence_view
 from .svg import has_dot, to_svg
+from .transactions import transaction_state, transaction_view
 
 __all__ = [
     "ReplicaState",
+    "Sample",
     "Step",
+    "batch_anatomy",
+    "batch_view",
     "cluster_view",
     "group_description",
     "group_rows",
     "group_view",
     "has_dot",
+    "key_placement",
+    "key_placement_view",
     "log_state",
     "log_view",
     "partition_log_view",
+    "pipeline_state",
+    "pipeline_view",
+    "poll_commit_timeline",
+    "position_timeline_view",
     "produce_sequence",
     "produce_sequence_view",
+    "rebalance_timeline",
+    "rebalance_view",
     "replica_states",
     "sequence_view",
     "to_svg",
+    "transaction_state",
+    "transaction_view",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 
 import graphviz
 
-from .html import sim_time, td
+from .html import esc, sim_time, td
 from .palette import (
     BLACK,
     EMPTY,
@@ -30,7 +30,10 @@ from .palette import (
     YELLOW,
 )
 
-NAME_W, ROLE_W, OFFS_W, ROW_H = 96, 160, 136, 22
+# Sized so that two brokers side by side fit a notebook's output area (about 850 px in a
+# 1280-px-wide JupyterLab with its file browser open) at 100% zoom: text at 9 pt or more
+# is never scaled below 11 px.
+NAME_W, ROLE_W, ROW_H = 96, 176, 30
 
 
 @dataclass(frozen=True)
@@ -116,22 +119,25 @@ def _offsets_text(r: ReplicaState) -> str:
 def _replica_row(r: ReplicaState | None, highlight: bool, name_w: int) -> str:
     if r is None:
         style = ROLE_STYLES[EMPTY]
-        cells = [td("", style=style, width=w, height=ROW_H) for w in (name_w, ROLE_W, OFFS_W)]
+        cells = [td("", style=style, width=w, height=ROW_H) for w in (name_w, ROLE_W)]
         return "<TR>" + "".join(cells) + "</TR>"
     style = ROLE_STYLES[r.role]
     name = f"{'▶ ' if highlight else ''}{r.topic}-{r.partition}"
     return "<TR>" + "".join([
         td(name, style=style, width=name_w, height=ROW_H, align="LEFT", bold=highlight,
            point=9),
-        td(_role_text(r), style=style, width=ROLE_W, height=ROW_H, align="LEFT",
+        # Role above offsets in one cell: a third column would not fit two brokers a row.
+        # (A <BR ALIGN="LEFT"/> left-aligns the line it ends, so each line gets one.)
+        td(esc(_role_text(r)) + ('<BR ALIGN="LEFT"/>' + esc(_offsets_text(r))
+                                 + '<BR ALIGN="LEFT"/>' if _offsets_text(r) else ""),
+           raw=True, style=style, width=ROLE_W, height=ROW_H, align="LEFT",
            bold=r.role == LEADER, point=9),
-        td(_offsets_text(r), style=style, width=OFFS_W, height=ROW_H, align="LEFT", point=9),
     ]) + "</TR>"
 
 
 def _header(b: int, info: Mapping[str, Any], name_w: int) -> list[str]:
-    span = 3
-    width = name_w + ROLE_W + OFFS_W + 4
+    span = 2
+    width = name_w + ROLE_W + 2
     if not info["running"]:
         status, fill, colour = "✕ DOWN", GREY, BLACK
     elif info.get("fenced"):
@@ -144,11 +150,12 @@ def _header(b: int, info: Mapping[str, Any], name_w: int) -> list[str]:
         badge = "controller voter"
     else:
         badge = "broker only"
-    rack = info.get("rack") or "-"
+    # A broker without broker.rack shows no rack at all (not a placeholder).
+    where = f"rack {info['rack']} · " if info.get("rack") else ""
     return [
         "<TR>" + td(f"broker {b}", width=width, height=22, colspan=span, bold=True,
                     fill=fill, color=colour, border=0, point=14) + "</TR>",
-        "<TR>" + td(f"rack {rack} · {status}", width=width, height=ROW_H, colspan=span,
+        "<TR>" + td(f"{where}{status}", width=width, height=ROW_H, colspan=span,
                     fill=fill, color=colour, border=0, point=10) + "</TR>",
         "<TR>" + td(badge, width=width, height=ROW_H, colspan=span,
                     fill=BLACK if info.get("controller") else LIGHT_GREY,
@@ -179,7 +186,7 @@ def _legend() -> str:
 
 
 def cluster_view(snapshot: Mapping[str, Any], *, topics: Iterable[str] | None = None,
-                 internal: bool = False, per_row: int = 3,
+                 internal: bool = False, per_row: int = 2,
                  highlight: Iterable[tuple[str, int]] = ()) -> graphviz.Digraph:
     """Brokers (fixed id order, `per_row` to a row) with their replicas and roles.
 
@@ -202,7 +209,7 @@ def cluster_view(snapshot: Mapping[str, Any], *, topics: Iterable[str] | None = 
     status = (f"{sim_time(snapshot.get('time_ms', 0))} · active controller: "
               f"{controller if controller is not None else 'NONE (no quorum)'}")
     g.node("status", "<" + '<TABLE BORDER="0"><TR>'
-           + td(status, width=name_w + ROLE_W + OFFS_W, height=20, border=0, point=11)
+           + td(status, width=name_w + ROLE_W, height=20, border=0, point=11)
            + "</TR></TABLE>>")
     rows = [ids[i:i + per_row] for i in range(0, len(ids), max(1, per_row))]
     for i, row in enumerate(rows):

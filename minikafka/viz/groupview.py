@@ -157,7 +157,7 @@ def _partition_label(row: Mapping[str, Any]) -> str:
 
 def _legend() -> str:
     rows = "".join("<TR>" + td(f"{s.symbol} {s.word}", style=s, width=150, height=20,
-                               point=8, align="LEFT") + "</TR>"
+                               point=9, align="LEFT") + "</TR>"
                    for s in LAG_STYLES.values())
     return f'<<TABLE BORDER="0" CELLSPACING="2">{rows}</TABLE>>'
 

@@ -30,7 +30,7 @@ from .palette import (
     Style,
 )
 
-CELL_W, LABEL_W, SPACING = 40, 150, 2
+CELL_W, LABEL_W, SPACING = 32, 120, 2
 KIND_STYLES: dict[str, Style] = {
     CONTROL_COMMIT: Style(REDDISH_PURPLE, BLACK, "✦", "commit marker"),
     CONTROL_ABORT: Style(REDDISH_PURPLE, BLACK, "✦", "abort marker", line="dashed"),
@@ -88,14 +88,14 @@ def _marker_row(rep: Mapping[str, Any], lso: int | None, start: int, end: int,
     for name, offset in points:
         col = _column_index(offset, start, end)
         marks.setdefault(col, []).append(name if col is not None else f"{name} {offset}")
-    cells = [td("", width=LABEL_W, height=44, border=0)]
+    cells = [td("", width=LABEL_W, height=50, border=0)]
     if clipped:
         cells.append(td("<BR/>".join(esc(m) for m in marks.get(None, [])), raw=True,
-                        width=CELL_W + 20, height=44, border=0, point=7))
+                        width=CELL_W + 20, height=50, border=0, point=9))
     for col in range(end - start + 1):
         names = marks.get(col, [])
         text = "<BR/>".join(esc(n) for n in names) + ("<BR/>▼" if names else "")
-        cells.append(td(text, raw=True, width=CELL_W, height=44, border=0, point=8,
+        cells.append(td(text, raw=True, width=CELL_W, height=50, border=0, point=9,
                         bold=bool(names)))
     return "<TR>" + "".join(cells) + "</TR>"
 
@@ -111,7 +111,7 @@ def _cell(offset: int, cell: list[str] | None, partition_hw: int) -> str:
     else:
         style = KIND_STYLES[kind]
         text = f"<B>{offset}</B><BR/>{esc(style.symbol)}"
-    return td(text, raw=True, style=style, width=CELL_W, height=34, point=8)
+    return td(text, raw=True, style=style, width=CELL_W, height=34, point=9)
 
 
 def _strip_row(b: int, rep: Mapping[str, Any], start: int, end: int, clipped: bool,
@@ -119,13 +119,13 @@ def _strip_row(b: int, rep: Mapping[str, Any], start: int, end: int, clipped: bo
     cells = [td(_replica_title(b, rep), width=LABEL_W, height=34, align="LEFT", point=9,
                 bold=rep["leader"], border=0)]
     if clipped:
-        cells.append(td(f"… {start - rep['log_start_offset']} earlier"
-                        if start > rep["log_start_offset"] else "", width=CELL_W + 20,
-                        height=34, point=7, border=0))
+        cells.append(td(f"… {start - rep['log_start_offset']}<BR/>earlier"
+                        if start > rep["log_start_offset"] else "", raw=True, width=CELL_W + 20,
+                        height=34, point=9, border=0))
     for offset in range(start, end):
         cells.append(_cell(offset, rep["cells"].get(offset), partition_hw))
     if rep["log_end_offset"] == end:
-        cells.append(td("next", width=CELL_W, height=34, line="dashed", point=7))
+        cells.append(td("next", width=CELL_W, height=34, line="dashed", point=9))
     else:
         cells.append(td("", style=BLANK, width=CELL_W, height=34))
     return "<TR>" + "".join(cells) + "</TR>"
@@ -133,7 +133,7 @@ def _strip_row(b: int, rep: Mapping[str, Any], start: int, end: int, clipped: bo
 
 def _segment_row(rep: Mapping[str, Any], start: int, end: int, clipped: bool) -> str:
     bases = rep["segments"]
-    cells = [td("segments", width=LABEL_W, height=18, align="RIGHT", point=7, border=0)]
+    cells = [td("segments", width=LABEL_W, height=18, align="RIGHT", point=9, border=0)]
     if clipped:
         cells.append(td("", width=CELL_W + 20, height=18, border=0))
     col = start
@@ -145,19 +145,19 @@ def _segment_row(rep: Mapping[str, Any], start: int, end: int, clipped: bool) ->
             continue
         if lo > col:  # offsets this replica no longer holds (deleted by retention)
             span = lo - col
-            cells.append(td("", colspan=span, border=0, point=7))
+            cells.append(td("", colspan=span, border=0, point=9))
         span = hi - lo
         active = i == len(bases) - 1
         word = ("active segment" if active else "segment") + f" @{base}"
         text = word if span >= 4 else (f"@{base}" if span >= 2 else "|")
         # No fixed width on spanning cells: the columns set it, and the text is chosen
         # short enough to fit.
-        cells.append(td(text, colspan=span, point=7, fill=shade[i % 2],
+        cells.append(td(text, colspan=span, point=9, fill=shade[i % 2],
                         line="dashed" if active else None))
         col = hi
     if col < end + 1:
         span = end + 1 - col
-        cells.append(td("", colspan=span, border=0, point=7))
+        cells.append(td("", colspan=span, border=0, point=9))
     return "<TR>" + "".join(cells) + "</TR>"
 
 
@@ -169,14 +169,14 @@ def _group_row(name: str, marks: Mapping[str, int], start: int, end: int,
         at.setdefault(col, []).append(GROUP_LETTERS[what])
     said = " · ".join(f"{what} {offset}" for what, offset in sorted(marks.items()))
     cells = [td(f"group {esc(clip(name, 20))}<BR/>{esc(said)}", raw=True, width=LABEL_W,
-                height=30, align="LEFT", point=8, border=0)]
+                height=30, align="LEFT", point=9, border=0)]
     if clipped:
         cells.append(td("◀ " + " ".join(at[None]) if None in at else "", width=CELL_W + 20,
-                        height=30, point=8, border=0, bold=True))
+                        height=30, point=9, border=0, bold=True))
     for col in range(end - start + 1):
         letters = at.get(col, [])
         text = ("▲<BR/>" + " ".join(letters)) if letters else ""
-        cells.append(td(text, raw=True, width=CELL_W, height=30, point=8, border=0,
+        cells.append(td(text, raw=True, width=CELL_W, height=30, point=9, border=0,
                         bold=bool(letters)))
     return "<TR>" + "".join(cells) + "</TR>"
 
@@ -197,12 +197,13 @@ def _legend(kinds: set[str], uncommitted: bool, lso: bool, groups: bool) -> str:
     words.append("LEO = log end offset (next offset to write)")
     if groups:
         words += ["▲C a group's committed offset", "▲P a consumer's position"]
-    rows = [td(" · ".join(words), colspan=2, border=0, point=8)]
+    # One term a line: a single long line would set the picture's width.
+    rows = [td("<BR/>".join(esc(w) for w in words), raw=True, colspan=2, border=0, point=9)]
     body = "<TR>" + rows[0] + "</TR>"
     for style, extra in swatches:
-        body += ("<TR>" + td(style.symbol or " ", style=style, width=CELL_W, height=18, point=8)
+        body += ("<TR>" + td(style.symbol or " ", style=style, width=CELL_W, height=18, point=9)
                  + td(f"{style.word}{' · ' + extra if extra else ''}", align="LEFT",
-                      border=0, point=8) + "</TR>")
+                      border=0, point=9) + "</TR>")
     return f'<<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="2">{body}</TABLE>>'
 
 

@@ -47,6 +47,12 @@ ACKS = {"all": "all", "1": 1, "0": 0}
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="minikafka-viz")
 
 
+def _row(children: list) -> widgets.HBox:
+    """A row of controls that wraps instead of squeezing: in a narrow notebook the
+    buttons keep their words."""
+    return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap"))
+
+
 @dataclass(frozen=True)
 class Frame:
     """The state after one action, as plain data."""
@@ -69,8 +75,8 @@ class Panel:
     """
 
     def __init__(self, cluster: Any, topic: str | None = None, partition: int = 0, *,
-                 acks: str | int = "all", replicas: bool = True, per_row: int = 3,
-                 max_cells: int = 24, produce_wait_ms: int = 5_000,
+                 acks: str | int = "all", replicas: bool = True, per_row: int = 2,
+                 max_cells: int = 10, produce_wait_ms: int = 5_000,
                  group_offsets: Callable[[str, int], Mapping] | None = None,
                  group_description: Callable[[], Mapping] | None = None,
                  group_id: str | None = None, poll_records: int = 5,
@@ -334,7 +340,7 @@ class Panel:
         self.partition_choice.observe(self._on_watch, names="value")
         self.slider.observe(self._on_slider, names="value")
 
-        row = W.HBox
+        row = _row
         self.widget = W.VBox([
             row([self.n_records, self.keyed, self.acks_choice, self.produce_button]),
             row([self.broker, *[self.buttons[n] for n in ("stop", "crash", "start")],

@@ -117,7 +117,7 @@ def produce_sequence(cluster: Any, topic: str | None = None, partition: int | No
     return participants, steps
 
 
-COL_W, TIME_W = 180, 64
+COL_W, TIME_W = 150, 64
 STEP_STYLE = {  # colour and weight per step kind; the text always says what it is
     "produce": (BLACK, False), "append": (LIGHT_GREY, False), "fetch-response": (BLUE, False),
     "fetch": (BLUE, False), "isr": (VERMILLION, True), "hw": (BLUISH_GREEN, True),
@@ -131,6 +131,16 @@ def _arrow(text: str, span: int, rightward: bool, colour: str, bold: bool) -> st
     line = f"{shaft}▶" if rightward else f"◀{shaft}"
     return td(f"{esc(text)}<BR/>{line}", raw=True, colspan=span, border=0, color=colour,
               bold=bold, point=9)
+
+
+def _two_lines(text: str, width: int = 24) -> str:
+    """A note that does not fit one column's width, broken at the space nearest its
+    middle (the column is fixed-size; two lines of 9 pt fit its height)."""
+    if len(text) <= width or " " not in text:
+        return esc(text)
+    spaces = [i for i, ch in enumerate(text) if ch == " "]
+    cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    return f"{esc(text[:cut])}<BR/>{esc(text[cut + 1:])}"
 
 
 def _lifeline() -> str:
@@ -158,8 +168,9 @@ def sequence_view(participants: list[str], steps: list[Step], *,
             fill = colour if s.kind != "append" else LIGHT_GREY
             text_colour = BLACK if s.kind == "append" else WHITE
             for i in range(n):
-                cells.append(td(s.text, width=COL_W, height=36, fill=fill, color=text_colour,
-                                bold=bold, point=9, border=1) if i == a else _lifeline())
+                cells.append(td(_two_lines(s.text), raw=True, width=COL_W, height=36, fill=fill,
+                                color=text_colour, bold=bold, point=9, border=1)
+                             if i == a else _lifeline())
         else:
             b = col[s.dst]
             lo, hi = min(a, b), max(a, b)

@@ -1,0 +1,266 @@
+"""The lesson pictures of minikafka.viz (key placement, a transaction, one batch, a
+consumer's offsets over time, eager vs cooperative rebalances, the ecosystem pipeline):
+the data each reads from a seeded scenario, and what its picture must say. Also: every
+lesson draws at least one picture or panel."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from lesson_pictures import picture_cells
+from test_viz import node_label, rows, text
+
+from minikafka.client.partitioner import partition_for_key
+from minikafka.cluster import Cluster
+from minikafka.lessons import SinkConnector, SourceConnector, read_topic, truck_positions
+from minikafka.viz import (
+    batch_anatomy,
+    batch_view,
+    has_dot,
+    key_placement,
+    key_placement_view,
+    pipeline_state,
+    pipeline_view,
+    poll_commit_timeline,
+    position_timeline_view,
+    rebalance_timeline,
+    rebalance_view,
+    to_svg,
+    transaction_state,
+    transaction_view,
+)
+
+LESSONS = sorted((Path(__file__).resolve().parent.parent / "lessons").glob("[0-9][0-9]-*.ipynb"))
+needs_dot = pytest.mark.skipif(not has_dot(), reason="Graphviz's dot is not installed")
+
+
+def edges(graph) -> list[str]:
+    return [line.strip() for line in graph.body if " -> " in line]
+
+
+# -- lesson 03: keys -> murmur2 -> partitions ------------------------------------------
+
+@pytest.fixture(scope="module")
+def trucks() -> Cluster:
+    c = Cluster(brokers=3, seed=3)
+    c.create_topic("trucks_gps", partitions=6, replication_factor=3)
+    p = c.producer()
+    for key, value in truck_positions(trucks=20, reports=3):
+        p.send("trucks_gps", key=key, value=value)
+    p.flush()
+    return c
+
+
+def test_key_placement_reads_where_each_key_is_stored(trucks: Cluster) -> None:
+    placement = key_placement(trucks, "trucks_gps")
+    keys = {e["key"]: e for e in placement["keys"]}
+    assert len(keys) == 20
+    assert all(len(e["offsets"]) == 3 for e in keys.values())
+    assert all(e["stored"] == e["predicted"] == partition_for_key(e["key"].encode(), 6)
+               for e in keys.values())
+    # The lesson's worked example: truck-1's hash is negative as a Java int.
+    assert keys["truck-1"]["murmur2"] == -918409904 and keys["truck-1"]["stored"] == 0
+
+
+def test_key_placement_view_draws_every_key_and_partition(trucks: Cluster) -> None:
+    placement = key_placement(trucks, "trucks_gps")
+    g = key_placement_view(placement)
+    keys = text(node_label(g, "keys"))
+    assert "truck-1 -918,409,904 1,229,073,744 → 0" in keys
+    for p in range(6):
+        label = text(node_label(g, f"p{p}"))
+        assert label.startswith(f"partition {p} leader broker")
+    assert len([e for e in edges(g) if e.startswith("keys:")]) == 20
+    stored_in_5 = [e["key"] for e in placement["keys"] if e["stored"] == 5]
+    assert all(k in text(node_label(g, "p5")) for k in stored_in_5)
+    g = key_placement_view(placement, max_keys=5)
+    assert "… and 15 more keys" in text(node_label(g, "keys"))
+
+
+# -- lesson 06: the transaction coordinator, markers and the LSO -----------------------
+
+@pytest.fixture()
+def billing() -> tuple[Cluster, object]:
+    c = Cluster(brokers=3, seed=11, controllers=[1001, 1002, 1003])
+    c.create_topic("orders", partitions=2, replication_factor=3)
+    c.create_topic("invoices", partitions=1, replication_factor=3)
+    producer = c.producer(transactional_id="billing-1")
+    producer.init_transactions()
+    for n in (1, 2):
+        producer.begin_transaction()
+        producer.send("orders", key=b"o%d" % n, value=b"order")
+        producer.send("invoices", key=b"o%d" % n, value=b"invoice")
+        if n == 1:
+            producer.commit_transaction()
+    producer.flush()  # transaction 2 written, still open
+    return c, producer
+
+
+def _strip_text(g, topic_partition: str) -> str:
+    for line in g.body:
+        if "[label=<" in line and f">{topic_partition}<" in line:
+            return text(re.search(r"label=<(.*)>", line, re.S).group(1))
+    raise AssertionError(topic_partition)
+
+
+def test_transaction_view_shows_the_open_transaction_and_its_lso(billing) -> None:
+    c, _ = billing
+    state = transaction_state(c, "billing-1", ["orders", "invoices"])
+    assert state["state"] == "Ongoing" and state["producer_epoch"] == 0
+    assert state["partitions"] == ["invoices-0", "orders-0"]
+    invoices = state["logs"][-1]
+    assert (invoices["last_stable_offset"], invoices["high_watermark"]) == (2, 3)
+    g = transaction_view(state)
+    coordinator = text(node_label(g, "coordinator"))
+    assert "transactional.id billing-1" in coordinator and "state Ongoing" in coordinator
+    assert "LSO ▼ HW ▼" in _strip_text(g, "invoices-0")
+    # offset 0 committed, 1 the commit marker, 2 open
+    assert "0 o1 1 ✦ 2 o2 next" in _strip_text(g, "invoices-0")
+    marker_edges = [e for e in edges(g) if e.startswith("coordinator") and "invis" not in e]
+    assert len(marker_edges) == 2  # orders-0 and invoices-0, not orders-1
+    assert "open transaction" in text(node_label(g, "legend"))
+
+
+def test_after_an_abort_the_lso_catches_up_and_the_records_are_aborted(billing) -> None:
+    c, producer = billing
+    producer.abort_transaction()
+    state = transaction_state(c, "billing-1", ["orders", "invoices"])
+    assert state["state"] == "CompleteAbort" and state["partitions"] == []
+    invoices = state["logs"][-1]
+    # Nothing open any more: the LSO is the HW again (the abort marker is offset 3).
+    assert invoices["last_stable_offset"] == invoices["high_watermark"]
+    assert invoices["log_end_offset"] == 4
+    g = transaction_view(state)
+    legend = text(node_label(g, "legend"))
+    assert "abort marker" in legend and "aborted" in legend
+    assert "open transaction" not in legend
+    assert not [e for e in edges(g) if e.startswith("coordinator") and "invis" not in e]
+
+
+# -- lesson 07: one batch --------------------------------------------------------------
+
+def test_batch_anatomy_of_a_compressed_batch() -> None:
+    c = Cluster(brokers=3, seed=7)
+    c.create_topic("trucks_gps", partitions=1, replication_factor=3)
+    p = c.producer(linger_ms=100, compression_type="zstd")
+    for key, value in truck_positions(trucks=10, reports=3):
+        p.send("trucks_gps", key=key, value=value)
+        c.advance(1)
+    p.flush()
+    anatomy = batch_anatomy(c, "trucks_gps", 0)
+    header = anatomy["header"]
+    assert header["recordsCount"] == 30 and header["lastOffsetDelta"] == 29
+    assert header["attributes"] == "compression=zstd" and header["baseSequence"] == 0
+    assert header["batchLength"] == anatomy["stored_bytes"] < anatomy["uncompressed_bytes"] / 3
+    assert [r["offset_delta"] for r in anatomy["records"]] == list(range(30))
+    assert anatomy["records"][5]["timestamp_delta"] == 5
+    label = text(node_label(batch_view(anatomy), "batch"))
+    assert "30 records, compression zstd" in label and "baseOffset 0" in label
+    assert "… 24 more records" in label
+    assert f"{anatomy['stored_bytes']:,} bytes" in label
+    ratio = anatomy["uncompressed_bytes"] / anatomy["stored_bytes"]
+    assert f"ratio {ratio:.2f}" in label
+
+
+# -- lesson 08: position vs committed vs high watermark -------------------------------
+
+def test_poll_commit_timeline_orders_its_three_numbers() -> None:
+    samples = poll_commit_timeline()
+    assert len(samples) == 8
+    assert all((s.committed or 0) <= s.position <= s.high_watermark for s in samples)
+    assert [s.committed for s in samples[:2]] == [None, None]
+    for before, after in zip(samples, samples[1:]):
+        if not after.action.endswith("commit"):
+            assert after.committed == before.committed
+        else:
+            assert after.committed == after.position
+    assert samples[-1].high_watermark - samples[-1].position > samples[0].high_watermark - \
+        samples[0].position  # the consumer falls behind
+    g = position_timeline_view(samples)
+    label = node_label(g, "positions")
+    assert len(rows(label)) >= 2 + len(samples)
+    last = samples[-1]
+    assert (f"C {last.committed} · P {last.position} · HW {last.high_watermark} · lag "
+            f"{last.high_watermark - last.position}") in text(label)
+    assert "no commit · P" in text(label)
+
+
+# -- lesson 10: eager vs cooperative ---------------------------------------------------
+
+def test_eager_stops_every_partition_cooperative_only_those_that_move() -> None:
+    eager = rebalance_timeline("range")
+    coop = rebalance_timeline("cooperative-sticky")
+    assert eager["protocol"] == "eager" and coop["protocol"] == "cooperative"
+    for tl in (eager, coop):
+        assert tl["moments"][0]["owners"] == dict.fromkeys(range(4), "a")
+        final = tl["moments"][-1]["owners"]
+        assert sorted(final.values()) == ["a", "a", "b", "b"]
+    assert any(all(o is None for o in m["owners"].values()) for m in eager["moments"])
+    assert not any(all(o is None for o in m["owners"].values()) for m in coop["moments"])
+    kept = [p for p, o in coop["moments"][-1]["owners"].items() if o == "a"]
+    assert all(m["owners"][p] == "a" for m in coop["moments"] for p in kept)
+    assert coop["moments"][1]["what"].startswith("a revoked")
+    g = rebalance_view([eager, coop])
+    first, second = text(node_label(g, "t0")), text(node_label(g, "t1"))
+    assert first.startswith("range · eager protocol") and "nobody" in first
+    assert "a revoked [0, 1, 2, 3]" in first
+    assert f"read throughout: {kept}" in second
+
+
+# -- lesson 13: the pipeline -----------------------------------------------------------
+
+def test_pipeline_state_counts_what_each_stage_holds() -> None:
+    c = Cluster(brokers=3, seed=13)
+    c.create_topic("customers", partitions=3, replication_factor=3)
+    c.create_topic("customers_clean", partitions=3, replication_factor=3)
+    rows_ = [{"id": i, "name": f"n{i}"} for i in range(1, 6)]
+    source = SourceConnector(c, "customers-db", rows_, "customers", key_field="id")
+    source.poll()
+    copier = c.producer()
+    for records in read_topic(c, "customers").values():
+        for r in records:
+            copier.send("customers_clean", key=r.key, value=json.dumps({"ok": 1}).encode())
+    copier.flush()
+    sink = SinkConnector(c, "customers_clean", group_id="search-index")
+    sink.run(rounds=20)
+    state = pipeline_state(c, source, "cleaner", "customers_clean", sink, "search-index")
+    lines = {s["name"]: " ".join(s["lines"]) for s in state["stages"]}
+    assert list(lines)[0] == "customers table" and list(lines)[-1] == "search index"
+    assert "5 rows" in lines["customers table"]
+    assert "5 rows copied" in lines["source connector customers-db"]
+    assert "3 partitions · 5 records" in lines["topic customers"]
+    assert "committed offsets sum to 0" in lines["cleaner (group cleaner)"]
+    assert "committed offsets sum to 5" in lines["sink connector (group search-index)"]
+    assert "5 documents" in lines["search index"]
+    g = pipeline_view(state)
+    assert len([e for e in edges(g) if "dashed" not in e]) == len(state["stages"]) - 1
+    assert "compacted · 1 records" in text(node_label(g, "side0"))
+
+
+@needs_dot
+def test_lesson_pictures_draw_with_dot(trucks: Cluster) -> None:
+    svg = to_svg(key_placement_view(key_placement(trucks, "trucks_gps")))
+    assert "truck&#45;20" in svg and "partition 5" in svg
+
+
+# -- the notebooks ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_every_lesson_draws_a_picture_or_panel(path: Path) -> None:
+    assert picture_cells(path), f"{path.name} has no cell that calls show(...) or Panel(...)"
+
+
+def test_the_new_pictures_sit_in_their_lessons() -> None:
+    wanted = {"03": "key_placement_view", "06": "transaction_view", "07": "batch_view",
+              "08": "position_timeline_view", "10": "rebalance_view", "13": "pipeline_view"}
+    import nbformat
+
+    for path in LESSONS:
+        name = wanted.get(path.name[:2])
+        if name:
+            sources = [nbformat.read(path, as_version=4).cells[i].source
+                       for i in picture_cells(path)]
+            assert any(name in s for s in sources), path.name
