@@ -361,3 +361,19 @@ def test_retriable_errors_are_the_ones_kafka_marks_retriable():
                                                 or code in java_only)}
     assert not differ
     assert errors.REBALANCE_IN_PROGRESS not in errors.RETRIABLE
+
+
+def test_a_fenced_producers_records_get_invalid_producer_epoch():
+    """Kafka 2.7+ (KIP-588): Produce with a stale epoch answers INVALID_PRODUCER_EPOCH, for
+    transactional batches too; PRODUCER_FENCED comes only from the transaction coordinator."""
+    from kafka.errors import InvalidProducerEpochError
+
+    cluster = Cluster(brokers=3, seed=1)
+    cluster.create_topic("t", 1, 3)
+    old = cluster.producer(transactional_id="tx")
+    old.init_transactions()
+    old.begin_transaction()
+    old.send("t", value=b"a").get()
+    cluster.producer(transactional_id="tx").init_transactions()
+    with pytest.raises(InvalidProducerEpochError):
+        old.send("t", value=b"zombie").get()
