@@ -377,3 +377,19 @@ def test_a_fenced_producers_records_get_invalid_producer_epoch():
     cluster.producer(transactional_id="tx").init_transactions()
     with pytest.raises(InvalidProducerEpochError):
         old.send("t", value=b"zombie").get()
+
+
+def test_a_fenced_producer_cannot_bump_its_own_epoch_back():
+    """KIP-360: InitProducerId with the sender's current id and epoch bumps that epoch,
+    unless a newer instance took the transactional id: then PRODUCER_FENCED."""
+    from minikafka.core.transactions import TransactionCoordinator
+
+    ids = iter(range(100, 200))
+    coordinator = TransactionCoordinator(lambda: next(ids), lambda *args: None)
+    old = coordinator.init_producer_id("tx", 60_000, 0)
+    new = coordinator.init_producer_id("tx", 60_000, 0)
+    assert new == (old[0], old[1] + 1)
+    with pytest.raises(errors.KafkaCoreError) as fenced:
+        coordinator.init_producer_id("tx", 60_000, 0, current=old)
+    assert fenced.value.code == errors.PRODUCER_FENCED
+    assert coordinator.init_producer_id("tx", 60_000, 0, current=new) == (new[0], new[1] + 1)

@@ -159,7 +159,11 @@ class RealFaults:
         self.native.kill(node)
 
     def start(self, node: int) -> None:
-        self.native.start(node)
+        from minikafka.realkafka.nodes import KafkaNodeError
+        try:
+            self.native.start(node)
+        except KafkaNodeError:  # a JVM that dies while starting on a loaded machine: once more
+            self.native.start(node)
 
 
 class ServedFaults:

@@ -66,7 +66,7 @@ def unknown_topics_and_partitions(door):
     missing = door.topic("missing")
     deleted = admin.delete_topics([missing], raise_errors=False)
     return {
-        "delete": [err_code(t["error_code"]) for t in deleted["topic_error_codes"]],
+        "delete": [err_code(t["error_code"]) for t in deleted["topics"]],
         "list_offsets_partition_5": attempt(
             lambda: admin.list_partition_offsets({TopicPartition(topic, 5): OffsetSpec.LATEST},
                                                  timeout_ms=3000)),

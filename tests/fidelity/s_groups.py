@@ -117,14 +117,14 @@ def describe_group_after_join(door):
             m.start()
             members.append(m)
             stable(members, 2)
-        described = door.admin().describe_groups([group])[0]
+        described = door.admin().describe_groups([group])[group]
     finally:
         for m in members:
             m.halt()
-    return {"state": str(described.state), "protocol_type": described.protocol_type,
-            "protocol": described.protocol,
-            "members": sorted([m.client_id, len(m.member_id) > len(m.client_id)]
-                              for m in described.members)}
+    return {"state": described["group_state"], "protocol_type": described["protocol_type"],
+            "protocol": described["protocol_data"], "error": described["error"],
+            "members": sorted([m["client_id"], m["member_id"].startswith(m["client_id"] + "-"),
+                               m["group_instance_id"]] for m in described["members"])}
 
 
 @scenario("groups", lesson="09")
@@ -151,10 +151,10 @@ def static_member_restart_keeps_assignment(door):
         again.start()
         members[1] = again
         after = stable(members, 4)
-        described = door.admin().describe_groups([group])[0]
+        described = door.admin().describe_groups([group])[group]
         return {"before": before, "after": after,
                 "generation_moved": members[0].generation() - generation,
-                "instances": sorted(m.group_instance_id for m in described.members)}
+                "instances": sorted(m["group_instance_id"] for m in described["members"])}
     finally:
         for m in members:
             m.halt()
@@ -177,7 +177,7 @@ def committed_offsets_and_metadata(door):
                      tps[1]: OffsetAndMetadata(5, "", -1)})
     committed = {tp.partition: consumer.committed(tp, metadata=True) for tp in tps}
     consumer.close()
-    listed = door.admin().list_consumer_group_offsets(group)
+    listed = door.admin().list_group_offsets({group: None})[group]
     reader = door.consumer(topic, group_id=group, auto_offset_reset="earliest",
                            enable_auto_commit=False)
     return {
@@ -290,7 +290,7 @@ def leave_group_reassigns(door):
         members[0].halt()
         members[0].consumer.close()
         after = stable(members[1:], 3)
-        described = attempt(lambda: len(door.admin().describe_groups([group])[0].members))
+        described = attempt(lambda: len(door.admin().describe_groups([group])[group]["members"]))
         return {"after_leave": after, "members": described}
     finally:
         for m in members:

@@ -127,7 +127,7 @@ def consume_transform_produce(door):
     return {"committed": outcome, "sink": _read(door, sink, "read_committed", 2)}
 
 
-@scenario("transactions", lesson="06")
+@scenario("transactions", lesson="06", in_process=True)
 def a_new_producer_fences_the_old(door):
     """Two producers with one transactional.id: the newer one's init fences the older,
     whose next transactional call fails."""
@@ -162,7 +162,7 @@ def idempotent_producer_state(door):
     states = door.admin().describe_producers([tp])[tp]
     return {"offsets": offsets,
             "producers": [{"epoch": s.producer_epoch, "last_sequence": s.last_sequence,
-                           "txn_start_offset": s.current_txn_start_offset}
+                           "txn_start_offset": s.current_transaction_start_offset}
                           for s in states.active_producers]}
 
 

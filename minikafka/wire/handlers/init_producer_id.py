@@ -24,8 +24,9 @@ _MAX_EPOCH = 32767
 def _ids(cluster, request: InitProducerIdRequest, version: int, now_ms: int) -> tuple[int, int]:
     txn_id = request.transactional_id
     if txn_id is not None:
+        current = (request.producer_id, request.producer_epoch) if version >= 3 else None
         return coordinator(cluster).init_producer_id(txn_id, request.transaction_timeout_ms,
-                                                     now_ms)
+                                                     now_ms, current)
     if version >= 3 and request.producer_id >= 0 and 0 <= request.producer_epoch < _MAX_EPOCH:
         return request.producer_id, request.producer_epoch + 1
     return cluster.allocate_producer_id(), 0
