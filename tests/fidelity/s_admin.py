@@ -52,16 +52,17 @@ def create_partitions_then_keys_move(door):
     keys = [f"user-{i}" for i in range(12)]
     before = {k: producer.send(topic, key=k.encode(), value=b"x").get(timeout=15).partition
               for k in keys}
-    grown = attempt(lambda: admin.create_partitions({topic: {"total_count": 5}}) and "grown")
-    wait_until(lambda: len(producer.partitions_for(topic)) == 5, 15, 0.2)
-    after = {k: producer.send(topic, key=k.encode(), value=b"x").get(timeout=15).partition
+    grown = attempt(lambda: admin.create_partitions({topic: 5}) and "grown")
+    wait_until(lambda: len(admin.describe_topics([topic])[0]["partitions"]) == 5, 15, 0.2)
+    fresh = door.producer()  # new metadata: a running producer learns of them on refresh
+    after = {k: fresh.send(topic, key=k.encode(), value=b"x").get(timeout=15).partition
              for k in keys}
     return {
         "grow": grown,
         "partitions": len(admin.describe_topics([topic])[0]["partitions"]),
         "before": before, "after": after,
-        "shrink": attempt(lambda: admin.create_partitions({topic: {"total_count": 3}})),
-        "same": attempt(lambda: admin.create_partitions({topic: {"total_count": 5}})),
+        "shrink": attempt(lambda: admin.create_partitions({topic: 3}) and "done"),
+        "same": attempt(lambda: admin.create_partitions({topic: 5}) and "done"),
     }
 
 

@@ -73,7 +73,7 @@ def unknown_topics_and_partitions(door):
         "describe_configs": attempt(lambda: admin.describe_configs(
             [ConfigResource(ConfigResourceType.TOPIC, missing)]) and "described"),
         "create_partitions": attempt(lambda: admin.create_partitions(
-            {missing: {"total_count": 3}}) and "created"),
+            {missing: 3}) and "created"),
     }
 
 

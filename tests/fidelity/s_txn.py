@@ -66,7 +66,7 @@ def open_transaction_holds_the_lso(door):
 
     committed_reader = door.consumer(topic, auto_offset_reset="earliest",
                                      enable_auto_commit=False, isolation_level="read_committed")
-    while_open = rows(drain(committed_reader, 1)) + rows(settle_poll(committed_reader, 1.5))
+    while_open = rows(drain(committed_reader, 1)) + rows(settle_poll(committed_reader))
     open_ends = ends()
     txn.commit_transaction()
     after_commit = rows(drain(committed_reader, 2))
