@@ -137,3 +137,24 @@ def elr_clears_when_the_follower_returns(door):
     door.producer(acks=1).send(topic, value=b"y").get(timeout=15)
     door.start(f1)
     return {"after_start": _until(door, topic, names, lambda s: len(s["isr"]) == 3, 30)}
+
+
+@scenario("failover", lesson="04")
+def leader_killed_acks_all_keeps_every_record(door):
+    """The leader is killed (SIGKILL, no controlled shutdown): after the broker session
+    timeout the controller elects a follower; an idempotent acks=all producer retries
+    through it and every acknowledged record is there once, in order."""
+    topic, _, names = _topic(door, "kill", 2)
+    producer = door.producer(acks="all", enable_idempotence=True, retry_backoff_ms=200,
+                             request_timeout_ms=5000, delivery_timeout_ms=60_000)
+    acked = [producer.send(topic, value=f"v{i}".encode()).get(timeout=30).offset
+             for i in range(3)]
+    leader = next(n for n, r in names.items() if r == "leader")
+    door.kill(leader)
+    acked += [producer.send(topic, value=f"v{i}".encode()).get(timeout=60).offset
+              for i in range(3, 6)]
+    after = _until(door, topic, names, lambda s: s["leader"] in ("f1", "f2"))
+    consumer = door.consumer(topic, auto_offset_reset="earliest", enable_auto_commit=False)
+    return {"acked": acked, "new_leader_in": after["leader"] in ("f1", "f2"),
+            "isr": sorted(after["isr"]) == sorted(["f1", "f2"]),
+            "read": [r[1:] for r in rows(drain(consumer, 6))]}
