@@ -59,8 +59,8 @@ def real_kafka_session(tmp_path_factory):
 
     cluster = NativeKafka(tmp_path_factory.mktemp("real-kafka"), port=REAL_KAFKA_PORT,
                           overrides=REAL_KAFKA_TEST_SETTINGS)
-    cluster.up()
     try:
+        cluster.up()  # inside: a node that fails to start must not leave the others running
         yield cluster
     finally:
         cluster.down()

@@ -77,3 +77,16 @@ FIXES: dict[str, str] = {
         "minikafka did not serve DescribeProducers (kafka-transactions.sh "
         "describe-producers); minikafka/wire/handlers/describe_producers.py now does."),
 }
+
+# What the suite does not compare, and why (listed in docs/fidelity.md).
+NOT_COMPARED: dict[str, str] = {
+    "kafka-python's CooperativeStickyAssignor": (
+        "Against real Kafka 4.4.0, a lone kafka-python 3.0.12 member using "
+        "CooperativeStickyAssignor stayed without partitions for more than 30 s in two runs "
+        "out of three (and got all four at once in the third); against minikafka it gets them "
+        "at once. The real side is not repeatable, so no exact comparison can be asserted; "
+        "cooperative-sticky is compared with librdkafka (`confluent_cooperative_sticky`). "
+        "Open: find out what the client waits for on real Kafka."),
+    "KIP-848 consumer groups (group.protocol=consumer)": (
+        "kafka-python does not speak ConsumerGroupHeartbeat, and minikafka does not serve it."),
+}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from . import scenarios  # noqa: F401 (registers the scenarios)
-from .known import FIXES, KNOWN_DIFFERENCES
+from .known import FIXES, KNOWN_DIFFERENCES, NOT_COMPARED
 from .registry import SCENARIOS
 
 TARGETS = ("serve", "in-process")
@@ -19,6 +19,8 @@ def cases() -> list[tuple[str, str]]:
 def _cell(result: dict | None) -> str:
     if result is None:
         return "not run"
+    if "error" in result:
+        return "**error**"
     return "same" if result["same"] else "**different**"
 
 
@@ -41,8 +43,10 @@ def render(results: dict[tuple[str, str], dict]) -> str:
         "real three-node Apache Kafka 4.4.0 cluster (KRaft, native) and against minikafka: "
         "`minikafka serve` (three brokers) and, where the scenario can be written with "
         "minikafka's own clients, the in-process API (`Cluster.producer()`, `consumer()`, "
-        "`admin()`). Both clusters have the same broker settings (min.insync.replicas=2, "
-        "default.replication.factor=3, ...). What legitimately varies (timestamps the broker "
+        "`admin()`). minikafka gets the real cluster's broker settings where it has them "
+        "(default.replication.factor=3, offsets.topic.num.partitions=3, retention and cleaner "
+        "check intervals of 1 s, ...; it has no cluster-wide min.insync.replicas, see below). "
+        "What legitimately varies (timestamps the broker "
         "picks, cluster and node ids, leaders Kafka chooses at random) is left out of the "
         "observations; everything else must be equal.",
         "",
@@ -68,8 +72,11 @@ def render(results: dict[tuple[str, str], dict]) -> str:
                   and c not in KNOWN_DIFFERENCES]
     for name, target in unexpected:
         listed = True
-        out += [f"### `{name}` ({target}): unexplained (the suite fails on it)", "",
-                "| observation | Kafka | minikafka |", "|---|---|---|"]
+        out += [f"### `{name}` ({target}): unexplained (the suite fails on it)", ""]
+        if "error" in results[(name, target)]:
+            out += [f"The scenario raised: `{results[(name, target)]['error']}`", ""]
+            continue
+        out += ["| observation | Kafka | minikafka |", "|---|---|---|"]
         out += [f"| `{p}` | `{_short(a)}` | `{_short(b)}` |"
                 for p, (a, b) in results[(name, target)]["diff"].items()]
         out.append("")
@@ -77,6 +84,8 @@ def render(results: dict[tuple[str, str], dict]) -> str:
         out += ["None.", ""]
     out += ["## Fixed", "", "Differences this suite found and minikafka no longer has:", ""]
     out += [f"- `{name}`: {text}" for name, text in FIXES.items()] or ["None."]
+    out += ["", "## Not compared", ""]
+    out += [f"- {what}: {why}" for what, why in NOT_COMPARED.items()]
     out += ["", "## Scenarios", ""]
     out += [f"- `{s.name}`: {s.doc}" for s in SCENARIOS.values()]
     return "\n".join(out) + "\n"

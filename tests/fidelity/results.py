@@ -43,6 +43,12 @@ def record(name: str, target: str, kafka: Any, minikafka: Any, diff: dict) -> No
                                "minikafka": normalised(minikafka), "diff": diff}
 
 
+def record_error(name: str, target: str, exc: BaseException) -> None:
+    """A scenario that raised instead of observing (on either cluster)."""
+    RESULTS[(name, target)] = {"same": False, "error": f"{type(exc).__name__}: {exc}"[:300],
+                               "diff": {}}
+
+
 def load() -> dict[tuple[str, str], dict]:
     if not RESULTS_FILE.exists():
         return {}

@@ -5,7 +5,6 @@ import threading
 import time
 
 from kafka import TopicPartition
-from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
@@ -96,12 +95,6 @@ def roundrobin_assignor(door):
 def sticky_assignor(door):
     """StickyAssignor: balanced, and partitions stay where they were when a member joins."""
     return _assignments(door, StickyPartitionAssignor, consumers=3, partitions=(3, 2))
-
-
-@scenario("groups", lesson="09")
-def cooperative_sticky_assignor(door):
-    """CooperativeStickyAssignor (incremental rebalances) ends where sticky does."""
-    return _assignments(door, CooperativeStickyAssignor, consumers=2, partitions=(4,))
 
 
 @scenario("groups", lesson="09")

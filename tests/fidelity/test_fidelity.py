@@ -9,7 +9,7 @@ from .doors import InProcessDoor
 from .known import KNOWN_DIFFERENCES
 from .registry import SCENARIOS
 from .report import cases
-from .results import differences, record
+from .results import differences, record, record_error
 
 _REAL: dict[str, dict] = {}  # each scenario runs once on real Kafka per session
 
@@ -31,9 +31,13 @@ def _real_observation(scenario, request) -> dict:
 @pytest.mark.parametrize(("name", "target"), cases(), ids=[f"{n}-{t}" for n, t in cases()])
 def test_scenario(name: str, target: str, request) -> None:
     scenario = SCENARIOS[name]
-    kafka = _real_observation(scenario, request)
-    door = request.getfixturevalue("serve_door") if target == "serve" else InProcessDoor()
-    minikafka = _observe(scenario, door)
+    try:
+        kafka = _real_observation(scenario, request)
+        door = request.getfixturevalue("serve_door") if target == "serve" else InProcessDoor()
+        minikafka = _observe(scenario, door)
+    except Exception as exc:
+        record_error(name, target, exc)
+        raise
     diff = differences(kafka, minikafka)
     record(name, target, kafka, minikafka, diff)
     known = KNOWN_DIFFERENCES.get((name, target))
