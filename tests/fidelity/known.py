@@ -90,3 +90,17 @@ NOT_COMPARED: dict[str, str] = {
     "KIP-848 consumer groups (group.protocol=consumer)": (
         "kafka-python does not speak ConsumerGroupHeartbeat, and minikafka does not serve it."),
 }
+
+# Seen in a run and not reproduced since: recorded so a recurrence can be recognised.
+OPEN: dict[str, str] = {
+    "groups right after a broker crash (serve)": (
+        "In one full run of seven, `range_assignor` and `roundrobin_assignor` on minikafka serve "
+        "(the first group scenarios after `leader_killed_acks_all_keeps_every_record` crashed "
+        "and restarted a broker) left the first member without partitions for 30 s: it never "
+        "joined, and the second member took everything. Run alone after the same crash and "
+        "restart, both pass in 4 s. If it recurs: check FindCoordinator and JoinGroup answers "
+        "while the restarted broker is still fenced."),
+    "retention check on a loaded machine (Kafka)": (
+        "Once, real Kafka had not deleted the expired segment 20 s after the records were "
+        "written (log.retention.check.interval.ms=1000); the scenario now waits up to 45 s."),
+}

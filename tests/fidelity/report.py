@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from . import scenarios  # noqa: F401 (registers the scenarios)
-from .known import FIXES, KNOWN_DIFFERENCES, NOT_COMPARED
+from .known import FIXES, KNOWN_DIFFERENCES, NOT_COMPARED, OPEN
 from .registry import SCENARIOS
 
 TARGETS = ("serve", "in-process")
@@ -86,6 +86,8 @@ def render(results: dict[tuple[str, str], dict]) -> str:
     out += [f"- `{name}`: {text}" for name, text in FIXES.items()] or ["None."]
     out += ["", "## Not compared", ""]
     out += [f"- {what}: {why}" for what, why in NOT_COMPARED.items()]
+    out += ["", "## Open observations", ""]
+    out += [f"- {what}: {why}" for what, why in OPEN.items()]
     out += ["", "## Scenarios", ""]
     out += [f"- `{s.name}`: {s.doc}" for s in SCENARIOS.values()]
     return "\n".join(out) + "\n"
