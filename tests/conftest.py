@@ -44,6 +44,10 @@ def repo_root() -> Path:
 
 # Not 9092: the embedded lab server and a student's own cluster use 9092-9094.
 REAL_KAFKA_PORT = int(os.environ.get("MINIKAFKA_TEST_KAFKA_PORT", "9192"))
+# Retention and the log cleaner check every second instead of every 5 min / 15 s, so a test
+# sees their outcome in seconds; what they delete or compact is unchanged.
+REAL_KAFKA_TEST_SETTINGS = {"log.retention.check.interval.ms": "1000",
+                            "log.cleaner.backoff.ms": "1000"}
 
 
 @pytest.fixture(scope="session")
@@ -53,9 +57,10 @@ def real_kafka_session(tmp_path_factory):
     back any node a test stopped."""
     from minikafka.realkafka.nodes import NativeKafka
 
-    cluster = NativeKafka(tmp_path_factory.mktemp("real-kafka"), port=REAL_KAFKA_PORT)
+    cluster = NativeKafka(tmp_path_factory.mktemp("real-kafka"), port=REAL_KAFKA_PORT,
+                          overrides=REAL_KAFKA_TEST_SETTINGS)
     try:
-        cluster.up()  # a node that fails to start leaves the others to stop below
+        cluster.up()  # inside: a node that fails to start must not leave the others running
         yield cluster
     finally:
         cluster.down()

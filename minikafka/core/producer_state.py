@@ -52,8 +52,9 @@ class ProducerStateManager:
             # DeleteRecords): Kafka accepts any sequence number.
             return errors.NONE, -1, -1
         if batch.producer_epoch < entry.epoch:
-            code = errors.PRODUCER_FENCED if batch.is_transactional else errors.INVALID_PRODUCER_EPOCH
-            return code, -1, -1
+            # Since Kafka 2.7 (KIP-588) a stale epoch on Produce is INVALID_PRODUCER_EPOCH,
+            # transactional or not; PRODUCER_FENCED comes from the transaction coordinator.
+            return errors.INVALID_PRODUCER_EPOCH, -1, -1
         if batch.producer_epoch > entry.epoch:
             if batch.base_sequence != 0:
                 return errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1

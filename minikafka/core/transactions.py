@@ -138,9 +138,12 @@ class TransactionCoordinator:
         return {(tp[0], tp[1]) for by_group in self.staged_offsets.values()
                 for tp in by_group.get(group_id, {})}
 
-    def init_producer_id(self, txn_id: str, timeout_ms: int, now_ms: int) -> tuple[int, int]:
+    def init_producer_id(self, txn_id: str, timeout_ms: int, now_ms: int,
+                         current: tuple[int, int] | None = None) -> tuple[int, int]:
         """InitProducerId: a new epoch fences any older producer with the same id; an
-        open transaction of the old one is aborted first."""
+        open transaction of the old one is aborted first. A producer that sends its
+        `current` (id, epoch) to bump its own epoch (KIP-360) is fenced if a newer
+        instance already took the id."""
         if timeout_ms <= 0 or timeout_ms > self.max_timeout_ms:
             raise errors.KafkaCoreError(errors.INVALID_TRANSACTION_TIMEOUT,
                                         f"transaction timeout {timeout_ms} ms is not allowed")
@@ -149,6 +152,11 @@ class TransactionCoordinator:
             meta = TransactionMetadata(txn_id, self.allocate_producer_id(), 0, timeout_ms)
             self.transactions[txn_id] = meta
             return meta.producer_id, meta.producer_epoch
+        if current is not None and current[0] >= 0 and \
+                current != (meta.producer_id, meta.producer_epoch):
+            raise errors.KafkaCoreError(
+                errors.PRODUCER_FENCED,
+                f"producer epoch {current[1]} of {txn_id} is fenced by epoch {meta.producer_epoch}")
         meta.producer_epoch += 1
         meta.timeout_ms = timeout_ms
         if meta.state == ONGOING:

@@ -319,6 +319,10 @@ class NativeKafka:
         if stat.rpartition(")")[2].split()[0] == "Z":
             _reap(pid)
             return None
+        if not any(cmdline):
+            # A live process whose cmdline reads empty: the kernel could not lock its memory
+            # map for a moment (a JVM starting up maps memory hard). Still ours and running.
+            return pid
         config = str(self.node_dir(node) / "server.properties").encode()
         return pid if b"kafka.Kafka" in cmdline and config in cmdline else None
 

@@ -361,3 +361,35 @@ def test_retriable_errors_are_the_ones_kafka_marks_retriable():
                                                 or code in java_only)}
     assert not differ
     assert errors.REBALANCE_IN_PROGRESS not in errors.RETRIABLE
+
+
+def test_a_fenced_producers_records_get_invalid_producer_epoch():
+    """Kafka 2.7+ (KIP-588): Produce with a stale epoch answers INVALID_PRODUCER_EPOCH, for
+    transactional batches too; PRODUCER_FENCED comes only from the transaction coordinator."""
+    from kafka.errors import InvalidProducerEpochError
+
+    cluster = Cluster(brokers=3, seed=1)
+    cluster.create_topic("t", 1, 3)
+    old = cluster.producer(transactional_id="tx")
+    old.init_transactions()
+    old.begin_transaction()
+    old.send("t", value=b"a").get()
+    cluster.producer(transactional_id="tx").init_transactions()
+    with pytest.raises(InvalidProducerEpochError):
+        old.send("t", value=b"zombie").get()
+
+
+def test_a_fenced_producer_cannot_bump_its_own_epoch_back():
+    """KIP-360: InitProducerId with the sender's current id and epoch bumps that epoch,
+    unless a newer instance took the transactional id: then PRODUCER_FENCED."""
+    from minikafka.core.transactions import TransactionCoordinator
+
+    ids = iter(range(100, 200))
+    coordinator = TransactionCoordinator(lambda: next(ids), lambda *args: None)
+    old = coordinator.init_producer_id("tx", 60_000, 0)
+    new = coordinator.init_producer_id("tx", 60_000, 0)
+    assert new == (old[0], old[1] + 1)
+    with pytest.raises(errors.KafkaCoreError) as fenced:
+        coordinator.init_producer_id("tx", 60_000, 0, current=old)
+    assert fenced.value.code == errors.PRODUCER_FENCED
+    assert coordinator.init_producer_id("tx", 60_000, 0, current=new) == (new[0], new[1] + 1)

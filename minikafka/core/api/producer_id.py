@@ -50,8 +50,10 @@ def init_producer_id(cluster: ClusterPort, request: InitProducerIdRequest
     now = cluster.now_ms
     try:
         if request.transactional_id is not None:
+            current = (request.producer_id, request.producer_epoch) \
+                if request.producer_id >= 0 else None
             pid, epoch = cluster.transaction_coordinator.init_producer_id(
-                request.transactional_id, request.transaction_timeout_ms, now)
+                request.transactional_id, request.transaction_timeout_ms, now, current)
         elif request.producer_id >= 0 and 0 <= request.producer_epoch < MAX_EPOCH:
             pid, epoch = request.producer_id, request.producer_epoch + 1
         else:

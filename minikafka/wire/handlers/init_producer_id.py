@@ -12,6 +12,7 @@ API_KEY = 22
 MIN_VERSION = 0
 MAX_VERSION = 5  # v6 is two-phase commit (KIP-939)
 
+
 def handle(ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerIdResponse:
     serving_broker(ctx)
     bump = ctx.api_version >= 3
