@@ -92,8 +92,14 @@ def sandbox_config(root: Path, isolation: str | None) -> Config:
     """nbgrader's autograde with its Execute step replaced by the sandboxed two-phase run
     (grading/sandboxed.py); isolation None keeps nbgrader's own Execute (unsandboxed)."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor
-    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute,
-                                        IgnorePattern, LimitOutput, SaveAutoGrades)
+    from nbgrader.preprocessors import (
+        AssignLatePenalties,
+        CheckCellMetadata,
+        Execute,
+        IgnorePattern,
+        LimitOutput,
+        SaveAutoGrades,
+    )
 
     from .sandboxed import SandboxExecute
     config = Config()

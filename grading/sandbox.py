@@ -17,6 +17,7 @@ file size) and the same wall-time kill of the whole process group or namespace.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -265,10 +266,8 @@ def run(mode: str, job: dict, limits: Limits, wall_s: float) -> Outcome:
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _records(out: bytes, token: str) -> list[dict]:
