@@ -404,10 +404,10 @@ def run_answers(job: dict, emit, evidence: Evidence) -> None:
                         evidence.add("input transformer", f"{name} += {t!r:.120}")
         emit("cell", **record)
     evidence.cell = None
-    harness = set(snapshot.names) if snapshot else set()
+    harness = snapshot.names if snapshot else {}
     values, skipped = {}, {}
     for name, value in list(shell.user_ns.items()):
-        if name.startswith("_") or name in harness or name in IPYTHON_NAMES:
+        if name.startswith("_") or name in IPYTHON_NAMES or harness.get(name, _MISSING) is value:
             continue
         if isinstance(value, (types.FunctionType, type, types.ModuleType)):
             continue
@@ -427,6 +427,7 @@ def run_tests(job: dict, emit, evidence: Evidence) -> None:
         exec(compile(TransformerManager().transform_cell(cell["source"]), cell["id"], "exec"), ns)
     trusted = {v for v in ns.values() if isinstance(v, type)}
     watched = tuple(job.get("watched_modules", ["minikafka"]))
+    snapshot = Snapshot(ns, watched)
     evidence.block_spawn = True
     evidence.spawn_allowed = tuple(job.get("spawn_allowed", []))
     for cell in job["answers"]:
@@ -435,13 +436,16 @@ def run_tests(job: dict, emit, evidence: Evidence) -> None:
             exec(compile(definitions(cell["source"]), cell["id"], "exec"), ns)
         except Exception as exc:
             emit("definitions", id=cell["id"], **_error(exc))
+    evidence.cell = None
+    # A definition that shadows a harness name, or a decorator that patched minikafka while
+    # the definitions ran, is undone here; the student's own new names stay.
+    for what in snapshot.restore():
+        evidence.add("harness tampering", f"definitions: {what}")
     for name, data in job["values"].items():
         with contextlib.suppress(NotPlain):
-            ns[name] = decode(data)
+            ns[name] = snapshot.names[name] = decode(data)
     guard = _Guard(trusted)
     ns["__mk_guard__"] = guard.check
-    # Names the tests may define (helpers like check_order) join the snapshot as they appear.
-    snapshot = Snapshot(ns, watched)
     for cell in job["tests"]:
         evidence.cell = cell["id"]
         for what in snapshot.restore():
@@ -475,7 +479,11 @@ def main() -> None:
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
     sys.stderr = sys.stdout
 
+    main_pid = os.getpid()
+
     def emit(kind: str, **data) -> None:
+        if os.getpid() != main_pid:
+            os._exit(0)  # a child the submission forked never reports
         channel.write(json.dumps({"token": token, "kind": kind, **data}) + "\n")
         channel.flush()
 

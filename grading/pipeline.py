@@ -108,6 +108,8 @@ def sandbox_config(root: Path, isolation: str | None) -> Config:
         AssignLatePenalties, CheckCellMetadata]
     if isolation is None:
         return config
+    from .course import load_config
+    config.SandboxExecute.timeout = int(load_config(root).Execute.timeout)
     config.SandboxExecute.isolation = isolation
     config.SandboxExecute.course_root = str(root)
     return config
