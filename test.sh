@@ -23,6 +23,7 @@ missing=()
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 [[ -x /usr/bin/chromium ]] || missing+=(chromium)
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 
 if (( ${#missing[@]} )); then
     sudo=()
