@@ -97,8 +97,9 @@ def decode(data):
 
 # -- what the harness watches -------------------------------------------------------------------
 
-ALLOWED_READ = ("/harness/", "/submission", "/tmp", "/usr", "/etc", "/proc/self", "/dev", "/lib", "/bin",
-                "/sys/devices/system/cpu", "/sys/fs/cgroup")
+ALLOWED_READ = ("/harness/", "/submission", "/tmp", "/usr", "/etc", "/proc", "/dev", "/lib",
+                "/bin", "/sys/devices/system/cpu", "/sys/fs/cgroup")
+WRITABLE = ("/submission", "/tmp")
 
 
 class Evidence:
@@ -112,15 +113,31 @@ class Evidence:
         self.block_spawn = False
         self.spawn_allowed: tuple[str, ...] = ()
 
+    def visible(self, path: str) -> bool:
+        """A path the sandbox shows: under its own roots, or present and readable (the
+        system's files); a course file, another submission or the gradebook is neither."""
+        if path.startswith(("/submission", "/proc/self", "/dev/")):
+            return True
+        return path.startswith(self.allowed) and os.access(path, os.R_OK)
+
     def add(self, kind: str, detail: str) -> None:
         if len(self.items) < 200:
             self.items.append({"kind": kind, "cell": self.cell, "detail": detail[:300]})
 
     def hook(self, event: str, args: tuple) -> None:
-        if event == "open":
-            path = args[0]
-            if isinstance(path, str) and path.startswith("/") and not path.startswith(self.allowed):
-                self.add("file outside sandbox", f"open {path!r}")
+        if event in ("open", "os.listdir", "os.scandir"):
+            path = args[0] if args else None
+            if isinstance(path, bytes):
+                path = os.fsdecode(path)
+            if isinstance(path, str) and path.startswith("/") and not self.visible(path):
+                self.add("file outside sandbox", f"{event} {path!r}")
+        elif event in ("os.remove", "os.rmdir", "os.rename", "shutil.rmtree", "os.truncate",
+                       "os.chmod", "os.chown"):
+            path = args[0] if args else None
+            if isinstance(path, bytes):
+                path = os.fsdecode(path)
+            if isinstance(path, str) and not os.path.abspath(path).startswith(WRITABLE):
+                self.add("file outside sandbox", f"{event} {path!r}")
         elif event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
                        "os.fork", "os.forkpty"):
             what = f"{event} {args[:2]!r}"
@@ -382,7 +399,8 @@ def run_answers(job: dict, emit, evidence: Evidence) -> None:
                 _untimed()
                 exc = result.error_in_exec or result.error_before_exec
                 if exc is not None:
-                    record.update(status="error", **_error(exc))
+                    timeout = isinstance(exc, CellTimeout)
+                    record.update(status="timeout" if timeout else "error", **_error(exc))
             except CellTimeout as exc:
                 record.update(status="timeout", **_error(exc))
             finally:

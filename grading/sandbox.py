@@ -3,8 +3,8 @@
     bwrap   bubblewrap: new user (when not root), mount, pid, net, ipc and uts namespaces; the
             only files visible are the Python install, the minikafka package, system
             libraries (/usr, /etc) read-only and a small tmpfs as the working directory; no
-            network but the sandbox's own loopback; as root the process then drops to the
-            unprivileged user `nobody`. When the harness exits or the wall time runs out the
+            network but the sandbox's own loopback; as root the process then drops to an
+            unprivileged uid of its own (no account, no files). When the harness exits or the wall time runs out the
             pid namespace dies, and every process the submission started dies with it.
     docker  the same harness in a throw-away container of the course image (--network none,
             read-only root, tmpfs working directory, --pids-limit, --memory, --user nobody).
@@ -33,6 +33,7 @@ from pathlib import Path
 
 HARNESS = Path(__file__).with_name("harness.py")
 NOBODY = 65534
+UID_BASE, UID_RANGE = 200_000, 100_000  # uids no account uses: one per concurrent sandbox
 MODES = ("bwrap", "docker", "none")
 DOCKER_IMAGE = os.environ.get("GRADING_DOCKER_IMAGE", "minikafka-course")
 
@@ -45,7 +46,7 @@ class SandboxUnavailable(RuntimeError):
 class Limits:
     cpu_s: int = 300          # CPU seconds of each process (RLIMIT_CPU)
     memory_mb: int = 3072     # data segment of each process (RLIMIT_DATA: heap, JVM heap)
-    processes: int = 1024     # processes and threads of the sandbox user (RLIMIT_NPROC)
+    processes: int = 512      # processes and threads of the sandbox's uid (RLIMIT_NPROC)
     file_mb: int = 64         # largest file a process may write (RLIMIT_FSIZE)
     disk_mb: int = 256        # size of the tmpfs working directory and /tmp
 
@@ -72,7 +73,8 @@ def describe(mode: str, limits: Limits) -> str:
     """One line for the instructor: which isolation and limits were in force."""
     where = {
         "bwrap": "bubblewrap sandbox (user/mount/pid/net namespaces, loopback only, "
-                 + ("uid nobody" if os.geteuid() == 0 else "unprivileged user namespace")
+                 + ("own unprivileged uid" if os.geteuid() == 0
+                    else "unprivileged user namespace")
                  + ", read-only system, tmpfs work dir)",
         "docker": f"docker container {DOCKER_IMAGE} (--network none, read-only, uid nobody)",
         "none": "NO SANDBOX (--unsandboxed): student code runs as the grading user",
@@ -150,6 +152,8 @@ def environment(home: str) -> dict[str, str]:
         "HOME": home, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONPATH": python_path(),
         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
         "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
+        # the sandbox uid has no passwd entry; Hadoop's login in Spark takes the name from here
+        "HADOOP_USER_NAME": "student", "USER": "student", "LOGNAME": "student",
     }
     for name in ("JAVA_HOME", "SPARK_HOME", "GRADING_SPARK_CDS"):
         if os.environ.get(name):
@@ -160,6 +164,14 @@ def environment(home: str) -> dict[str, str]:
 def _parents(path: str) -> list[str]:
     parts = Path(path).parts
     return [str(Path(*parts[:i])) for i in range(2, len(parts))]
+
+
+def sandbox_uid() -> int:
+    """An unprivileged uid for the sandbox this grading process runs now. RLIMIT_NPROC counts
+    the processes of a uid machine-wide, so sandboxes graded side by side (--jobs) get
+    distinct uids: one student's fork bomb cannot stop another's sandbox from starting. A
+    grading process runs one sandbox at a time, so its pid makes the uid unique."""
+    return UID_BASE + os.getpid() % UID_RANGE
 
 
 def bwrap_command(limits: Limits, argv: list[str]) -> list[str]:
@@ -188,8 +200,10 @@ def bwrap_command(limits: Limits, argv: list[str]) -> list[str]:
     for k, v in environment("/submission").items():
         cmd += ["--setenv", k, v]
     if os.geteuid() == 0:
-        # bwrap sets up the mounts with root's rights, then the harness runs as nobody.
-        argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+        # bwrap sets up the mounts with root's rights, then the harness drops to an
+        # unprivileged uid of its own (see sandbox_uid).
+        uid = sandbox_uid()
+        argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
     else:
         cmd += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY), "--cap-drop", "ALL"]
@@ -220,7 +234,8 @@ def _limit(limits: Limits, isolated: bool):
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb * mb, limits.file_mb * mb))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if isolated or os.geteuid() != 0:
-            # Counted per real user: nobody's processes (as root the sandbox becomes nobody).
+            # Counted per real uid: as root the sandbox's own uid (sandbox_uid), otherwise the
+            # grading user's, whose processes then share the limit.
             resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
     return apply
 

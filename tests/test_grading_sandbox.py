@@ -35,7 +35,7 @@ def _attacks(root: Path) -> dict[str, dict[str, str]]:
     return {
         "rebind": {"truck_key": """
 def truck_key(event):
-    return b"one-key-for-all"
+    return str(event["seq"]).encode()  # scatters each truck over the partitions
 
 def placements_by_truck(cluster, topic):  # the harness helper the order tests call
     return {f"T-{i}": [(i % 6, i, 0), (i % 6, i + 1, 1)] for i in range(12)}
@@ -83,7 +83,7 @@ for path in [{str(source)!r}, {str(gradebook)!r}, "../../source/{ASSIGNMENT}/{NO
         print(open(path, errors="replace").read()[:20000])
     except OSError as exc:
         print("cannot read", path, exc)
-print(glob.glob("/**/*.ipynb", recursive=True)[:50])
+print([glob.glob(top + "/**/*.ipynb", recursive=True)[:50] for top in ("/work", "/root", "/tmp")])
 """},
         "daemon": {"predict_placements": f"""
 import os, sqlite3, time
@@ -109,6 +109,8 @@ for victim in ["submitted/honest", "release", "autograded", "gradebook.db", "sou
         "deleter": {"predict_placements": """
 import os
 for top, dirs, files in os.walk("/"):
+    if top == "/":
+        dirs[:] = [d for d in dirs if d not in ("usr", "proc", "sys")]  # keep the test quick
     for name in files:
         try:
             os.remove(os.path.join(top, name))
@@ -206,7 +208,9 @@ def graded(tmp_path_factory):
             _submit(root, student, _attack_nb(root, student, answers))
         students = ["honest", "blank", "edited", *attacks]
         started = time.monotonic()
-        report = pipeline.autograde(api, ASSIGNMENT, students, jobs=2, isolation="bwrap")
+        # Smaller memory and process limits than the defaults keep the bombs quick.
+        report = pipeline.autograde(api, ASSIGNMENT, students, jobs=2, isolation="bwrap",
+                                    limits={"memory_mb": 768, "processes": 96})
         seconds = time.monotonic() - started
         time.sleep(3)  # longer than the daemon student's sleep: it must not have survived
         table = {row.student: row for row in scores.student_scores(api.coursedir.db_url,
@@ -274,7 +278,8 @@ def test_limits_stop_the_runaway_submissions_and_say_why(graded):
     assert "limit" in kinds("timeouts")
     assert "process" in kinds("forkbomb") and "process" in kinds("daemon")
     assert "network" in kinds("network")
-    assert "file outside sandbox" in kinds("reader")
+    for student in ("reader", "vandal"):
+        assert "file outside sandbox" in kinds(student), by_student.get(student)
     assert "harness tampering" in kinds("rebind") and "harness tampering" in kinds("patcher")
     assert "input transformer" in kinds("transformer")
     assert "locked cell" in kinds("edited")
