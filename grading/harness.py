@@ -97,7 +97,7 @@ def decode(data):
 
 # -- what the harness watches -------------------------------------------------------------------
 
-ALLOWED_READ = ("/harness/", "/submission", "/tmp", "/usr", "/etc", "/proc", "/dev", "/lib",
+ALLOWED_READ = ("/harness/", "/submission", "/usr", "/etc", "/proc", "/dev", "/lib",
                 "/bin", "/sys/devices/system/cpu", "/sys/fs/cgroup")
 WRITABLE = ("/submission", "/tmp")
 
@@ -108,6 +108,8 @@ class Evidence:
 
     def __init__(self, allowed_roots: list[str]):
         self.allowed = tuple(ALLOWED_READ) + tuple(allowed_roots)
+        # the import system lists sys.path's folders themselves (not what is below them)
+        self.path_dirs = {p.rstrip("/") for p in sys.path if p.startswith("/")}
         self.items: list[dict] = []
         self.cell = None
         self.block_spawn = False
@@ -116,9 +118,11 @@ class Evidence:
     def visible(self, path: str) -> bool:
         """A path the sandbox shows: under its own roots, or present and readable (the
         system's files); a course file, another submission or the gradebook is neither."""
-        if path.startswith(("/submission", "/proc/self", "/dev/")):
+        if path.startswith(self.allowed) or path.rstrip("/") in self.path_dirs:
             return True
-        return path.startswith(self.allowed) and os.access(path, os.R_OK)
+        # /tmp is the sandbox's own tmpfs: what is not there was never shown (a grader's
+        # course under /tmp, say)
+        return path.startswith("/tmp/") and os.access(path, os.R_OK)
 
     def add(self, kind: str, detail: str) -> None:
         if len(self.items) < 200:
