@@ -68,6 +68,39 @@ def uses_spark(cells: list) -> bool:
     return any("pyspark" in c.source for c in cells if role(c) == "setup")
 
 
+def static_values(sources: list[str]) -> dict | None:
+    """When every answer cell holds only def, class and import statements and assignments of
+    literals to names, the literals' values (encoded as the harness does), read without
+    running anything; None when some cell has code that must run."""
+    import ast
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    from .harness import NotPlain, encode
+    values = {}
+    for source in sources:
+        try:
+            tree = ast.parse(TransformerManager().transform_cell(source))
+        except SyntaxError:
+            return None
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                 ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue  # a docstring
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, ast.AnnAssign) and node.value else None)
+            if not targets or not all(isinstance(t, ast.Name) for t in targets):
+                return None
+            try:
+                value = encode(ast.literal_eval(node.value))
+            except (ValueError, TypeError, SyntaxError, NotPlain, RecursionError):
+                return None
+            values.update({t.id: value for t in targets})
+    return values
+
+
 class SandboxExecute(NbGraderPreprocessor):
     """Runs the notebook in two sandboxed phases (see the module docstring)."""
 
@@ -102,15 +135,22 @@ class SandboxExecute(NbGraderPreprocessor):
             cell.execution_count = None
 
         spawn = self._spawn_allowed()
-        first_cells = [spec(i, c) for i, c in cells if role(c) in ("setup", "answer")]
-        first = sandbox.run(self.isolation, {"phase": "answers", "cells": first_cells,
-                                             "spawn_allowed": spawn},
-                            limits, self._wall(first_cells))
-        for record in first.of("cell"):
-            cell = by_id.get(record.get("id"))
-            if cell is not None and role(cell) in ("setup", "answer"):
-                cell.outputs = _outputs(record, hidden=False)
-        values = (first.of("values") or [{}])[0].get("values", {})
+        values = static_values([a["source"] for a in answers])
+        if values is None:
+            first_cells = [spec(i, c) for i, c in cells if role(c) in ("setup", "answer")]
+            first = sandbox.run(self.isolation, {"phase": "answers", "cells": first_cells,
+                                                 "spawn_allowed": spawn},
+                                limits, self._wall(first_cells))
+            for record in first.of("cell"):
+                cell = by_id.get(record.get("id"))
+                if cell is not None and role(cell) in ("setup", "answer"):
+                    cell.outputs = _outputs(record, hidden=False)
+            values = (first.of("values") or [{}])[0].get("values", {})
+        else:
+            # Answers that only define (def, class, import, literal constants) print nothing
+            # and need no run of their own: the tests' sandbox is the only one.
+            first = sandbox.Outcome(isolation=self.isolation, records=[
+                {"kind": "values", "values": values, "skipped": {}}, {"kind": "done"}])
         second = sandbox.run(self.isolation, {"phase": "tests", "setup": setup,
                                               "answers": answers, "values": values,
                                               "tests": tests, "spawn_allowed": spawn},
