@@ -152,7 +152,6 @@ def environment(home: str) -> dict[str, str]:
         "HOME": home, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONPATH": python_path(),
         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
         "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
-        # the sandbox uid has no passwd entry; Hadoop's login in Spark takes the name from here
         "HADOOP_USER_NAME": "student", "USER": "student", "LOGNAME": "student",
     }
     for name in ("JAVA_HOME", "SPARK_HOME", "GRADING_SPARK_CDS"):
@@ -174,7 +173,20 @@ def sandbox_uid() -> int:
     return UID_BASE + os.getpid() % UID_RANGE
 
 
-def bwrap_command(limits: Limits, argv: list[str]) -> list[str]:
+def _account_files(folder: Path, uid: int) -> list[str]:
+    """/etc/passwd and /etc/group naming the sandbox uid (home /submission): Java takes its
+    user.home from there, and Spark's launcher needs one."""
+    binds = []
+    for name, line in (("passwd", f"student:x:{uid}:{uid}:student:/submission:/usr/sbin/nologin"),
+                       ("group", f"student:x:{uid}:")):
+        host = Path("/etc") / name
+        text = host.read_text() if host.exists() else ""
+        (folder / name).write_text(text.rstrip("\n") + "\n" + line + "\n")
+        binds += ["--ro-bind", str(folder / name), str(host)]
+    return binds
+
+
+def bwrap_command(limits: Limits, argv: list[str], account_dir: Path | None = None) -> list[str]:
     cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
            "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
@@ -203,6 +215,8 @@ def bwrap_command(limits: Limits, argv: list[str]) -> list[str]:
         # bwrap sets up the mounts with root's rights, then the harness drops to an
         # unprivileged uid of its own (see sandbox_uid).
         uid = sandbox_uid()
+        if account_dir is not None:
+            cmd += _account_files(account_dir, uid)
         argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
     else:
@@ -250,7 +264,7 @@ def run(mode: str, job: dict, limits: Limits, wall_s: float) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="grading-sbx-") as tmp:
         if mode == "bwrap":
             argv = [sys.executable, "/harness/harness.py"]
-            cmd = bwrap_command(limits, argv)
+            cmd = bwrap_command(limits, argv, Path(tmp))
             cmd[1:1] = ["--perms", "0755", "--dir", "/harness",
                         "--ro-bind", str(HARNESS), "/harness/harness.py"]
             cwd = tmp
