@@ -89,6 +89,11 @@ class Finding:
         return f"{self.student}: {self.kind}: {self.evidence}"
 
 
+# What an answer cell raises when it runs into one of the sandbox's limits.
+LIMIT_ERRORS = ("MemoryError", "CellTimeout", "File too large", "No space left",
+                "Resource temporarily unavailable")
+
+
 def _records(root: Path, assignment: str) -> dict[str, dict]:
     folder = root / "integrity" / assignment
     out = {}
@@ -127,9 +132,11 @@ def integrity_report(root: Path, assignment: str) -> list[Finding]:
                     findings.append(Finding(student, "harness crash", f"{notebook}: {phase['crash']}"))
             for cell, answer in sorted(record.get("answers", {}).items()):
                 if answer.get("status") not in ("ok", None):
-                    findings.append(Finding(student, "limit" if answer["status"] == "timeout"
-                                            else "answer error", f"{notebook} cell {cell}: "
-                                            f"{answer['status']}"))
+                    error = answer.get("error", "")
+                    limit = answer["status"] == "timeout" or any(m in error for m in LIMIT_ERRORS)
+                    findings.append(Finding(student, "limit" if limit else "answer error",
+                                            f"{notebook} cell {cell}: {answer['status']} {error}"
+                                            .strip()))
                 fingerprint.append(f"{cell}\0{answer.get('stdout', '')}")
             fingerprint.append(json.dumps(record.get("values", {}).get("values", {}),
                                           sort_keys=True))

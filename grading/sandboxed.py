@@ -191,7 +191,9 @@ class SandboxExecute(NbGraderPreprocessor):
                             crash=_crash(p))
                        for name, p in zip(("answers", "tests"), phases)],
             "answers": {r["id"]: {"stdout": r.get("stdout", "")[:4000],
-                                  "status": r.get("status")}
+                                  "status": r.get("status"),
+                                  "error": f"{r.get('ename')}: {str(r.get('evalue'))[:300]}"
+                                  if r.get("status") != "ok" else ""}
                         for r in phases[0].of("cell") if r.get("role") == "answer"},
             "values": (phases[0].of("values") or [{}])[0],
         }

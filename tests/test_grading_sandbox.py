@@ -275,7 +275,8 @@ def test_limits_stop_the_runaway_submissions_and_say_why(graded):
     def kinds(student):
         return {f.kind for f in by_student.get(student, [])}
 
-    assert "limit" in kinds("timeouts")
+    for student in ("timeouts", "membomb", "diskfill"):
+        assert "limit" in kinds(student), by_student.get(student)
     assert "process" in kinds("forkbomb") and "process" in kinds("daemon")
     assert "network" in kinds("network")
     for student in ("reader", "vandal"):
