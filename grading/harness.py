@@ -155,6 +155,10 @@ class Evidence:
             host = address[0] if isinstance(address, tuple) else str(address)
             if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
                 self.add("network", f"connect {address!r}")
+        elif event in ("sys.settrace", "sys.setprofile") and args and args[0] is not None:
+            self.add("introspection", event)
+            if self.block_spawn:
+                raise PermissionError(f"the grading sandbox does not allow {event} in tests")
         elif event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents"):
             self.add("introspection", f"{event}")
             if self.block_spawn:
@@ -362,12 +366,29 @@ def assigned_names(source: str) -> set[str]:
 
 
 def definitions(source: str) -> ast.Module:
-    """Only the def, class and import statements of an answer cell."""
+    """Only the def, class and import statements of an answer cell, and assignments to plain
+    names (constants, lambdas, compiled patterns the functions use): no bare calls, no
+    attribute or item assignments, no loops. What these still run (decorators, default
+    values, right-hand sides) cannot outlast the restore that follows them."""
     from IPython.core.inputtransformer2 import TransformerManager
     tree = ast.parse(TransformerManager().transform_cell(source))
     keep = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
-    tree.body = [node for node in tree.body if isinstance(node, keep)]
+
+    def kept(node) -> bool:
+        if isinstance(node, ast.Assign):
+            return all(isinstance(t, ast.Name) for t in node.targets)
+        if isinstance(node, ast.AnnAssign):
+            return isinstance(node.target, ast.Name) and node.value is not None
+        return isinstance(node, keep)
+    tree.body = [node for node in tree.body if kept(node)]
     return tree
+
+
+def os_threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
 
 
 # -- the two phases -----------------------------------------------------------------------------
@@ -454,6 +475,7 @@ def run_tests(job: dict, emit, evidence: Evidence) -> None:
     snapshot = Snapshot(ns, watched)
     evidence.block_spawn = True
     evidence.spawn_allowed = tuple(job.get("spawn_allowed", []))
+    threads = os_threads()
     for cell in job["answers"]:
         evidence.cell = cell["id"]
         try:
@@ -461,6 +483,10 @@ def run_tests(job: dict, emit, evidence: Evidence) -> None:
         except Exception as exc:
             emit("definitions", id=cell["id"], **_error(exc))
     evidence.cell = None
+    if os_threads() > threads:
+        # A thread could keep rewriting the harness while the tests run: no test runs.
+        evidence.add("harness tampering", "the answers' definitions started a thread")
+        raise RuntimeError("the answers' definitions started a thread; no test can be trusted")
     # A definition that shadows a harness name, or a decorator that patched minikafka while
     # the definitions ran, is undone here; the student's own new names stay.
     for what in snapshot.restore():
@@ -489,8 +515,10 @@ def run_tests(job: dict, emit, evidence: Evidence) -> None:
                 _untimed()
         record["stdout"], record["stderr"] = cap.text()
         emit("cell", **record)
-        # What the test cell itself bound (helpers, results) is trusted from here on.
-        snapshot.names.update({k: ns[k] for k in assigned_names(cell["source"]) if k in ns})
+        # What the test cell itself bound (helpers, results, classes) is trusted from here on.
+        bound = {k: ns[k] for k in assigned_names(cell["source"]) if k in ns}
+        snapshot.names.update(bound)
+        guard.trusted.update(v for v in bound.values() if isinstance(v, type))
 
 
 def main() -> None:

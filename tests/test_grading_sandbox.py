@@ -43,6 +43,19 @@ def placements_by_truck(cluster, topic):  # the harness helper the order tests c
 def produce_events(*args, **kwargs):
     return None
 """},
+        "thread": {"predict_placements": """
+import threading, time
+
+def _keep_patching():
+    while True:
+        globals()["check_predictions"] = lambda *a, **k: None
+        time.sleep(0.001)
+
+WATCHER = threading.Thread(target=_keep_patching, daemon=True).start()
+
+def predict_placements(truck_ids, num_partitions):
+    return {}
+"""},
         "patcher": {"predict_placements": """
 import minikafka
 
@@ -281,7 +294,8 @@ def test_limits_stop_the_runaway_submissions_and_say_why(graded):
     assert "network" in kinds("network")
     for student in ("reader", "vandal"):
         assert "file outside sandbox" in kinds(student), by_student.get(student)
-    assert "harness tampering" in kinds("rebind") and "harness tampering" in kinds("patcher")
+    for student in ("rebind", "patcher", "thread"):
+        assert "harness tampering" in kinds(student), by_student.get(student)
     assert "input transformer" in kinds("transformer")
     assert "locked cell" in kinds("edited")
     assert not by_student.get("honest"), by_student.get("honest")
@@ -350,3 +364,15 @@ def _cmdline(pid: str) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
     except OSError:
         return ""
+
+
+def test_only_definitions_of_the_answers_reach_the_tests():
+    import ast
+
+    from grading import harness
+    tree = harness.definitions("import os\nX = 1\nf = lambda: 2\nos.environ['A'] = '1'\n"
+                               "print('hi')\nget_ipython().run_line_magic('time', '')\n"
+                               "def g():\n    return X\nclass C:\n    pass\nfor i in []:\n    pass\n")
+    assert [type(n).__name__ for n in tree.body] == \
+        ["Import", "Assign", "Assign", "FunctionDef", "ClassDef"]
+    assert "print" not in ast.unparse(tree)
