@@ -467,14 +467,15 @@ def run_answers(job: dict, emit, evidence: Evidence) -> None:
 
 def run_tests(job: dict, emit, evidence: Evidence) -> None:
     ns: dict = {"__name__": "__main__", "__builtins__": builtins}
+    evidence.spawn_allowed = tuple(job.get("spawn_allowed", []))
     for cell in job["setup"]:
+        evidence.cell = cell["id"]
         from IPython.core.inputtransformer2 import TransformerManager
         exec(compile(TransformerManager().transform_cell(cell["source"]), cell["id"], "exec"), ns)
     trusted = {v for v in ns.values() if isinstance(v, type)}
     watched = tuple(job.get("watched_modules", ["minikafka"]))
     snapshot = Snapshot(ns, watched)
     evidence.block_spawn = True
-    evidence.spawn_allowed = tuple(job.get("spawn_allowed", []))
     threads = os_threads()
     for cell in job["answers"]:
         evidence.cell = cell["id"]
