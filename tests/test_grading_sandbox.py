@@ -235,6 +235,8 @@ def graded(tmp_path_factory):
             os.environ.pop(name, None)
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_every_attack_scores_no_more_than_blank_and_honest_scores_full(graded):
     root, report, table, _, seconds, students = graded
     print(f"graded {len(students)} submissions in {seconds:.0f} s; {report.isolation}")
@@ -252,6 +254,8 @@ def test_every_attack_scores_no_more_than_blank_and_honest_scores_full(graded):
         assert not worse, f"{student} earned {worse} that a blank submission does not"
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_gradebook_and_other_students_files_survive(graded):
     root, _, table, _, _, _ = graded
     assert (root / "submitted" / "honest" / ASSIGNMENT / NOTEBOOK).exists()
@@ -264,6 +268,8 @@ def test_gradebook_and_other_students_files_survive(graded):
     assert table["daemon"].total == 0
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_answers_cannot_see_the_course_and_feedback_hides_hidden_tests(graded):
     root, _, _, html, _, _ = graded
     autograded = nbformat.read(root / "autograded" / "reader" / ASSIGNMENT / NOTEBOOK,
@@ -279,6 +285,8 @@ def test_answers_cannot_see_the_course_and_feedback_hides_hidden_tests(graded):
     assert "all tests pass: 8/8" in fake  # the student's own output is shown, for what it is
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_limits_stop_the_runaway_submissions_and_say_why(graded):
     root, _, _, _, _, _ = graded
     by_student = {}
@@ -346,6 +354,7 @@ def test_grading_refuses_to_run_without_a_sandbox(monkeypatch, capsys):
     assert "no sandbox here" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_wall_time_kills_every_process_of_the_sandbox():
     job = {"phase": "answers", "cells": [{"id": "a", "kind": "answer", "timeout": 60, "source":
            "import os, time\nif os.fork() == 0:\n    os.setsid()\n"
