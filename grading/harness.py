@@ -6,7 +6,8 @@ It runs one of two phases of a submission, each in its own fresh sandbox:
              as in Jupyter; hands back the student's own output, the plain-data values the
              answers defined, and evidence of tampering. No test has entered this process.
     tests    a fresh process: the setup cells, only the *definitions* of the answer cells
-             (def, class, import; top-level statements are not run again), the values from
+             (def, class, import, assignments to plain names; other top-level statements
+             are not run again), the values from
              the first phase decoded with strict types, then each test cell with plain exec
              (no IPython, so no input transformer). Before each test cell the harness names,
              minikafka's modules and the builtins are put back as they were after setup, and
