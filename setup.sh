@@ -111,6 +111,11 @@ if ! command -v dot >/dev/null 2>&1; then
     apt_install graphviz || warn "cluster pictures need Graphviz's 'dot'; lessons will show text instead"
 fi
 
+# bubblewrap: the sandbox `python -m grading autograde` runs each submission in (instructors).
+if ! command -v bwrap >/dev/null 2>&1; then
+    apt_install bubblewrap || warn "autograding needs bubblewrap (or Docker) for its sandbox; lessons and labs work without it"
+fi
+
 # Java 17+: PySpark 4 runs on the JVM (labs only; lessons work without it).
 if (( $(java_major) < 17 )); then
     if command -v apt-get >/dev/null 2>&1; then

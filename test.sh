@@ -25,6 +25,7 @@ command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 [[ -x /usr/bin/chromium ]] || missing+=(chromium)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)   # fetches Kafka's jars (real_kafka tests)
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)   # the autograder's sandbox
 
 if (( ${#missing[@]} )); then
     sudo=()

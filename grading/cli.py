@@ -4,7 +4,8 @@
     release    put them in the exchange for `nbgrader fetch_assignment`
     collect    take students' `nbgrader submit`s from the exchange into submitted/
     import     or take a folder or zip exported by an LMS into submitted/
-    autograde  run every submission, record scores, report edited test cells
+    autograde  run every submission in a sandbox, record scores, report edited test cells
+               and the integrity findings
     feedback   HTML feedback per student (optionally released to the exchange)
     export     per-question scores as CSV
     formgrader start JupyterLab in the course for manual grading (Nbgrader > Formgrader)
@@ -97,26 +98,47 @@ def _report_edits(root: Path, assignment: str) -> int:
 
 
 def cmd_autograde(args) -> int:
-    from . import pipeline
+    from . import pipeline, sandbox
     api = _api(args)
     failed = 0
+    isolation = None if args.unsandboxed else args.sandbox
+    try:
+        if isolation is not None:
+            isolation = sandbox.available(isolation)
+    except sandbox.SandboxUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print("isolation: " + sandbox.describe(isolation or "none", sandbox.Limits()), flush=True)
     for a in _assignments(args):
         students = args.student or pipeline.submitted_students(api, a)
         print(f"{a}: autograding {len(students)} submission(s)")
         report = pipeline.autograde(
-            api, a, students, jobs=args.jobs,
+            api, a, students, jobs=args.jobs, isolation=isolation,
             progress=lambda s, ok: print(f"  {s:24} {'graded' if ok else 'FAILED'}", flush=True))
         for student, log in report.failed.items():
             print(f"--- {student} ---\n{log.strip()}")
         failed += len(report.failed)
         _report_edits(Path(args.course), a)
+        _report_integrity(Path(args.course), a)
     return 1 if failed else 0
+
+
+def _report_integrity(root: Path, assignment: str) -> int:
+    from . import integrity
+    findings = integrity.integrity_report(root, assignment)
+    for finding in findings:
+        print(f"  integrity: {finding}")
+    path = integrity.write_report(root, assignment, findings)
+    print(f"{assignment}: {len(findings)} integrity finding(s), report in {path}")
+    return len(findings)
 
 
 def cmd_check(args) -> int:
     found = sum(_report_edits(Path(args.course), a)
                 for a in _assignments(args))
     print(f"{found} edited locked cell(s)")
+    for a in _assignments(args):
+        _report_integrity(Path(args.course), a)
     return 0
 
 
@@ -202,8 +224,14 @@ def parser() -> argparse.ArgumentParser:
     ag = add("autograde", cmd_autograde, "autograde submissions (nbgrader autograde)")
     ag.add_argument("--student", action="append", help="only this student (repeatable)")
     ag.add_argument("--jobs", type=int, default=1,
-                    help="grade this many submissions at once (one kernel each)")
-    add("check", cmd_check, "report submissions whose locked cells were edited")
+                    help="grade this many submissions at once (one sandbox each)")
+    ag.add_argument("--sandbox", choices=["auto", "bwrap", "docker"], default="auto",
+                    help="where students' code runs (default: bubblewrap if it works here, "
+                    "else Docker; grading stops when neither does)")
+    ag.add_argument("--unsandboxed", action="store_true",
+                    help="run students' code in a plain kernel as the grading user, with no "
+                    "isolation (only for code you trust)")
+    add("check", cmd_check, "report edited locked cells and the integrity findings")
     add("feedback", cmd_feedback, "HTML feedback (nbgrader generate_feedback)") \
         .add_argument("--release", action="store_true",
                       help="also release it to the exchange (nbgrader release_feedback)")

@@ -30,11 +30,16 @@ c.CourseDirectory.ignore = [
 
 
 def cell_timeout(cell) -> int:
-    """Seconds a cell may run. A runaway loop is interrupted after this and fails its own
-    cell; grading goes on with the next cell. Cells that start Spark ask for more through
-    their metadata ("minikafka": {"timeout": N}), capped so no cell can hang grading."""
-    asked = cell.get("metadata", {}).get("minikafka", {}).get("timeout")
-    return min(int(asked), MAX_CELL_TIMEOUT) if asked else CELL_TIMEOUT
+    """Seconds a cell may run in the unsandboxed path (--unsandboxed). A runaway loop is
+    interrupted after this and fails its own cell; grading goes on with the next cell. Cells
+    that start Spark ask for more through their metadata ("minikafka": {"timeout": N}),
+    capped so no cell can hang grading; a value that is not a positive number is ignored.
+    (The sandboxed path reads every limit from the instructor's source notebook instead.)"""
+    metadata = cell.get("metadata", {})
+    asked = metadata.get("minikafka", {}).get("timeout") if isinstance(metadata, dict) else None
+    if isinstance(asked, (int, float)) and not isinstance(asked, bool) and asked > 0:
+        return min(int(asked), MAX_CELL_TIMEOUT)
+    return CELL_TIMEOUT
 
 
 c.Execute.timeout = CELL_TIMEOUT
@@ -42,6 +47,11 @@ c.Execute.timeout_func = cell_timeout
 c.Execute.interrupt_on_timeout = True
 # In-memory history as nbgrader's default, and no kernel log chatter on the grader's terminal.
 c.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:", "--log-level=ERROR"]
+
+# Feedback shows the visible tests only: hidden-test regions are cut from the graded copy.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades", "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbgrader.utils import capture_log, temp_attrs
+from traitlets.config import Config
 
-from . import leaks, spark_cds
+from . import leaks, sandbox, spark_cds
 
 
 class PipelineError(RuntimeError):
@@ -84,6 +85,35 @@ def submitted_students(api, assignment: str) -> list[str]:
 class AutogradeReport:
     graded: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    isolation: str = ""  # which isolation was in force, in words
+
+
+def sandbox_config(root: Path, isolation: str | None, limits: dict | None = None) -> Config:
+    """nbgrader's autograde with its Execute step replaced by the sandboxed two-phase run
+    (grading/sandboxed.py); isolation None keeps nbgrader's own Execute (unsandboxed)."""
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import (
+        AssignLatePenalties,
+        CheckCellMetadata,
+        Execute,
+        IgnorePattern,
+        LimitOutput,
+        SaveAutoGrades,
+    )
+
+    from .sandboxed import SandboxExecute
+    config = Config()
+    config.Autograde.autograde_preprocessors = [
+        SandboxExecute if isolation else Execute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+        AssignLatePenalties, CheckCellMetadata]
+    if isolation is None:
+        return config
+    from .course import load_config
+    config.SandboxExecute.timeout = int(load_config(root).Execute.timeout)
+    config.SandboxExecute.isolation = isolation
+    config.SandboxExecute.limits = dict(limits or {})
+    config.SandboxExecute.course_root = str(root)
+    return config
 
 
 def _grade_one(api, assignment: str, student: str) -> tuple[str, bool, str]:
@@ -94,10 +124,10 @@ def _grade_one(api, assignment: str, student: str) -> tuple[str, bool, str]:
 _worker_api = None
 
 
-def _worker_start(root: str) -> None:
+def _worker_start(root: str, isolation: str | None, limits: dict | None) -> None:
     global _worker_api
     from .course import make_api
-    _worker_api = make_api(Path(root))
+    _worker_api = make_api(Path(root), sandbox_config(Path(root), isolation, limits))
 
 
 def _worker_grade(assignment: str, student: str) -> tuple[str, bool, str]:
@@ -106,19 +136,31 @@ def _worker_grade(assignment: str, student: str) -> tuple[str, bool, str]:
 
 def autograde(api, assignment: str, students: list[str] | None = None,
               progress: Callable[[str, bool], None] | None = None,
-              jobs: int = 1) -> AutogradeReport:
-    """Run every submission in a fresh kernel and record the scores in the gradebook.
+              jobs: int = 1, isolation: str | None = "auto",
+              limits: dict | None = None) -> AutogradeReport:
+    """Run every submission and record the scores in the gradebook.
+
+    isolation: "auto", "bwrap" or "docker" run each submission in sandboxes (sandboxed.py);
+    None runs it in a plain nbgrader kernel as the grading user (the instructor asked for
+    --unsandboxed). "auto" raises sandbox.SandboxUnavailable when no sandbox works here.
+    limits overrides fields of sandbox.Limits (e.g. {"memory_mb": 1024}).
     One broken submission (a dead kernel, a malformed notebook) does not stop the rest.
-    With jobs > 1, that many worker processes grade in parallel (one kernel each; the
-    gradebook is shared, its writes are short)."""
+    With jobs > 1, that many worker processes grade in parallel (the gradebook is shared,
+    its writes are short; only these grading processes write it)."""
     students = students or submitted_students(api, assignment)
-    report = AutogradeReport()
-    spark_cds.share_with_kernels(sorted((course_root(api) / "source" / assignment).glob("*.ipynb")))
+    root = course_root(api)
+    if isolation is not None:
+        isolation = sandbox.available(isolation)
+    report = AutogradeReport(isolation=sandbox.describe(isolation, sandbox.Limits())
+                             if isolation else sandbox.describe("none", sandbox.Limits()))
+    config = sandbox_config(root, isolation, limits)
+    api.update_config(config)
+    spark_cds.share_with_kernels(sorted((root / "source" / assignment).glob("*.ipynb")))
     if jobs > 1 and len(students) > 1:
         context = multiprocessing.get_context("spawn")  # no forked zmq/asyncio state
         with ProcessPoolExecutor(min(jobs, len(students)), mp_context=context,
                                  initializer=_worker_start,
-                                 initargs=(str(course_root(api)),)) as pool:
+                                 initargs=(str(root), isolation, limits)) as pool:
             results = pool.map(_worker_grade, [assignment] * len(students), students)
             outcomes = list(_progress(results, progress))
     else:

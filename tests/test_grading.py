@@ -134,7 +134,13 @@ def test_cli_export_and_check_on_a_graded_course(selftest, tmp_path, capsys):
     assert rows["s-edited"]["edited_locked_cells"] and not rows["s-wrong"]["edited_locked_cells"]
     assert cli_main(["--course", str(root), "check", "a1_partitions"]) == 0
     out = capsys.readouterr().out
-    assert "s-edited: partitions cell 'test_order_visible' edited" in out and "s-wrong" not in out
+    edits = [line for line in out.splitlines() if line.startswith("  locked cell changed:")]
+    assert any("s-edited: partitions cell 'test_order_visible' edited" in e for e in edits)
+    assert not any("s-wrong" in e for e in edits)
+    # the integrity report: the edits again, and the wrong and edited answers are the same
+    assert "integrity: s-edited: locked cell: partitions cell 'test_order_visible' edited" in out
+    assert "integrity: s-wrong: identical answers" in out
+    assert "integrity: s-solution" not in out
 
 
 @pytest.mark.slow

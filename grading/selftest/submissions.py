@@ -35,8 +35,9 @@ def with_solutions(released: NotebookNode, source: NotebookNode) -> NotebookNode
 def with_answers(released: NotebookNode, answers: dict[str, str],
                  timeouts: dict[str | None, int] | None = None) -> NotebookNode:
     """A copy of the released notebook with some solution cells answered; `timeouts`
-    gives some of them their own cell timeout (the metadata the course config reads), so a
-    runaway answer is stopped in seconds while every other cell keeps the real limit."""
+    writes a cell timeout into some of them, as a student could. Only the unsandboxed path
+    (--unsandboxed) reads it; the sandboxed autograde takes every limit from the instructor's
+    source notebook, so there the runaway answer runs into the default limit."""
     nb = nbformat.from_dict(released)
     unknown = set(answers) - {_nbgrader(c).get("grade_id") for c in nb.cells
                               if _nbgrader(c).get("solution")}

@@ -1,0 +1,331 @@
+"""Where a submission's code runs: a throw-away sandbox per phase of each submission.
+
+    bwrap   bubblewrap: new user (when not root), mount, pid, net, ipc and uts namespaces; the
+            only files visible are the Python install, the minikafka package, system
+            libraries (/usr, /etc) read-only and a small tmpfs as the working directory; no
+            network but the sandbox's own loopback; as root the process then drops to an
+            unprivileged uid of its own (no account, no files). When the harness exits or the wall time runs out the
+            pid namespace dies, and every process the submission started dies with it.
+    docker  the same harness in a throw-away container of the course image (--network none,
+            read-only root, tmpfs working directory, --pids-limit, --memory, --user nobody).
+    none    a plain child process with the same limits and harness, no isolation: only for
+            an instructor who passes --unsandboxed.
+
+Every mode applies the same resource limits (setrlimit: CPU seconds, data memory, processes,
+file size) and the same wall-time kill of the whole process group or namespace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HARNESS = Path(__file__).with_name("harness.py")
+NOBODY = 65534
+UID_BASE, UID_RANGE = 200_000, 100_000  # uids no account uses: one per concurrent sandbox
+MODES = ("bwrap", "docker", "none")
+DOCKER_IMAGE = os.environ.get("GRADING_DOCKER_IMAGE", "minikafka-course")
+
+
+class SandboxUnavailable(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Limits:
+    cpu_s: int = 300          # CPU seconds of each process (RLIMIT_CPU)
+    memory_mb: int = 3072     # data segment of each process (RLIMIT_DATA: heap, JVM heap)
+    processes: int = 512      # processes and threads of the sandbox's uid (RLIMIT_NPROC)
+    file_mb: int = 64         # largest file a process may write (RLIMIT_FSIZE)
+    disk_mb: int = 256        # size of the tmpfs working directory and /tmp
+
+
+@dataclass
+class Outcome:
+    """What came back from one sandboxed phase, as plain data."""
+    isolation: str
+    records: list[dict] = field(default_factory=list)
+    returncode: int | None = None
+    wall_timeout: bool = False
+    seconds: float = 0.0
+    problem: str = ""       # why the phase ended early, for the affected cells' reason
+
+    def of(self, kind: str) -> list[dict]:
+        return [r for r in self.records if r.get("kind") == kind]
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.of("done"))
+
+
+def describe(mode: str, limits: Limits) -> str:
+    """One line for the instructor: which isolation and limits were in force."""
+    where = {
+        "bwrap": "bubblewrap sandbox (user/mount/pid/net namespaces, loopback only, "
+                 + ("own unprivileged uid" if os.geteuid() == 0
+                    else "unprivileged user namespace")
+                 + ", read-only system, tmpfs work dir)",
+        "docker": f"docker container {DOCKER_IMAGE} (--network none, read-only, uid nobody)",
+        "none": "NO SANDBOX (--unsandboxed): student code runs as the grading user",
+    }[mode]
+    return (f"{where}; limits: {limits.cpu_s} s CPU, {limits.memory_mb} MB memory, "
+            f"{limits.processes} processes, {limits.file_mb} MB per file, {limits.disk_mb} MB disk")
+
+
+def available(mode: str = "auto") -> str:
+    """The isolation to use: `auto` picks bubblewrap when it works here. Raises
+    SandboxUnavailable rather than quietly grading without one."""
+    if mode == "none":
+        return "none"
+    if mode in ("auto", "bwrap"):
+        if shutil.which("bwrap") and _bwrap_works():
+            return "bwrap"
+        if mode == "bwrap":
+            raise SandboxUnavailable("bubblewrap is not installed or cannot create namespaces "
+                                     "here (apt-get install bubblewrap)")
+    if mode in ("auto", "docker") and shutil.which("docker"):
+        return "docker"
+    raise SandboxUnavailable(
+        "no sandbox available: install bubblewrap (apt-get install bubblewrap) or Docker, or "
+        "pass --unsandboxed to run students' code without isolation")
+
+
+_BWRAP_OK: bool | None = None
+
+
+def _bwrap_works() -> bool:
+    global _BWRAP_OK
+    if _BWRAP_OK is None:
+        try:
+            probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"],
+                                   capture_output=True, timeout=20)
+            _BWRAP_OK = probe.returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            _BWRAP_OK = False
+    return _BWRAP_OK
+
+
+def _readonly_roots() -> list[str]:
+    """What the harness needs to see: this Python (the virtualenv and its base install) and
+    the directories the grading process imports minikafka and pyspark from."""
+    import minikafka
+
+    roots = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
+             str(Path(minikafka.__file__).resolve().parent)}
+    try:
+        import pyspark
+        roots.add(str(Path(pyspark.__file__).resolve().parent))
+    except ImportError:
+        pass
+    for extra in os.environ.get("GRADING_SANDBOX_READONLY", "").split(os.pathsep):
+        if extra:
+            roots.add(os.path.realpath(extra))
+    cds = os.environ.get("GRADING_SPARK_CDS")
+    if cds and os.path.exists(cds):
+        roots.add(os.path.realpath(cds))
+    # keep the narrowest: a root inside another is already visible
+    ordered = sorted(roots, key=len)
+    return [r for i, r in enumerate(ordered)
+            if not any(r.startswith(o.rstrip("/") + "/") for o in ordered[:i])]
+
+
+def python_path() -> str:
+    import minikafka
+    return str(Path(minikafka.__file__).resolve().parent.parent)
+
+
+def environment(home: str) -> dict[str, str]:
+    env = {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin",
+                                 "/usr/bin", "/bin"]),
+        "HOME": home, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONPATH": python_path(),
+        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
+        "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
+        "HADOOP_USER_NAME": "student", "USER": "student", "LOGNAME": "student",
+    }
+    for name in ("JAVA_HOME", "SPARK_HOME", "GRADING_SPARK_CDS"):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    return env
+
+
+def _parents(path: str) -> list[str]:
+    parts = Path(path).parts
+    return [str(Path(*parts[:i])) for i in range(2, len(parts))]
+
+
+def sandbox_uid() -> int:
+    """An unprivileged uid for the sandbox this grading process runs now. RLIMIT_NPROC counts
+    the processes of a uid machine-wide, so sandboxes graded side by side (--jobs) get
+    distinct uids: one student's fork bomb cannot stop another's sandbox from starting. A
+    grading process runs one sandbox at a time, so its pid makes the uid unique."""
+    return UID_BASE + os.getpid() % UID_RANGE
+
+
+def _account_files(folder: Path, uid: int) -> list[str]:
+    """/etc/passwd and /etc/group naming the sandbox uid (home /submission): Java takes its
+    user.home from there, and Spark's launcher needs one."""
+    binds = []
+    for name, line in (("passwd", f"student:x:{uid}:{uid}:student:/submission:/usr/sbin/nologin"),
+                       ("group", f"student:x:{uid}:")):
+        host = Path("/etc") / name
+        text = host.read_text() if host.exists() else ""
+        (folder / name).write_text(text.rstrip("\n") + "\n" + line + "\n")
+        binds += ["--ro-bind", str(folder / name), str(host)]
+    return binds
+
+
+def bwrap_command(limits: Limits, argv: list[str], account_dir: Path | None = None) -> list[str]:
+    cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+           "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+           "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    for link in ("/bin", "/sbin", "/lib", "/lib32", "/lib64"):
+        if os.path.islink(link):
+            cmd += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            cmd += ["--ro-bind", link, link]
+    made = set()
+    for root in _readonly_roots():
+        if root.startswith(("/usr/", "/etc/")):
+            continue
+        for parent in _parents(root):
+            if parent not in made:
+                made.add(parent)
+                cmd += ["--perms", "0755", "--dir", parent]
+        cmd += ["--ro-bind", root, root]
+    size = str(limits.disk_mb * 1024 * 1024)
+    cmd += ["--proc", "/proc", "--dev", "/dev",
+            "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+            "--perms", "0777", "--size", size, "--tmpfs", "/submission",
+            "--chdir", "/submission", "--clearenv"]
+    for k, v in environment("/submission").items():
+        cmd += ["--setenv", k, v]
+    if os.geteuid() == 0:
+        # bwrap sets up the mounts with root's rights, then the harness drops to an
+        # unprivileged uid of its own (see sandbox_uid).
+        uid = sandbox_uid()
+        if account_dir is not None:
+            cmd += _account_files(account_dir, uid)
+        argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
+    else:
+        cmd += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY), "--cap-drop", "ALL"]
+    return cmd + ["--", *argv]
+
+
+def docker_command(limits: Limits, argv: list[str]) -> list[str]:
+    """Untestable without a Docker engine; mirrors the bwrap mode."""
+    cmd = ["docker", "run", "--rm", "-i", "--network", "none", "--read-only",
+           "--user", f"{NOBODY}:{NOBODY}", "--cap-drop", "ALL",
+           "--security-opt", "no-new-privileges",
+           "--pids-limit", str(limits.processes), "--memory", f"{limits.memory_mb}m",
+           "--cpus", "1", "--tmpfs", f"/tmp:rw,size={limits.disk_mb}m",
+           "--tmpfs", f"/submission:rw,exec,size={limits.disk_mb}m", "-w", "/submission",
+           "-v", f"{HARNESS}:/harness/harness.py:ro"]
+    for k, v in environment("/submission").items():
+        if k not in ("PATH", "PYTHONPATH", "PYSPARK_PYTHON"):
+            cmd += ["-e", f"{k}={v}"]
+    return cmd + [DOCKER_IMAGE, "python", "/harness/harness.py", *argv[2:]]
+
+
+def _limit(limits: Limits, isolated: bool):
+    def apply() -> None:
+        os.setsid()
+        mb = 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s))
+        resource.setrlimit(resource.RLIMIT_DATA, (limits.memory_mb * mb, limits.memory_mb * mb))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb * mb, limits.file_mb * mb))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if isolated or os.geteuid() != 0:
+            # Counted per real uid: as root the sandbox's own uid (sandbox_uid), otherwise the
+            # grading user's, whose processes then share the limit.
+            resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+    return apply
+
+
+def run(mode: str, job: dict, limits: Limits, wall_s: float) -> Outcome:
+    """Run the harness on `job` in a fresh sandbox; kill everything it started after
+    `wall_s` seconds. Only records that carry this run's token are believed."""
+    token = secrets.token_hex(16)
+    argv = [sys.executable, str(HARNESS)]
+    job = dict(job, allowed_roots=_readonly_roots())
+    outcome = Outcome(isolation=mode)
+    with tempfile.TemporaryDirectory(prefix="grading-sbx-") as tmp:
+        if mode == "bwrap":
+            argv = [sys.executable, "/harness/harness.py"]
+            cmd = bwrap_command(limits, argv, Path(tmp))
+            cmd[1:1] = ["--perms", "0755", "--dir", "/harness",
+                        "--ro-bind", str(HARNESS), "/harness/harness.py"]
+            cwd = tmp
+        elif mode == "docker":
+            cmd, cwd = docker_command(limits, argv), tmp
+        else:
+            cmd, cwd = argv, tmp
+        started = time.monotonic()
+        env = environment(tmp) if mode == "none" else {"PATH": os.environ.get("PATH", "")}
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE,
+                                stderr=None if os.environ.get("GRADING_SANDBOX_DEBUG")
+                                else subprocess.DEVNULL,
+                                preexec_fn=_limit(limits, mode != "none"))
+        try:
+            out, _ = proc.communicate((token + "\n" + json.dumps(job)).encode(), timeout=wall_s)
+        except subprocess.TimeoutExpired:
+            outcome.wall_timeout = True
+            _kill_group(proc)
+            out, _ = proc.communicate()
+        finally:
+            _kill_group(proc)
+        outcome.seconds = time.monotonic() - started
+        outcome.returncode = proc.returncode
+    outcome.records = _records(out, token)
+    outcome.problem = _problem(outcome, wall_s)
+    return outcome
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _records(out: bytes, token: str) -> list[dict]:
+    records = []
+    for line in out.decode("utf-8", "replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.pop("token", None) == token:
+            records.append(record)
+    return records
+
+
+def _problem(outcome: Outcome, wall_s: float) -> str:
+    if outcome.finished:
+        return ""
+    if outcome.wall_timeout:
+        return f"the submission ran longer than the {wall_s:g} s it was given and was stopped"
+    code = outcome.returncode
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name
+        hint = {"SIGXCPU": " (CPU time limit)", "SIGKILL": " (killed: memory or time limit)",
+                "SIGXFSZ": " (file size limit)", "SIGSEGV": " (crashed)"}.get(name, "")
+        return f"the submission's process died of {name}{hint}"
+    return f"the submission's process exited early (exit status {code})"
+
+
+def outcome_dict(outcome: Outcome) -> dict:
+    data = asdict(outcome)
+    data.pop("records")
+    return data
