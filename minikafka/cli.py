@@ -86,6 +86,7 @@ def serve(args: argparse.Namespace) -> int:
     from kafka.errors import InvalidConfigurationError
 
     from .cluster import Cluster
+    from .core.recovery import LogDirError
     from .core.server_config import (
         ServerConfigError,
         parse_overrides,
@@ -151,6 +152,12 @@ def serve(args: argparse.Namespace) -> int:
                           journal_max_events=args.journal_events or None)
     except InvalidConfigurationError as exc:
         return fail(kafka_message(exc))
+    except LogDirError as exc:
+        return fail(str(exc))
+    if log_dir is not None:
+        print(f"log dirs: {log_dir}/broker-N (cluster.id {cluster.cluster_id})", flush=True)
+        for line in cluster.recovery_messages:
+            print(f"recovery: {line}", flush=True)
     try:
         server = cluster.serve(port=port, host=host,
                                advertised_host=advertised[0] if advertised else None)
@@ -165,6 +172,9 @@ def serve(args: argparse.Namespace) -> int:
             threading.Event().wait()
         except KeyboardInterrupt:
             print("stopping")
+    if log_dir is not None:
+        with cluster.lock:  # a clean stop leaves current checkpoints
+            cluster.write_checkpoints()
     return 0
 
 

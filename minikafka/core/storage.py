@@ -5,6 +5,7 @@
                             00000000000000000000.index      (relative offset, position) int32s
                             00000000000000000000.timeindex  (timestamp int64, relative offset)
                             leader-epoch-checkpoint
+                            partition.metadata      the topic id the directory belongs to
         log-start-offset-checkpoint, replication-offset-checkpoint, cleaner-offset-checkpoint
 
 A PartitionFiles object hangs on a PartitionLog (log.store) and mirrors each change:
@@ -23,6 +24,7 @@ from __future__ import annotations
 import gzip
 import os
 import struct
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -46,6 +48,7 @@ CONTROL_BIT = 0x20
 DELETE_HORIZON_BIT = 0x40  # KIP-534: baseTimestamp holds the delete horizon
 INDEX_ENTRY = struct.Struct(">ii")
 TIME_INDEX_ENTRY = struct.Struct(">qi")
+NEVER = 2**63 - 1  # Long.MAX_VALUE: flush.messages / flush.ms unset
 
 STDLIB_CODECS: dict[int, tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]] = {
     # mtime=0, as Java's GZIPOutputStream writes: the same batch gives the same bytes.
@@ -284,6 +287,10 @@ class PartitionFiles:
         self.encode = encoder or BatchEncoder(codecs)
         # base offset -> [.log size, offset index entries written, time index entries written]
         self.written: dict[int, list[int]] = {}
+        # The topic's config (flush.messages, flush.ms), set by whoever opens the files.
+        self.config: Mapping[str, object] | None = None
+        self.unflushed = 0
+        self.last_flush_ms = time.monotonic_ns() // 1_000_000
         path.mkdir(parents=True, exist_ok=True)
 
     def _file(self, base: int, suffix: str) -> Path:
@@ -316,9 +323,26 @@ class PartitionFiles:
         data = self.encode(batch, log.delete_horizons.get(batch.base_offset))
         with open(self._file(seg.base_offset, ".log"), "ab") as f:
             f.write(data)
+            self._maybe_flush(f, batch.last_offset_delta + 1)
         position = state[0]
         state[0] += len(data)
         self._write_new_index_entries(seg, position)
+
+    def _maybe_flush(self, f, records: int) -> None:
+        """fsync once flush.messages records or flush.ms have gone by since the last
+        one, as Kafka's log.flush.interval.* ask; by default never (the page cache
+        keeps what a killed process wrote)."""
+        if self.config is None:
+            return
+        every, ms = int(self.config["flush.messages"]), int(self.config["flush.ms"])
+        if every >= NEVER and ms >= NEVER:
+            return
+        self.unflushed += records
+        now = time.monotonic_ns() // 1_000_000
+        if self.unflushed >= every or now - self.last_flush_ms >= ms:
+            f.flush()
+            os.fsync(f.fileno())
+            self.unflushed, self.last_flush_ms = 0, now
 
     def rolled(self, log: PartitionLog, closed: Segment) -> None:
         if closed.base_offset in self.written:
@@ -398,11 +422,12 @@ class PartitionFiles:
         log.maybe_increment_log_start_offset(log_start_offset)
         log.cleaner_offset = min(max(cleaner_offset, log.log_start_offset), log.log_end_offset)
         epochs = [(int(e), int(o)) for e, o in read_checkpoint(self.path / "leader-epoch-checkpoint")]
-        if not epochs:  # rebuild the cache from the batches' partition leader epochs
-            for batch in log.batches():
-                e = batch.partition_leader_epoch
-                if e >= 0 and (not epochs or e > epochs[-1][0]):
-                    epochs.append((e, batch.base_offset))
+        # Epochs the checkpoint missed (a crash before it was written) come from the
+        # batches' partition leader epochs.
+        for batch in log.batches():
+            e = batch.partition_leader_epoch
+            if e >= 0 and (not epochs or e > epochs[-1][0]):
+                epochs.append((e, batch.base_offset))
         # Epochs starting at or past the recovered end are forgotten (truncateFromEnd).
         log.epochs = [(e, o) for e, o in epochs if o < log.log_end_offset]
         self.written = {}
@@ -459,7 +484,7 @@ class LogDir:
         out = []
         for child in sorted(self.path.iterdir()):
             topic, _, p = child.name.rpartition("-")
-            if child.is_dir() and topic and p.isdigit():
+            if child.is_dir() and topic and p.isdigit() and topic != "__cluster_metadata":
                 out.append((topic, int(p)))
         return out
 
