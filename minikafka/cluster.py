@@ -214,13 +214,14 @@ class Cluster:
             self.recovery_messages.append(
                 f"metadata log: replayed {len(records)} records, "
                 f"{len([t for t in self.controller.topics.values() if not t.internal])} topics")
-        self.controller.on_append = self._metadata_appended
         self.metadata_files.sync(self.controller.log, self.clock.now_ms)
         return bool(records)
 
-    def _metadata_appended(self, record: Any) -> None:
-        # The controller's log is written through before anyone hears of the change.
-        self.metadata_files.sync(self.controller.log, self.clock.now_ms)
+    def _sync_metadata(self) -> None:
+        """Write the controller's new records, one batch per change (a topic and its
+        partitions arrive whole or not at all), before any broker or client acts on them."""
+        if self.metadata_files is not None:
+            self.metadata_files.sync(self.controller.log, self.clock.now_ms)
 
     # -- wiring ------------------------------------------------------------------------
     @property
@@ -243,6 +244,7 @@ class Cluster:
     def _publish(self) -> None:
         """Brokers that can reach the active controller replay the metadata log."""
         records = self.controller.log
+        self._sync_metadata()
         for broker in self.brokers.values():
             if broker.running and broker.metadata_offset < len(records) and \
                     self._can_heartbeat(broker.id):
@@ -430,6 +432,7 @@ class Cluster:
     def alter_topic_config(self, name: str, changes: Mapping[str, Any]) -> None:
         self.controller.alter_config(
             name, {k: None if v is None else str(v) for k, v in changes.items()})
+        self._sync_metadata()
         self.journal.record(self.now_ms, "config.altered", topic=name, changes=dict(changes))
         self._apply_log_config(name)
 
@@ -636,7 +639,9 @@ class Cluster:
     def allocate_producer_id(self) -> int:
         if self.controller.quorum.leader is None:
             raise kerrors.CoordinatorNotAvailableError("no active controller")
-        return self.controller.allocate_producer_id()
+        pid = self.controller.allocate_producer_id()
+        self._sync_metadata()  # the counter is in the metadata log: no id is handed out twice
+        return pid
 
     # -- storage: retention, log cleaner, on-disk logs ----------------------------------
     def _running_replicas(self) -> Iterable[tuple[int, Replica]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from . import errors
@@ -96,8 +95,6 @@ class Controller:
         # by every topic's TopicConfig: the Cluster updates it in place.
         self.topic_defaults: dict[str, object] = {}
         self.next_producer_id = 0
-        # Called with each record appended (the on-disk metadata log writes it).
-        self.on_append: Callable[[MetadataRecord], None] | None = None
 
     # -- the metadata log -------------------------------------------------------------
     def _append(self, type_: str, **fields) -> MetadataRecord:
@@ -107,8 +104,6 @@ class Controller:
                 "No active controller: a majority of the controller quorum is unavailable")
         rec = MetadataRecord(len(self.log), self.quorum.term, type_, fields)
         self.log.append(rec)
-        if self.on_append is not None:
-            self.on_append(rec)
         return rec
 
     def elect_quorum_leader(self, alive_voters: list[int]) -> int | None:

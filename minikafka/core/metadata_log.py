@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from .config import TopicConfig
+from .config import TopicConfig, validate_topic_config
 from .controller import (
     BrokerRegistration,
     Controller,
@@ -136,8 +136,9 @@ def replay(controller: Controller, records: Sequence[MetadataRecord]) -> set[str
             if topic is not None:
                 if f["value"] is None:
                     topic.config.overrides.pop(f["name"], None)
-                else:
-                    topic.config.overrides[f["name"]] = f["value"]
+                else:  # values as CreateTopics parsed them or AlterConfigs sent them
+                    topic.config.overrides.update(
+                        validate_topic_config({f["name"]: f["value"]}))
         elif kind == "PartitionRecord":
             topic = topics[f["topic"]]
             topic.partitions.append(PartitionRegistration(
