@@ -75,8 +75,9 @@ class MetadataLogFiles:
 
     def load(self) -> list[MetadataRecord]:
         """The longest valid copy (a kill can leave the copies one batch apart); every
-        copy is then rewritten to it, torn tails cut."""
+        copy then holds its bytes, torn tails cut."""
         best: list[MetadataRecord] = []
+        best_bytes = b""
         for path in self.paths:
             try:
                 data = self._file(path).read_bytes()
@@ -85,17 +86,20 @@ class MetadataLogFiles:
             records, valid = decode_segment(data)
             self.cut = max(self.cut, len(data) - valid)
             if len(records) > len(best):
-                best = records
-        self.written = 0
+                best, best_bytes = records, data[:valid]
         if best:
-            self.sync(best, 0)
+            for path in self.paths:
+                path.mkdir(parents=True, exist_ok=True)
+                file = self._file(path)
+                if not file.exists() or file.read_bytes() != best_bytes:
+                    file.write_bytes(best_bytes)
+        self.written = len(best)
         return best
-
-    def exists(self) -> bool:
-        return any(self._file(p).exists() for p in self.paths)
 
     def sync(self, records: Sequence[MetadataRecord], now_ms: int) -> None:
         """Append the records not yet on disk (all of them as one batch)."""
+        if self.written == 0 and not records:
+            return
         if self.written == 0:
             for path in self.paths:
                 path.mkdir(parents=True, exist_ok=True)
