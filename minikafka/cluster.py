@@ -96,6 +96,11 @@ def _wrap(fn):
     return wrapper
 
 
+# replica.high.watermark.checkpoint.interval.ms: on disk, the checkpoints are written at
+# most this often, when metadata or a high watermark moves (no timer of their own, so an
+# idle cluster stays idle and a lesson's settle() is not kept busy).
+CHECKPOINT_INTERVAL_MS = 5_000
+
 # Finalized feature levels of a new cluster (kafka-storage.sh format --feature NAME=LEVEL).
 FEATURE_DEFAULTS = {"eligible.leader.replicas.version": 1}  # Kafka 4.1+
 
@@ -177,6 +182,8 @@ class Cluster:
         self.recovery_messages: list[str] = []  # one line per partition with news to tell
         self._last_checkpoint_ms = self.clock.now_ms
         restored = self._open_log_dirs(log_dir, ids) if log_dir is not None else False
+        if self.log_dirs:
+            self._hw_listeners.append(self._maybe_write_checkpoints)
         self.controller.elect_quorum_leader(self._alive_voters())
         self.journal.record(self.clock.now_ms, "controller.elected",
                             controller=self.controller.quorum.leader,
@@ -684,10 +691,11 @@ class Cluster:
                 if tp not in broker.replicas and \
                         read_topic_id(log_dir.partition_path(*tp)) in self._removed_topic_ids:
                     log_dir.drop(*tp)
-        now = self.clock.now_ms
-        # replica.high.watermark.checkpoint.interval.ms: at most every 5 s, when metadata
-        # or data moves (no timer of its own, so an idle cluster stays idle).
-        if now - self._last_checkpoint_ms >= 5_000:
+        if self.clock.now_ms - self._last_checkpoint_ms >= CHECKPOINT_INTERVAL_MS:
+            self.write_checkpoints()
+
+    def _maybe_write_checkpoints(self, replica: Replica) -> None:
+        if self.clock.now_ms - self._last_checkpoint_ms >= CHECKPOINT_INTERVAL_MS:
             self.write_checkpoints()
 
     def write_checkpoints(self) -> None:

@@ -172,7 +172,7 @@ class Workload:
                 i += 1
                 time.sleep(0.002)
             producer.flush(60)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
+        except BaseException as exc:  # reported by the test
             self.errors.append(exc)
         finally:
             producer.close(5)
@@ -188,7 +188,7 @@ class Workload:
                 p = n % self.partitions
                 try:
                     consumer.commit({TopicPartition(self.topic, p): OffsetAndMetadata(n, "", -1)})
-                except Exception:  # noqa: BLE001 - the server is down: not acknowledged
+                except Exception:  # the server is down: not acknowledged
                     time.sleep(0.05)
                     continue
                 self.commits[p] = n
