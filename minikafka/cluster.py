@@ -195,7 +195,7 @@ class Cluster:
                                 rack=self.racks.get(b))
         self._publish()
         if restored:
-            abort_open_transactions(self)
+            abort_open_transactions(self, self._recover_transactions())
 
     def _open_log_dirs(self, log_dir: str | os.PathLike, ids: list[int]) -> bool:
         """Check the directories (LogDirError if they are another cluster's), write
@@ -208,6 +208,10 @@ class Cluster:
         self.metadata_files = MetadataLogFiles(paths.values())
         records = self.metadata_files.load()
         if records:
+            # Time carries on from the last change the metadata log saw, not from the
+            # simulation's epoch: recovered records, offsets and transactions keep
+            # their ages (and a served cluster's jump to wall time is the downtime).
+            self.clock.run_until(self.metadata_files.last_ms)
             self._removed_topic_ids = replay(self.controller, records)
             missing = sorted(set(self.controller.brokers) - set(ids))
             if missing:
@@ -223,6 +227,24 @@ class Cluster:
                 f"{len([t for t in self.controller.topics.values() if not t.internal])} topics")
         self.metadata_files.sync(self.controller.log, self.clock.now_ms)
         return bool(records)
+
+    def _recover_transactions(self) -> set[int]:
+        """The transaction coordinator replays __transaction_state (if transactions were
+        ever used); returns the producer ids of the transactions it holds open."""
+        from .core.transactions import ONGOING
+        from .core.txn_log import TXN_TOPIC
+        if TXN_TOPIC not in self.controller.topics:
+            return set()
+        from .client.transactions import transaction_coordinator
+        coordinator = transaction_coordinator(self)
+        held = {}
+        for meta in coordinator.transactions.values():
+            if meta.state == ONGOING:
+                held[meta.producer_id] = meta
+                self.recovery_messages.append(
+                    f"transaction {meta.transactional_id} (producer id {meta.producer_id}) is "
+                    f"open: aborted once {meta.timeout_ms} ms old unless it ends first")
+        return set(held)
 
     def _sync_metadata(self) -> None:
         """Write the controller's new records, one batch per change (a topic and its

@@ -263,3 +263,46 @@ def test_flush_ms_zero_fsyncs_every_append(tmp_path, monkeypatch):
     for i in range(3):
         producer.send("t", value=b"%d" % i).get()
     assert len(calls) == 3
+
+
+def test_transaction_state_survives_and_an_open_one_is_aborted_at_its_timeout(tmp_path):
+    cluster = Cluster(brokers=1, seed=3, log_dir=tmp_path)
+    cluster.create_topic("t")
+    done = cluster.producer(transactional_id="done")
+    done.init_transactions()
+    done.begin_transaction()
+    done.send("t", value=b"committed").get()
+    done.commit_transaction()
+    left = cluster.producer(transactional_id="left", transaction_timeout_ms=20_000)
+    left.init_transactions()
+    left.begin_transaction()
+    left.send("t", value=b"open").get()
+    pid = cluster.transactions.transactions["left"].producer_id
+
+    again = restart(tmp_path)
+    states = {t: (m.producer_id, m.state) for t, m in again.transactions.transactions.items()}
+    assert states == {"done": (cluster.transactions.transactions["done"].producer_id,
+                               "CompleteCommit"), "left": (pid, "Ongoing")}
+    replica = again.leader_replica("t", 0)
+    assert replica.last_stable_offset == 2  # pinned by "open" until the coordinator acts
+    again.advance(40_000)  # past transaction.timeout.ms and a cleanup interval
+    assert again.transactions.transactions["left"].state == "CompleteAbort"
+    assert replica.last_stable_offset == replica.high_watermark == 4
+    assert [(a.producer_id, a.first_offset) for a in replica.producers.aborted] == [(pid, 2)]
+    # The transactional id keeps its producer id; the new producer's epoch fences the old.
+    fresh = again.producer(transactional_id="left")
+    fresh.init_transactions()
+    meta = again.transactions.transactions["left"]
+    assert meta.producer_id == pid and meta.producer_epoch > 1
+
+
+def test_the_transaction_state_log_is_an_internal_compacted_topic(tmp_path):
+    cluster = Cluster(brokers=1, seed=3, log_dir=tmp_path,
+                      broker_config={"transaction.state.log.num.partitions": 5})
+    cluster.create_topic("t")
+    producer = cluster.producer(transactional_id="tx")
+    producer.init_transactions()
+    topic = cluster.describe_topic("__transaction_state")
+    assert topic.internal and len(topic.partitions) == 5
+    assert topic.config["cleanup.policy"] == "compact"
+    assert "__transaction_state" not in cluster.list_topics()

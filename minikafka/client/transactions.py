@@ -43,9 +43,15 @@ def transaction_coordinator(cluster: Any) -> TransactionCoordinator:
                 for group_id, offsets in pending.items():
                     cluster.groups.commit_transactional(group_id, offsets)
 
-        cluster.transactions = TransactionCoordinator(
-            cluster.allocate_producer_id, write_markers, on_end,
-            int(cluster.broker_config["transaction.max.timeout.ms"]))
+        args = (cluster.allocate_producer_id, write_markers, on_end,
+                int(cluster.broker_config["transaction.max.timeout.ms"]))
+        if cluster.log_dirs:  # on disk, __transaction_state keeps it across restarts
+            from ..core.txn_log import LoggedTransactionCoordinator, load, writer
+            cluster.transactions = LoggedTransactionCoordinator(*args)
+            cluster.transactions.persist = writer(cluster)
+            cluster.transactions.recover(load(cluster))
+        else:
+            cluster.transactions = TransactionCoordinator(*args)
         interval = int(cluster.broker_config[
             "transaction.abort.timed.out.transaction.cleanup.interval.ms"])
 

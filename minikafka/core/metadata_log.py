@@ -50,16 +50,19 @@ def encode_records(records: Sequence[MetadataRecord], now_ms: int) -> bytes:
     return encode_batch(batch)
 
 
-def decode_segment(data: bytes) -> tuple[list[MetadataRecord], int]:
-    """The records of a metadata log file up to its first torn batch, and the valid bytes."""
+def decode_segment(data: bytes) -> tuple[list[MetadataRecord], int, int]:
+    """The records of a metadata log file up to its first torn batch, the valid bytes,
+    and the newest batch's timestamp."""
     batches, valid = read_segment(data)
     out: list[MetadataRecord] = []
+    last_ms = 0
     for batch, _ in batches:
+        last_ms = max(last_ms, batch.max_timestamp)
         for delta, _, _, value, _ in batch.records:
             rec = json.loads(value)
             out.append(MetadataRecord(batch.base_offset + delta, rec["term"], rec["type"],
                                       rec["fields"]))
-    return out, valid
+    return out, valid, last_ms
 
 
 class MetadataLogFiles:
@@ -69,6 +72,7 @@ class MetadataLogFiles:
         self.paths = [Path(d) / METADATA_DIR for d in log_dirs]
         self.written = 0  # records on disk
         self.cut = 0  # bytes cut off a torn tail on load
+        self.last_ms = 0  # when the newest record was written (its batch's timestamp)
 
     def _file(self, path: Path) -> Path:
         return path / (segment_name(0) + ".log")
@@ -83,8 +87,9 @@ class MetadataLogFiles:
                 data = self._file(path).read_bytes()
             except FileNotFoundError:
                 continue
-            records, valid = decode_segment(data)
+            records, valid, last_ms = decode_segment(data)
             self.cut = max(self.cut, len(data) - valid)
+            self.last_ms = max(self.last_ms, last_ms)
             if len(records) > len(best):
                 best, best_bytes = records, data[:valid]
         if best:

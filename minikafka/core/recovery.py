@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import random
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -133,18 +133,21 @@ def set_aside(partition_dir: Path, topic_id: str | None) -> Path:
     return target
 
 
-def abort_open_transactions(cluster: Any) -> list[tuple[int, list[tuple[str, int]]]]:
-    """Abort every transaction the recovered logs show open, as Kafka's transaction
-    coordinator does with one that outlived its timeout: the producer epoch is bumped
-    (fencing the old producer) and an abort marker written to each partition; the
-    last stable offset moves past it. Returns (producer id, partitions) aborted."""
+def abort_open_transactions(cluster: Any, keep: Collection[int] = ()
+                            ) -> list[tuple[int, list[tuple[str, int]]]]:
+    """Abort every transaction the recovered logs show open that no transaction
+    coordinator state accounts for (`keep`: producer ids whose Ongoing transaction
+    __transaction_state holds; the coordinator aborts those after their timeout), as
+    Kafka's coordinator does with one that outlived its timeout: the producer epoch is
+    bumped (fencing the old producer) and an abort marker written to each partition;
+    the last stable offset moves past it. Returns (producer id, partitions) aborted."""
     open_txns: dict[int, tuple[int, list[tuple[str, int]]]] = {}
     for name in sorted(cluster.controller.topics):
         for p in range(len(cluster.controller.topics[name].partitions)):
             replica = cluster.leader_replica(name, p)
             if replica is None:
                 continue
-            for pid in sorted(replica.producers.ongoing):
+            for pid in sorted(set(replica.producers.ongoing) - set(keep)):
                 epoch = replica.producers.producers[pid].epoch
                 seen, tps = open_txns.get(pid, (epoch, []))
                 open_txns[pid] = (max(seen, epoch), [*tps, (name, p)])
