@@ -774,8 +774,8 @@ class Cluster:
         if cut or log.log_end_offset > log.log_start_offset:
             self.recovery_messages.append(
                 f"broker {broker_id}: {topic}-{p}: recovered offsets {log.log_start_offset}"
-                f"..{log.log_end_offset - 1} in {len(log.segments)} segment(s), high "
-                f"watermark {hw}" + (f", cut {cut} bytes of a torn tail" if cut else ""))
+                f"..{log.log_end_offset - 1} in {len(log.segments)} segment(s), initial "
+                f"high watermark {hw}" + (f", cut {cut} bytes of a torn tail" if cut else ""))
 
     def _reload_logs(self, broker: Broker) -> None:
         """A restarted broker reads its logs back from its directory."""
