@@ -5,6 +5,7 @@ refuses directories that are not its own."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -306,3 +307,23 @@ def test_the_transaction_state_log_is_an_internal_compacted_topic(tmp_path):
     assert topic.internal and len(topic.partitions) == 5
     assert topic.config["cleanup.policy"] == "compact"
     assert "__transaction_state" not in cluster.list_topics()
+
+
+def test_recovery_cuts_segments_in_place_and_never_rewrites_them(tmp_path):
+    cluster = Cluster(brokers=1, seed=3, log_dir=tmp_path)
+    cluster.create_topic("t", config={"segment.bytes": 300})
+    producer = cluster.producer(acks="all", linger_ms=0, compression_type="gzip")
+    for i in range(12):
+        producer.send("t", value=b"value-%02d" % i).get()
+    logs = sorted((tmp_path / "broker-1" / "t-0").glob("*.log"))
+    before = {p.name: (p.stat().st_ino, p.read_bytes()) for p in logs}
+    with open(logs[-1], "ab") as f:
+        f.write(b"\x00" * 7)  # half a batch header: a write the kill cut short
+
+    mtimes = [p.stat().st_mtime_ns for p in logs[:-1]]
+    time.sleep(0.01)
+
+    restart(tmp_path)
+    after = {p.name: (p.stat().st_ino, p.read_bytes()) for p in logs}
+    assert after == before  # the same files (inodes), the bytes as written, the tail cut
+    assert [p.stat().st_mtime_ns for p in logs[:-1]] == mtimes  # closed segments untouched

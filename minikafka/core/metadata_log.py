@@ -32,7 +32,7 @@ from .controller import (
     TopicMetadata,
 )
 from .records import RecordBatch
-from .storage import encode_batch, read_segment, segment_name
+from .storage import encode_batch, read_segment, segment_name, write_atomically
 
 METADATA_DIR = "__cluster_metadata-0"
 # Kafka's Topic.isInternal: topics the cluster keeps for itself.
@@ -97,7 +97,7 @@ class MetadataLogFiles:
                 path.mkdir(parents=True, exist_ok=True)
                 file = self._file(path)
                 if not file.exists() or file.read_bytes() != best_bytes:
-                    file.write_bytes(best_bytes)
+                    write_atomically(file, best_bytes)
         self.written = len(best)
         return best
 

@@ -270,6 +270,13 @@ def read_checkpoint(path: Path) -> list[list[str]]:
     return [line.split() for line in lines[2:2 + int(lines[1])]]
 
 
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace a file's contents so that a crash leaves the old or the new, never half."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def segment_name(base_offset: int) -> str:
     return f"{base_offset:020d}"
 
@@ -364,12 +371,31 @@ class PartitionFiles:
             positions[batch.last_offset] = size
             chunks.append(data)
             size += len(data)
-        self._file(base, ".log").write_bytes(b"".join(chunks))
-        self._file(base, ".index").write_bytes(b"".join(
-            INDEX_ENTRY.pack(offset - base, positions[offset]) for offset, _ in seg.offset_index))
-        self._file(base, ".timeindex").write_bytes(b"".join(
-            TIME_INDEX_ENTRY.pack(ts, offset - base) for ts, offset in seg.time_index))
+        write_atomically(self._file(base, ".log"), b"".join(chunks))
+        self._write_indexes(seg, positions)
         self.written[base] = [size, len(seg.offset_index), len(seg.time_index)]
+
+    def _write_indexes(self, seg: Segment, positions: Mapping[int, int]) -> None:
+        """Both index files of a segment, from its in-memory indexes and the byte
+        position of each batch's last offset."""
+        base = seg.base_offset
+        write_atomically(self._file(base, ".index"), b"".join(
+            INDEX_ENTRY.pack(offset - base, positions[offset]) for offset, _ in seg.offset_index))
+        write_atomically(self._file(base, ".timeindex"), b"".join(
+            TIME_INDEX_ENTRY.pack(ts, offset - base) for ts, offset in seg.time_index))
+
+    def _recovered(self, seg: Segment, valid: int) -> None:
+        """After loading: the .log keeps its bytes, cut in place at the first bad
+        batch (Kafka's truncateTo); the indexes are rebuilt."""
+        path = self._file(seg.base_offset, ".log")
+        if path.stat().st_size > valid:
+            os.truncate(path, valid)
+        positions, size = {}, 0
+        for batch in seg.batches:
+            positions[batch.last_offset] = size
+            size += batch.size_bytes
+        self._write_indexes(seg, positions)
+        self.written[seg.base_offset] = [valid, len(seg.offset_index), len(seg.time_index)]
 
     def _forget_missing(self, log: PartitionLog) -> None:
         live = {s.base_offset for s in log.segments}
@@ -388,6 +414,7 @@ class PartitionFiles:
         bases = sorted(int(p.stem) for p in self.path.glob("*.log"))
         cut = 0
         segments: list[Segment] = []
+        valid_bytes: dict[int, int] = {}
         next_offset = 0
         torn = False
         for base in bases:
@@ -399,6 +426,7 @@ class PartitionFiles:
                 continue
             data = path.read_bytes()
             batches, valid = read_segment(data, self.codecs, next_offset)
+            valid_bytes[base] = valid
             if valid < len(data):
                 torn = True
                 cut += len(data) - valid
@@ -436,7 +464,10 @@ class PartitionFiles:
             if base not in kept:
                 self._drop(base)
         for seg in log.segments:
-            self._rewrite(log, seg)  # rebuilt indexes; a torn tail is cut from the file
+            if seg.base_offset in valid_bytes and seg.batches:
+                self._recovered(seg, valid_bytes[seg.base_offset])
+            else:  # an empty active segment (named after the log end offset)
+                self._rewrite(log, seg)
         log.store = self
         return log, cut
 
