@@ -298,6 +298,7 @@ class PartitionFiles:
         self.config: Mapping[str, object] | None = None
         self.unflushed = 0
         self.last_flush_ms = time.monotonic_ns() // 1_000_000
+        self._epochs_written: list[tuple] | None = None
         path.mkdir(parents=True, exist_ok=True)
 
     def _file(self, base: int, suffix: str) -> Path:
@@ -405,7 +406,10 @@ class PartitionFiles:
             del self.written[base]
 
     def write_epochs(self, log: PartitionLog) -> None:
-        write_checkpoint(self.path / "leader-epoch-checkpoint", log.epochs)
+        epochs = [tuple(e) for e in log.epochs]
+        if epochs != self._epochs_written:  # checkpoints come every 5 s: skip unchanged ones
+            write_checkpoint(self.path / "leader-epoch-checkpoint", epochs)
+            self._epochs_written = epochs
 
     def load(self, segment_bytes: int, segment_ms: int, now_ms: int,
              log_start_offset: int = 0, cleaner_offset: int = 0) -> tuple[PartitionLog, int]:
