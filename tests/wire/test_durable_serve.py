@@ -254,3 +254,19 @@ def test_kill_9_during_produce_and_commit_loses_nothing_acknowledged(tmp_path, s
             workload.producing.clear()
             workload.committing.clear()
         server.kill_if_running()
+
+
+def test_serve_refuses_a_directory_of_another_cluster_and_leaves_it_as_it_is(tmp_path):
+    from minikafka.cluster import Cluster
+
+    Cluster(brokers=3, seed=1, log_dir=tmp_path).create_topic("t", replication_factor=3)
+    props = tmp_path / "broker-2" / "meta.properties"
+    props.write_text(props.read_text().replace("cluster.id=", "cluster.id=other"))
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    done = subprocess.run([sys.executable, "-m", "minikafka.cli", "serve", "--log-dir",
+                           str(tmp_path), "--port", str(free_port_run(3))],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("minikafka serve: the log directories belong to different "
+                                  "clusters") and str(props) in done.stderr
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
