@@ -213,6 +213,9 @@ class Cluster:
             # their ages (and a served cluster's jump to wall time is the downtime).
             self.clock.run_until(self.metadata_files.last_ms)
             self._removed_topic_ids = replay(self.controller, records)
+            for (resource, key), value in self.controller.broker_configs.items():
+                self._apply_broker_config(int(resource) if resource else None,
+                                          {key: value}, {key: value})
             missing = sorted(set(self.controller.brokers) - set(ids))
             if missing:
                 raise LogDirError(
@@ -490,6 +493,12 @@ class Cluster:
                     raise errors.KafkaCoreError(errors.INVALID_CONFIG, str(exc)) from None
         if validate_only:
             return
+        self.controller.alter_broker_config(broker_id, {k: parsed.get(k) for k in changes})
+        self._sync_metadata()
+        self._apply_broker_config(broker_id, changes, parsed)
+
+    def _apply_broker_config(self, broker_id: int | None, changes: Mapping[str, Any],
+                             parsed: Mapping[str, Any]) -> None:
         for key, value in changes.items():
             if value is None:
                 self.dynamic_broker_config.pop(key, None)

@@ -327,3 +327,21 @@ def test_recovery_cuts_segments_in_place_and_never_rewrites_them(tmp_path):
     after = {p.name: (p.stat().st_ino, p.read_bytes()) for p in logs}
     assert after == before  # the same files (inodes), the bytes as written, the tail cut
     assert [p.stat().st_mtime_ns for p in logs[:-1]] == mtimes  # closed segments untouched
+
+
+def test_dynamic_broker_configs_survive_a_restart(tmp_path):
+    cluster = Cluster(brokers=2, seed=3, log_dir=tmp_path,
+                      broker_config={"log.retention.ms": 1_000_000})
+    cluster.create_topic("t")
+    cluster.alter_broker_config({"log.retention.ms": 60_000})
+    cluster.alter_broker_config({"min.insync.replicas": 2}, broker_id=2)
+    cluster.alter_broker_config({"min.insync.replicas": None}, broker_id=2)
+    cluster.alter_broker_config({"log.segment.bytes": 4096}, broker_id=1)
+
+    again = Cluster(brokers=2, seed=3, log_dir=tmp_path,
+                    broker_config={"log.retention.ms": 1_000_000})
+    assert again.dynamic_broker_config == {"log.retention.ms": (None, 60_000),
+                                           "log.segment.bytes": (1, 4096)}
+    assert again.broker_config["min.insync.replicas"] == 1
+    assert again.topic_config("t")["retention.ms"] == 60_000
+    assert again.topic_config("t")["segment.bytes"] == 4096

@@ -12,8 +12,8 @@ readable in `minikafka dump-log`. A torn tail (a kill -9 in the middle of a writ
 cut at the first bad batch, as for any other log.
 
 replay() rebuilds the controller's state (brokers, topics and their configs,
-partitions with leaders, ISR, ELR and epochs, the producer id counter) from the
-records, as a restarted Kafka controller replays its log.
+partitions with leaders, ISR, ELR and epochs, dynamic broker configs, the producer
+id counter) from the records, as a restarted Kafka controller replays its log.
 """
 
 from __future__ import annotations
@@ -140,6 +140,8 @@ def replay(controller: Controller, records: Sequence[MetadataRecord]) -> set[str
             topics[f["name"]] = TopicMetadata(
                 f["name"], f["topic_id"], [], TopicConfig({}, controller.topic_defaults),
                 f["name"] in INTERNAL_TOPICS)
+        elif kind == "ConfigRecord" and f.get("resource_type") == "BROKER":
+            controller.broker_configs[(f["resource"], f["name"])] = f["value"]
         elif kind == "ConfigRecord":
             topic = topics.get(f["resource"])
             if topic is not None:
