@@ -345,3 +345,14 @@ def test_dynamic_broker_configs_survive_a_restart(tmp_path):
     assert again.broker_config["min.insync.replicas"] == 1
     assert again.topic_config("t")["retention.ms"] == 60_000
     assert again.topic_config("t")["segment.bytes"] == 4096
+
+
+def test_a_real_kafka_log_directory_is_not_used(tmp_path):
+    (tmp_path / "meta.properties").write_text("#\ncluster.id=MkU3OEVBNTcwNTJENDM2Qg\nnode.id=1\n"
+                                              "version=1\n")
+    (tmp_path / "orders-0").mkdir()
+    before = tree(tmp_path)
+    with pytest.raises(LogDirError, match="Kafka log directory itself"):
+        restart(tmp_path)
+    assert tree(tmp_path) == before and sorted(p.name for p in tmp_path.iterdir()) == [
+        "meta.properties", "orders-0"]

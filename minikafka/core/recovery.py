@@ -62,6 +62,13 @@ def check_log_dirs(dirs: Mapping[int, Path], new_cluster_id: str) -> str:
     meta.properties agree on, or `new_cluster_id` for directories never used. Raises
     LogDirError, touching nothing, for a directory of another cluster, another node or
     a newer format; then writes meta.properties where it is missing."""
+    for parent in sorted({path.parent for path in dirs.values()}):
+        props = read_properties_file(parent / META_PROPERTIES)
+        if props is not None:
+            raise LogDirError(
+                f"{parent} is a Kafka log directory itself ({parent / META_PROPERTIES}, "
+                f"cluster.id {props.get('cluster.id')}); minikafka keeps each broker in "
+                f"{parent}/broker-N: give it a directory of its own (nothing was changed)")
     found: dict[int, dict[str, str]] = {}
     for node, path in dirs.items():
         props = read_properties_file(path / META_PROPERTIES)
