@@ -227,7 +227,8 @@ class Cluster:
                     f"its tail, kept {len(records)} records")
             self.recovery_messages.append(
                 f"metadata log: replayed {len(records)} records, "
-                f"{len([t for t in self.controller.topics.values() if not t.internal])} topics")
+                f"{len([t for t in self.controller.topics.values() if not t.internal])} "
+                "topic(s)")
         self.metadata_files.sync(self.controller.log, self.clock.now_ms)
         return bool(records)
 
