@@ -127,8 +127,10 @@ def ensure_topic(cluster: Any) -> None:
     if ctl.quorum.leader is None or live == 0:
         raise errors.KafkaCoreError(errors.COORDINATOR_NOT_AVAILABLE, "no active controller")
     partitions = int(cluster.broker_config["transaction.state.log.num.partitions"])
+    # transaction.state.log.replication.factor (3), at most the live brokers, as for
+    # __consumer_offsets; transaction.state.log.segment.bytes (100 MiB).
     topic = ctl.create_topic(TXN_TOPIC, partitions, min(3, live),
-                             {"cleanup.policy": "compact", "min.insync.replicas": "1"},
+                             {"cleanup.policy": "compact", "segment.bytes": "104857600"},
                              internal=True)
     cluster.journal.record(cluster.now_ms, "topic.created", topic=TXN_TOPIC,
                            partitions=len(topic.partitions),
