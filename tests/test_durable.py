@@ -356,3 +356,18 @@ def test_a_real_kafka_log_directory_is_not_used(tmp_path):
         restart(tmp_path)
     assert tree(tmp_path) == before and sorted(p.name for p in tmp_path.iterdir()) == [
         "meta.properties", "orders-0"]
+
+
+def test_flush_ms_counts_on_the_cluster_clock(tmp_path, monkeypatch):
+    cluster = Cluster(brokers=1, seed=3, log_dir=tmp_path,
+                      broker_config={"log.flush.interval.ms": 1_000})
+    cluster.create_topic("t")
+    calls = []
+    monkeypatch.setattr(os, "fsync", lambda fd: calls.append(cluster.now_ms))
+    producer = cluster.producer(acks=1, linger_ms=0)
+    start = cluster.now_ms
+    for wait in (0, 600, 600, 100):
+        cluster.advance(wait)
+        producer.send("t", value=b"x").get()
+    # only the append 1.2 s after the first one (a send takes a few simulated ms)
+    assert len(calls) == 1 and 1_200 <= calls[0] - start < 1_300

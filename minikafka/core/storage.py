@@ -24,7 +24,6 @@ from __future__ import annotations
 import gzip
 import os
 import struct
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -297,7 +296,7 @@ class PartitionFiles:
         # The topic's config (flush.messages, flush.ms), set by whoever opens the files.
         self.config: Mapping[str, object] | None = None
         self.unflushed = 0
-        self.last_flush_ms = time.monotonic_ns() // 1_000_000
+        self.last_flush_ms: int | None = None  # simulated ms (a served cluster's is real time)
         self._epochs_written: list[tuple] | None = None
         path.mkdir(parents=True, exist_ok=True)
 
@@ -331,12 +330,12 @@ class PartitionFiles:
         data = self.encode(batch, log.delete_horizons.get(batch.base_offset))
         with open(self._file(seg.base_offset, ".log"), "ab") as f:
             f.write(data)
-            self._maybe_flush(f, batch.last_offset_delta + 1)
+            self._maybe_flush(f, batch.last_offset_delta + 1, batch.append_time_ms)
         position = state[0]
         state[0] += len(data)
         self._write_new_index_entries(seg, position)
 
-    def _maybe_flush(self, f, records: int) -> None:
+    def _maybe_flush(self, f, records: int, now_ms: int) -> None:
         """fsync once flush.messages records or flush.ms have gone by since the last
         one, as Kafka's log.flush.interval.* ask; by default never (the page cache
         keeps what a killed process wrote)."""
@@ -346,11 +345,12 @@ class PartitionFiles:
         if every >= NEVER and ms >= NEVER:
             return
         self.unflushed += records
-        now = time.monotonic_ns() // 1_000_000
-        if self.unflushed >= every or now - self.last_flush_ms >= ms:
+        if self.last_flush_ms is None:
+            self.last_flush_ms = now_ms
+        if self.unflushed >= every or now_ms - self.last_flush_ms >= ms:
             f.flush()
             os.fsync(f.fileno())
-            self.unflushed, self.last_flush_ms = 0, now
+            self.unflushed, self.last_flush_ms = 0, now_ms
 
     def rolled(self, log: PartitionLog, closed: Segment) -> None:
         if closed.base_offset in self.written:
