@@ -31,7 +31,7 @@ from .core.controller import NO_LEADER, Controller
 from .core.group import GroupCoordinator
 from .core.journal import Journal
 from .core.log_manager import LogManager
-from .core.metadata_log import MetadataLogFiles, replay
+from .core.metadata_log import MetadataLogFiles, replay, state_records
 from .core.network import Network
 from .core.producer_state import ProducerStateManager
 from .core.recovery import (
@@ -213,6 +213,13 @@ class Cluster:
             # their ages (and a served cluster's jump to wall time is the downtime).
             self.clock.run_until(self.metadata_files.last_ms)
             self._removed_topic_ids = replay(self.controller, records)
+            files = self.metadata_files
+            if files.records_since_snapshot > files.snapshot_after:
+                self.controller.log[:] = files.write_snapshot(
+                    state_records(self.controller), self.controller.quorum.term, self.now_ms)
+                self.recovery_messages.append(
+                    f"metadata log: wrote a snapshot of {len(self.controller.log)} records at "
+                    f"offset {files.base}")
             for (resource, key), value in self.controller.broker_configs.items():
                 self._apply_broker_config(int(resource) if resource else None,
                                           {key: value}, {key: value})

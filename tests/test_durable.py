@@ -371,3 +371,39 @@ def test_flush_ms_counts_on_the_cluster_clock(tmp_path, monkeypatch):
         producer.send("t", value=b"x").get()
     # only the append 1.2 s after the first one (a send takes a few simulated ms)
     assert len(calls) == 1 and 1_200 <= calls[0] - start < 1_300
+
+
+def test_a_long_metadata_log_is_snapshotted_on_start_and_replays_the_same(tmp_path, monkeypatch):
+    from minikafka.core.metadata_log import MetadataLogFiles
+
+    monkeypatch.setattr(MetadataLogFiles, "snapshot_after", 15)
+    cluster = Cluster(brokers=3, seed=3, log_dir=tmp_path)
+    cluster.create_topic("t", partitions=4, replication_factor=3, config={"retention.ms": 9_000})
+    cluster.create_topic("gone")
+    cluster.delete_topic("gone")
+    cluster.alter_broker_config({"log.retention.ms": 60_000})
+    cluster.stop_broker(2)
+    cluster.advance(20_000)
+    pid = cluster.allocate_producer_id()
+    before = cluster.describe_topic("t")
+    assert len(cluster.controller.log) > 15
+
+    again = restart(tmp_path, brokers=3)
+    meta = tmp_path / "broker-1" / METADATA_DIR
+    [snapshot] = meta.glob("*.checkpoint")
+    end = int(snapshot.name.split("-")[0])
+    assert end == len(cluster.controller.log)  # the snapshot stands for every record before
+    assert sorted(p.name for p in meta.glob("*.log")) == [f"{end:020d}.log"]
+    after = again.describe_topic("t")
+    assert [(p.replicas, p.isr, p.leader, p.leader_epoch, p.elr) for p in after.partitions] == \
+        [(p.replicas, p.isr, p.leader, p.leader_epoch, p.elr) for p in before.partitions]
+    assert after.topic_id == before.topic_id and after.config["retention.ms"] == 9_000
+    assert again.list_topics() == ["t"] and again.allocate_producer_id() == pid + 1
+    assert any("snapshot" in line for line in again.recovery_messages)
+    again.create_topic("more")  # appended after the snapshot, at offsets from its end
+
+    third = restart(tmp_path, brokers=3)
+    assert third.list_topics() == ["more", "t"]
+    assert third.dynamic_broker_config == {"log.retention.ms": (None, 60_000)}
+    assert third.describe_topic("t").topic_id == before.topic_id
+    assert list(meta.glob("*.checkpoint")) == [snapshot]  # few records since: no new one

@@ -9,7 +9,9 @@ metadata record as JSON ({"type": "TopicRecord", "term": 1, "fields": {...}}), a
 offset it has in the controller's log, the batch's partition leader epoch being the
 controller's term. Kafka encodes the records as binary ApiMessages; JSON keeps them
 readable in `minikafka dump-log`. A torn tail (a kill -9 in the middle of a write) is
-cut at the first bad batch, as for any other log.
+cut at the first bad batch, as for any other log. A start that replays more than
+SNAPSHOT_AFTER_RECORDS records writes a snapshot, `<end offset>-<term>.checkpoint`, of
+the state as records, and the log goes on from that offset.
 
 replay() rebuilds the controller's state (brokers, topics and their configs,
 partitions with leaders, ISR, ELR and epochs, dynamic broker configs, the producer
@@ -35,16 +37,20 @@ from .records import RecordBatch
 from .storage import encode_batch, read_segment, segment_name, write_atomically
 
 METADATA_DIR = "__cluster_metadata-0"
+# A start that replays more records than this since the last snapshot writes a new one
+# (Kafka snapshots after metadata.log.max.record.bytes.between.snapshots, 20 MiB).
+SNAPSHOT_AFTER_RECORDS = 10_000
 # Kafka's Topic.isInternal: topics the cluster keeps for itself.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
-def encode_records(records: Sequence[MetadataRecord], now_ms: int) -> bytes:
-    """One batch of consecutive metadata records, the term as its leader epoch."""
+def encode_records(records: Sequence[MetadataRecord], now_ms: int, shift: int = 0) -> bytes:
+    """One batch of consecutive metadata records, the term as its leader epoch; `shift`
+    is what to add to their positions in the controller's log to get their offsets."""
     values = [json.dumps({"type": r.type, "term": r.term, "fields": r.fields},
                          sort_keys=True, default=str).encode() for r in records]
     batch = RecordBatch([(i, now_ms, None, v, ()) for i, v in enumerate(values)],
-                        base_offset=records[0].offset, first_timestamp=now_ms,
+                        base_offset=records[0].offset + shift, first_timestamp=now_ms,
                         max_timestamp=now_ms)
     batch.partition_leader_epoch = records[-1].term
     return encode_batch(batch)
@@ -66,40 +72,87 @@ def decode_segment(data: bytes) -> tuple[list[MetadataRecord], int, int]:
 
 
 class MetadataLogFiles:
-    """`__cluster_metadata-0` in each log directory: every node keeps a copy."""
+    """`__cluster_metadata-0` in each log directory: every node keeps a copy.
+
+    A copy is one segment, `<base>.log`, and maybe a snapshot, `<base>-<term>.checkpoint`:
+    the state as records, standing for every record before `base`. The controller's
+    log in memory is the snapshot's records followed by the segment's; `shift` maps a
+    position in it to the offset on disk."""
+
+    snapshot_after = SNAPSHOT_AFTER_RECORDS
 
     def __init__(self, log_dirs: Iterable[Path]) -> None:
         self.paths = [Path(d) / METADATA_DIR for d in log_dirs]
-        self.written = 0  # records on disk
+        self.base = 0  # offset of the segment's first record (the snapshot's end)
+        self.shift = 0  # disk offset minus position in the controller's log
+        self.written = 0  # records on disk, as positions in the controller's log
         self.cut = 0  # bytes cut off a torn tail on load
         self.last_ms = 0  # when the newest record was written (its batch's timestamp)
 
-    def _file(self, path: Path) -> Path:
-        return path / (segment_name(0) + ".log")
+    def _file(self, path: Path, base: int | None = None) -> Path:
+        return path / (segment_name(self.base if base is None else base) + ".log")
+
+    @staticmethod
+    def _snapshot(path: Path) -> tuple[int, Path | None]:
+        """(end offset, file) of the newest snapshot in a copy; (0, None) if none."""
+        found = [(int(p.name.split("-")[0]), p) for p in path.glob("*-*.checkpoint")]
+        return max(found) if found else (0, None)
 
     def load(self) -> list[MetadataRecord]:
         """The longest valid copy (a kill can leave the copies one batch apart); every
-        copy then holds its bytes, torn tails cut."""
-        best: list[MetadataRecord] = []
-        best_bytes = b""
+        copy then holds its files, torn tails cut."""
+        best: tuple[int, list, list, bytes, Path | None, bytes] | None = None
         for path in self.paths:
+            end, snap_file = self._snapshot(path)
+            snap_bytes = snap_file.read_bytes() if snap_file else b""
+            snapshot = decode_segment(snap_bytes)[0]
             try:
-                data = self._file(path).read_bytes()
+                data = self._file(path, end).read_bytes()
             except FileNotFoundError:
-                continue
-            records, valid, last_ms = decode_segment(data)
+                data = b""
+            tail, valid, last_ms = decode_segment(data)
             self.cut = max(self.cut, len(data) - valid)
             self.last_ms = max(self.last_ms, last_ms)
-            if len(records) > len(best):
-                best, best_bytes = records, data[:valid]
-        if best:
-            for path in self.paths:
-                path.mkdir(parents=True, exist_ok=True)
-                file = self._file(path)
-                if not file.exists() or file.read_bytes() != best_bytes:
-                    write_atomically(file, best_bytes)
-        self.written = len(best)
-        return best
+            if (snap_file or tail) and (best is None or end + len(tail) > best[0] + len(best[2])):
+                best = (end, snapshot, tail, data[:valid], snap_file, snap_bytes)
+        if best is None:
+            return []
+        end, snapshot, tail, data, snap_file, snap_bytes = best
+        for path in self.paths:
+            path.mkdir(parents=True, exist_ok=True)
+            if snap_file is not None and not (path / snap_file.name).exists():
+                write_atomically(path / snap_file.name, snap_bytes)
+            file = self._file(path, end)
+            if not file.exists() or file.read_bytes() != data:
+                write_atomically(file, data)
+            self._forget_before(path, end)
+        records = [replace(r, offset=i) for i, r in enumerate([*snapshot, *tail])]
+        self.base, self.shift, self.written = end, end - len(snapshot), len(records)
+        return records
+
+    @property
+    def records_since_snapshot(self) -> int:
+        return self.written - (self.base - self.shift)
+
+    def _forget_before(self, path: Path, end: int) -> None:
+        """Segments and snapshots a newer snapshot covers (the metadata log's retention)."""
+        for old in [*path.glob("*.log"), *path.glob("*-*.checkpoint")]:
+            if int(old.name.split(".")[0].split("-")[0]) < end:
+                old.unlink()
+
+    def write_snapshot(self, state: Sequence[MetadataRecord], term: int,
+                       now_ms: int) -> list[MetadataRecord]:
+        """Replace the log on disk by a snapshot of `state` (records as state_records
+        makes them) ending at the current end offset; returns the controller's new log."""
+        end = self.shift + self.written
+        records = [replace(r, offset=i) for i, r in enumerate(state)]
+        data = encode_records(records, now_ms)
+        for path in self.paths:
+            write_atomically(path / f"{end:020d}-{term:010d}.checkpoint", data)
+            write_atomically(self._file(path, end), b"")
+            self._forget_before(path, end)
+        self.base, self.shift, self.written = end, end - len(records), len(records)
+        return records
 
     def sync(self, records: Sequence[MetadataRecord], now_ms: int) -> None:
         """Append the records not yet on disk (all of them as one batch)."""
@@ -112,11 +165,40 @@ class MetadataLogFiles:
         new = records[self.written:]
         if not new:
             return
-        data = encode_records(new, now_ms)
+        data = encode_records(new, now_ms, self.shift)
         for path in self.paths:
             with open(self._file(path), "ab") as f:
                 f.write(data)
         self.written = len(records)
+
+
+def state_records(controller: Controller) -> list[MetadataRecord]:
+    """The controller's state as records that replay() turns back into it: what a
+    metadata snapshot holds."""
+    out: list[MetadataRecord] = []
+    term = controller.quorum.term
+
+    def add(kind: str, **fields: object) -> None:
+        out.append(MetadataRecord(len(out), term, kind, fields))
+
+    add("LeaderChangeMessage", leader=controller.quorum.leader,
+        voters=list(controller.quorum.voters))
+    for b, reg in sorted(controller.brokers.items()):
+        add("RegisterBrokerRecord", broker_id=b, rack=reg.rack, epoch=reg.epoch,
+            fenced=reg.fenced)
+    for name, topic in controller.topics.items():
+        add("TopicRecord", name=name, topic_id=topic.topic_id)
+        for key, value in sorted(topic.config.overrides.items()):
+            add("ConfigRecord", resource=name, name=key, value=value)
+        for p, part in enumerate(topic.partitions):
+            add("PartitionRecord", topic=name, partition=p, replicas=list(part.replicas),
+                isr=list(part.isr), leader=part.leader, leader_epoch=part.leader_epoch,
+                partition_epoch=part.partition_epoch, elr=list(part.elr),
+                last_known_elr=list(part.last_known_elr))
+    for (resource, key), value in sorted(controller.broker_configs.items()):
+        add("ConfigRecord", resource_type="BROKER", resource=resource, name=key, value=value)
+    add("ProducerIdsRecord", next_producer_id=controller.next_producer_id)
+    return out
 
 
 def replay(controller: Controller, records: Sequence[MetadataRecord]) -> set[str]:
@@ -154,7 +236,8 @@ def replay(controller: Controller, records: Sequence[MetadataRecord]) -> set[str
             topic = topics[f["topic"]]
             topic.partitions.append(PartitionRegistration(
                 tuple(f["replicas"]), tuple(f["isr"]), f["leader"], f["leader_epoch"],
-                f["partition_epoch"]))
+                f["partition_epoch"], tuple(f.get("elr", ())),
+                tuple(f.get("last_known_elr", ()))))
         elif kind == "PartitionChangeRecord":
             topic = topics[f["topic"]]
             p = f["partition"]
