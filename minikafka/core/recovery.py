@@ -102,11 +102,11 @@ def check_log_dirs(dirs: Mapping[int, Path], new_cluster_id: str) -> str:
 
 def read_topic_id(partition_dir: Path) -> str | None:
     """The topic id in a partition directory's partition.metadata (None: no file)."""
-    props = read_properties_file_colon(partition_dir / PARTITION_METADATA)
+    props = _read_colon_properties(partition_dir / PARTITION_METADATA)
     return None if props is None else props.get("topic_id")
 
 
-def read_properties_file_colon(path: Path) -> dict[str, str] | None:
+def _read_colon_properties(path: Path) -> dict[str, str] | None:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
