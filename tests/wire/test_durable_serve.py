@@ -45,7 +45,9 @@ class Server:
             self.banner.append(line)
             if line.startswith("bootstrap servers") or not line:
                 break
-        assert self.banner[-1].startswith("bootstrap servers"), self.banner
+        if not self.banner[-1].startswith("bootstrap servers"):
+            self.kill_if_running()  # the caller never gets this object: leave no server
+            raise AssertionError(f"minikafka serve did not start: {self.banner}")
 
     def stop(self, how: str) -> None:
         self.proc.send_signal(signal.SIGINT if how == "clean" else signal.SIGKILL)
