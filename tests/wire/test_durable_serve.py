@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -34,18 +35,21 @@ class Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "minikafka.cli", "serve", "--log-dir", str(log_dir),
              "--brokers", str(brokers), "--port", str(port), *OVERRIDES],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+            bufsize=0)  # unbuffered: select() sees every line not yet read
         self.bootstrap = f"127.0.0.1:{port}"
         self.banner: list[str] = []
         if not wait:
             return
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
+            if not select.select([self.proc.stdout], [], [], deadline - time.monotonic())[0]:
+                break  # a server that hangs is reported, not waited for
             line = self.proc.stdout.readline().decode()
             self.banner.append(line)
             if line.startswith("bootstrap servers") or not line:
                 break
-        if not self.banner[-1].startswith("bootstrap servers"):
+        if not self.banner or not self.banner[-1].startswith("bootstrap servers"):
             self.kill_if_running()  # the caller never gets this object: leave no server
             raise AssertionError(f"minikafka serve did not start: {self.banner}")
 
