@@ -45,9 +45,10 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--rack", action="append", default=[], metavar="BROKER=RACK",
                    help="put a broker in a rack, e.g. --rack 1=eu-west-1a (repeatable)")
     p.add_argument("--log-dir", metavar="DIR",
-                   help="keep the logs on disk in Kafka's layout (DIR/broker-N/TOPIC-P/*.log, "
-                        "readable with minikafka dump-log); default: log.dirs (or log.dir), else in "
-                        "memory")
+                   help="keep the cluster on disk in Kafka's layout (DIR/broker-N/TOPIC-P/*.log, "
+                        "__cluster_metadata-0, meta.properties; readable with minikafka "
+                        "dump-log): a restart on DIR recovers topics, records, group offsets "
+                        "and producer state; default: log.dirs (or log.dir), else in memory")
     p.add_argument("--feature", action="append", default=[], metavar="NAME=LEVEL",
                    help="a feature level of the new cluster, as kafka-storage.sh format "
                         "--feature takes it, e.g. eligible.leader.replicas.version=0 for the "
@@ -88,6 +89,7 @@ def serve(args: argparse.Namespace) -> int:
     from kafka.errors import InvalidConfigurationError
 
     from .cluster import Cluster
+    from .core.recovery import LogDirError
     from .core.server_config import (
         ServerConfigError,
         parse_overrides,
@@ -153,6 +155,12 @@ def serve(args: argparse.Namespace) -> int:
                           journal_max_events=args.journal_events or None)
     except InvalidConfigurationError as exc:
         return fail(kafka_message(exc))
+    except LogDirError as exc:
+        return fail(str(exc))
+    if log_dir is not None:
+        print(f"log dirs: {log_dir}/broker-N (cluster.id {cluster.cluster_id})", flush=True)
+        for line in cluster.recovery_messages:
+            print(f"recovery: {line}", flush=True)
     try:
         server = cluster.serve(port=port, host=host,
                                advertised_host=advertised[0] if advertised else None)
@@ -167,6 +175,9 @@ def serve(args: argparse.Namespace) -> int:
             threading.Event().wait()
         except KeyboardInterrupt:
             print("stopping")
+    if log_dir is not None:
+        with cluster.lock:  # a clean stop leaves current checkpoints
+            cluster.write_checkpoints()
     return 0
 
 

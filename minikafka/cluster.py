@@ -31,9 +31,19 @@ from .core.controller import NO_LEADER, Controller
 from .core.group import GroupCoordinator
 from .core.journal import Journal
 from .core.log_manager import LogManager
+from .core.metadata_log import MetadataLogFiles, replay, state_records
 from .core.network import Network
 from .core.producer_state import ProducerStateManager
 from .core.records import ABORT_MARKER, COMMIT_MARKER, control_batch
+from .core.recovery import (
+    LogDirError,
+    abort_open_transactions,
+    check_log_dirs,
+    kafka_uuid,
+    read_topic_id,
+    set_aside,
+    write_topic_id,
+)
 from .core.replica import Replica
 from .core.server_config import (
     DYNAMIC_KEYS,
@@ -87,6 +97,11 @@ def _wrap(fn):
             raise kerrors.translate(exc) from None
     return wrapper
 
+
+# replica.high.watermark.checkpoint.interval.ms: on disk, the checkpoints are written at
+# most this often, when metadata or a high watermark moves (no timer of their own, so an
+# idle cluster stays idle and a lesson's settle() is not kept busy).
+CHECKPOINT_INTERVAL_MS = 5_000
 
 # Finalized feature levels of a new cluster (kafka-storage.sh format --feature NAME=LEVEL).
 FEATURE_DEFAULTS = {"eligible.leader.replicas.version": 1}  # Kafka 4.1+
@@ -162,13 +177,20 @@ class Cluster:
         self.log_manager = LogManager(self.clock, self.journal, self.broker_config,
                                       self._running_replicas)
         self._hw_listeners.append(self.log_manager.on_log_changed)
-        # On-disk mode: each broker keeps its logs in <log_dir>/broker-<id> (Kafka's files).
+        # Kafka's cluster.id (22 characters of base64): from the seed, or the one
+        # recorded in the log directories' meta.properties.
+        self.cluster_id = kafka_uuid(f"minikafka-cluster-{seed}")
+        # On-disk mode: each broker keeps its logs in <log_dir>/broker-<id> (Kafka's files)
+        # and a copy of the metadata log (__cluster_metadata-0); a cluster started on
+        # directories it wrote before replays that log and recovers every partition.
         self.log_dirs: dict[int, LogDir] = {}
-        if log_dir is not None:
-            from .codecs import CODECS  # snappy, lz4, zstd for compressed batches
-            encoder = BatchEncoder(CODECS)  # replicas share batches: encode each once
-            self.log_dirs = {b: LogDir(Path(log_dir) / f"broker-{b}", CODECS, encoder)
-                             for b in ids}
+        self.metadata_files: MetadataLogFiles | None = None
+        self._removed_topic_ids: set[str] = set()  # deleted topics: their directories go
+        self.recovery_messages: list[str] = []  # one line per partition with news to tell
+        self._last_checkpoint_ms = self.clock.now_ms
+        restored = self._open_log_dirs(log_dir, ids) if log_dir is not None else False
+        if self.log_dirs:
+            self._hw_listeners.append(self._maybe_write_checkpoints)
         self.controller.elect_quorum_leader(self._alive_voters())
         self.journal.record(self.clock.now_ms, "controller.elected",
                             controller=self.controller.quorum.leader,
@@ -179,6 +201,73 @@ class Cluster:
             self.journal.record(self.clock.now_ms, "broker.registered", broker=b,
                                 rack=self.racks.get(b))
         self._publish()
+        if restored:
+            abort_open_transactions(self, self._recover_transactions())
+
+    def _open_log_dirs(self, log_dir: str | os.PathLike, ids: list[int]) -> bool:
+        """Check the directories (LogDirError if they are another cluster's), write
+        meta.properties, and replay the metadata log found there; True if there was one."""
+        from .codecs import CODECS  # snappy, lz4, zstd for compressed batches
+        paths = {b: Path(log_dir) / f"broker-{b}" for b in ids}
+        self.cluster_id = check_log_dirs(paths, self.cluster_id)
+        encoder = BatchEncoder(CODECS)  # replicas share batches: encode each once
+        self.log_dirs = {b: LogDir(path, CODECS, encoder) for b, path in paths.items()}
+        self.metadata_files = MetadataLogFiles(paths.values())
+        records = self.metadata_files.load()
+        if records:
+            # Time carries on from the last change the metadata log saw, not from the
+            # simulation's epoch: recovered records, offsets and transactions keep
+            # their ages (and a served cluster's jump to wall time is the downtime).
+            self.clock.run_until(self.metadata_files.last_ms)
+            self._removed_topic_ids = replay(self.controller, records)
+            files = self.metadata_files
+            if files.records_since_snapshot > files.snapshot_after:
+                self.controller.log[:] = files.write_snapshot(
+                    state_records(self.controller), self.controller.quorum.term, self.now_ms)
+                self.recovery_messages.append(
+                    f"metadata log: wrote a snapshot of {len(self.controller.log)} records at "
+                    f"offset {files.base}")
+            for (resource, key), value in self.controller.broker_configs.items():
+                self._apply_broker_config(int(resource) if resource else None,
+                                          {key: value}, {key: value})
+            missing = sorted(set(self.controller.brokers) - set(ids))
+            if missing:
+                raise LogDirError(
+                    f"the metadata log in {log_dir} registers brokers {missing}, which this "
+                    f"cluster (brokers {ids}) does not run; start it with the same brokers")
+            if self.metadata_files.cut:
+                self.recovery_messages.append(
+                    f"metadata log: cut {self.metadata_files.cut} bytes of a torn batch at "
+                    f"its tail, kept {len(records)} records")
+            self.recovery_messages.append(
+                f"metadata log: replayed {len(records)} records, "
+                f"{len([t for t in self.controller.topics.values() if not t.internal])} "
+                "topic(s)")
+        self.metadata_files.sync(self.controller.log, self.clock.now_ms)
+        return bool(records)
+
+    def _recover_transactions(self) -> set[int]:
+        """The transaction coordinator replays __transaction_state (if transactions were
+        ever used); returns the producer ids of the transactions it holds open."""
+        from .core.transactions import ONGOING
+        from .core.txn_log import TXN_TOPIC
+        if TXN_TOPIC not in self.controller.topics:
+            return set()
+        coordinator = self.transaction_coordinator
+        held = {}
+        for meta in coordinator.transactions.values():
+            if meta.state == ONGOING:
+                held[meta.producer_id] = meta
+                self.recovery_messages.append(
+                    f"transaction {meta.transactional_id} (producer id {meta.producer_id}) is "
+                    f"open: aborted once {meta.timeout_ms} ms old unless it ends first")
+        return set(held)
+
+    def _sync_metadata(self) -> None:
+        """Write the controller's new records, one batch per change (a topic and its
+        partitions arrive whole or not at all), before any broker or client acts on them."""
+        if self.metadata_files is not None:
+            self.metadata_files.sync(self.controller.log, self.clock.now_ms)
 
     # -- wiring ------------------------------------------------------------------------
     @property
@@ -205,6 +294,7 @@ class Cluster:
     def _publish(self) -> None:
         """Brokers that can reach the active controller replay the metadata log."""
         records = self.controller.log
+        self._sync_metadata()
         for broker in self.brokers.values():
             if broker.running and broker.metadata_offset < len(records) and \
                     self._can_heartbeat(broker.id):
@@ -371,6 +461,9 @@ class Cluster:
 
     @_wrap
     def delete_topic(self, name: str) -> None:
+        topic = self.controller.topics.get(name)
+        if topic is not None:
+            self._removed_topic_ids.add(topic.topic_id)
         self.controller.delete_topic(name)
         self.journal.record(self.now_ms, "topic.deleted", topic=name)
         self._publish()
@@ -388,6 +481,7 @@ class Cluster:
     def alter_topic_config(self, name: str, changes: Mapping[str, Any]) -> None:
         self.controller.alter_config(
             name, {k: None if v is None else str(v) for k, v in changes.items()})
+        self._sync_metadata()
         self.journal.record(self.now_ms, "config.altered", topic=name, changes=dict(changes))
         self._apply_log_config(name)
 
@@ -416,6 +510,12 @@ class Cluster:
                     raise errors.KafkaCoreError(errors.INVALID_CONFIG, str(exc)) from None
         if validate_only:
             return
+        self.controller.alter_broker_config(broker_id, {k: parsed.get(k) for k in changes})
+        self._sync_metadata()
+        self._apply_broker_config(broker_id, changes, parsed)
+
+    def _apply_broker_config(self, broker_id: int | None, changes: Mapping[str, Any],
+                             parsed: Mapping[str, Any]) -> None:
         for key, value in changes.items():
             if value is None:
                 self.dynamic_broker_config.pop(key, None)
@@ -623,32 +723,87 @@ class Cluster:
         return [e for e in self.journal.since(seq) if e.kind in ("log.cleaned", "log.retention")]
 
     def _sync_log_dirs(self) -> None:
-        """On-disk mode: a new replica gets its directory, a removed one loses it."""
+        """On-disk mode: a new replica gets its directory; a directory goes only when
+        the metadata says its topic was deleted."""
         for b, broker in self.brokers.items():
             if not broker.running:
                 continue
             log_dir = self.log_dirs[b]
-            for (topic, p), replica in broker.replicas.items():
+            for replica in broker.replicas.values():
                 if replica.log.store is None:
-                    log_dir.attach(topic, p, replica.log)
+                    self.replica_created(b, replica)
             for tp in log_dir.hosted():
-                if tp not in broker.replicas:
+                if tp not in broker.replicas and \
+                        read_topic_id(log_dir.partition_path(*tp)) in self._removed_topic_ids:
                     log_dir.drop(*tp)
+        if self.clock.now_ms - self._last_checkpoint_ms >= CHECKPOINT_INTERVAL_MS:
+            self.write_checkpoints()
+
+    def _maybe_write_checkpoints(self, replica: Replica) -> None:
+        if self.clock.now_ms - self._last_checkpoint_ms >= CHECKPOINT_INTERVAL_MS:
+            self.write_checkpoints()
+
+    def write_checkpoints(self) -> None:
+        """Every running broker's checkpoint files (high watermarks, log start and
+        cleaner offsets, leader epochs), as a clean shutdown leaves them."""
+        self._last_checkpoint_ms = self.clock.now_ms
+        for b, broker in self.brokers.items():
+            if broker.running and b in self.log_dirs:
+                self.log_dirs[b].write_checkpoints(broker.replicas.values())
+
+    def replica_created(self, broker_id: int, replica: Replica) -> None:
+        """On disk, a replica a broker learns of gets its directory: the one it had
+        (recovered), or a new one. A directory of a topic id the metadata does not
+        know is set aside as a stray, never deleted."""
+        log_dir = self.log_dirs.get(broker_id)
+        if log_dir is None:
+            return
+        topic, p = replica.topic, replica.partition
+        topic_id = self.controller.topics[topic].topic_id
+        path = log_dir.partition_path(topic, p)
+        if path.is_dir():
+            found = read_topic_id(path)
+            if found in (None, topic_id) and any(path.glob("*.log")):
+                self._recover(broker_id, replica)
+                write_topic_id(path, topic_id)
+                return
+            if found is not None and found != topic_id:
+                if found in self._removed_topic_ids:
+                    log_dir.drop(topic, p)
+                else:
+                    aside = set_aside(path, found)
+                    self.recovery_messages.append(
+                        f"broker {broker_id}: {path.name} holds topic id {found}, not "
+                        f"{topic_id}: kept as {aside.name}")
+        log_dir.attach(topic, p, replica.log).config = replica.config
+        write_topic_id(path, topic_id)
+
+    def _recover(self, broker_id: int, replica: Replica) -> None:
+        """Read a replica's log back from its directory: recovery cuts a torn batch at
+        the tail (and whatever follows it), keeps everything before, rebuilds the
+        indexes and the producer state (ids, epochs, sequences, open transactions)."""
+        topic, p = replica.topic, replica.partition
+        log, hw, cut = self.log_dirs[broker_id].load(
+            topic, p, int(replica.config["segment.bytes"]), int(replica.config["segment.ms"]),
+            self.now_ms)
+        log.store.config = replica.config
+        replica.log = log
+        replica.high_watermark = hw
+        replica.producers = ProducerStateManager()
+        replica.producers.rebuild(log.batches())
+        self.journal.record(self.now_ms, "log.recovered", topic=topic, partition=p,
+                            broker=broker_id, log_start_offset=log.log_start_offset,
+                            log_end_offset=log.log_end_offset, truncated_bytes=cut)
+        if cut or log.log_end_offset > log.log_start_offset:
+            self.recovery_messages.append(
+                f"broker {broker_id}: {topic}-{p}: recovered offsets {log.log_start_offset}"
+                f"..{log.log_end_offset - 1} in {len(log.segments)} segment(s), initial "
+                f"high watermark {hw}" + (f", cut {cut} bytes of a torn tail" if cut else ""))
 
     def _reload_logs(self, broker: Broker) -> None:
-        """A restarted broker reads its logs back from its directory; recovery cuts a
-        torn batch at the tail (and whatever follows it) and keeps everything before."""
-        log_dir = self.log_dirs[broker.id]
-        for (topic, p), replica in sorted(broker.replicas.items()):
-            log, hw, cut = log_dir.load(topic, p, int(replica.config["segment.bytes"]),
-                                        int(replica.config["segment.ms"]), self.now_ms)
-            replica.log = log
-            replica.high_watermark = hw
-            replica.producers = ProducerStateManager()
-            replica.producers.rebuild(log.batches())
-            self.journal.record(self.now_ms, "log.recovered", topic=topic, partition=p,
-                                broker=broker.id, log_start_offset=log.log_start_offset,
-                                log_end_offset=log.log_end_offset, truncated_bytes=cut)
+        """A restarted broker reads its logs back from its directory."""
+        for _, replica in sorted(broker.replicas.items()):
+            self._recover(broker.id, replica)
 
     # -- views -------------------------------------------------------------------------
     @property
@@ -739,9 +894,15 @@ class Cluster:
         open (its LSO does not move) until a leader is back, as Kafka's marker channel
         keeps retrying."""
         if self.transactions is None:
-            self.transactions = TransactionCoordinator(
-                lambda: api.producer_id.allocate_producer_id(self), self._write_txn_markers,
-                self._txn_ended, int(self.broker_config["transaction.max.timeout.ms"]))
+            args = (lambda: api.producer_id.allocate_producer_id(self), self._write_txn_markers,
+                    self._txn_ended, int(self.broker_config["transaction.max.timeout.ms"]))
+            if self.log_dirs:  # on disk, __transaction_state keeps it across restarts
+                from .core.txn_log import LoggedTransactionCoordinator, load, writer
+                self.transactions = LoggedTransactionCoordinator(*args)
+                self.transactions.persist = writer(self)
+                self.transactions.recover(load(self))
+            else:
+                self.transactions = TransactionCoordinator(*args)
             self.clock.call_later(self._txn_cleanup_interval_ms, self._abort_timed_out_txns)
         return self.transactions
 

@@ -15,7 +15,13 @@ from test_viz import node_label, rows, text
 
 from minikafka.client.partitioner import partition_for_key
 from minikafka.cluster import Cluster
-from minikafka.lessons import SinkConnector, SourceConnector, read_topic, truck_positions
+from minikafka.lessons import (
+    SinkConnector,
+    SourceConnector,
+    read_topic,
+    rebalance_timeline,
+    truck_positions,
+)
 from minikafka.viz import (
     batch_anatomy,
     batch_view,
@@ -26,7 +32,6 @@ from minikafka.viz import (
     pipeline_view,
     poll_commit_timeline,
     position_timeline_view,
-    rebalance_timeline,
     rebalance_view,
     to_svg,
     transaction_state,

@@ -38,20 +38,10 @@ from collections.abc import Mapping, Sequence
 
 from murmurhash2 import murmurhash2
 
+from ..core.partitioner import SEED, murmur2, partition_for_key
+
 __all__ = ["SEED", "DefaultPartitioner", "cumulative_weights", "murmur2", "murmurhash2",
            "partition_for_key"]
-
-SEED = 0x9747B28C
-
-
-def murmur2(data: bytes) -> int:
-    """Kafka's murmur2 hash of a key (unsigned 32-bit, as kafka-python returns it)."""
-    return murmurhash2(data, SEED)
-
-
-def partition_for_key(key: bytes, num_partitions: int) -> int:
-    return (murmurhash2(key, SEED) & 0x7FFFFFFF) % num_partitions
-
 
 def cumulative_weights(queue_sizes: Sequence[int]) -> list[int]:
     """The Java client's cumulative frequency table over queue sizes: each partition

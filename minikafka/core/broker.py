@@ -98,6 +98,7 @@ class Broker:
         now = self.sim.clock.now_ms
         if replica is None:
             replica = self.replicas[tp] = Replica(topic, p, self.id, meta.config, now)
+            self.sim.replica_created(self.id, replica)  # on disk: its files, or recovery
         if reg.leader == self.id:
             if not replica.is_leader or replica.leader_epoch != reg.leader_epoch:
                 self._fail_parked(tp)

@@ -54,6 +54,10 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("compression.type", "producer",
               _choice("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")),
     ConfigDef("delete.retention.ms", DAY_MS, _int, lambda v: v >= 0),
+    # fsync after this many messages / ms; Kafka's default (Long.MAX) leaves it to the
+    # page cache, which a killed process does not lose.
+    ConfigDef("flush.messages", 2**63 - 1, _int, lambda v: v >= 1),
+    ConfigDef("flush.ms", 2**63 - 1, _int, lambda v: v >= 0),
     ConfigDef("max.compaction.lag.ms", 2**63 - 1, _int, lambda v: v >= 1),
     ConfigDef("max.message.bytes", 1048588, _int, lambda v: v >= 0),
     ConfigDef("message.timestamp.type", "CreateTime", _choice("CreateTime", "LogAppendTime")),
@@ -107,6 +111,8 @@ BROKER_DEFAULTS: dict[str, object] = {
     # Defaults of the topic configs (core.server_config.TOPIC_SYNONYMS); None: unset,
     # the next unit applies (log.retention.ms, then .minutes, then .hours).
     "log.cleanup.policy": "delete",
+    "log.flush.interval.messages": 2**63 - 1,
+    "log.flush.interval.ms": None,
     "compression.type": "producer",
     "log.cleaner.delete.retention.ms": DAY_MS,
     "log.cleaner.max.compaction.lag.ms": 2**63 - 1,

@@ -95,6 +95,9 @@ class Controller:
         # by every topic's TopicConfig: the Cluster updates it in place.
         self.topic_defaults: dict[str, object] = {}
         self.next_producer_id = 0
+        # Dynamic broker configs, as ConfigRecords of BROKER resources keep them:
+        # (broker id, or "" for the cluster-wide default; key) -> value (None: removed).
+        self.broker_configs: dict[tuple[str, str], object] = {}
 
     # -- the metadata log -------------------------------------------------------------
     def _append(self, type_: str, **fields) -> MetadataRecord:
@@ -326,6 +329,15 @@ class Controller:
             self._append("ClearElrRecord", topic=name)
             topic.partitions[:] = [replace(part, elr=(), last_known_elr=())
                                    for part in topic.partitions]
+
+    def alter_broker_config(self, broker_id: int | None, changes: dict) -> None:
+        """Dynamic broker configs (IncrementalAlterConfigs on a BROKER resource) go to the
+        metadata log like topic configs, so they outlive a restart."""
+        resource = "" if broker_id is None else str(broker_id)
+        for key, value in changes.items():
+            self._append("ConfigRecord", resource_type="BROKER", resource=resource, name=key,
+                         value=value)
+            self.broker_configs[(resource, key)] = value
 
     def _topic(self, name: str) -> TopicMetadata:
         topic = self.topics.get(name)

@@ -71,7 +71,7 @@ KAFKA_ONLY_KEYS = frozenset({
     "log.cleaner.dedupe.buffer.size", "log.cleaner.enable",
     "log.cleaner.io.buffer.load.factor", "log.cleaner.io.buffer.size",
     "log.cleaner.io.max.bytes.per.second", "log.cleaner.threads",
-    "log.dir.failure.timeout.ms", "log.flush.interval.messages", "log.flush.interval.ms",
+    "log.dir.failure.timeout.ms",
     "log.flush.offset.checkpoint.interval.ms", "log.flush.scheduler.interval.ms",
     "log.flush.start.offset.checkpoint.interval.ms", "log.index.interval.bytes",
     "log.index.size.max.bytes", "log.initial.task.delay.ms", "log.local.retention.bytes",

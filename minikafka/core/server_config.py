@@ -26,6 +26,8 @@ TOPIC_SYNONYMS: dict[str, tuple[str, ...]] = {
     "cleanup.policy": ("log.cleanup.policy",),
     "compression.type": ("compression.type",),
     "delete.retention.ms": ("log.cleaner.delete.retention.ms",),
+    "flush.messages": ("log.flush.interval.messages",),
+    "flush.ms": ("log.flush.interval.ms",),
     "max.compaction.lag.ms": ("log.cleaner.max.compaction.lag.ms",),
     "max.message.bytes": ("message.max.bytes",),
     "message.timestamp.type": ("log.message.timestamp.type",),
@@ -49,6 +51,7 @@ DYNAMIC_KEYS = frozenset({
     "log.cleaner.min.cleanable.ratio", "log.cleaner.min.compaction.lag.ms",
     "min.insync.replicas", "log.retention.bytes", "log.retention.ms", "log.segment.bytes",
     "log.roll.ms", "unclean.leader.election.enable", "log.cleaner.backoff.ms",
+    "log.flush.interval.messages", "log.flush.interval.ms",
 })
 
 # Keys set on the command line or by `minikafka serve` itself, not in Cluster.broker_config.
@@ -225,7 +228,7 @@ _AT_LEAST = {
     "socket.request.max.bytes": 1, "message.max.bytes": 0, "group.min.session.timeout.ms": 0,
     "group.initial.rebalance.delay.ms": 0, "replica.lag.time.max.ms": 0,
     "log.retention.hours": -1, "log.roll.hours": 1, "transaction.max.timeout.ms": 1,
-    "connections.max.idle.ms": -1,
+    "connections.max.idle.ms": -1, "log.flush.interval.messages": 1,
 }
 
 

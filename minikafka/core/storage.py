@@ -5,6 +5,7 @@
                             00000000000000000000.index      (relative offset, position) int32s
                             00000000000000000000.timeindex  (timestamp int64, relative offset)
                             leader-epoch-checkpoint
+                            partition.metadata      the topic id the directory belongs to
         log-start-offset-checkpoint, replication-offset-checkpoint, cleaner-offset-checkpoint
 
 A PartitionFiles object hangs on a PartitionLog (log.store) and mirrors each change:
@@ -46,6 +47,7 @@ CONTROL_BIT = 0x20
 DELETE_HORIZON_BIT = 0x40  # KIP-534: baseTimestamp holds the delete horizon
 INDEX_ENTRY = struct.Struct(">ii")
 TIME_INDEX_ENTRY = struct.Struct(">qi")
+NEVER = 2**63 - 1  # Long.MAX_VALUE: flush.messages / flush.ms unset
 
 STDLIB_CODECS: dict[int, tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]] = {
     # mtime=0, as Java's GZIPOutputStream writes: the same batch gives the same bytes.
@@ -267,6 +269,13 @@ def read_checkpoint(path: Path) -> list[list[str]]:
     return [line.split() for line in lines[2:2 + int(lines[1])]]
 
 
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace a file's contents so that a crash leaves the old or the new, never half."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def segment_name(base_offset: int) -> str:
     return f"{base_offset:020d}"
 
@@ -284,6 +293,11 @@ class PartitionFiles:
         self.encode = encoder or BatchEncoder(codecs)
         # base offset -> [.log size, offset index entries written, time index entries written]
         self.written: dict[int, list[int]] = {}
+        # The topic's config (flush.messages, flush.ms), set by whoever opens the files.
+        self.config: Mapping[str, object] | None = None
+        self.unflushed = 0
+        self.last_flush_ms: int | None = None  # simulated ms (a served cluster's is real time)
+        self._epochs_written: list[tuple] | None = None
         path.mkdir(parents=True, exist_ok=True)
 
     def _file(self, base: int, suffix: str) -> Path:
@@ -316,9 +330,27 @@ class PartitionFiles:
         data = self.encode(batch, log.delete_horizons.get(batch.base_offset))
         with open(self._file(seg.base_offset, ".log"), "ab") as f:
             f.write(data)
+            self._maybe_flush(f, batch.last_offset_delta + 1, batch.append_time_ms)
         position = state[0]
         state[0] += len(data)
         self._write_new_index_entries(seg, position)
+
+    def _maybe_flush(self, f, records: int, now_ms: int) -> None:
+        """fsync once flush.messages records or flush.ms have gone by since the last
+        one, as Kafka's log.flush.interval.* ask; by default never (the page cache
+        keeps what a killed process wrote)."""
+        if self.config is None:
+            return
+        every, ms = int(self.config["flush.messages"]), int(self.config["flush.ms"])
+        if every >= NEVER and ms >= NEVER:
+            return
+        self.unflushed += records
+        if self.last_flush_ms is None:
+            self.last_flush_ms = now_ms
+        if self.unflushed >= every or now_ms - self.last_flush_ms >= ms:
+            f.flush()
+            os.fsync(f.fileno())
+            self.unflushed, self.last_flush_ms = 0, now_ms
 
     def rolled(self, log: PartitionLog, closed: Segment) -> None:
         if closed.base_offset in self.written:
@@ -340,12 +372,31 @@ class PartitionFiles:
             positions[batch.last_offset] = size
             chunks.append(data)
             size += len(data)
-        self._file(base, ".log").write_bytes(b"".join(chunks))
-        self._file(base, ".index").write_bytes(b"".join(
-            INDEX_ENTRY.pack(offset - base, positions[offset]) for offset, _ in seg.offset_index))
-        self._file(base, ".timeindex").write_bytes(b"".join(
-            TIME_INDEX_ENTRY.pack(ts, offset - base) for ts, offset in seg.time_index))
+        write_atomically(self._file(base, ".log"), b"".join(chunks))
+        self._write_indexes(seg, positions)
         self.written[base] = [size, len(seg.offset_index), len(seg.time_index)]
+
+    def _write_indexes(self, seg: Segment, positions: Mapping[int, int]) -> None:
+        """Both index files of a segment, from its in-memory indexes and the byte
+        position of each batch's last offset."""
+        base = seg.base_offset
+        write_atomically(self._file(base, ".index"), b"".join(
+            INDEX_ENTRY.pack(offset - base, positions[offset]) for offset, _ in seg.offset_index))
+        write_atomically(self._file(base, ".timeindex"), b"".join(
+            TIME_INDEX_ENTRY.pack(ts, offset - base) for ts, offset in seg.time_index))
+
+    def _recovered(self, seg: Segment, valid: int) -> None:
+        """After loading: the .log keeps its bytes, cut in place at the first bad
+        batch (Kafka's truncateTo); the indexes are rebuilt."""
+        path = self._file(seg.base_offset, ".log")
+        if path.stat().st_size > valid:
+            os.truncate(path, valid)
+        positions, size = {}, 0
+        for batch in seg.batches:
+            positions[batch.last_offset] = size
+            size += batch.size_bytes
+        self._write_indexes(seg, positions)
+        self.written[seg.base_offset] = [valid, len(seg.offset_index), len(seg.time_index)]
 
     def _forget_missing(self, log: PartitionLog) -> None:
         live = {s.base_offset for s in log.segments}
@@ -355,7 +406,10 @@ class PartitionFiles:
             del self.written[base]
 
     def write_epochs(self, log: PartitionLog) -> None:
-        write_checkpoint(self.path / "leader-epoch-checkpoint", log.epochs)
+        epochs = [tuple(e) for e in log.epochs]
+        if epochs != self._epochs_written:  # checkpoints come every 5 s: skip unchanged ones
+            write_checkpoint(self.path / "leader-epoch-checkpoint", epochs)
+            self._epochs_written = epochs
 
     def load(self, segment_bytes: int, segment_ms: int, now_ms: int,
              log_start_offset: int = 0, cleaner_offset: int = 0) -> tuple[PartitionLog, int]:
@@ -364,6 +418,7 @@ class PartitionFiles:
         bases = sorted(int(p.stem) for p in self.path.glob("*.log"))
         cut = 0
         segments: list[Segment] = []
+        valid_bytes: dict[int, int] = {}
         next_offset = 0
         torn = False
         for base in bases:
@@ -375,6 +430,7 @@ class PartitionFiles:
                 continue
             data = path.read_bytes()
             batches, valid = read_segment(data, self.codecs, next_offset)
+            valid_bytes[base] = valid
             if valid < len(data):
                 torn = True
                 cut += len(data) - valid
@@ -398,11 +454,12 @@ class PartitionFiles:
         log.maybe_increment_log_start_offset(log_start_offset)
         log.cleaner_offset = min(max(cleaner_offset, log.log_start_offset), log.log_end_offset)
         epochs = [(int(e), int(o)) for e, o in read_checkpoint(self.path / "leader-epoch-checkpoint")]
-        if not epochs:  # rebuild the cache from the batches' partition leader epochs
-            for batch in log.batches():
-                e = batch.partition_leader_epoch
-                if e >= 0 and (not epochs or e > epochs[-1][0]):
-                    epochs.append((e, batch.base_offset))
+        # Epochs the checkpoint missed (a crash before it was written) come from the
+        # batches' partition leader epochs.
+        for batch in log.batches():
+            e = batch.partition_leader_epoch
+            if e >= 0 and (not epochs or e > epochs[-1][0]):
+                epochs.append((e, batch.base_offset))
         # Epochs starting at or past the recovered end are forgotten (truncateFromEnd).
         log.epochs = [(e, o) for e, o in epochs if o < log.log_end_offset]
         self.written = {}
@@ -411,7 +468,10 @@ class PartitionFiles:
             if base not in kept:
                 self._drop(base)
         for seg in log.segments:
-            self._rewrite(log, seg)  # rebuilt indexes; a torn tail is cut from the file
+            if seg.base_offset in valid_bytes and seg.batches:
+                self._recovered(seg, valid_bytes[seg.base_offset])
+            else:  # an empty active segment (named after the log end offset)
+                self._rewrite(log, seg)
         log.store = self
         return log, cut
 
@@ -459,7 +519,7 @@ class LogDir:
         out = []
         for child in sorted(self.path.iterdir()):
             topic, _, p = child.name.rpartition("-")
-            if child.is_dir() and topic and p.isdigit():
+            if child.is_dir() and topic and p.isdigit() and topic != "__cluster_metadata":
                 out.append((topic, int(p)))
         return out
 

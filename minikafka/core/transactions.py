@@ -208,6 +208,16 @@ class TransactionCoordinator:
 
     def _end(self, meta: TransactionMetadata, commit: bool) -> None:
         _move(meta, PREPARE_COMMIT if commit else PREPARE_ABORT)
+        self._decided(meta)
+        self._complete(meta, commit)
+
+    def _decided(self, meta: TransactionMetadata) -> None:
+        """Hook: the commit or abort is decided, no marker written yet (a logged
+        coordinator writes the decision to __transaction_state here)."""
+
+    def _complete(self, meta: TransactionMetadata, commit: bool) -> None:
+        """Markers, staged offsets, then CompleteCommit/CompleteAbort: the second half of
+        an end, also run on its own for a decision recovered from the log."""
         self.write_markers(set(meta.partitions), meta.producer_id, meta.producer_epoch, commit)
         staged = self.staged_offsets.pop(meta.producer_id, {})
         if self.on_end:

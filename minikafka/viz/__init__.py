@@ -14,7 +14,7 @@ from .logstate import log_state
 from .logview import log_view, partition_log_view
 from .pipeline import pipeline_state, pipeline_view
 from .positions import Sample, poll_commit_timeline, position_timeline_view
-from .rebalance import rebalance_timeline, rebalance_view
+from .rebalance import rebalance_view
 from .sequence import Step, produce_sequence, produce_sequence_view, sequence_view
 from .svg import has_dot, to_svg
 from .transactions import transaction_state, transaction_view
@@ -41,7 +41,6 @@ __all__ = [
     "position_timeline_view",
     "produce_sequence",
     "produce_sequence_view",
-    "rebalance_timeline",
     "rebalance_view",
     "replica_states",
     "sequence_view",

@@ -12,7 +12,7 @@ from typing import Any
 
 import graphviz
 
-from minikafka.client.partitioner import murmur2
+from minikafka.core.partitioner import murmur2
 
 from .html import clip, esc, td
 from .palette import (

@@ -42,7 +42,11 @@ def allocate_producer_id(cluster: ClusterPort) -> int:
     """A new producer id from the controller (KafkaCoreError when there is none)."""
     if cluster.controller.quorum.leader is None:
         raise KafkaCoreError(errors.COORDINATOR_NOT_AVAILABLE, "no active controller")
-    return cluster.controller.allocate_producer_id()
+    pid = cluster.controller.allocate_producer_id()
+    # The counter is a metadata record (Kafka's ProducerIdsRecord): published, and on disk
+    # written, before the id is handed out, so no id is handed out twice across a restart.
+    cluster.publish_metadata()
+    return pid
 
 
 def init_producer_id(cluster: ClusterPort, request: InitProducerIdRequest

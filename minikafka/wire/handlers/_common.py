@@ -104,8 +104,9 @@ def _cluster_id(seed: int) -> str:
 
 
 def cluster_id(cluster: Any) -> str:
-    """A Kafka-style cluster id (22 chars of base64), the same for the same seed."""
-    return _cluster_id(cluster.seed)
+    """A Kafka-style cluster id (22 chars of base64), the same for the same seed, or
+    the one in the log directories' meta.properties."""
+    return getattr(cluster, "cluster_id", None) or _cluster_id(cluster.seed)
 
 
 def topic_uuid(topic: Any) -> uuid.UUID:
