@@ -39,6 +39,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "(default: .cache/kafka-cluster in the repository)")
     p.add_argument("--port", type=int, default=None,
                    help="client port of node 1 for `up`; nodes 2 and 3 follow (default 9092)")
+    p.add_argument("--config", metavar="server.properties",
+                   help="for `up`: broker settings from a Kafka properties file, the one "
+                        "`minikafka serve` takes too (node ids, listeners and log dirs in it "
+                        "are left to the launcher)")
+    p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                   help="for `up`: a broker setting over the file's (repeatable)")
     p.add_argument("--lines", "-n", type=int, default=40, help="lines of log to print (logs)")
     p.set_defaults(run=run, parser=p)
 
@@ -50,7 +56,15 @@ def run(args: argparse.Namespace) -> int:
     if args.action in ("stop", "kill", "start", "logs") and args.node is None:
         args.parser.error(f"`minikafka kafka {args.action}` needs a node id, e.g. "
                           f"`minikafka kafka {args.action} 2`")
-    cluster = NativeKafka(args.data_dir, port=args.port)
+    overrides = None
+    if args.config or args.override:
+        if args.action != "up":
+            args.parser.error("--config and --override are for `minikafka kafka up`")
+        overrides, left_out = _settings(args)
+        if left_out:
+            print(f"minikafka kafka up: the launcher sets {', '.join(left_out)} per node; "
+                  "the file's values are not used", file=sys.stderr)
+    cluster = NativeKafka(args.data_dir, port=args.port, overrides=overrides)
     try:
         if args.action == "fetch":
             started = time.monotonic()
@@ -100,3 +114,18 @@ def _print_status(cluster) -> None:
         print(f"{n.node_id:<6}{'running' if n.running else 'stopped':<10}{n.pid or '-':<9}"
               f"{'localhost:' + str(n.port):<17}{'127.0.0.1:' + str(n.internal_port):<18}"
               f"{'127.0.0.1:' + str(n.controller_port):<18}{role}")
+
+
+def _settings(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
+    from ..core.server_config import parse_overrides, read_properties
+    from .nodes import broker_overrides
+
+    settings: dict[str, str] = {}
+    if args.config:
+        with open(args.config, encoding="utf-8") as f:
+            settings.update(read_properties(f.read()))
+    try:
+        settings.update(parse_overrides(args.override))
+    except ValueError as exc:
+        args.parser.error(str(exc))
+    return broker_overrides(settings)

@@ -36,7 +36,8 @@ from pathlib import Path
 from . import KAFKA_VERSION
 from .jars import cache_dir, fetch_kafka
 
-__all__ = ["CLUSTER_ID", "BROKER_SETTINGS", "KafkaNodeError", "NativeKafka", "NodeStatus"]
+__all__ = ["BROKER_SETTINGS", "CLUSTER_ID", "KafkaNodeError", "NativeKafka", "NodeStatus",
+           "broker_overrides"]
 
 NODE_IDS = (1, 2, 3)
 # docker/compose.yaml's CLUSTER_ID: both clusters are "the course's cluster".
@@ -92,6 +93,22 @@ logger.controller.level = INFO
 """
 
 
+# Keys that say which node this is and where it listens: the launcher sets them per node,
+# so a course server.properties (written for one node, e.g. docker/server.properties)
+# gives the three nodes its broker settings only.
+NODE_KEYS = frozenset({
+    "node.id", "broker.id", "process.roles", "listeners", "advertised.listeners",
+    "listener.security.protocol.map", "inter.broker.listener.name", "controller.listener.names",
+    "controller.quorum.voters", "controller.quorum.bootstrap.servers", "log.dirs", "log.dir",
+})
+
+
+def broker_overrides(settings: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(the settings the three nodes share, the node-specific keys left out)."""
+    shared = {k: v for k, v in settings.items() if k not in NODE_KEYS}
+    return shared, sorted(set(settings) - set(shared))
+
+
 class KafkaNodeError(RuntimeError):
     """A node did not start, stop or answer; the message says which and why."""
 
@@ -115,7 +132,9 @@ class NativeKafka:
         self.version = version
         saved = self._saved()
         self.port = port if port is not None else saved.get("port", 9092)
-        self.overrides = dict(overrides or {})
+        # Broker settings over BROKER_SETTINGS (a server.properties, --override): kept in
+        # cluster.json so `start N` later gives the node the same ones.
+        self.overrides = dict(overrides) if overrides is not None else saved.get("overrides", {})
 
     # -- addresses -------------------------------------------------------------------------
 
@@ -244,7 +263,8 @@ class NativeKafka:
                                  "stop it first (minikafka kafka down)")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / "cluster.json").write_text(json.dumps(
-            {"port": self.port, "version": self.version, "cluster_id": CLUSTER_ID}) + "\n")
+            {"port": self.port, "version": self.version, "cluster_id": CLUSTER_ID,
+             "overrides": self.overrides}) + "\n")
         (self.data_dir / "log4j2.properties").write_text(LOG4J2)
         for node in NODE_IDS:
             self.node_dir(node).mkdir(parents=True, exist_ok=True)

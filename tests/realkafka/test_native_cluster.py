@@ -154,3 +154,33 @@ def test_node_commands_name_the_node(tmp_path):
                            "raise SystemExit(main())", "kafka", "kill", "7", "--data-dir",
                            str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "no node 7" in done.stderr
+
+
+def test_a_course_server_properties_gives_the_three_nodes_its_broker_settings(repo_root, tmp_path):
+    """The file `minikafka serve` takes works for the real cluster too: its broker settings
+    reach every node (and stay for a later `start N`); node ids and listeners stay the
+    launcher's."""
+    from minikafka.core.server_config import read_properties
+    from minikafka.realkafka.nodes import broker_overrides
+
+    settings = read_properties((repo_root / "docker" / "server.properties").read_text())
+    settings["log.retention.hours"] = "24"
+    shared, left_out = broker_overrides(settings)
+    assert {"node.id", "listeners", "advertised.listeners"} <= set(left_out)
+    NativeKafka(tmp_path, port=9092, overrides=shared)._write_configs()
+    again = NativeKafka(tmp_path)  # a later command: the saved settings come back
+    for node in (1, 2, 3):
+        props = again.properties(node)
+        assert props["log.retention.hours"] == "24" and props["min.insync.replicas"] == "2"
+        assert props["node.id"] == str(node)
+        assert f"EXTERNAL://localhost:{9091 + node}" in props["advertised.listeners"]
+    text = (tmp_path / "node-3" / "server.properties").read_text()
+    assert "log.retention.hours=24\n" in text
+
+
+def test_config_is_for_up_only(tmp_path):
+    done = subprocess.run([sys.executable, "-c", "from minikafka.cli import main; "
+                           "raise SystemExit(main())", "kafka", "start", "2", "--config",
+                           "docker/server.properties", "--data-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--config and --override are for" in done.stderr
