@@ -195,7 +195,11 @@ def bwrap_command(limits: Limits, argv: list[str], account_dir: Path | None = No
             cmd += ["--symlink", os.readlink(link), link]
         elif os.path.isdir(link):
             cmd += ["--ro-bind", link, link]
-    made = set()
+    size = str(limits.disk_mb * 1024 * 1024)
+    # The empty /tmp first: a Python or a course checked out under /tmp (a CI clone) is
+    # bound into it below, not hidden by it.
+    cmd += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+    made = {"/tmp"}
     for root in _readonly_roots():
         if root.startswith(("/usr/", "/etc/")):
             continue
@@ -204,9 +208,7 @@ def bwrap_command(limits: Limits, argv: list[str], account_dir: Path | None = No
                 made.add(parent)
                 cmd += ["--perms", "0755", "--dir", parent]
         cmd += ["--ro-bind", root, root]
-    size = str(limits.disk_mb * 1024 * 1024)
     cmd += ["--proc", "/proc", "--dev", "/dev",
-            "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
             "--perms", "0777", "--size", size, "--tmpfs", "/submission",
             "--chdir", "/submission", "--clearenv"]
     for k, v in environment("/submission").items():

@@ -22,6 +22,14 @@ class Member(threading.Thread):
     def __init__(self, door, topics: list[str], labels: dict[str, str], **config) -> None:
         super().__init__(daemon=True)
         self.consumer = door.consumer(*topics, **GROUP_TIMEOUTS, **config)
+        # Join only once the client's metadata has every topic: kafka-python 3.0.12 can
+        # drop the JoinGroup it sends when metadata for topics made just before arrives
+        # mid-join, and then sits silent until its session expires (docs/fidelity.md,
+        # "Open observations"). A consumer that knows its topics first never takes that path.
+        deadline = time.monotonic() + 30
+        while not all(self.consumer.partitions_for_topic(t) for t in topics) \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
         self.labels = labels
         self.assigned: list = []
         self.running = True
