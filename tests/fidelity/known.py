@@ -110,8 +110,8 @@ OPEN: dict[str, str] = {
         "of one such run: the generation-2 SyncGroup answer arrived in the same millisecond "
         "as the member's poll(timeout_ms=50) gave up (\"timeout in ensure_active_group\"); "
         "from then on need_rejoin() was False, yet the assignment was never applied and the "
-        "heartbeat never re-enabled. So far a client-side race in kafka-python 3.0.12 that "
-        "minikafka's quick answers make likelier; open: why it shows only after the crash."),
+        "heartbeat never re-enabled: a client-side race in kafka-python 3.0.12, as far as "
+        "seen. Open: why it shows only after the crash, and the race's exact path."),
     "retention check on a loaded machine (Kafka)": (
         "Once, real Kafka had not deleted the expired segment 20 s after the records were "
         "written (log.retention.check.interval.ms=1000); the scenario now waits up to 45 s."),
