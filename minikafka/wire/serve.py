@@ -136,12 +136,22 @@ class ClusterServer:
         elif target > simulated:
             cluster.advance_to(target)
         for b, broker in cluster.brokers.items():
-            if broker.running != self._listening[b]:
-                self._listening[b] = broker.running
-                if broker.running:
+            # A restarted broker opens its listener only once the controller has unfenced
+            # it, as Kafka's BrokerServer enables request processing after the initial
+            # unfence: a fenced broker is in no Metadata answer, not even its own. One
+            # fenced later (lost controller) keeps serving, as in Kafka.
+            want = broker.running and (self._listening[b] or not _fenced(cluster, b))
+            if want != self._listening[b]:
+                self._listening[b] = want
+                if want:
                     self.wire.start_listener(b)
                 else:
                     self.wire.stop_listener(b)
+
+
+def _fenced(cluster: Any, broker_id: int) -> bool:
+    reg = cluster.controller.brokers.get(broker_id)
+    return reg is None or reg.fenced
 
 
 def serve(cluster: Any, port: int = 9092, host: str = "127.0.0.1", **options: Any) -> ClusterServer:

@@ -101,6 +101,25 @@ def test_stopping_a_broker_closes_its_listener_and_starting_reopens_it(served):
     assert server.ports[2] == port
 
 
+def test_a_restarted_broker_listens_only_once_unfenced(served):
+    cluster, server = served
+    with cluster.lock:
+        cluster.crash_broker(3)
+    wait_for(lambda: not server.listening(3), 5, "listener 3 closing")
+    with cluster.lock:
+        cluster.start_broker(3)  # registers fenced; unfenced after a broker heartbeat
+        assert cluster.controller.brokers[3].fenced
+    time.sleep(0.2)  # several server ticks
+    with cluster.lock:
+        fenced = cluster.controller.brokers[3].fenced
+        listening = server.listening(3)
+    assert not (fenced and listening)
+    with cluster.lock:
+        cluster.advance(int(cluster.broker_config["broker.heartbeat.interval.ms"]))
+        assert not cluster.controller.brokers[3].fenced
+    wait_for(lambda: server.listening(3), 5, "listener 3 opening once unfenced")
+
+
 def test_a_cluster_is_served_once_at_a_time(served):
     cluster, _ = served
     with pytest.raises(RuntimeError):
