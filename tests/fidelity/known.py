@@ -114,7 +114,8 @@ OPEN: dict[str, str] = {
         "the snapshots equal, so need_rejoin() is False from then on and the finished task is "
         "never collected: no assignment applied, heartbeat left disabled. Nothing for "
         "minikafka's coordinator to change; open: why the timing lines up mostly after the "
-        "crash."),
+        "crash. The group scenarios' members now ask for their topics' metadata before they "
+        "join, so the leader never joins without them and the race has no way in."),
     "retention check on a loaded machine (Kafka)": (
         "Once, real Kafka had not deleted the expired segment 20 s after the records were "
         "written (log.retention.check.interval.ms=1000); the scenario now waits up to 45 s."),
