@@ -16,10 +16,9 @@ from typing import Any
 # The real cluster's broker settings (minikafka.realkafka.nodes: compose's settings, the
 # fast-start ones, and the test overrides of tests/conftest.py) that minikafka also knows.
 # The served and in-process clusters get the same, so a scenario compares behaviour, not setup.
-# minikafka has no broker-wide min.insync.replicas (compose sets 2): scenarios that depend on
-# it set the topic's own.
 SHARED_BROKER_SETTINGS: dict[str, Any] = {
     "default.replication.factor": 3,
+    "min.insync.replicas": 2,
     "offsets.topic.replication.factor": 3,
     "offsets.topic.num.partitions": 3,
     "transaction.state.log.num.partitions": 3,

@@ -40,18 +40,14 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], Known] = {
         "stricter on the course's real cluster than on `minikafka serve`.",
         {"min.insync.replicas": [["2", "DYNAMIC_DEFAULT_BROKER_CONFIG"], ["1", "DEFAULT_CONFIG"]]}),
     ("broker_config_sources", "serve"): Known(
-        "gap",
-        "DescribeConfigs of a broker lists only the settings minikafka models "
-        "(default.replication.factor, num.partitions, offsets.topic.*, ...). The broker-level "
-        "defaults of topic configs (log.retention.hours, log.segment.bytes, "
-        "unclean.leader.election.enable, min.insync.replicas) and auto.create.topics.enable "
-        "are missing, so `kafka-configs --describe --all --entity-type brokers` shows fewer "
-        "lines. The values that are listed agree, with their sources. No lesson reads them.",
-        {"auto.create.topics.enable": [["true", "DEFAULT_CONFIG"], None],
-         "log.retention.hours": [["168", "DEFAULT_CONFIG"], None],
-         "log.segment.bytes": [["1073741824", "DEFAULT_CONFIG"], None],
-         "min.insync.replicas": [["2", "DYNAMIC_DEFAULT_BROKER_CONFIG"], None],
-         "unclean.leader.election.enable": [["false", "DEFAULT_CONFIG"], None]}),
+        "simplification",
+        "Both clusters run with min.insync.replicas=2 in their broker settings and report "
+        "the value 2. Kafka 4.x's controller, with eligible leader replicas on, also writes "
+        "that static value as a cluster-wide config (ConfigurationControlManager's ELR safety "
+        "records), so Kafka names its source DYNAMIC_DEFAULT_BROKER_CONFIG; minikafka names "
+        "the setting it was started with, STATIC_BROKER_CONFIG. No lesson reads the source.",
+        {"min.insync.replicas": [["2", "DYNAMIC_DEFAULT_BROKER_CONFIG"],
+                                 ["2", "STATIC_BROKER_CONFIG"]]}),
     ("committed_and_aborted_records", "in-process"): Known(
         "simplification",
         "In process, a call that only reads (KafkaConsumer.end_offsets) takes no simulated "
