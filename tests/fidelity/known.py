@@ -29,16 +29,15 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], Known] = {
     ("bad_topic_configs", "serve"): _SMALL_SEGMENTS,
     ("bad_topic_configs", "in-process"): _SMALL_SEGMENTS,
     ("topic_config_defaults_and_sources", "serve"): Known(
-        "gap",
-        "minikafka has no cluster-wide min.insync.replicas: a topic without its own reads "
-        "Kafka's default, 1 (DEFAULT_CONFIG). The course's real cluster (docker/compose.yaml "
-        "and `minikafka kafka up`) sets min.insync.replicas=2, which Kafka 4.x keeps as a "
-        "cluster-level dynamic default (DYNAMIC_DEFAULT_BROKER_CONFIG). No lesson is untrue "
-        "because of it: lesson 5, the labs and the demos set min.insync.replicas on the topic, "
-        "where both clusters behave the same (see the failover and ELR scenarios), and lesson "
-        "5's table names the setting as 'topic or broker'. A topic created without it is "
-        "stricter on the course's real cluster than on `minikafka serve`.",
-        {"min.insync.replicas": [["2", "DYNAMIC_DEFAULT_BROKER_CONFIG"], ["1", "DEFAULT_CONFIG"]]}),
+        "simplification",
+        "A topic without its own min.insync.replicas takes the brokers' 2 on both clusters. "
+        "Kafka 4.x's controller, with eligible leader replicas on, keeps the static broker "
+        "value as a cluster-wide config too (ConfigurationControlManager's ELR safety "
+        "records), so Kafka names the source DYNAMIC_DEFAULT_BROKER_CONFIG; minikafka names "
+        "the broker setting it was started with, STATIC_BROKER_CONFIG. The value, and every "
+        "behaviour that depends on it, agree.",
+        {"min.insync.replicas": [["2", "DYNAMIC_DEFAULT_BROKER_CONFIG"],
+                                 ["2", "STATIC_BROKER_CONFIG"]]}),
     ("broker_config_sources", "serve"): Known(
         "simplification",
         "Both clusters run with min.insync.replicas=2 in their broker settings and report "

@@ -44,8 +44,8 @@ def render(results: dict[tuple[str, str], dict]) -> str:
         "`minikafka serve` (three brokers) and, where the scenario can be written with "
         "minikafka's own clients, the in-process API (`Cluster.producer()`, `consumer()`, "
         "`admin()`). minikafka gets the real cluster's broker settings where it has them "
-        "(default.replication.factor=3, offsets.topic.num.partitions=3, retention and cleaner "
-        "check intervals of 1 s, ...; it has no cluster-wide min.insync.replicas, see below). "
+        "(default.replication.factor=3, min.insync.replicas=2, offsets.topic.num.partitions=3, "
+        "retention and cleaner check intervals of 1 s, ...). "
         "What legitimately varies (timestamps the broker "
         "picks, cluster and node ids, leaders Kafka chooses at random) is left out of the "
         "observations; everything else must be equal.",
