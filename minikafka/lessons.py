@@ -44,6 +44,7 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from minikafka.course import progress as course_progress
 from minikafka.course import quizzes as course_quizzes
+from minikafka.course.display import widget_bundle
 from minikafka.course.quizzes import LETTERS, QuizSpec
 
 __all__ = [
@@ -227,19 +228,7 @@ class Quiz:
                 f".check('a'), .check('b'), ...</i></p>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        # A live kernel shows the widget; a page without widget state (a static viewer,
-        # an exported notebook) shows the question as HTML.
-        bundle = {"text/plain": self._text(), "text/html": self._html()}
-        try:
-            widget_bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
-        except Exception:  # no ipywidgets or no kernel: the text will do
-            widget_bundle = None
-        if widget_bundle:
-            data = widget_bundle[0] if isinstance(widget_bundle, tuple) else widget_bundle
-            view = data.get("application/vnd.jupyter.widget-view+json")
-            if view is not None:
-                bundle["application/vnd.jupyter.widget-view+json"] = view
-        return bundle
+        return widget_bundle(self._text(), self._html(), self.widget, include, exclude)
 
     def __repr__(self) -> str:
         return self._text()

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .display import widget_bundle
+
 __all__ = ["EXERCISES", "Exercise", "Feedback", "Outcome", "check", "exercise", "solution"]
 
 
@@ -176,17 +178,7 @@ class Feedback:
         return self._widget
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        bundle = {"text/plain": self.text, "text/html": self._html()}
-        try:
-            widget_bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
-        except Exception:  # no ipywidgets or no kernel: the text will do
-            widget_bundle = None
-        if widget_bundle:
-            data = widget_bundle[0] if isinstance(widget_bundle, tuple) else widget_bundle
-            view = data.get("application/vnd.jupyter.widget-view+json")
-            if view is not None:
-                bundle["application/vnd.jupyter.widget-view+json"] = view
-        return bundle
+        return widget_bundle(self.text, self._html(), self.widget, include, exclude)
 
 
 def check(id: str, answer: Any) -> Feedback:
