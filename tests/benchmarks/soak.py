@@ -196,7 +196,7 @@ class Soak:
         reader.close()
         admin = KafkaAdminClient(bootstrap_servers=self.bootstrap.split(","))
         committed = {tp.partition: om.offset
-                     for tp, om in admin.list_consumer_group_offsets(GROUP).items()}
+                     for tp, om in admin.list_group_offsets(GROUP)[GROUP].items()}
         admin.close()
         return values, {tp.partition: end for tp, end in ends.items()}, committed
 
