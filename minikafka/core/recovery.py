@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .records import ABORT_MARKER, control_batch
+from .server_config import read_properties
 
 META_PROPERTIES = "meta.properties"
 PARTITION_METADATA = "partition.metadata"
@@ -37,16 +38,13 @@ def kafka_uuid(seed: str) -> str:
 
 
 def read_properties_file(path: Path) -> dict[str, str] | None:
+    """A Java properties file (meta.properties, partition.metadata's `key: value`), or None
+    when there is none."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#") and "=" in line:
-            key, _, value = line.partition("=")
-            out[key.strip()] = value.strip()
-    return out
+    return read_properties(text)
 
 
 def write_meta_properties(path: Path, cluster_id: str, node_id: int) -> None:
@@ -102,21 +100,9 @@ def check_log_dirs(dirs: Mapping[int, Path], new_cluster_id: str) -> str:
 
 def read_topic_id(partition_dir: Path) -> str | None:
     """The topic id in a partition directory's partition.metadata (None: no file)."""
-    props = _read_colon_properties(partition_dir / PARTITION_METADATA)
+    props = read_properties_file(partition_dir / PARTITION_METADATA)
     return None if props is None else props.get("topic_id")
 
-
-def _read_colon_properties(path: Path) -> dict[str, str] | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    out = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            out[key.strip()] = value.strip()
-    return out
 
 
 def write_topic_id(partition_dir: Path, topic_id: str) -> None:
