@@ -23,7 +23,7 @@ from typing import Any
 
 from kafka.record.default_records import DefaultRecordBatch
 
-from .client.compression import CODECS
+from .codecs import CODECS
 from .core.log import PartitionLog, Segment
 from .core.records import COMPRESSION_NAMES
 from .core.storage import (

@@ -275,11 +275,10 @@ RULES = (
 NO_CLIENT_SCOPES = tuple(f"{PACKAGE}.{m}" for m in ("wire", "viz", "dump", "tools"))
 
 # (importing module, imported module) pairs that predate the rule. Each is to go:
-# settle_group belongs with the group coordinator, CODECS with the core's batch codec,
+# settle_group belongs with the group coordinator,
 # the reset-offsets parsing with the tool that prints the plan.
 UPWARD_CLIENT_IMPORTS = frozenset({
     (f"{PACKAGE}.viz.consumers", f"{PACKAGE}.client.group.settle_group"),
-    (f"{PACKAGE}.dump", f"{PACKAGE}.client.compression.CODECS"),
     (f"{PACKAGE}.tools.consumer_groups", f"{PACKAGE}.client.admin._parse_datetime"),
     (f"{PACKAGE}.tools.consumer_groups", f"{PACKAGE}.client.admin._parse_duration"),
     (f"{PACKAGE}.tools.consumer_groups", f"{PACKAGE}.client.admin.format_reset_plan"),

@@ -16,7 +16,7 @@ it is cut off, as Kafka's log recovery does after a crash; nothing before it is 
 
 The batch codec is here rather than kafka-python's because core is pure standard
 library; gzip comes from the standard library, and other codecs are passed in
-(minikafka.client.compression) as {codec id: (compress, decompress)}.
+(minikafka.codecs) as {codec id: (compress, decompress)}.
 """
 
 from __future__ import annotations
