@@ -18,7 +18,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import KAFKA_VERSION, SCALA_VERSION
@@ -114,7 +114,7 @@ def artifact_of(jar_name: str) -> str:
 
 
 def fetch(name: str, coordinates: Sequence[str], *, quiet: bool = True,
-          extra=None) -> Path:
+          extra: Callable[[Path, Callable[[Sequence[str]], None]], None] | None = None) -> Path:
     """The runtime closure of `coordinates` (group:artifact:version) in cache/NAME/libs.
 
     `extra(libs, mvn)` may copy more jars in before the stamp is written.
