@@ -31,6 +31,8 @@ import kafka.protocol.sasl  # noqa: F401 - imported for its side effect, like th
 from kafka.protocol.api_header import RequestHeader
 from kafka.protocol.api_message import ApiMessage
 
+from . import messages  # noqa: F401 - the APIs kafka-python lacks, found the same way
+
 __all__ = [
     "API_VERSIONS_KEY",
     "BodyDecoder",
