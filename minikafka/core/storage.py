@@ -156,11 +156,16 @@ def encode_batch(batch: RecordBatch, delete_horizon_ms: int | None = None,
 
 class BatchEncoder:
     """encode_batch with a short memory: a leader and its followers append the same
-    batch object, so its bytes are built once rather than once per replica."""
+    batch object, so its bytes are built once rather than once per replica. The memory
+    holds at most `size` batches and `max_bytes` of their encodings (batches from a
+    big-batching producer such as librdkafka are hundreds of KiB each)."""
 
-    def __init__(self, codecs: Codecs | None = None, size: int = 256) -> None:
+    def __init__(self, codecs: Codecs | None = None, size: int = 256,
+                 max_bytes: int = 8 << 20) -> None:
         self.codecs = codecs
         self.size = size
+        self.max_bytes = max_bytes
+        self._bytes = 0
         self._recent: OrderedDict[int, tuple[RecordBatch, int | None, bytes]] = OrderedDict()
 
     def __call__(self, batch: RecordBatch, delete_horizon_ms: int | None = None) -> bytes:
@@ -168,9 +173,14 @@ class BatchEncoder:
         if hit is not None and hit[0] is batch and hit[1] == delete_horizon_ms:
             return hit[2]
         data = encode_batch(batch, delete_horizon_ms, self.codecs)
+        replaced = self._recent.pop(id(batch), None)
+        if replaced is not None:
+            self._bytes -= len(replaced[2])
         self._recent[id(batch)] = (batch, delete_horizon_ms, data)  # holds the batch: ids stay unique
-        if len(self._recent) > self.size:
-            self._recent.popitem(last=False)
+        self._bytes += len(data)
+        while len(self._recent) > 1 and (len(self._recent) > self.size
+                                         or self._bytes > self.max_bytes):
+            self._bytes -= len(self._recent.popitem(last=False)[1][2])
         return data
 
 
