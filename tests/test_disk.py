@@ -211,6 +211,30 @@ def test_the_batch_codec_round_trips_and_checks_its_crc():
         decode_batch(data[:-1])
 
 
+def test_a_produced_batch_is_stored_as_the_producer_sent_it():
+    """As Kafka does for a v2 batch it need not rewrite: the producer's bytes, with the
+    log's offset and leader epoch (both outside the CRC), and no record decoded."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from minikafka.wire.batches import _records_slot, parse_batch
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
+                                        producer_id=7, producer_epoch=0, base_sequence=0,
+                                        batch_size=1 << 20)
+    for i in range(3):
+        builder.append(i, timestamp=1_000 + i, key=b"k", value=b"v%d" % i, headers=[])
+    raw = bytes(builder.build())
+    batch = parse_batch(raw)
+    batch.base_offset, batch.partition_leader_epoch = 42, 3
+    data = encode_batch(batch)
+    assert data[16:] == raw[16:] and len(data) == len(raw)
+    back, _, _ = decode_batch(data)
+    assert (back.base_offset, back.partition_leader_epoch) == (42, 3)
+    assert [r[3] for r in back.records] == [b"v0", b"v1", b"v2"]
+    with pytest.raises(AttributeError):
+        _records_slot.__get__(batch)  # nothing was decoded to store it
+
+
 def test_deleting_a_topic_removes_its_partition_directories(tmp_path):
     cluster = disk_cluster(tmp_path)
     produce(cluster, 0, 3)

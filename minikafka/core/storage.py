@@ -112,9 +112,45 @@ def _codec(codecs: Codecs | None, codec_id: int, which: int) -> Callable[[bytes]
     raise CorruptBatch(f"no codec for compression type {codec_id}")
 
 
+def _attributes(batch: RecordBatch) -> int:
+    attributes = batch.compression
+    if batch.timestamp_type == LOG_APPEND_TIME:
+        attributes |= TIMESTAMP_TYPE_BIT
+    if batch.is_transactional:
+        attributes |= TRANSACTIONAL_BIT
+    if batch.is_control:
+        attributes |= CONTROL_BIT
+    return attributes
+
+
+def _as_received(batch: RecordBatch) -> bytes | None:
+    """The producer's own bytes with the offset and leader epoch the log gave the batch,
+    as Kafka writes a v2 batch it did not have to rewrite (both fields lie before the
+    CRC's range); None if the batch has no bytes of its own or the broker changed what
+    the CRC covers (LogAppendTime, a delete horizon)."""
+    raw = getattr(batch, "raw", None)  # a batch parsed from a Produce request keeps them
+    if raw is None:
+        return None
+    (_, _, _, _, _, attributes, last_delta, first_ts, max_ts, producer_id, producer_epoch,
+     base_sequence, count) = HEADER.unpack_from(raw)
+    if (attributes & ~DELETE_HORIZON_BIT != _attributes(batch) or first_ts != batch.first_timestamp
+            or max_ts != batch.max_timestamp or last_delta != batch.last_offset_delta
+            or producer_id != batch.producer_id or producer_epoch != batch.producer_epoch
+            or base_sequence != batch.base_sequence or attributes & DELETE_HORIZON_BIT):
+        return None
+    out = bytearray(raw)
+    struct.pack_into(">q", out, 0, batch.base_offset)
+    struct.pack_into(">i", out, 12, batch.partition_leader_epoch)
+    return bytes(out)
+
+
 def encode_batch(batch: RecordBatch, delete_horizon_ms: int | None = None,
                  codecs: Codecs | None = None) -> bytes:
     """The batch as Kafka stores it: RecordBatch v2 with a CRC-32C over attributes onwards."""
+    if delete_horizon_ms is None:
+        stored = _as_received(batch)
+        if stored is not None:
+            return stored
     records = batch.records
     if delete_horizon_ms is not None:
         base_ts = delete_horizon_ms
@@ -135,13 +171,7 @@ def encode_batch(batch: RecordBatch, delete_horizon_ms: int | None = None,
         body += rec
     if batch.compression:
         body = bytearray(_codec(codecs, batch.compression, 0)(bytes(body)))
-    attributes = batch.compression
-    if batch.timestamp_type == LOG_APPEND_TIME:
-        attributes |= TIMESTAMP_TYPE_BIT
-    if batch.is_transactional:
-        attributes |= TRANSACTIONAL_BIT
-    if batch.is_control:
-        attributes |= CONTROL_BIT
+    attributes = _attributes(batch)
     if delete_horizon_ms is not None:
         attributes |= DELETE_HORIZON_BIT
     out = bytearray(HEADER.size)

@@ -14,8 +14,8 @@ retention keeps them, and level off once retention deletes old segments. Two run
 
 kcat produces each chunk (acks=all); after each chunk the script waits for retention to
 catch up, then prints the records produced, the records retained (sum of log end minus log
-start offsets), the server's VmRSS and RSS per retained record. The last lines compare the
-two runs' final RSS.
+start offsets), the server's VmRSS, RSS per retained record and kcat's produce rate for the
+chunk. The last line compares the two runs' final RSS.
 """
 from __future__ import annotations
 
@@ -77,17 +77,19 @@ def run(name: str, overrides: list[str], args: argparse.Namespace, work: Path,
     bootstrap = f"127.0.0.1:{port}"
     server = start_server(run_dir, port, overrides)
     print(f"\n{name}: {' '.join(overrides) or 'defaults'}")
-    print(f"{'produced':>12} {'retained':>12} {'RSS MB':>8} {'B/retained':>11}")
+    print(f"{'produced':>12} {'retained':>12} {'RSS MB':>8} {'B/retained':>11} {'records/s':>10}")
     try:
         produced = 0
         while produced < args.records:
+            started = time.perf_counter()
             subprocess.run(["kcat", "-P", "-b", bootstrap, "-t", TOPIC, "-X", "acks=all",
                             "-l", str(data)], env=env, check=True, timeout=1800)
+            rate = args.chunk / (time.perf_counter() - started)
             produced += args.chunk
             time.sleep(args.settle)  # a retention check and its segment deletions
             kept = retained(bootstrap)
             rss = rss_mb(server.pid)
-            print(f"{produced:>12,} {kept:>12,} {rss:>8.0f} {rss * 2**20 / max(kept, 1):>11.0f}",
+            print(f"{produced:>12,} {kept:>12,} {rss:>8.0f} {rss * 2**20 / max(kept, 1):>11.0f} {rate:>10,.0f}",
                   flush=True)
         return rss
     finally:
