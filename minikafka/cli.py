@@ -54,9 +54,10 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
                         "--feature takes it, e.g. eligible.leader.replicas.version=0 for the "
                         "rules before Kafka 4.1 (repeatable)")
     p.add_argument("--journal-events", type=int, default=DEFAULT_JOURNAL_EVENTS, metavar="N",
-                   help="keep the newest N events of the cluster's journal, the history the "
-                        f"checkers read (default {DEFAULT_JOURNAL_EVENTS}; 0: keep all, which "
-                        "grows without bound)")
+                   help="bound the window of the cluster's journal, the history the checkers "
+                        "read, to N (an event counts once plus once per record it carries; "
+                        f"default {DEFAULT_JOURNAL_EVENTS}; 0: keep all, which grows without "
+                        "bound)")
     p.set_defaults(run=serve)
 
 
