@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from .core.broker import Broker
 from .core.clock import EPOCH_MS, SimClock
 from .core.config import BROKER_DEFAULTS, TopicConfig
 from .core.controller import NO_LEADER, Controller
+from .core.group import STABLE as GROUP_STABLE
 from .core.group import GroupCoordinator
 from .core.journal import Journal
 from .core.log_manager import LogManager
@@ -956,3 +957,43 @@ class Cluster:
         return (f"<Cluster brokers={list(self.brokers)} live={live} "
                 f"controller={self.active_controller} topics={self.list_topics()} "
                 f"t=+{(self.now_ms - EPOCH_MS) / 1000:g}s>")
+
+
+# kafka.structs.MemberState.STABLE, the state a consumer's group_metadata() reports once it
+# has joined and needs no further round (the cluster does not import kafka-python).
+MEMBER_STABLE = "<stable>"
+
+
+def settle_group(consumers: Sequence[Any], timeout_ms: int = 120_000, poll_ms: int = 100
+                 ) -> list[list]:
+    """Poll each consumer in turn until their group is Stable with all of them in it.
+
+    A rebalance only moves forward while its members poll, so a lesson or a test
+    with several consumers in one thread polls them round-robin. Settled means the
+    coordinator's group is Stable with exactly these members, and each consumer's
+    group_metadata() says it is stable in that generation. Returns the records each
+    consumer's polls returned (nothing is dropped).
+    """
+    if not consumers:
+        return []
+    cluster = consumers[0].cluster
+    group_id = consumers[0].config["group_id"]
+    deadline = cluster.now_ms + timeout_ms
+    got: list[list] = [[] for _ in consumers]
+
+    def settled() -> bool:
+        group = cluster.groups.groups.get(group_id)
+        if group is None or group.state != GROUP_STABLE:
+            return False
+        metas = [c.group_metadata() for c in consumers]
+        return {m.member_id for m in metas} == set(group.members) and all(
+            m.state == MEMBER_STABLE and m.generation_id == group.generation_id for m in metas)
+
+    while True:
+        for i, consumer in enumerate(consumers):
+            for records in consumer.poll(timeout_ms=poll_ms).values():
+                got[i].extend(records)
+        if settled():
+            return got
+        if cluster.now_ms >= deadline:
+            raise kerrors.KafkaTimeoutError(f"group {group_id} did not settle in {timeout_ms} ms")

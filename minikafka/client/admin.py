@@ -15,11 +15,10 @@ the group will start, the next time a consumer of it joins.
 
 from __future__ import annotations
 
-import re
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from kafka import errors as Errors
@@ -34,6 +33,7 @@ from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 from .. import errors as kerrors
 from ..core import api, errors
 from ..core.group import DEAD, EMPTY, CommittedOffset
+from ..core.offset_reset import parse_datetime, parse_duration
 
 # kafka-python 2.x return types of describe_consumer_groups.
 GroupInformation = namedtuple(
@@ -63,33 +63,6 @@ class PartitionLag:
 def _raise_for(code: int, message: str = "") -> None:
     if code != errors.NONE:
         raise kerrors.for_code(code, message)
-
-
-def _parse_duration(text: str) -> timedelta:
-    """ISO-8601 durations as kafka-consumer-groups takes them: PnDTnHnMn.nS."""
-    m = re.fullmatch(r"(-)?P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?",
-                     text.strip().upper())
-    if not m or text.strip().upper() in ("P", "PT", "-P", "-PT"):
-        raise ValueError(f"Invalid ISO-8601 duration {text!r}, e.g. PT1H or P7D")
-    sign, days, hours, minutes, seconds = m.groups()
-    delta = timedelta(days=int(days or 0), hours=int(hours or 0), minutes=int(minutes or 0),
-                      seconds=float(seconds or 0))
-    return -delta if sign else delta
-
-
-def _parse_datetime(value: Any) -> int:
-    """Epoch ms from an int, a datetime, or an ISO-8601 string. Without a zone the tool
-    takes the machine's local one; minikafka takes UTC, so a lesson gives the same
-    answer on every laptop."""
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-        return int(value.timestamp() * 1000)
-    raise TypeError(f"Cannot read a date-time from {value!r}")
 
 
 class KafkaAdminClient:
@@ -490,10 +463,10 @@ class KafkaAdminClient:
                 target = min(max(wanted, earliest), latest)  # the tool's checkOffsetsRange
             else:
                 if to_datetime is not None:
-                    ts = _parse_datetime(to_datetime)
+                    ts = parse_datetime(to_datetime)
                 else:
                     duration = by_duration if isinstance(by_duration, timedelta) else \
-                        _parse_duration(str(by_duration))
+                        parse_duration(str(by_duration))
                     ts = self.cluster.now_ms - int(duration.total_seconds() * 1000)
                 found, = api.list_offsets_of(self.cluster, tp.topic, tp.partition, ts)
                 target = latest if found.offset < 0 else found.offset
@@ -525,14 +498,6 @@ class KafkaAdminClient:
                 out.extend(TopicPartition(name, p)
                            for p in range(self.cluster.partitions_for(name)))
         return sorted(set(out))
-
-
-def format_reset_plan(group_id: str, plan: Mapping[TopicPartition, int]) -> str:
-    """The table kafka-consumer-groups prints for --reset-offsets."""
-    lines = [f"{'GROUP':<30} {'TOPIC':<30} {'PARTITION':<10} {'NEW-OFFSET':<15}".rstrip()]
-    for tp, offset in sorted(plan.items()):
-        lines.append(f"{group_id:<30} {tp.topic:<30} {tp.partition:<10} {offset:<15}".rstrip())
-    return "\n".join(lines)
 
 
 def format_describe(rows: Iterable[PartitionLag]) -> str:

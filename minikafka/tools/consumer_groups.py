@@ -286,7 +286,7 @@ def _targets(admin: Any, args: argparse.Namespace, partitions: list[Any],
              committed: dict) -> dict[Any, int]:
     from kafka.admin import OffsetSpec, OffsetTimestamp
 
-    from ..client.admin import _parse_datetime, _parse_duration
+    from ..core.offset_reset import parse_datetime, parse_duration
 
     earliest = {tp: o.offset for tp, o in admin.list_partition_offsets(
         dict.fromkeys(partitions, OffsetSpec.EARLIEST)).items()}
@@ -294,12 +294,12 @@ def _targets(admin: Any, args: argparse.Namespace, partitions: list[Any],
     if args.to_datetime is not None or args.by_duration is not None:
         if args.to_datetime is not None:
             try:
-                ts = _parse_datetime(args.to_datetime)
+                ts = parse_datetime(args.to_datetime)
             except ValueError as exc:
                 raise ToolError(f"Error parsing timestamp: {exc}") from exc
         else:
             try:
-                duration: timedelta = _parse_duration(args.by_duration)
+                duration: timedelta = parse_duration(args.by_duration)
             except ValueError as exc:
                 raise ToolError(str(exc)) from exc
             ts = int(time.time() * 1000) - int(duration.total_seconds() * 1000)
@@ -344,7 +344,7 @@ def _reset(admin: Any, args: argparse.Namespace, groups: list[str]) -> int:
     from kafka.errors import NoError
     from kafka.structs import OffsetAndMetadata
 
-    from ..client.admin import format_reset_plan
+    from ..core.offset_reset import format_reset_plan
 
     if not args.dry_run and not args.execute:
         print(NO_EXECUTE_WARNING)
