@@ -462,12 +462,13 @@ class Cluster:
 
     @_wrap
     def delete_topic(self, name: str) -> None:
-        topic = self.controller.topics.get(name)
-        if topic is not None:
-            self._removed_topic_ids.add(topic.topic_id)
-        self.controller.delete_topic(name)
-        self.journal.record(self.now_ms, "topic.deleted", topic=name)
-        self._publish()
+        result, = api.delete_topics(self, [name])
+        if result.error_code:
+            raise errors.KafkaCoreError(result.error_code, result.error_message or "")
+
+    def drop_topic_logs(self, topic_id: str) -> None:
+        """A deleted topic's directories go at the next sync of the log dirs."""
+        self._removed_topic_ids.add(topic_id)
 
     @_wrap
     def create_partitions(self, name: str, total: int) -> TopicDescription:

@@ -138,15 +138,16 @@ class KafkaAdminClient:
 
     def delete_topics(self, topics: Iterable[str], timeout_ms: int | None = None,
                       raise_errors: bool = True) -> dict[str, Any]:
+        """DeleteTopics: {name: None, or the error when raise_errors is False}."""
         out: dict[str, Any] = {}
-        for name in topics:
-            try:
-                self.cluster.delete_topic(name)
-                out[name] = None
-            except Errors.KafkaError as exc:
-                if raise_errors:
-                    raise
-                out[name] = exc
+        for result in api.delete_topics(self.cluster, list(topics)):
+            if not result.error_code:
+                out[result.name] = None
+                continue
+            exc = kerrors.for_code(result.error_code, result.error_message or "")
+            if raise_errors:
+                raise exc
+            out[result.name] = exc
         return out
 
     def _bounds(self, tp: TopicPartition) -> tuple[int, int]:

@@ -9,6 +9,7 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     list_offsets     ListOffsets (key 2): earliest, latest, max-timestamp, by timestamp
     fetch_partition  Fetch (key 1), one partition: batches, HW, LSO, log start, aborted txns
     create_topics    CreateTopics (key 19), validate_only through the same checks
+    delete_topics    DeleteTopics (key 20), by name
     delete_records   DeleteRecords (key 21)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
@@ -30,7 +31,14 @@ from .port import READ_COMMITTED, READ_UNCOMMITTED, ClusterPort, IsolationLevel,
 from .produce import record_acked
 from .producer_id import InitProducerIdRequest, InitProducerIdResult, init_producer_id
 from .records import DeleteRecordsPartition, DeleteRecordsResult, delete_records
-from .topics import CreatableTopic, CreateTopicsRequest, CreateTopicsResult, create_topics
+from .topics import (
+    CreatableTopic,
+    CreateTopicsRequest,
+    CreateTopicsResult,
+    DeleteTopicsResult,
+    create_topics,
+    delete_topics,
+)
 
 __all__ = [
     "EARLIEST",
@@ -44,6 +52,7 @@ __all__ = [
     "CreateTopicsResult",
     "DeleteRecordsPartition",
     "DeleteRecordsResult",
+    "DeleteTopicsResult",
     "FetchPartition",
     "FetchedPartition",
     "InitProducerIdRequest",
@@ -54,6 +63,7 @@ __all__ = [
     "ListOffsetsResult",
     "create_topics",
     "delete_records",
+    "delete_topics",
     "fetch_partition",
     "init_producer_id",
     "led_replica",

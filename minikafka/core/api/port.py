@@ -57,6 +57,9 @@ class ClusterPort(Protocol):
     def publish_metadata(self) -> None:
         """Brokers replay what the controller appended to the metadata log."""
 
+    def drop_topic_logs(self, topic_id: str) -> None:
+        """A deleted topic's partition directories go from every log dir."""
+
 
 def led_replica(broker: Broker, topics: Mapping[str, TopicMetadata], name: str, index: int,
                 current_leader_epoch: int = -1) -> tuple[int, Replica | None]:

@@ -1,0 +1,136 @@
+"""One broker, one API, for the admin APIs: topics (Metadata, DeleteTopics) and groups
+(ListGroups, DescribeGroups, OffsetCommit/OffsetFetch, OffsetDelete, DeleteGroups),
+through the in-process admin client and through kafka-python's KafkaAdminClient against
+`minikafka serve`, on the same seeded cluster. Both doors call the same core function
+(DeleteTopics: core.api.delete_topics; the group APIs: the group coordinator), so both
+must observe the same thing, and it is what Apache Kafka 4.x answers."""
+from __future__ import annotations
+
+import pytest
+from kafka import TopicPartition
+from kafka.structs import OffsetAndMetadata
+
+from .doors import Door, through_both
+from .test_parity import read_all, same_everywhere
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
+
+
+def _error_name(value: object) -> str:
+    """One spelling of an admin answer for both clients: 'OK', or the error's class name
+    (the in-process admin answers 'OK' or a name, kafka-python an error class)."""
+    if value is None or value == "OK":
+        return "OK"
+    if isinstance(value, str):
+        return value
+    cls = value if isinstance(value, type) else type(value)
+    return "OK" if cls.__name__ == "NoError" else cls.__name__
+
+
+# ---------------------------------------------------------------- Metadata, DeleteTopics
+
+
+def _delete_topics(door: Door, names: list[str]) -> dict[str, str]:
+    result = door.admin().delete_topics(names, raise_errors=False)
+    if "topics" in result:  # kafka-python: the DeleteTopicsResponse as a dict
+        from kafka.errors import for_code
+
+        return {t["name"]: _error_name(for_code(t["error_code"])) for t in result["topics"]}
+    return {name: _error_name(exc) for name, exc in result.items()}
+
+
+def _topics_scenario(door: Door) -> dict:
+    for name in ("keep", "drop"):
+        door.setup(lambda c, name=name: c.create_topic(name, 2, 3))
+    admin = door.admin()
+    seen = {"listed": sorted(t for t in admin.list_topics() if not t.startswith("__"))}
+    seen["delete"] = _delete_topics(door, ["drop", "never-created"])
+    seen["delete again"] = _delete_topics(door, ["drop"])
+    seen["listed after"] = sorted(t for t in admin.list_topics() if not t.startswith("__"))
+    seen["journal"] = door.setup(
+        lambda c: [e.fields["topic"] for e in c.journal.of_kind("topic.deleted")])
+    return seen
+
+
+def test_delete_topics():
+    """Kafka's ControllerApis.deleteTopics: an unknown name answers
+    UNKNOWN_TOPIC_OR_PARTITION, and the others are deleted all the same."""
+    seen = same_everywhere(through_both(_topics_scenario))
+    assert seen["listed"] == ["drop", "keep"]
+    assert seen["delete"] == {"drop": "OK",
+                              "never-created": "UnknownTopicOrPartitionError"}
+    assert seen["delete again"] == {"drop": "UnknownTopicOrPartitionError"}
+    assert seen["listed after"] == ["keep"]
+    assert seen["journal"] == ["drop"]
+
+
+# ---------------------------------------------------------------- the group APIs
+
+
+CLICKS = "clicks"
+TPS = [TopicPartition(CLICKS, 0), TopicPartition(CLICKS, 1)]
+
+
+def _offsets(admin, group: str) -> dict:
+    found = admin.list_group_offsets(group)[group]
+    return {(tp.topic, tp.partition): (o.offset, o.metadata) for tp, o in sorted(found.items())}
+
+
+def _groups_scenario(door: Door) -> dict:
+    door.setup(lambda c: c.create_topic(CLICKS, 2, 3))
+    producer = door.producer(acks="all")
+    for i in range(6):
+        producer.send(CLICKS, b"c%d" % i, partition=i % 2).get(timeout=10)
+    consumer = door.consumer(group_id="reports", client_id="r1",
+                             auto_offset_reset="earliest", enable_auto_commit=False)
+    consumer.subscribe([CLICKS])
+    seen: dict = {"read": sorted(v for _, v in read_all(consumer, 6))}
+    consumer.commit({TPS[0]: OffsetAndMetadata(3, "half", -1),
+                     TPS[1]: OffsetAndMetadata(2, "", -1)})
+    admin = door.admin()
+    seen["listed"] = sorted((g["group_id"], g["protocol_type"], g["group_state"])
+                            for g in admin.list_groups())
+    group = admin.describe_groups(["reports"])["reports"]
+    seen["described"] = (group["group_state"], group["protocol_type"], group["protocol_data"],
+                         [m["client_id"] for m in group["members"]])
+    seen["committed"] = _offsets(admin, "reports")
+    seen["alter while active"] = {
+        tp.partition: _error_name(e) for tp, e in admin.alter_group_offsets(
+            "reports", {TPS[0]: OffsetAndMetadata(0, "", -1)}).items()}
+    seen["delete while active"] = {g: _error_name(e) for g, e in
+                                   admin.delete_groups(["reports"]).items()}
+    consumer.close()
+    seen["state after close"] = admin.describe_groups(["reports"])["reports"]["group_state"]
+    seen["alter when empty"] = {
+        tp.partition: _error_name(e) for tp, e in admin.alter_group_offsets(
+            "reports", {TPS[0]: OffsetAndMetadata(1, "rewound", -1)}).items()}
+    seen["after alter"] = _offsets(admin, "reports")
+    seen["offset delete"] = {tp.partition: _error_name(e) for tp, e in
+                             admin.delete_group_offsets("reports", [TPS[1]]).items()}
+    seen["after offset delete"] = _offsets(admin, "reports")
+    seen["delete"] = {g: _error_name(e) for g, e in
+                      admin.delete_groups(["reports", "nobody"]).items()}
+    seen["listed after delete"] = sorted(g["group_id"] for g in admin.list_groups())
+    return seen
+
+
+def test_group_apis():
+    """What kafka-consumer-groups shows, through both doors: a member's commit, the admin's
+    alter refused while the group has members (UNKNOWN_MEMBER_ID, as the admin commits
+    with generation -1) and accepted once it is empty, OffsetDelete, and DeleteGroups
+    (NON_EMPTY_GROUP while active, GROUP_ID_NOT_FOUND for a group never seen)."""
+    seen = same_everywhere(through_both(_groups_scenario))
+    assert seen["read"] == [b"c%d" % i for i in range(6)]
+    assert seen["listed"] == [("reports", "consumer", "Stable")]
+    assert seen["described"][:2] == ("Stable", "consumer")
+    assert seen["described"][3] == ["r1"]
+    assert seen["committed"] == {(CLICKS, 0): (3, "half"), (CLICKS, 1): (2, "")}
+    assert seen["alter while active"] == {0: "UnknownMemberIdError"}
+    assert seen["delete while active"] == {"reports": "NonEmptyGroupError"}
+    assert seen["state after close"] == "Empty"
+    assert seen["alter when empty"] == {0: "OK"}
+    assert seen["after alter"] == {(CLICKS, 0): (1, "rewound"), (CLICKS, 1): (2, "")}
+    assert seen["offset delete"] == {1: "OK"}
+    assert seen["after offset delete"] == {(CLICKS, 0): (1, "rewound")}
+    assert seen["delete"] == {"reports": "OK", "nobody": "GroupIdNotFoundError"}
+    assert seen["listed after delete"] == []
