@@ -474,9 +474,9 @@ class Cluster:
     def create_partitions(self, name: str, total: int) -> TopicDescription:
         """Grow a topic to `total` partitions. Keyed records may now land elsewhere:
         the partition of a key is murmur2(key) % partitions."""
-        self.controller.create_partitions(name, total)
-        self.journal.record(self.now_ms, "partitions.created", topic=name, total=total)
-        self._publish()
+        result, = api.create_partitions(self, [api.NewPartitions(name, total)])
+        if result.error_code:
+            raise errors.KafkaCoreError(result.error_code, result.error_message or "")
         return self.describe_topic(name)
 
     @_wrap

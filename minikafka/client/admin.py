@@ -65,6 +65,21 @@ def _raise_for(code: int, message: str = "") -> None:
         raise kerrors.for_code(code, message)
 
 
+def _by_name(results: Iterable[Any], raise_errors: bool) -> dict[str, Any]:
+    """{name: None, or the error} from core results that carry name, error_code and
+    error_message; with raise_errors the first error is raised instead."""
+    out: dict[str, Any] = {}
+    for result in results:
+        if not result.error_code:
+            out[result.name] = None
+            continue
+        exc = kerrors.for_code(result.error_code, result.error_message or "")
+        if raise_errors:
+            raise exc
+        out[result.name] = exc
+    return out
+
+
 class KafkaAdminClient:
     """kafka-python's KafkaAdminClient, in process: the same method names and results."""
 
@@ -125,30 +140,29 @@ class KafkaAdminClient:
                                 spec.get("assignments") or spec.get("replica_assignments"),
                                 spec.get("configs") or {})
              for name, spec in specs.items()], validate_only=validate_only)
-        out: dict[str, Any] = {}
-        for result in api.create_topics(self.cluster, request):
-            if not result.error_code:
-                out[result.name] = None
-                continue
-            exc = kerrors.for_code(result.error_code, result.error_message or "")
-            if raise_errors:
-                raise exc
-            out[result.name] = exc
-        return out
+        return _by_name(api.create_topics(self.cluster, request), raise_errors)
 
     def delete_topics(self, topics: Iterable[str], timeout_ms: int | None = None,
                       raise_errors: bool = True) -> dict[str, Any]:
         """DeleteTopics: {name: None, or the error when raise_errors is False}."""
-        out: dict[str, Any] = {}
-        for result in api.delete_topics(self.cluster, list(topics)):
-            if not result.error_code:
-                out[result.name] = None
-                continue
-            exc = kerrors.for_code(result.error_code, result.error_message or "")
-            if raise_errors:
-                raise exc
-            out[result.name] = exc
-        return out
+        return _by_name(api.delete_topics(self.cluster, list(topics)), raise_errors)
+
+    def create_partitions(self, topic_partitions: Mapping[str, Any], timeout_ms: int | None = None,
+                          validate_only: bool = False, raise_errors: bool = True
+                          ) -> dict[str, Any]:
+        """CreatePartitions: {topic: the total count}, {topic: {"count": n}} or
+        {topic: NewPartitions}, as kafka-python takes them. Returns {topic: None, or the
+        error when raise_errors is False}."""
+        wanted = []
+        for name, spec in topic_partitions.items():
+            if isinstance(spec, int):
+                count, assignments = spec, None
+            elif isinstance(spec, Mapping):
+                count, assignments = spec["count"], spec.get("assignments")
+            else:  # kafka-python's NewPartitions
+                count, assignments = spec.total_count, spec.new_assignments
+            wanted.append(api.NewPartitions(name, count, assignments))
+        return _by_name(api.create_partitions(self.cluster, wanted, validate_only), raise_errors)
 
     def _bounds(self, tp: TopicPartition) -> tuple[int, int]:
         """(earliest, latest) offsets of a partition: ListOffsets to its leader."""

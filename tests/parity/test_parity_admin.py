@@ -64,6 +64,55 @@ def test_delete_topics():
     assert seen["journal"] == ["drop"]
 
 
+# ---------------------------------------------------------------- CreatePartitions
+
+
+def _create_partitions(door: Door, spec: dict, validate_only: bool = False) -> dict:
+    """{topic: (error code, error message)}, (0, None) for a topic that grew."""
+    result = door.admin().create_partitions(spec, validate_only=validate_only,
+                                            raise_errors=False)
+    if hasattr(result, "results"):  # kafka-python: the CreatePartitionsResponse
+        return {r.name: (r.error_code, r.error_message) for r in result.results}
+    return {name: (0, None) if exc is None else (exc.errno, exc.args[0] if exc.args else None)
+            for name, exc in result.items()}
+
+
+def _partitions_scenario(door: Door) -> dict:
+    door.setup(lambda c: c.create_topic("grow", 2, 2))
+
+    def placement() -> list:
+        return door.setup(lambda c: [list(p.replicas)
+                                     for p in c.describe_topic("grow").partitions])
+
+    seen = {"to 4, validate_only": _create_partitions(door, {"grow": 4}, True),
+            "after validate_only": placement(),
+            "to 4": _create_partitions(door, {"grow": 4})}
+    seen["after"] = placement()
+    seen["to 4 again"] = _create_partitions(door, {"grow": 4})
+    seen["to 3"] = _create_partitions(door, {"grow": 3})
+    seen["unknown topic"] = _create_partitions(door, {"nowhere": 2})
+    seen["journal"] = door.setup(lambda c: [(e.fields["topic"], e.fields["total"]) for e in
+                                            c.journal.of_kind("partitions.created")])
+    return seen
+
+
+def test_create_partitions():
+    """Kafka's ReplicationControlManager.createPartitions: a count that is no increase
+    is INVALID_PARTITIONS with its message; validate_only checks and changes nothing."""
+    seen = same_everywhere(through_both(_partitions_scenario))
+    assert seen["to 4, validate_only"] == {"grow": (0, None)}
+    assert len(seen["after validate_only"]) == 2
+    assert seen["to 4"] == {"grow": (0, None)}
+    assert len(seen["after"]) == 4 and seen["after"][:2] == seen["after validate_only"]
+    assert seen["to 4 again"] == {
+        "grow": (37, "Topic currently has 4 partitions, 4 would not be an increase.")}
+    assert seen["to 3"] == {
+        "grow": (37, "Topic currently has 4 partitions, 3 would not be an increase.")}
+    assert seen["unknown topic"] == {
+        "nowhere": (3, "This server does not host this topic-partition: nowhere")}
+    assert seen["journal"] == [("grow", 4)]
+
+
 # ---------------------------------------------------------------- the group APIs
 
 

@@ -10,6 +10,7 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     fetch_partition  Fetch (key 1), one partition: batches, HW, LSO, log start, aborted txns
     create_topics    CreateTopics (key 19), validate_only through the same checks
     delete_topics    DeleteTopics (key 20), by name
+    create_partitions CreatePartitions (key 37), validate_only through the same checks
     delete_records   DeleteRecords (key 21)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
@@ -27,6 +28,7 @@ from .offsets import (
     list_offsets,
     list_offsets_of,
 )
+from .partitions import CreatePartitionsResult, NewPartitions, create_partitions
 from .port import READ_COMMITTED, READ_UNCOMMITTED, ClusterPort, IsolationLevel, led_replica
 from .produce import record_acked
 from .producer_id import InitProducerIdRequest, InitProducerIdResult, init_producer_id
@@ -48,6 +50,7 @@ __all__ = [
     "READ_UNCOMMITTED",
     "ClusterPort",
     "CreatableTopic",
+    "CreatePartitionsResult",
     "CreateTopicsRequest",
     "CreateTopicsResult",
     "DeleteRecordsPartition",
@@ -61,6 +64,8 @@ __all__ = [
     "ListOffsetsPartition",
     "ListOffsetsRequest",
     "ListOffsetsResult",
+    "NewPartitions",
+    "create_partitions",
     "create_topics",
     "delete_records",
     "delete_topics",
