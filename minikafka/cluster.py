@@ -687,11 +687,18 @@ class Cluster:
         """ElectLeaders (kafka-leader-election.sh): 'preferred' or 'unclean'."""
         if election_type not in ("preferred", "unclean"):
             raise ValueError("election_type is 'preferred' or 'unclean'")
-        results = self.controller.elect_leaders(topic, partitions, election_type == "unclean")
-        self.journal.record(self.now_ms, "leaders.elected", election_type=election_type,
-                            results={f"{t}-{p}": c for (t, p), c in results.items()})
-        self._publish()
-        return results
+        wanted = None
+        if topic is not None:
+            meta = self.controller.topics.get(topic)
+            if meta is None:
+                raise errors.KafkaCoreError(
+                    errors.UNKNOWN_TOPIC_OR_PARTITION,
+                    f"This server does not host this topic-partition: {topic}")
+            count = len(meta.partitions)
+            wanted = {topic: range(count) if partitions is None else partitions}
+        kind = api.UNCLEAN if election_type == "unclean" else api.PREFERRED
+        return {(r.topic, r.partition): r.error_code
+                for r in api.elect_leaders(self, kind, wanted)}
 
     @_wrap
     def allocate_producer_id(self) -> int:

@@ -164,6 +164,27 @@ class KafkaAdminClient:
             wanted.append(api.NewPartitions(name, count, assignments))
         return _by_name(api.create_partitions(self.cluster, wanted, validate_only), raise_errors)
 
+    def elect_leaders(self, election_type: int, topic_partitions: Any = None,
+                      timeout_ms: int | None = None, raise_errors: bool = True
+                      ) -> dict[TopicPartition, Any]:
+        """ElectLeaders: election_type 0 preferred, 1 unclean; topic_partitions
+        {topic: [partitions]}, [topics] (all their partitions) or None (every partition).
+        Returns {TopicPartition: None, or the error}; with raise_errors the first error
+        other than ElectionNotNeeded is raised, as kafka-python does."""
+        if topic_partitions is not None and not isinstance(topic_partitions, Mapping):
+            topic_partitions = {t: range(self.cluster.partitions_for(t))
+                                for t in topic_partitions}
+        out: dict[TopicPartition, Any] = {}
+        for r in api.elect_leaders(self.cluster, api.ElectionType(int(election_type)),
+                                   topic_partitions):
+            tp = TopicPartition(r.topic, r.partition)
+            out[tp] = kerrors.for_code(r.error_code, r.error_message or "") \
+                if r.error_code else None
+            if raise_errors and out[tp] is not None and \
+                    r.error_code != errors.ELECTION_NOT_NEEDED:
+                raise out[tp]
+        return out
+
     def _bounds(self, tp: TopicPartition) -> tuple[int, int]:
         """(earliest, latest) offsets of a partition: ListOffsets to its leader."""
         earliest, latest = api.list_offsets_of(self.cluster, tp.topic, tp.partition,

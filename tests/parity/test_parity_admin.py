@@ -113,6 +113,59 @@ def test_create_partitions():
     assert seen["journal"] == [("grow", 4)]
 
 
+# ---------------------------------------------------------------- ElectLeaders
+
+
+def _elect(door: Door, election_type: int, partitions: dict) -> dict:
+    """{(topic, partition): (error code, error message)}."""
+    result = door.admin().elect_leaders(election_type, partitions, raise_errors=False)
+    if hasattr(result, "replica_election_results"):  # kafka-python: the response
+        return {(t.topic, p.partition_id): (p.error_code, p.error_message)
+                for t in result.replica_election_results for p in t.partition_result}
+    return {(tp.topic, tp.partition): (0, None) if exc is None else (exc.errno, exc.args[0])
+            for tp, exc in result.items()}
+
+
+def _elections_scenario(door: Door) -> dict:
+    door.setup(lambda c: c.create_topic("lead", 2, 3))
+    replicas = door.setup(lambda c: [list(p.replicas) for p in c.describe_topic("lead").partitions])
+    preferred = replicas[0][0]
+    door.setup(lambda c: c.stop_broker(preferred))
+    door.wait_until(lambda c: c.describe_topic("lead").partitions[0].leader != preferred,
+                    "a new leader for lead-0")
+    seen = {"replicas": replicas, "stopped": preferred,
+            "preferred, its broker down": _elect(door, 0, {"lead": [0, 1, 9]})}
+    door.setup(lambda c: c.start_broker(preferred))
+    door.wait_until(lambda c: preferred in c.describe_topic("lead").partitions[0].isr,
+                    f"broker {preferred} back in the ISR of lead-0")
+    seen["preferred, its broker back"] = _elect(door, 0, {"lead": [0]})
+    seen["leader now"] = door.setup(lambda c: c.describe_topic("lead").partitions[0].leader)
+    seen["unclean, a leader already"] = _elect(door, 1, {"lead": [0]})
+    seen["journal"] = door.setup(lambda c: [e.fields["election_type"] for e in
+                                            c.journal.of_kind("leaders.elected")])
+    return seen
+
+
+def test_elect_leaders():
+    """Kafka's ReplicationControlManager.electLeaders, partition by partition: a preferred
+    election waits for the preferred replica to be live and in sync; a partition that has
+    the leader asked for answers ELECTION_NOT_NEEDED; an unknown one
+    UNKNOWN_TOPIC_OR_PARTITION."""
+    seen = same_everywhere(through_both(_elections_scenario))
+    down = seen["stopped"]
+    not_available = (80, "Failed to elect leader for partition: the preferred replica is "
+                         "not in sync or not live.")
+    not_needed = (84, "Leader election not needed for topic partition.")
+    p1 = not_available if seen["replicas"][1][0] == down else not_needed
+    assert seen["preferred, its broker down"] == {
+        ("lead", 0): not_available, ("lead", 1): p1,
+        ("lead", 9): (3, "The partition does not exist.")}
+    assert seen["preferred, its broker back"] == {("lead", 0): (0, None)}
+    assert seen["leader now"] == down
+    assert seen["unclean, a leader already"] == {("lead", 0): not_needed}
+    assert seen["journal"] == ["preferred", "preferred", "unclean"]
+
+
 # ---------------------------------------------------------------- the group APIs
 
 

@@ -11,12 +11,14 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     create_topics    CreateTopics (key 19), validate_only through the same checks
     delete_topics    DeleteTopics (key 20), by name
     create_partitions CreatePartitions (key 37), validate_only through the same checks
+    elect_leaders    ElectLeaders (key 43), preferred or unclean
     delete_records   DeleteRecords (key 21)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
 """
 from __future__ import annotations
 
+from .elections import PREFERRED, UNCLEAN, ElectionResult, ElectionType, elect_leaders
 from .fetch import FetchedPartition, FetchPartition, fetch_partition
 from .offsets import (
     EARLIEST,
@@ -46,8 +48,10 @@ __all__ = [
     "EARLIEST",
     "LATEST",
     "MAX_TIMESTAMP",
+    "PREFERRED",
     "READ_COMMITTED",
     "READ_UNCOMMITTED",
+    "UNCLEAN",
     "ClusterPort",
     "CreatableTopic",
     "CreatePartitionsResult",
@@ -56,6 +60,8 @@ __all__ = [
     "DeleteRecordsPartition",
     "DeleteRecordsResult",
     "DeleteTopicsResult",
+    "ElectionResult",
+    "ElectionType",
     "FetchPartition",
     "FetchedPartition",
     "InitProducerIdRequest",
@@ -69,6 +75,7 @@ __all__ = [
     "create_topics",
     "delete_records",
     "delete_topics",
+    "elect_leaders",
     "fetch_partition",
     "init_producer_id",
     "led_replica",
