@@ -59,44 +59,29 @@ def durability_table(seeds: Iterable[int] = range(20), acks: Sequence[Any] = (0,
     return Table(rows, title=f"{len(seeds)} seeded fault schedules per row")
 
 
-def last_follower_returns(elr: bool = True, crash: bool = False,
-                          seed: int = 5) -> tuple[Any, list[bytes] | str]:
-    """Lesson 5's story 3 on a fresh cluster: payments-0 (3 replicas,
+def last_follower_returns(elr: bool = True, crash: bool = False
+                          ) -> tuple[Any, list[bytes] | str]:
+    """Lesson 5's story 3, the presenter's eligible-leaders scenario
+    (minikafka.demo.scenarios.elr) on a fresh cluster: payments-0 (3 replicas,
     min.insync.replicas=2) loses one follower, then the other (stopped, or crashed when
     ``crash``), then its leader; the follower that went last restarts. Prints the
     partition after each step as kafka-topics.sh --describe shows it, and returns its
     PartitionDescription at the end with what a consumer reads then (a string when the
     partition is offline). ``elr`` sets the eligible.leader.replicas.version feature."""
-    from minikafka.cluster import Cluster
+    from minikafka.demo.scenario import Run
+    from minikafka.demo.scenarios.elr import story
     from minikafka.tools.topics import partition_line
 
-    cluster = Cluster(brokers=3, seed=seed, controllers=[1001, 1002, 1003],
-                      features={"eligible.leader.replicas.version": int(elr)})
-    cluster.create_topic("payments", partitions=1, replication_factor=3,
-                         config={"min.insync.replicas": "2"})
-    cluster.producer(acks="all").send("payments", value=b"payment-1").get()
-    cluster.advance(1_000)  # the followers learn the high watermark
-
-    def show(moment: str) -> Any:
-        p = cluster.describe_topic("payments").partitions[0]
-        print(f"{moment}:\n" + partition_line("payments", 0, p.leader, p.replicas, p.isr,
-                                                p.elr, p.last_known_elr))
-        return p
-
-    leader, first, last = cluster.describe_topic("payments").partitions[0].replicas
-    cluster.stop_broker(first)
-    show(f"broker {first} stops")
-    if crash:
-        cluster.crash_broker(last)
-        cluster.advance(10_000)  # the controller notices after broker.session.timeout.ms
-    else:
-        cluster.stop_broker(last)
-    show(f"broker {last} {'crashes' if crash else 'stops'}")
-    cluster.stop_broker(leader)
-    show(f"broker {leader} (the leader) stops")
-    cluster.start_broker(last)
-    cluster.advance(5_000)
-    p = show(f"broker {last} comes back")
+    scenario = story(elr=elr, crash=crash)
+    run = Run(scenario)
+    scenario.setup(run)
+    moments = ("broker {first} stops", "broker {last} " + ("crashes" if crash else "stops"),
+               "broker {leader} (the leader) stops", "broker {last} comes back")
+    for step, moment in zip(scenario.steps, moments):
+        step.do(run)
+        p = run.partition()
+        print(moment.format(**run.facts) + ":\n" + partition_line(
+            scenario.topic, 0, p.leader, p.replicas, p.isr, p.elr, p.last_known_elr))
     if p.leader is None:
         return p, "nothing, it is offline"
-    return p, [r.value for r in read_topic(cluster, "payments")[0]]
+    return p, [r.value for r in read_topic(run.cluster, scenario.topic)[0]]
