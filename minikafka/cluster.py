@@ -481,6 +481,11 @@ class Cluster:
 
     @_wrap
     def alter_topic_config(self, name: str, changes: Mapping[str, Any]) -> None:
+        """Set (or, with None, remove) topic config overrides."""
+        self.apply_topic_config(name, changes)
+
+    def apply_topic_config(self, name: str, changes: Mapping[str, Any]) -> None:
+        """alter_topic_config for core.api (raises core errors)."""
         self.controller.alter_config(
             name, {k: None if v is None else str(v) for k, v in changes.items()})
         self._sync_metadata()
@@ -497,6 +502,11 @@ class Cluster:
         brokers share one configuration, so a value set on one broker applies to all
         (Kafka would change that broker only); `dynamic_broker_config` keeps where it
         was set, for DescribeConfigs."""
+        self.apply_broker_config(changes, validate_only, broker_id)
+
+    def apply_broker_config(self, changes: Mapping[str, Any], validate_only: bool = False,
+                            broker_id: int | None = None) -> None:
+        """alter_broker_config for core.api (raises core errors)."""
         parsed: dict[str, Any] = {}
         for key, value in changes.items():
             if key not in DYNAMIC_KEYS:

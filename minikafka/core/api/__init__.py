@@ -12,12 +12,24 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     delete_topics    DeleteTopics (key 20), by name
     create_partitions CreatePartitions (key 37), validate_only through the same checks
     elect_leaders    ElectLeaders (key 43), preferred or unclean
+    describe_configs DescribeConfigs (key 32), topics and brokers, with sources
+    incremental_alter_configs IncrementalAlterConfigs (key 44): SET, DELETE, APPEND, SUBTRACT
     delete_records   DeleteRecords (key 21)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
 """
 from __future__ import annotations
 
+from .configs import (
+    AlterableConfig,
+    AlterConfigsResource,
+    AlterConfigsResult,
+    ConfigEntry,
+    ConfigResource,
+    DescribeConfigsResult,
+    describe_configs,
+    incremental_alter_configs,
+)
 from .elections import PREFERRED, UNCLEAN, ElectionResult, ElectionType, elect_leaders
 from .fetch import FetchedPartition, FetchPartition, fetch_partition
 from .offsets import (
@@ -45,6 +57,12 @@ from .topics import (
 )
 
 __all__ = [
+    "AlterConfigsResource",
+    "AlterConfigsResult",
+    "AlterableConfig",
+    "ConfigEntry",
+    "ConfigResource",
+    "DescribeConfigsResult",
     "EARLIEST",
     "LATEST",
     "MAX_TIMESTAMP",
@@ -75,8 +93,10 @@ __all__ = [
     "create_topics",
     "delete_records",
     "delete_topics",
+    "describe_configs",
     "elect_leaders",
     "fetch_partition",
+    "incremental_alter_configs",
     "init_producer_id",
     "led_replica",
     "list_offsets",
