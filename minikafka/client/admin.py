@@ -22,7 +22,16 @@ from datetime import timedelta
 from typing import Any
 
 from kafka import errors as Errors
-from kafka.admin import OffsetSpec, OffsetTimestamp
+from kafka.admin import (
+    AlterConfigOp,
+    ConfigFilterType,
+    ConfigResource,
+    ConfigResourceType,
+    ConfigSourceType,
+    ConfigType,
+    OffsetSpec,
+    OffsetTimestamp,
+)
 from kafka.admin.client import KafkaAdminClient as _KafkaPythonAdmin
 from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
@@ -183,6 +192,66 @@ class KafkaAdminClient:
             if raise_errors and out[tp] is not None and \
                     r.error_code != errors.ELECTION_NOT_NEEDED:
                 raise out[tp]
+        return out
+
+    # -- configs -------------------------------------------------------------------------------
+    def describe_configs(self, config_resources: Iterable[ConfigResource],
+                         include_synonyms: bool = False, config_filter: Any = "modified"
+                         ) -> dict[str, dict[str, dict]]:
+        """DescribeConfigs, shaped as kafka-python returns it: {resource type: {name: {key:
+        {value, read_only, config_source, is_sensitive, config_type, synonyms}}}}, keeping
+        the keys config_filter keeps ("modified", the default: neither a default nor a
+        static value; "all"; "dynamic"; ...). A resource in error has no keys."""
+        keep = ConfigFilterType.build_from(config_filter)
+        out: dict[str, dict[str, dict]] = {}
+        for r in api.describe_configs(self.cluster, [
+                api.ConfigResource(int(c.resource_type), c.name,
+                                   None if c.configs is None else list(c.configs))
+                for c in config_resources]):
+            configs = {}
+            for e in r.entries:
+                source = ConfigSourceType(e.source)
+                if (keep is ConfigFilterType.DYNAMIC and e.read_only) or keep.should_skip(source):
+                    continue
+                configs[e.name] = {
+                    "value": e.value, "read_only": e.read_only, "config_source": source.name,
+                    "is_sensitive": False, "config_type": ConfigType(e.config_type).name,
+                    "synonyms": [{"name": e.name, "value": e.value, "source": source.name}]
+                    if include_synonyms else []}
+            out.setdefault(ConfigResourceType(r.resource_type).name.lower(), {})[r.name] = configs
+        return out
+
+    def alter_configs(self, config_resources: Iterable[ConfigResource],
+                      validate_only: bool = False, raise_on_unknown: bool = True,
+                      incremental: bool | None = None) -> dict[str, dict[str, str]]:
+        """IncrementalAlterConfigs: each resource's configs {key: (op, value)} or {key:
+        value} (SET), as kafka-python takes them. Returns {resource type: {name: "OK" or
+        the error as text}}. With raise_on_unknown, a key the resource cannot change
+        raises ValueError first, as kafka-python does."""
+        resources = list(config_resources)
+        if raise_on_unknown:
+            dynamic = self.describe_configs([ConfigResource(c.resource_type, c.name)
+                                             for c in resources], config_filter="dynamic")
+            for c in resources:
+                known = dynamic[ConfigResourceType(c.resource_type).name.lower()][c.name]
+                unknown = set(c.configs or []) - set(known)
+                if unknown:
+                    raise ValueError(f"Unrecognized configs: {unknown}")
+        asked = []
+        for c in resources:
+            configs = []
+            for name, op_value in (c.configs or {}).items():
+                op, value = op_value if isinstance(op_value, tuple) else (AlterConfigOp.SET,
+                                                                          op_value)
+                op = AlterConfigOp.value_for(op)
+                configs.append(api.AlterableConfig(
+                    name, op, None if op == AlterConfigOp.DELETE or value is None else str(value)))
+            asked.append(api.AlterConfigsResource(int(c.resource_type), c.name, configs))
+        out: dict[str, dict[str, str]] = {}
+        for r in api.incremental_alter_configs(self.cluster, asked, validate_only):
+            answer = "OK" if not r.error_code else \
+                str(kerrors.for_code(r.error_code, r.error_message or ""))
+            out.setdefault(ConfigResourceType(r.resource_type).name.lower(), {})[r.name] = answer
         return out
 
     def _bounds(self, tp: TopicPartition) -> tuple[int, int]:

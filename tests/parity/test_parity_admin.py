@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from kafka import TopicPartition
+from kafka.admin import AlterConfigOp, ConfigResource
 from kafka.structs import OffsetAndMetadata
 
 from .doors import Door, through_both
@@ -164,6 +165,81 @@ def test_elect_leaders():
     assert seen["leader now"] == down
     assert seen["unclean, a leader already"] == {("lead", 0): not_needed}
     assert seen["journal"] == ["preferred", "preferred", "unclean"]
+
+
+# ---------------------------------------------------------------- DescribeConfigs, IncrementalAlterConfigs
+
+
+def _configs(door: Door, kind: str, name: str, keys=None, config_filter="modified") -> dict:
+    """{key: (value, source, read only)} of one resource, as describe_configs reports it."""
+    found = door.admin().describe_configs([ConfigResource(kind, name, keys)],
+                                          config_filter=config_filter)
+    return {k: (c["value"], c["config_source"], c["read_only"])
+            for k, c in found[kind.lower()][name].items()}
+
+
+def _alter(door: Door, kind: str, name: str, configs: dict, validate_only: bool = False,
+           raise_on_unknown: bool = False) -> str:
+    answer = door.admin().alter_configs([ConfigResource(kind, name, configs)],
+                                        validate_only=validate_only,
+                                        raise_on_unknown=raise_on_unknown, incremental=True)
+    return answer[kind.lower()][name]
+
+
+def _configs_scenario(door: Door) -> dict:
+    door.setup(lambda c: c.create_topic("cfg", 1, 3, config={"retention.ms": "3600000"}))
+    seen = {"modified at start": _configs(door, "TOPIC", "cfg"),
+            "two keys, all": _configs(door, "TOPIC", "cfg", ["min.insync.replicas",
+                                                             "cleanup.policy"], "all")}
+    change = {"min.insync.replicas": (AlterConfigOp.SET, "2"),
+              "cleanup.policy": (AlterConfigOp.APPEND, "compact"),
+              "retention.ms": (AlterConfigOp.DELETE, None)}
+    seen["validate_only"] = _alter(door, "TOPIC", "cfg", change, validate_only=True)
+    seen["after validate_only"] = _configs(door, "TOPIC", "cfg")
+    seen["alter"] = _alter(door, "TOPIC", "cfg", change)
+    seen["after alter"] = _configs(door, "TOPIC", "cfg")
+    seen["unknown key"] = _alter(door, "TOPIC", "cfg", {"no.such.config": "1"})
+    seen["bad value"] = _alter(door, "TOPIC", "cfg", {"retention.ms": "soon"})
+    seen["append to a number"] = _alter(door, "TOPIC", "cfg",
+                                        {"retention.ms": (AlterConfigOp.APPEND, "1")})
+    seen["unknown topic"] = _alter(door, "TOPIC", "nowhere", {"retention.ms": "1"})
+    seen["broker 1"] = _alter(door, "BROKER", "1", {"log.retention.ms": "7200000"})
+    seen["broker 1 modified"] = _configs(door, "BROKER", "1")
+    seen["static broker key"] = _alter(door, "BROKER", "1", {"num.partitions": "9"})
+    seen["topic follows the broker"] = _configs(door, "TOPIC", "cfg", ["retention.ms"], "all")
+    return seen
+
+
+def test_describe_and_alter_configs():
+    """Kafka's ConfigAdminManager: overrides are DYNAMIC_TOPIC_CONFIG, defaults that a
+    broker setting decides carry that setting's source; IncrementalAlterConfigs applies a
+    resource's changes all or none, with INVALID_CONFIG for an unknown key, a bad value or
+    an APPEND to a non-list config; a broker key that is not dynamic cannot change."""
+    seen = same_everywhere(through_both(_configs_scenario))
+    assert seen["modified at start"] == {"retention.ms": ("3600000", "DYNAMIC_TOPIC_CONFIG",
+                                                          False)}
+    assert seen["two keys, all"] == {"cleanup.policy": ("delete", "DEFAULT_CONFIG", False),
+                                     "min.insync.replicas": ("1", "DEFAULT_CONFIG", False)}
+    assert seen["validate_only"] == seen["alter"] == "OK"
+    assert seen["after validate_only"] == seen["modified at start"]
+    assert seen["after alter"] == {
+        "cleanup.policy": ("compact,delete", "DYNAMIC_TOPIC_CONFIG", False),
+        "min.insync.replicas": ("2", "DYNAMIC_TOPIC_CONFIG", False)}
+    assert seen["unknown key"] == ("[Error 40] InvalidConfigurationError: Unknown topic "
+                                   "config name: no.such.config")
+    assert seen["bad value"] == ("[Error 40] InvalidConfigurationError: Invalid value 'soon' "
+                                 "for configuration retention.ms")
+    assert seen["append to a number"] == (
+        "[Error 40] InvalidConfigurationError: Config value append is not allowed for "
+        "config key: retention.ms")
+    assert seen["unknown topic"].startswith("[Error 3] UnknownTopicOrPartitionError")
+    assert seen["broker 1"] == "OK"
+    assert seen["broker 1 modified"]["log.retention.ms"] == ("7200000",
+                                                             "DYNAMIC_BROKER_CONFIG", False)
+    assert seen["static broker key"] == ("[Error 42] InvalidRequestError: Cannot update these "
+                                         "configs dynamically: [num.partitions]")
+    assert seen["topic follows the broker"] == {
+        "retention.ms": ("7200000", "DYNAMIC_BROKER_CONFIG", False)}
 
 
 # ---------------------------------------------------------------- the group APIs
