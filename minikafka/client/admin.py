@@ -31,6 +31,8 @@ from kafka.admin import (
     ConfigType,
     OffsetSpec,
     OffsetTimestamp,
+    PartitionProducerState,
+    ProducerState,
 )
 from kafka.admin.client import KafkaAdminClient as _KafkaPythonAdmin
 from kafka.protocol.consumer.metadata import (
@@ -192,6 +194,55 @@ class KafkaAdminClient:
             if raise_errors and out[tp] is not None and \
                     r.error_code != errors.ELECTION_NOT_NEEDED:
                 raise out[tp]
+        return out
+
+    # -- brokers' views -------------------------------------------------------------------------
+    def describe_log_dirs(self, topic_partitions: Any = None,
+                          brokers: Iterable[int] | None = None) -> list[dict]:
+        """DescribeLogDirs, as kafka-python returns it: per broker (all by default)
+        {"broker", "log_dirs": [{error_code, log_dir, topics: [{name, partitions:
+        [{partition_index, partition_size, offset_lag, is_future_key}]}], total_bytes,
+        usable_bytes}]}. topic_partitions: {topic: [partitions]}, [topics] or None."""
+        if topic_partitions is not None and not isinstance(topic_partitions, Mapping):
+            topic_partitions = {t: range(self.cluster.partitions_for(t))
+                                for t in topic_partitions}
+        out = []
+        for broker_id in sorted(self.cluster.brokers) if brokers is None else brokers:
+            found = api.describe_log_dirs(self.cluster, broker_id, topic_partitions)
+            topics: dict[str, list] = {}
+            for r in found.replicas:
+                topics.setdefault(r.topic, []).append({
+                    "partition_index": r.partition, "partition_size": r.size_bytes,
+                    "offset_lag": r.offset_lag, "is_future_key": False})
+            out.append({"broker": broker_id, "log_dirs": [{
+                "error_code": found.error_code, "log_dir": found.path,
+                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
+                "total_bytes": found.total_bytes, "usable_bytes": found.usable_bytes}]})
+        return out
+
+    def describe_producers(self, partitions: Iterable[TopicPartition],
+                           broker_id: int | None = None) -> dict[TopicPartition, Any]:
+        """DescribeProducers: {tp: PartitionProducerState} from each partition's leader (or
+        from broker_id); raises the first partition's error, as kafka-python does."""
+        out = {}
+        for tp in partitions:
+            node = broker_id
+            if node is None:
+                meta = self.cluster.controller.topics.get(tp.topic)
+                node = meta.partitions[tp.partition].leader if meta is not None and \
+                    0 <= tp.partition < len(meta.partitions) else None
+            if node not in self.cluster.brokers:
+                raise Errors.LeaderNotAvailableError(f"no leader for {tp}")
+            r, = api.describe_producers(self.cluster, node, [(tp.topic, tp.partition)])
+            if r.error_code:
+                raise type(kerrors.for_code(r.error_code))(
+                    f"DescribeProducersRequest failed for {tp}: None")
+            out[tp] = PartitionProducerState(active_producers=[ProducerState(
+                producer_id=p.producer_id, producer_epoch=p.producer_epoch,
+                last_sequence=p.last_sequence, last_timestamp=p.last_timestamp,
+                coordinator_epoch=p.coordinator_epoch,
+                current_transaction_start_offset=p.current_txn_start_offset)
+                for p in r.producers])
         return out
 
     # -- configs -------------------------------------------------------------------------------

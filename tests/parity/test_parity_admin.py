@@ -242,6 +242,65 @@ def test_describe_and_alter_configs():
         "retention.ms": ("7200000", "DYNAMIC_BROKER_CONFIG", False)}
 
 
+# ---------------------------------------------------------------- DescribeProducers, DescribeLogDirs
+
+
+LEDGER = [TopicPartition("ledger", 0), TopicPartition("ledger", 1)]
+
+
+def _producers_scenario(door: Door) -> dict:
+    door.setup(lambda c: c.create_topic("ledger", 2, 3))
+    plain = door.producer(acks="all")
+    for i in range(5):
+        plain.send("ledger", b"v%d" % i, partition=i % 2, timestamp_ms=1_000 + i).get(timeout=10)
+    tx = door.producer(transactional_id="ledger-tx")
+    tx.init_transactions()
+    tx.begin_transaction()
+    tx.send("ledger", b"open", partition=0, timestamp_ms=2_000).get(timeout=10)
+    for tp in LEDGER:
+        door.wait_until(lambda c, tp=tp: c.leader_replica(*tp).high_watermark ==
+                        c.leader_replica(*tp).log_end_offset, f"{tp} replicated")
+    admin = door.admin()
+    seen = {"producers": {
+        tp.partition: [tuple(p) for p in state.active_producers]
+        for tp, state in sorted(admin.describe_producers(LEDGER).items())}}
+    follower = door.setup(lambda c: next(b for b in c.describe_topic("ledger").partitions[0]
+                                         .replicas if b != c.describe_topic("ledger")
+                                         .partitions[0].leader))
+    try:
+        admin.describe_producers(LEDGER[:1], broker_id=follower)
+        seen["asking a follower"] = "answered"
+    except Exception as exc:  # the error is the observation
+        seen["asking a follower"] = type(exc).__name__
+    seen["log dirs"] = {
+        b["broker"]: [(d["log_dir"], d["error_code"],
+                       [(t["name"], p["partition_index"], p["partition_size"], p["offset_lag"])
+                        for t in d["topics"] for p in t["partitions"]]) for d in b["log_dirs"]]
+        for b in admin.describe_log_dirs(["ledger"])}
+    tx.abort_transaction()
+    return seen
+
+
+def test_describe_producers_and_log_dirs():
+    """kafka-transactions.sh describe-producers: the leader's producer state, the open
+    transaction's first offset; a follower answers NOT_LEADER_OR_FOLLOWER.
+    kafka-log-dirs.sh: every replica, its bytes and its lag (0 once replicated)."""
+    seen = same_everywhere(through_both(_producers_scenario))
+    # (producer id, epoch, last sequence, last timestamp, coordinator epoch, txn start)
+    assert seen["producers"] == {0: [(0, 0, 2, -1, -1, -1), (1, 0, 0, -1, -1, 3)],
+                                 1: [(0, 0, 1, -1, -1, -1)]}
+    assert seen["asking a follower"] == "NotLeaderForPartitionError"  # kafka-python's name, code 6
+    assert sorted(seen["log dirs"]) == [1, 2, 3]
+    for broker, dirs in seen["log dirs"].items():
+        (path, code, replicas), = dirs
+        assert (path, code) == (f"/minikafka/broker-{broker}", 0)
+        assert [(t, p, lag) for t, p, _, lag in replicas] == [("ledger", 0, 0), ("ledger", 1, 0)]
+        # RecordBatch v2 bytes, counted the same whichever client wrote the batches: a
+        # one-record batch is 61 bytes of header and 9 for a record of 2 bytes ("v0"),
+        # 11 for "open"; partition 0 has 3 such batches and the transaction's, 1 has 2.
+        assert [size for _, _, size, _ in replicas] == [3 * 70 + 72, 2 * 70]
+
+
 # ---------------------------------------------------------------- the group APIs
 
 

@@ -14,6 +14,8 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     elect_leaders    ElectLeaders (key 43), preferred or unclean
     describe_configs DescribeConfigs (key 32), topics and brokers, with sources
     incremental_alter_configs IncrementalAlterConfigs (key 44): SET, DELETE, APPEND, SUBTRACT
+    describe_log_dirs DescribeLogDirs (key 35): a broker's log directory and replicas
+    describe_producers DescribeProducers (key 61): the producers a leader remembers
     delete_records   DeleteRecords (key 21)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
@@ -32,6 +34,7 @@ from .configs import (
 )
 from .elections import PREFERRED, UNCLEAN, ElectionResult, ElectionType, elect_leaders
 from .fetch import FetchedPartition, FetchPartition, fetch_partition
+from .log_dirs import LogDirDescription, ReplicaLog, describe_log_dirs
 from .offsets import (
     EARLIEST,
     LATEST,
@@ -46,6 +49,7 @@ from .partitions import CreatePartitionsResult, NewPartitions, create_partitions
 from .port import READ_COMMITTED, READ_UNCOMMITTED, ClusterPort, IsolationLevel, led_replica
 from .produce import record_acked
 from .producer_id import InitProducerIdRequest, InitProducerIdResult, init_producer_id
+from .producers import ActiveProducer, PartitionProducers, describe_producers
 from .records import DeleteRecordsPartition, DeleteRecordsResult, delete_records
 from .topics import (
     CreatableTopic,
@@ -57,6 +61,10 @@ from .topics import (
 )
 
 __all__ = [
+    "ActiveProducer",
+    "LogDirDescription",
+    "PartitionProducers",
+    "ReplicaLog",
     "AlterConfigsResource",
     "AlterConfigsResult",
     "AlterableConfig",
@@ -94,6 +102,8 @@ __all__ = [
     "delete_records",
     "delete_topics",
     "describe_configs",
+    "describe_log_dirs",
+    "describe_producers",
     "elect_leaders",
     "fetch_partition",
     "incremental_alter_configs",
