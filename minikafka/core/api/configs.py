@@ -161,11 +161,15 @@ class ConfigResource:
 
 
 @dataclass(frozen=True)
-class DescribeConfigsResult:
+class AlterConfigsResult:
     resource_type: int
     name: str
     error_code: int = errors.NONE
     error_message: str | None = None
+
+
+@dataclass(frozen=True)
+class DescribeConfigsResult(AlterConfigsResult):
     entries: tuple[ConfigEntry, ...] = ()
 
 
@@ -222,14 +226,6 @@ class AlterConfigsResource:
     resource_type: int
     name: str
     configs: Sequence[AlterableConfig] = field(default_factory=tuple)
-
-
-@dataclass(frozen=True)
-class AlterConfigsResult:
-    resource_type: int
-    name: str
-    error_code: int = errors.NONE
-    error_message: str | None = None
 
 
 def _topic_changes(meta: Any, configs: Sequence[AlterableConfig]) -> dict[str, str | None]:
