@@ -65,6 +65,21 @@ def test_delete_topics():
     assert seen["journal"] == ["drop"]
 
 
+def _metadata_scenario(door: Door) -> dict:
+    door.setup(lambda c: c.create_topic("shown", 3, 2))
+    consumer = door.consumer(group_id=None)
+    return {"topics": sorted(t for t in consumer.topics() if not t.startswith("__")),
+            "partitions": consumer.partitions_for_topic("shown"),
+            "unknown": consumer.partitions_for_topic("hidden")}
+
+
+def test_metadata_through_a_consumer():
+    """Metadata as a consumer sees it: the topics, a topic's partitions, and an empty set
+    for a topic that does not exist (kafka-python 3's answer)."""
+    assert same_everywhere(through_both(_metadata_scenario)) == {
+        "topics": ["shown"], "partitions": {0, 1, 2}, "unknown": set()}
+
+
 # ---------------------------------------------------------------- CreatePartitions
 
 
@@ -371,3 +386,54 @@ def test_group_apis():
     assert seen["after offset delete"] == {(CLICKS, 0): (1, "rewound")}
     assert seen["delete"] == {"reports": "OK", "nobody": "GroupIdNotFoundError"}
     assert seen["listed after delete"] == []
+
+
+# ---------------------------------------------------------------- the transaction APIs
+
+
+def _txn_offsets_scenario(door: Door) -> dict:
+    """Consume-transform-produce: AddOffsetsToTxn and TxnOffsetCommit put the group's
+    offsets in the transaction; EndTxn commits or aborts them with the records."""
+    door.setup(lambda c: (c.create_topic("in", 1, 3), c.create_topic("out", 1, 3)))
+    source = door.producer(acks="all")
+    for i in range(4):
+        source.send("in", b"i%d" % i).get(timeout=10)
+    consumer = door.consumer(group_id="etl", auto_offset_reset="earliest",
+                             enable_auto_commit=False, isolation_level="read_committed")
+    consumer.subscribe(["in"])
+    got = read_all(consumer, 4)
+    tx = door.producer(transactional_id="etl-tx")
+    tx.init_transactions()
+    admin = door.admin()
+    seen = {}
+    for outcome, upto in (("abort", 2), ("commit", 3)):
+        tx.begin_transaction()
+        tx.send("out", b"o%d" % upto)
+        tx.send_offsets_to_transaction({TopicPartition("in", 0): OffsetAndMetadata(upto, "", -1)},
+                                       consumer.group_metadata())
+        if outcome == "abort":
+            tx.abort_transaction()
+        else:
+            tx.commit_transaction()
+        door.settle("out")
+        seen[f"after {outcome}"] = _offsets(admin, "etl")
+    seen["read"] = sorted(v for _, v in got)
+    seen["out, read_committed"] = [v for _, v in read_all(_committed_reader(door), 1)]
+    return seen
+
+
+def _committed_reader(door: Door):
+    consumer = door.consumer(group_id=None, auto_offset_reset="earliest",
+                             enable_auto_commit=False, isolation_level="read_committed")
+    consumer.assign([TopicPartition("out", 0)])
+    return consumer
+
+
+def test_transactional_offset_commits():
+    """An aborted transaction's offsets never reach the group; a committed one's do, with
+    its records (Kafka's TransactionCoordinator and GroupCoordinator)."""
+    seen = same_everywhere(through_both(_txn_offsets_scenario))
+    assert seen["read"] == [b"i0", b"i1", b"i2", b"i3"]
+    assert seen["after abort"] == {}
+    assert seen["after commit"] == {("in", 0): (3, "")}
+    assert seen["out, read_committed"] == [b"o3"]
