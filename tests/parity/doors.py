@@ -40,6 +40,17 @@ class Door:
         """Wait (simulated time in process, wall time behind a server) until done(cluster)."""
         raise NotImplementedError
 
+    def wait_until_polled(self, consumers: list, done: Callable[[], bool], what: str,
+                          polls: int = 100) -> None:
+        """Poll the consumers in turn (a group only moves while its members poll) until
+        done(), which may ask through the door's own clients."""
+        for _ in range(polls):
+            for consumer in consumers:
+                consumer.poll(timeout_ms=100)
+            if done():
+                return
+        raise AssertionError(f"never {what}")
+
     def _keep(self, client: Any) -> Any:
         self._clients.append(client)
         return client
