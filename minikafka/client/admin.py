@@ -44,7 +44,12 @@ from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 from .. import errors as kerrors
 from ..core import api, errors
 from ..core.group import DEAD, EMPTY, CommittedOffset
-from ..core.offset_reset import parse_datetime, parse_duration
+from ..core.offset_reset import (
+    NoCommittedOffset,
+    parse_datetime,
+    parse_duration,
+    target_offset,
+)
 
 # kafka-python 2.x return types of describe_consumer_groups.
 GroupInformation = namedtuple(
@@ -602,30 +607,26 @@ class KafkaAdminClient:
         plan: dict[TopicPartition, int] = {}
         for tp in partitions:
             earliest, latest = self._bounds(tp)
-            if to_earliest:
-                target = earliest
-            elif to_latest:
-                target = latest
-            elif to_current:
-                target = committed[tp].offset if tp in committed else latest
-            elif to_offset is not None or shift_by is not None:
-                if shift_by is not None:
-                    if tp not in committed:
-                        raise ValueError(f"Cannot shift offset for partition {tp} since there "
-                                         "is no current committed offset")
-                    wanted = committed[tp].offset + shift_by
-                else:
-                    wanted = to_offset
-                target = min(max(wanted, earliest), latest)  # the tool's checkOffsetsRange
-            else:
+            found = None
+            if to_datetime is not None or by_duration is not None:
                 if to_datetime is not None:
                     ts = parse_datetime(to_datetime)
                 else:
                     duration = by_duration if isinstance(by_duration, timedelta) else \
                         parse_duration(str(by_duration))
                     ts = self.cluster.now_ms - int(duration.total_seconds() * 1000)
-                found, = api.list_offsets_of(self.cluster, tp.topic, tp.partition, ts)
-                target = latest if found.offset < 0 else found.offset
+                found = api.list_offsets_of(self.cluster, tp.topic, tp.partition, ts)[0].offset
+            try:
+                target = target_offset(
+                    earliest=earliest, latest=latest,
+                    committed=committed[tp].offset if tp in committed else None,
+                    to_earliest=to_earliest, to_latest=to_latest, to_current=to_current,
+                    to_offset=to_offset, shift_by=shift_by, found=found)
+            except NoCommittedOffset:
+                raise ValueError(f"Cannot shift offset for partition {tp} since there is no "
+                                 "current committed offset") from None
+            if to_offset is not None or shift_by is not None:
+                target = min(max(target, earliest), latest)  # the tool's checkOffsetsRange
             plan[tp] = target
         if execute and plan:
             result = self.alter_group_offsets(

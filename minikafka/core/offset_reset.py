@@ -1,6 +1,11 @@
-"""``kafka-consumer-groups --reset-offsets``: reading its time arguments and printing its
-plan, the same for the admin client's ``reset_offsets()`` and the ``consumer-groups`` tool.
+"""``kafka-consumer-groups --reset-offsets``: reading its time arguments, choosing each
+partition's new offset and printing the plan, the same for the admin client's
+``reset_offsets()`` and the ``consumer-groups`` tool.
 
+    >>> target_offset(earliest=2, latest=9, committed=5, shift_by=-2)
+    3
+    >>> target_offset(earliest=2, latest=9, committed=None, to_current=True)
+    9
     >>> parse_duration("PT1H30M")
     datetime.timedelta(seconds=5400)
     >>> parse_datetime("2026-01-01T00:00:00Z")
@@ -49,3 +54,33 @@ def format_reset_plan(group_id: str, plan: Mapping[Any, int]) -> str:
     for tp, offset in sorted(plan.items()):
         lines.append(f"{group_id:<30} {tp.topic:<30} {tp.partition:<10} {offset:<15}".rstrip())
     return "\n".join(lines)
+
+
+class NoCommittedOffset(ValueError):
+    """--shift-by for a partition the group has never committed."""
+
+
+def target_offset(*, earliest: int, latest: int, committed: int | None,
+                  to_earliest: bool = False, to_latest: bool = False, to_current: bool = False,
+                  to_offset: int | None = None, shift_by: int | None = None,
+                  found: int | None = None) -> int:
+    """One partition's new offset for the one scenario given, before the tool's range
+    check (ConsumerGroupCommand's checkOffsetsRange, which --to-offset and --shift-by
+    get: a caller clamps those into [earliest, latest]). ``found`` is ListOffsets' answer
+    for --to-datetime / --by-duration: -1 (no record that late) means the log end.
+    --to-current keeps the committed offset, or takes the log end where there is none."""
+    if to_earliest:
+        return earliest
+    if to_latest:
+        return latest
+    if to_current:
+        return latest if committed is None else committed
+    if shift_by is not None:
+        if committed is None:
+            raise NoCommittedOffset("no current committed offset")
+        return committed + shift_by
+    if to_offset is not None:
+        return to_offset
+    if found is not None:
+        return latest if found < 0 else found
+    raise ValueError("no reset scenario given")
