@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from .core.broker import Broker
 from .core.clock import EPOCH_MS, SimClock
 from .core.config import BROKER_DEFAULTS, TopicConfig
 from .core.controller import NO_LEADER, Controller
+from .core.group import STABLE as GROUP_STABLE
 from .core.group import GroupCoordinator
 from .core.journal import Journal
 from .core.log_manager import LogManager
@@ -461,24 +462,30 @@ class Cluster:
 
     @_wrap
     def delete_topic(self, name: str) -> None:
-        topic = self.controller.topics.get(name)
-        if topic is not None:
-            self._removed_topic_ids.add(topic.topic_id)
-        self.controller.delete_topic(name)
-        self.journal.record(self.now_ms, "topic.deleted", topic=name)
-        self._publish()
+        result, = api.delete_topics(self, [name])
+        if result.error_code:
+            raise errors.KafkaCoreError(result.error_code, result.error_message or "")
+
+    def drop_topic_logs(self, topic_id: str) -> None:
+        """A deleted topic's directories go at the next sync of the log dirs."""
+        self._removed_topic_ids.add(topic_id)
 
     @_wrap
     def create_partitions(self, name: str, total: int) -> TopicDescription:
         """Grow a topic to `total` partitions. Keyed records may now land elsewhere:
         the partition of a key is murmur2(key) % partitions."""
-        self.controller.create_partitions(name, total)
-        self.journal.record(self.now_ms, "partitions.created", topic=name, total=total)
-        self._publish()
+        result, = api.create_partitions(self, [api.NewPartitions(name, total)])
+        if result.error_code:
+            raise errors.KafkaCoreError(result.error_code, result.error_message or "")
         return self.describe_topic(name)
 
     @_wrap
     def alter_topic_config(self, name: str, changes: Mapping[str, Any]) -> None:
+        """Set (or, with None, remove) topic config overrides."""
+        self.apply_topic_config(name, changes)
+
+    def apply_topic_config(self, name: str, changes: Mapping[str, Any]) -> None:
+        """alter_topic_config for core.api (raises core errors)."""
         self.controller.alter_config(
             name, {k: None if v is None else str(v) for k, v in changes.items()})
         self._sync_metadata()
@@ -495,6 +502,11 @@ class Cluster:
         brokers share one configuration, so a value set on one broker applies to all
         (Kafka would change that broker only); `dynamic_broker_config` keeps where it
         was set, for DescribeConfigs."""
+        self.apply_broker_config(changes, validate_only, broker_id)
+
+    def apply_broker_config(self, changes: Mapping[str, Any], validate_only: bool = False,
+                            broker_id: int | None = None) -> None:
+        """alter_broker_config for core.api (raises core errors)."""
         parsed: dict[str, Any] = {}
         for key, value in changes.items():
             if key not in DYNAMIC_KEYS:
@@ -685,11 +697,18 @@ class Cluster:
         """ElectLeaders (kafka-leader-election.sh): 'preferred' or 'unclean'."""
         if election_type not in ("preferred", "unclean"):
             raise ValueError("election_type is 'preferred' or 'unclean'")
-        results = self.controller.elect_leaders(topic, partitions, election_type == "unclean")
-        self.journal.record(self.now_ms, "leaders.elected", election_type=election_type,
-                            results={f"{t}-{p}": c for (t, p), c in results.items()})
-        self._publish()
-        return results
+        wanted = None
+        if topic is not None:
+            meta = self.controller.topics.get(topic)
+            if meta is None:
+                raise errors.KafkaCoreError(
+                    errors.UNKNOWN_TOPIC_OR_PARTITION,
+                    f"This server does not host this topic-partition: {topic}")
+            count = len(meta.partitions)
+            wanted = {topic: range(count) if partitions is None else partitions}
+        kind = api.UNCLEAN if election_type == "unclean" else api.PREFERRED
+        return {(r.topic, r.partition): r.error_code
+                for r in api.elect_leaders(self, kind, wanted)}
 
     @_wrap
     def allocate_producer_id(self) -> int:
@@ -956,3 +975,43 @@ class Cluster:
         return (f"<Cluster brokers={list(self.brokers)} live={live} "
                 f"controller={self.active_controller} topics={self.list_topics()} "
                 f"t=+{(self.now_ms - EPOCH_MS) / 1000:g}s>")
+
+
+# kafka.structs.MemberState.STABLE, the state a consumer's group_metadata() reports once it
+# has joined and needs no further round (the cluster does not import kafka-python).
+MEMBER_STABLE = "<stable>"
+
+
+def settle_group(consumers: Sequence[Any], timeout_ms: int = 120_000, poll_ms: int = 100
+                 ) -> list[list]:
+    """Poll each consumer in turn until their group is Stable with all of them in it.
+
+    A rebalance only moves forward while its members poll, so a lesson or a test
+    with several consumers in one thread polls them round-robin. Settled means the
+    coordinator's group is Stable with exactly these members, and each consumer's
+    group_metadata() says it is stable in that generation. Returns the records each
+    consumer's polls returned (nothing is dropped).
+    """
+    if not consumers:
+        return []
+    cluster = consumers[0].cluster
+    group_id = consumers[0].config["group_id"]
+    deadline = cluster.now_ms + timeout_ms
+    got: list[list] = [[] for _ in consumers]
+
+    def settled() -> bool:
+        group = cluster.groups.groups.get(group_id)
+        if group is None or group.state != GROUP_STABLE:
+            return False
+        metas = [c.group_metadata() for c in consumers]
+        return {m.member_id for m in metas} == set(group.members) and all(
+            m.state == MEMBER_STABLE and m.generation_id == group.generation_id for m in metas)
+
+    while True:
+        for i, consumer in enumerate(consumers):
+            for records in consumer.poll(timeout_ms=poll_ms).values():
+                got[i].extend(records)
+        if settled():
+            return got
+        if cluster.now_ms >= deadline:
+            raise kerrors.KafkaTimeoutError(f"group {group_id} did not settle in {timeout_ms} ms")

@@ -303,10 +303,9 @@ def check_spark_source() -> Check:
 
 def check_real_kafka() -> Check:
     """Real Apache Kafka without Docker: its jars fetched, and the native cluster if it runs."""
-    from .labs import DATA_DIR_ENV
     from .realkafka import KAFKA_VERSION
     from .realkafka.jars import STAMP, kafka_libs
-    from .realkafka.nodes import NativeKafka
+    from .realkafka.nodes import DATA_DIR_ENV, NativeKafka
 
     cluster = NativeKafka(os.environ.get(DATA_DIR_ENV) or None)
     running = [n.node_id for n in cluster.status() if n.running]

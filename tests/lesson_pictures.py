@@ -1,5 +1,5 @@
 """Each lesson's pictures, drawn by the lesson's own cells: the code cells up to the last
-one that draws run in one namespace, with `minikafka.lessons.show` collecting the graphs
+one that draws run in one namespace, with `minikafka.course.pictures.show` collecting the graphs
 instead of displaying them, and every Panel contributing its current views. "Your turn"
 exercise cells (ids NN-ex-...) are skipped: their answer cells wait for a student."""
 
@@ -24,14 +24,14 @@ def picture_cells(path: Path) -> list[int]:
 
 def lesson_graphs(path: Path) -> list[tuple[str, Any]]:
     """(name, graphviz.Digraph) for every picture the lesson draws, in order."""
-    import minikafka.lessons as lessons
+    import minikafka.course.pictures as pictures
     from minikafka.viz.panels import Panel
 
     nb = nbformat.read(path, as_version=4)
     last = max(picture_cells(path))
     shown: list[tuple[str, Any]] = []
-    real_show = lessons.show
-    lessons.show = lambda *graphs: shown.extend((f"cell {i}", g) for g in graphs)
+    real_show = pictures.show
+    pictures.show = lambda *graphs: shown.extend((f"cell {i}", g) for g in graphs)
     ns: dict[str, Any] = {"__name__": "__lesson__"}
     try:
         for i, cell in enumerate(nb.cells[:last + 1]):
@@ -40,7 +40,7 @@ def lesson_graphs(path: Path) -> list[tuple[str, Any]]:
             with contextlib.redirect_stdout(io.StringIO()):
                 exec(compile(cell.source, f"{path.name}[{i}]", "exec"), ns)
     finally:
-        lessons.show = real_show
+        pictures.show = real_show
     for name, value in ns.items():
         if isinstance(value, Panel):
             shown += [(f"{name}.{view}", g)

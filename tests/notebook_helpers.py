@@ -1,7 +1,7 @@
 """Helpers shared by the notebook tests (test_lessons.py, test_labs.py).
 
 Every lesson and lab ends with one cell tagged ``check`` that prints its outcomes on one
-line after a mark (``minikafka.lessons.CHECK_MARK``, ``minikafka.labs.CHECK_MARK``); these
+line after a mark (``minikafka.course.checks.CHECK_MARK``); these
 run a notebook and read that line back. A plain module: pytest's default ("prepend")
 import mode puts tests/ on sys.path, so the test files import it by name.
 """

@@ -16,9 +16,9 @@ from kafka.errors import (
 )
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from minikafka.client.admin import GroupInformation, format_describe, format_reset_plan
-from minikafka.client.group import settle_group
-from minikafka.cluster import Cluster
+from minikafka.client.admin import GroupInformation, format_describe
+from minikafka.cluster import Cluster, settle_group
+from minikafka.core.offset_reset import format_reset_plan
 
 TPS = [TopicPartition(TOPIC, p) for p in range(3)]
 

@@ -3,7 +3,7 @@ answer fails with a message that says what went wrong, the shipped stub gets "no
 yet", and no notebook carries a solution.
 
 The lab exercises run against the lab's cluster like the labs do
-(``minikafka.labs.bootstrap_servers()``): minikafka's embedded server, or the cluster
+(``minikafka.course.lab_cluster.bootstrap_servers()``): minikafka's embedded server, or the cluster
 KAFKA_BOOTSTRAP_SERVERS names (a real Kafka cluster), with real kafka-python clients.
 """
 

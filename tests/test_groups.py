@@ -21,8 +21,8 @@ from kafka.errors import (
 )
 from kafka.structs import MemberState
 
-from minikafka.client.group import parse_assignors, rebalance_protocol, settle_group
-from minikafka.cluster import Cluster
+from minikafka.client.group import parse_assignors, rebalance_protocol
+from minikafka.cluster import Cluster, settle_group
 from minikafka.core import group as g
 from minikafka.core.assignors import RebalanceProtocol
 

@@ -17,9 +17,10 @@
   ``minikafka.demo``, the presenter page, which is a front end over the same views.
 - ``minikafka.wire``, ``minikafka.viz``, ``minikafka.dump`` and ``minikafka.tools`` do not
   import ``minikafka.client``: the in-process clients are one door onto the brokers, the
-  wire another, and both call the broker's API (``minikafka.core.api``). The imports that
-  still break this are listed in ``UPWARD_CLIENT_IMPORTS``, each to be removed; the list
-  may only shrink (a listed import that is gone fails the test, so it is taken off).
+  wire another, and both call the broker's API (``minikafka.core.api``).
+  ``UPWARD_CLIENT_IMPORTS`` would list an exception; it is empty and stays so.
+- ``minikafka.course`` (what only the lessons and labs use) sits on top: nothing else in
+  the package imports it.
 
 Imports under ``if TYPE_CHECKING:`` are ignored: they never run. So are imports of the
 module's own parent packages (``from . import x`` names ``minikafka``, which is loaded
@@ -274,15 +275,12 @@ RULES = (
 # Layers that sit beside the in-process clients, not above them.
 NO_CLIENT_SCOPES = tuple(f"{PACKAGE}.{m}" for m in ("wire", "viz", "dump", "tools"))
 
-# (importing module, imported module) pairs that predate the rule. Each is to go:
-# settle_group belongs with the group coordinator,
-# the reset-offsets parsing with the tool that prints the plan.
-UPWARD_CLIENT_IMPORTS = frozenset({
-    (f"{PACKAGE}.viz.consumers", f"{PACKAGE}.client.group.settle_group"),
-    (f"{PACKAGE}.tools.consumer_groups", f"{PACKAGE}.client.admin._parse_datetime"),
-    (f"{PACKAGE}.tools.consumer_groups", f"{PACKAGE}.client.admin._parse_duration"),
-    (f"{PACKAGE}.tools.consumer_groups", f"{PACKAGE}.client.admin.format_reset_plan"),
-})
+# (importing module, imported module) pairs excused from the rule: none. settle_group went
+# to minikafka.cluster, the reset-offsets parsing and plan to minikafka.core.offset_reset.
+UPWARD_CLIENT_IMPORTS: frozenset[tuple[str, str]] = frozenset()
+
+# The course package: on top of everything, imported by nothing else in the package.
+COURSE = f"{PACKAGE}.course"
 
 
 def client_imports(module: str, imports: list[Import]) -> list[Import]:
@@ -343,6 +341,12 @@ def check_module(module: str, source: str, is_package: bool = False) -> list[str
                 )
                 problems.append(f"{module}:{imp.line}: must not import {imp.target!r}{hint}")
 
+    if not _within(module, COURSE):
+        for imp in imports:
+            if _within(imp.target, COURSE):
+                problems.append(f"{module}:{imp.line}: must not import {imp.target!r} "
+                                "(minikafka.course serves the notebooks; nothing below uses it)")
+
     # "from minikafka.client.group import settle_group" also yields the bare package and
     # module; an allowed pair excuses those too.
     excused = {prefix for m, t in UPWARD_CLIENT_IMPORTS if m == module
@@ -381,14 +385,16 @@ def test_package_follows_import_rules() -> None:
     assert not problems, "import rule violations:\n" + "\n".join(problems)
 
 
-def test_upward_client_imports_list_only_what_is_still_there() -> None:
-    """The allow-list shrinks: a pair no longer imported must leave the list."""
+def test_no_upward_client_import_is_excused() -> None:
+    """The allow-list could only shrink, and it is empty now: wire, viz, dump and tools
+    import no part of minikafka.client."""
+    assert not UPWARD_CLIENT_IMPORTS
     found = set()
     for name, path, is_package in package_modules():
         for imp in client_imports(name, find_imports(path.read_text(encoding="utf-8"), name,
                                                      is_package)):
             found.add((name, imp.target))
-    assert found >= UPWARD_CLIENT_IMPORTS, sorted(UPWARD_CLIENT_IMPORTS - found)
+    assert not found, sorted(found)
 
 
 def test_scanner_sees_the_package() -> None:
@@ -431,7 +437,9 @@ def test_relative_imports_resolve() -> None:
         ("minikafka.viz.panels", "from minikafka.viz.render import draw\nimport graphviz\n"),
         ("minikafka.demo.stage", "from minikafka.viz.palette import BLUE\n"),
         ("minikafka.wire.handlers.fetch", "from ...core.api import fetch_partition\n"),
-        ("minikafka.viz.consumers", "from minikafka.client.group import settle_group\n"),
+        ("minikafka.viz.consumers", "from minikafka.cluster import settle_group\n"),
+        ("minikafka.course.tables", "from minikafka.course.quizzes import LETTERS\n"),
+        ("minikafka.course.lab_admin", "from .lab_cluster import bootstrap_servers\n"),
         (
             "minikafka.client.producer",
             "import kafka.errors\nfrom minikafka.cluster import Cluster\n",
@@ -483,6 +491,13 @@ def test_checker_accepts(module: str, source: str) -> None:
         ("minikafka.wire.server", "def f():\n    import minikafka.client\n", "'minikafka.client'"),
         ("minikafka.tools.topics", "from ..client import admin\n", "'minikafka.client.admin'"),
         ("minikafka.viz.panels", "from minikafka.client.group import Member\n", "client.group"),
+        ("minikafka.viz.consumers", "from minikafka.client.group import settle_group\n",
+         "'minikafka.client.group.settle_group'"),
+        ("minikafka.tools.consumer_groups", "from ..client.admin import format_reset_plan\n",
+         "'minikafka.client.admin.format_reset_plan'"),
+        ("minikafka.doctor", "from .course.lab_cluster import DATA_DIR_ENV\n",
+         "'minikafka.course.lab_cluster.DATA_DIR_ENV'"),
+        ("minikafka.viz.rebalance", "def f():\n    import minikafka.course\n", "'minikafka.course'"),
         ("minikafka.dump", "from .client.codec import encode_batch\n", "'minikafka.client"),
         ("minikafka.client.consumer", "def f():\n    import minikafka.viz\n", "'minikafka.viz'"),
         (

@@ -3,7 +3,7 @@
 Every lab ends with a cell tagged ``check`` that asserts what the lab shows (counts per
 partition add up to 12,434, each report archived once across a restart, no duplicates and
 no gaps after a kill, ...) and prints those outcomes on one line
-(``minikafka.labs.checked``). The tests run each notebook in a fresh kernel, scratch files
+(``minikafka.course.checks.checked``). The tests run each notebook in a fresh kernel, scratch files
 in a temporary directory and Spark's UI off, then read that line back and assert the
 outcomes again from outside, so a check cell that stopped checking is caught. Each lab runs
 on two targets:
@@ -16,7 +16,7 @@ on two targets:
 The Spark labs read with Spark's own connector (`format("kafka")`, fetched from Maven: marked
 real_kafka) on both targets, and with the Python source on minikafka (offline).
 The structure tests read the notebooks without running them; the last tests cover the
-helpers in ``minikafka.labs``.
+lab helpers in ``minikafka.course``.
 """
 from __future__ import annotations
 
@@ -30,7 +30,23 @@ import nbformat
 import pytest
 from notebook_helpers import check_cells, execute_notebook, outcomes_of
 
-from minikafka import labs
+from minikafka.course import lab_brokers, lab_cluster
+from minikafka.course.charts import bars, lines
+from minikafka.course.checks import CHECK_MARK
+from minikafka.course.customers import CUSTOMER_FIELDS, CUSTOMERS_ROWS, write_customers_csv
+from minikafka.course.lab_admin import fresh_topic, live_brokers, partitions_table
+from minikafka.course.lab_brokers import stop_broker
+from minikafka.course.lab_cluster import (
+    DATA_DIR_ENV,
+    bootstrap_servers,
+    embedded_cluster,
+    embedded_server,
+    native_cluster,
+)
+from minikafka.course.resend import resend_batch
+from minikafka.course.shell import parse_table
+from minikafka.course.trucks import truck_positions
+from minikafka.course.workdir import work_dir
 
 LABS_DIR = Path(__file__).resolve().parent.parent / "labs"
 LABS = sorted(LABS_DIR.glob("[0-9][0-9]-*.ipynb"))
@@ -47,10 +63,10 @@ def run_and_check(path: Path, tmp_path: Path, monkeypatch, timeout: int, *, clus
     then check its charts and its outcomes."""
     if cluster is None:
         monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
-        monkeypatch.delenv(labs.DATA_DIR_ENV, raising=False)
+        monkeypatch.delenv(DATA_DIR_ENV, raising=False)
     else:
         monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", cluster.bootstrap_servers)
-        monkeypatch.setenv(labs.DATA_DIR_ENV, str(cluster.data_dir))
+        monkeypatch.setenv(DATA_DIR_ENV, str(cluster.data_dir))
     if spark_source:
         monkeypatch.setenv("MINIKAFKA_SPARK_SOURCE", spark_source)
     else:
@@ -59,8 +75,8 @@ def run_and_check(path: Path, tmp_path: Path, monkeypatch, timeout: int, *, clus
     monkeypatch.setenv("MINIKAFKA_SPARK_UI", "0")
     nb = execute_notebook(path, timeout)
     assert_charts_drawn(nb)
-    outcomes = outcomes_of(nb, labs.CHECK_MARK)
-    assert outcomes["lab"] == path.stem[:2]
+    outcomes = outcomes_of(nb, CHECK_MARK)
+    assert outcomes["notebook"] == path.stem[:2]
     EXPECT[path.stem[:2]](outcomes)
     if spark_source:
         assert outcomes["source"] == SOURCE_FORMAT[spark_source]
@@ -73,7 +89,7 @@ def printed(nb: nbformat.NotebookNode) -> str:
 
 
 def assert_charts_drawn(nb: nbformat.NotebookNode) -> None:
-    """Every cell that calls labs.lines/labs.bars shows a picture (matplotlib is a
+    """Every cell that calls lines/bars shows a picture (matplotlib is a
     dependency, so no lab may fall back to text charts)."""
     for cell in nb.cells:
         if cell.cell_type != "code" or not re.search(r"\b(lines|bars)\(", cell.source):
@@ -216,24 +232,24 @@ def test_spark_labs_pick_their_source_with_kafka_format():
 # -- the helpers -------------------------------------------------------------------------------
 
 def test_customers_csv_is_12434_rows_and_the_same_everywhere(tmp_path):
-    path = labs.write_customers_csv(tmp_path / "sub" / "customers.csv")
+    path = write_customers_csv(tmp_path / "sub" / "customers.csv")
     lines = path.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 1 + labs.CUSTOMERS_ROWS == 12_435
-    assert lines[0] == ",".join(labs.CUSTOMER_FIELDS)
+    assert len(lines) == 1 + CUSTOMERS_ROWS == 12_435
+    assert lines[0] == ",".join(CUSTOMER_FIELDS)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == (
         "5207f0569a7c31dd01976b8ec6a59a19515eaf06d9039ae048e776661bbe26f8")
     ids = [line.split(",")[0] for line in lines[1:]]
     assert len(set(ids)) == len(ids) and ids[0] == "C00001"
-    other = labs.write_customers_csv(tmp_path / "other.csv", rows=10, seed=1).read_text()
+    other = write_customers_csv(tmp_path / "other.csv", rows=10, seed=1).read_text()
     assert len(other.splitlines()) == 11 and other.splitlines()[1] != lines[1]
 
 
 def test_truck_positions_are_seeded_and_arrive_a_little_out_of_order():
-    positions = labs.truck_positions()
+    positions = truck_positions()
     assert len(positions) == 10 * 20 * 6
     assert hashlib.sha256(b"".join(p.value() for p in positions)).hexdigest() == (
         "d1ed8364ff9de8dd33a684638f1738009b64154675e0f7597c947a7bcc779be5")
-    assert positions == labs.truck_positions()
+    assert positions == truck_positions()
     times = [p.event_time_ms for p in positions]
     assert times != sorted(times)  # some reports arrive late...
     latest = 0
@@ -247,8 +263,8 @@ def test_truck_positions_are_seeded_and_arrive_a_little_out_of_order():
 
 def test_bootstrap_servers_prefers_the_environment(monkeypatch):
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "kafka-1:19092,kafka-2:19092")
-    assert labs.bootstrap_servers() == "kafka-1:19092,kafka-2:19092"
-    assert labs.embedded_cluster() is None
+    assert bootstrap_servers() == "kafka-1:19092,kafka-2:19092"
+    assert embedded_cluster() is None
 
 
 @pytest.mark.timeout(60)
@@ -257,23 +273,23 @@ def test_embedded_server_falls_back_to_free_ports_when_9092_is_taken(monkeypatch
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        monkeypatch.setattr(labs, "EMBEDDED_PORT", taken.getsockname()[1])
-        monkeypatch.setattr(labs, "_server", None)
+        monkeypatch.setattr(lab_cluster, "EMBEDDED_PORT", taken.getsockname()[1])
+        monkeypatch.setattr(lab_cluster, "_server", None)
         try:
-            servers = labs.bootstrap_servers()
+            servers = bootstrap_servers()
             hosts = servers.split(",")
             assert len(hosts) == 3 and all(h.startswith("127.0.0.1:") for h in hosts)
             assert f"127.0.0.1:{taken.getsockname()[1]}" not in hosts
-            cluster = labs.embedded_cluster()
+            cluster = embedded_cluster()
             assert sorted(cluster.brokers) == [1, 2, 3]
-            assert labs.bootstrap_servers() == servers  # started once
-            labs.fresh_topic("helpers", partitions=2, replication_factor=3)
-            assert [p["isr"] for p in labs.partitions_table("helpers")] == [[1, 2, 3]] * 2
-            assert labs.live_brokers() == [1, 2, 3]
-            offsets = labs.resend_batch("helpers", 0, [b"x"], idempotent=True)
+            assert bootstrap_servers() == servers  # started once
+            fresh_topic("helpers", partitions=2, replication_factor=3)
+            assert [p["isr"] for p in partitions_table("helpers")] == [[1, 2, 3]] * 2
+            assert live_brokers() == [1, 2, 3]
+            offsets = resend_batch("helpers", 0, [b"x"], idempotent=True)
             assert offsets[0] == offsets[1] == 0
         finally:
-            labs.embedded_server().stop()
+            embedded_server().stop()
 
 
 def test_parse_table_reads_kafka_tool_output():
@@ -283,7 +299,7 @@ g       t      0          3               5               2    -            -   
 
 Consumer group 'g' has no active members.
 """
-    assert labs.parse_table(out) == [{"GROUP": "g", "TOPIC": "t", "PARTITION": "0",
+    assert parse_table(out) == [{"GROUP": "g", "TOPIC": "t", "PARTITION": "0",
                                       "CURRENT-OFFSET": "3", "LOG-END-OFFSET": "5", "LAG": "2",
                                       "CONSUMER-ID": "-", "HOST": "-", "CLIENT-ID": "-"}]
 
@@ -299,8 +315,8 @@ def test_charts_fall_back_to_text_without_matplotlib(capsys, monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    labs.bars({"a": 2, "bb": 4}, title="T")
-    labs.lines({"s": [(0, 0), (1, 8)]}, title="L", xlabel="x", ylabel="y")
+    bars({"a": 2, "bb": 4}, title="T")
+    lines({"s": [(0, 0), (1, 8)]}, title="L", xlabel="x", ylabel="y")
     out = capsys.readouterr().out
     assert "T   (text chart" in out and " a | " + "█" * 20 in out and "bb | " + "█" * 40 in out
     assert "s | █|" in out and "x 0 .. 1; top = 8 y" in out
@@ -308,35 +324,35 @@ def test_charts_fall_back_to_text_without_matplotlib(capsys, monkeypatch):
 
 def test_work_dir_is_fresh_and_under_the_chosen_root(tmp_path, monkeypatch):
     monkeypatch.setenv("MINIKAFKA_LAB_DIR", str(tmp_path))
-    first = labs.work_dir("lab9")
+    first = work_dir("lab9")
     (first / "old").write_text("x")
-    assert labs.work_dir("lab9", fresh=False) == first and (first / "old").exists()
-    assert labs.work_dir("lab9") == tmp_path / "lab9" and not (first / "old").exists()
+    assert work_dir("lab9", fresh=False) == first and (first / "old").exists()
+    assert work_dir("lab9") == tmp_path / "lab9" and not (first / "old").exists()
 
 
 def test_native_cluster_is_found_by_its_client_ports(tmp_path, monkeypatch):
     from minikafka.realkafka.nodes import NativeKafka
 
     NativeKafka(tmp_path, port=9392)._write_configs()  # what `minikafka kafka up` leaves
-    monkeypatch.setenv(labs.DATA_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
-    assert labs.native_cluster() is None  # the embedded server
+    assert native_cluster() is None  # the embedded server
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "localhost:9392,127.0.0.1:9394")
-    found = labs.native_cluster()
+    found = native_cluster()
     assert found is not None and found.data_dir == tmp_path and found.port == 9392
     for elsewhere in ("localhost:9092,localhost:9093", "kafka-1:19092,kafka-2:19092",
                       "localhost:9392,otherhost:9393"):
         monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", elsewhere)
-        assert labs.native_cluster() is None, elsewhere
+        assert native_cluster() is None, elsewhere
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "localhost:9392")
-    monkeypatch.setenv(labs.DATA_DIR_ENV, str(tmp_path / "nothing-here"))
-    assert labs.native_cluster() is None
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "nothing-here"))
+    assert native_cluster() is None
 
 
 def test_broker_changes_on_docker_print_the_compose_command(monkeypatch, capsys):
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "kafka-1:19092,kafka-2:19092")
-    monkeypatch.setattr(labs, "live_brokers", lambda: [1, 3])
-    labs.stop_broker(2, timeout_s=5)
+    monkeypatch.setattr(lab_brokers, "live_brokers", lambda: [1, 3])
+    stop_broker(2, timeout_s=5)
     assert "docker compose -f docker/compose.yaml stop kafka-2" in capsys.readouterr().out
 
 
@@ -349,9 +365,9 @@ def test_resend_batch_on_real_kafka_is_deduplicated_by_every_leader(real_kafka, 
 
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", real_kafka.bootstrap_servers)
     topic = f"resend-{uuid.uuid4().hex[:8]}"
-    labs.fresh_topic(topic, partitions=3, replication_factor=3)
-    assert {p["leader"] for p in labs.partitions_table(topic)} == {1, 2, 3}
+    fresh_topic(topic, partitions=3, replication_factor=3)
+    assert {p["leader"] for p in partitions_table(topic)} == {1, 2, 3}
     for partition in range(3):
-        twice = labs.resend_batch(topic, partition, [b"a", b"b"], idempotent=True)
+        twice = resend_batch(topic, partition, [b"a", b"b"], idempotent=True)
         assert twice[0] == twice[1] == 0
-        assert labs.resend_batch(topic, partition, [b"c"], idempotent=False) == [2, 3]
+        assert resend_batch(topic, partition, [b"c"], idempotent=False) == [2, 3]

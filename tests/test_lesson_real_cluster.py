@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 
-from minikafka.lessons import real_cluster
+from minikafka.course.served import real_cluster
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 # The lessons that teach a client's behaviour, and the client classes each one shows.

@@ -2,11 +2,11 @@
 
 Every lesson ends with a hidden cell tagged ``check`` that asserts what the lesson
 teaches (the leader moved, acks=1 lost writes, ...) and prints those outcomes on one
-line (``minikafka.lessons.checked``). These tests execute each notebook in a fresh
+line (``minikafka.course.checks.checked``). These tests execute each notebook in a fresh
 kernel, fail on any error, then read that line back and assert the outcomes again from
 the outside, so a check cell that stopped checking is caught too. The structure tests
 read the notebooks without running them, and the last group tests the helpers in
-``minikafka.lessons`` directly.
+``minikafka.course`` directly.
 """
 
 from __future__ import annotations
@@ -24,25 +24,16 @@ from notebook_helpers import check_cells, execute_notebook, outcomes_of
 from minikafka import Cluster
 from minikafka.course import progress as course_progress
 from minikafka.course import quizzes as course_quizzes
-from minikafka.lessons import (
-    CHECK_MARK,
-    MirrorMaker,
-    Quiz,
-    SourceConnector,
-    Table,
-    checked,
-    drain,
-    durability_table,
-    explore,
-    placement,
-    producer_run,
-    progress,
-    quiz,
-    read_topic,
-    send_every,
-    topic_table,
-    truck_positions,
-)
+from minikafka.course.batching import producer_run
+from minikafka.course.checks import CHECK_MARK, checked
+from minikafka.course.connectors import MirrorMaker, SourceConnector
+from minikafka.course.durability import durability_table
+from minikafka.course.placement import placement
+from minikafka.course.quiz import Quiz, progress, quiz
+from minikafka.course.reading import drain, read_topic, send_every
+from minikafka.course.tables import Table, topic_table
+from minikafka.course.trucks import truck_reports
+from minikafka.course.widgets import explore
 
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
 LESSONS = sorted(LESSONS_DIR.glob("[0-9][0-9]-*.ipynb"))
@@ -198,7 +189,7 @@ EXPECT = {name[:2]: fn for name, fn in
 def test_lesson_runs_and_reaches_its_outcomes(path: Path) -> None:
     nb = execute_notebook(path, timeout=120)  # raises CellExecutionError on the first failing cell
     outcomes = outcomes_of(nb, CHECK_MARK)
-    assert outcomes["lesson"] == path.stem[:2]
+    assert outcomes["notebook"] == path.stem[:2]
     EXPECT[path.stem[:2]](outcomes)
 
 
@@ -428,9 +419,9 @@ def test_table_text_html_and_lookups() -> None:
         t.one(a=5)
 
 
-def test_truck_positions_are_deterministic_and_keyed() -> None:
-    a, b = truck_positions(4, 2, seed=3), truck_positions(4, 2, seed=3)
-    assert a == b and len(a) == 8 and a != truck_positions(4, 2, seed=4)
+def test_truck_reports_are_deterministic_and_keyed() -> None:
+    a, b = truck_reports(4, 2, seed=3), truck_reports(4, 2, seed=3)
+    assert a == b and len(a) == 8 and a != truck_reports(4, 2, seed=4)
     assert [k for k, _ in a[:4]] == [b"truck-1", b"truck-2", b"truck-3", b"truck-4"]
     assert json.loads(a[5][1])["report"] == 1
 
@@ -439,7 +430,7 @@ def test_read_topic_and_drain_return_everything() -> None:
     cluster = Cluster(brokers=3, seed=2)
     cluster.create_topic("t", partitions=3, replication_factor=3)
     producer = cluster.producer()
-    for k, v in truck_positions(6, 2):
+    for k, v in truck_reports(6, 2):
         producer.send("t", key=k, value=v)
     producer.flush()
     by_partition = read_topic(cluster, "t")
@@ -524,4 +515,4 @@ def test_checked_prints_one_parsable_line(capsys: pytest.CaptureFixture[str]) ->
     checked("99", lost=0, moved=True)
     line = capsys.readouterr().out.strip()
     assert line.startswith(CHECK_MARK)
-    assert json.loads(line[len(CHECK_MARK):]) == {"lesson": "99", "lost": 0, "moved": True}
+    assert json.loads(line[len(CHECK_MARK):]) == {"notebook": "99", "lost": 0, "moved": True}

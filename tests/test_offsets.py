@@ -17,8 +17,7 @@ from kafka.protocol.consumer.metadata import (
 )
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from minikafka.client.group import settle_group
-from minikafka.cluster import Cluster
+from minikafka.cluster import Cluster, settle_group
 from minikafka.core import group as g
 from minikafka.core.errors import KafkaCoreError
 from minikafka.core.offsets import (

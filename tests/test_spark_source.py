@@ -421,7 +421,7 @@ def server(fmt):
 
 @pytest.fixture(scope="module")
 def spark():
-    from minikafka.labs import spark_session
+    from minikafka.course.spark import spark_session
 
     session = spark_session("test-spark-source", ui=False)
     yield session

@@ -15,13 +15,10 @@ from test_viz import node_label, rows, text
 
 from minikafka.client.partitioner import partition_for_key
 from minikafka.cluster import Cluster
-from minikafka.lessons import (
-    SinkConnector,
-    SourceConnector,
-    read_topic,
-    rebalance_timeline,
-    truck_positions,
-)
+from minikafka.course.connectors import SinkConnector, SourceConnector
+from minikafka.course.reading import read_topic
+from minikafka.course.rebalance import rebalance_timeline
+from minikafka.course.trucks import truck_reports
 from minikafka.viz import (
     batch_anatomy,
     batch_view,
@@ -53,7 +50,7 @@ def trucks() -> Cluster:
     c = Cluster(brokers=3, seed=3)
     c.create_topic("trucks_gps", partitions=6, replication_factor=3)
     p = c.producer()
-    for key, value in truck_positions(trucks=20, reports=3):
+    for key, value in truck_reports(trucks=20, reports=3):
         p.send("trucks_gps", key=key, value=value)
     p.flush()
     return c
@@ -151,7 +148,7 @@ def test_batch_anatomy_of_a_compressed_batch() -> None:
     c = Cluster(brokers=3, seed=7)
     c.create_topic("trucks_gps", partitions=1, replication_factor=3)
     p = c.producer(linger_ms=100, compression_type="zstd")
-    for key, value in truck_positions(trucks=10, reports=3):
+    for key, value in truck_reports(trucks=10, reports=3):
         p.send("trucks_gps", key=key, value=value)
         c.advance(1)
     p.flush()

@@ -15,15 +15,25 @@ the group will start, the next time a consumer of it joins.
 
 from __future__ import annotations
 
-import re
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from kafka import errors as Errors
-from kafka.admin import OffsetSpec, OffsetTimestamp
+from kafka.admin import (
+    AlterConfigOp,
+    ConfigFilterType,
+    ConfigResource,
+    ConfigResourceType,
+    ConfigSourceType,
+    ConfigType,
+    OffsetSpec,
+    OffsetTimestamp,
+    PartitionProducerState,
+    ProducerState,
+)
 from kafka.admin.client import KafkaAdminClient as _KafkaPythonAdmin
 from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
@@ -34,6 +44,12 @@ from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 from .. import errors as kerrors
 from ..core import api, errors
 from ..core.group import DEAD, EMPTY, CommittedOffset
+from ..core.offset_reset import (
+    NoCommittedOffset,
+    parse_datetime,
+    parse_duration,
+    target_offset,
+)
 
 # kafka-python 2.x return types of describe_consumer_groups.
 GroupInformation = namedtuple(
@@ -65,31 +81,19 @@ def _raise_for(code: int, message: str = "") -> None:
         raise kerrors.for_code(code, message)
 
 
-def _parse_duration(text: str) -> timedelta:
-    """ISO-8601 durations as kafka-consumer-groups takes them: PnDTnHnMn.nS."""
-    m = re.fullmatch(r"(-)?P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?",
-                     text.strip().upper())
-    if not m or text.strip().upper() in ("P", "PT", "-P", "-PT"):
-        raise ValueError(f"Invalid ISO-8601 duration {text!r}, e.g. PT1H or P7D")
-    sign, days, hours, minutes, seconds = m.groups()
-    delta = timedelta(days=int(days or 0), hours=int(hours or 0), minutes=int(minutes or 0),
-                      seconds=float(seconds or 0))
-    return -delta if sign else delta
-
-
-def _parse_datetime(value: Any) -> int:
-    """Epoch ms from an int, a datetime, or an ISO-8601 string. Without a zone the tool
-    takes the machine's local one; minikafka takes UTC, so a lesson gives the same
-    answer on every laptop."""
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-        return int(value.timestamp() * 1000)
-    raise TypeError(f"Cannot read a date-time from {value!r}")
+def _by_name(results: Iterable[Any], raise_errors: bool) -> dict[str, Any]:
+    """{name: None, or the error} from core results that carry name, error_code and
+    error_message; with raise_errors the first error is raised instead."""
+    out: dict[str, Any] = {}
+    for result in results:
+        if not result.error_code:
+            out[result.name] = None
+            continue
+        exc = kerrors.for_code(result.error_code, result.error_message or "")
+        if raise_errors:
+            raise exc
+        out[result.name] = exc
+    return out
 
 
 class KafkaAdminClient:
@@ -152,28 +156,158 @@ class KafkaAdminClient:
                                 spec.get("assignments") or spec.get("replica_assignments"),
                                 spec.get("configs") or {})
              for name, spec in specs.items()], validate_only=validate_only)
-        out: dict[str, Any] = {}
-        for result in api.create_topics(self.cluster, request):
-            if not result.error_code:
-                out[result.name] = None
-                continue
-            exc = kerrors.for_code(result.error_code, result.error_message or "")
-            if raise_errors:
-                raise exc
-            out[result.name] = exc
-        return out
+        return _by_name(api.create_topics(self.cluster, request), raise_errors)
 
     def delete_topics(self, topics: Iterable[str], timeout_ms: int | None = None,
                       raise_errors: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name in topics:
-            try:
-                self.cluster.delete_topic(name)
-                out[name] = None
-            except Errors.KafkaError as exc:
-                if raise_errors:
-                    raise
-                out[name] = exc
+        """DeleteTopics: {name: None, or the error when raise_errors is False}."""
+        return _by_name(api.delete_topics(self.cluster, list(topics)), raise_errors)
+
+    def create_partitions(self, topic_partitions: Mapping[str, Any], timeout_ms: int | None = None,
+                          validate_only: bool = False, raise_errors: bool = True
+                          ) -> dict[str, Any]:
+        """CreatePartitions: {topic: the total count}, {topic: {"count": n}} or
+        {topic: NewPartitions}, as kafka-python takes them. Returns {topic: None, or the
+        error when raise_errors is False}."""
+        wanted = []
+        for name, spec in topic_partitions.items():
+            if isinstance(spec, int):
+                count, assignments = spec, None
+            elif isinstance(spec, Mapping):
+                count, assignments = spec["count"], spec.get("assignments")
+            else:  # kafka-python's NewPartitions
+                count, assignments = spec.total_count, spec.new_assignments
+            wanted.append(api.NewPartitions(name, count, assignments))
+        return _by_name(api.create_partitions(self.cluster, wanted, validate_only), raise_errors)
+
+    def elect_leaders(self, election_type: int, topic_partitions: Any = None,
+                      timeout_ms: int | None = None, raise_errors: bool = True
+                      ) -> dict[TopicPartition, Any]:
+        """ElectLeaders: election_type 0 preferred, 1 unclean; topic_partitions
+        {topic: [partitions]}, [topics] (all their partitions) or None (every partition).
+        Returns {TopicPartition: None, or the error}; with raise_errors the first error
+        other than ElectionNotNeeded is raised, as kafka-python does."""
+        if topic_partitions is not None and not isinstance(topic_partitions, Mapping):
+            topic_partitions = {t: range(self.cluster.partitions_for(t))
+                                for t in topic_partitions}
+        out: dict[TopicPartition, Any] = {}
+        for r in api.elect_leaders(self.cluster, api.ElectionType(int(election_type)),
+                                   topic_partitions):
+            tp = TopicPartition(r.topic, r.partition)
+            out[tp] = kerrors.for_code(r.error_code, r.error_message or "") \
+                if r.error_code else None
+            if raise_errors and out[tp] is not None and \
+                    r.error_code != errors.ELECTION_NOT_NEEDED:
+                raise out[tp]
+        return out
+
+    # -- brokers' views -------------------------------------------------------------------------
+    def describe_log_dirs(self, topic_partitions: Any = None,
+                          brokers: Iterable[int] | None = None) -> list[dict]:
+        """DescribeLogDirs, as kafka-python returns it: per broker (all by default)
+        {"broker", "log_dirs": [{error_code, log_dir, topics: [{name, partitions:
+        [{partition_index, partition_size, offset_lag, is_future_key}]}], total_bytes,
+        usable_bytes}]}. topic_partitions: {topic: [partitions]}, [topics] or None."""
+        if topic_partitions is not None and not isinstance(topic_partitions, Mapping):
+            topic_partitions = {t: range(self.cluster.partitions_for(t))
+                                for t in topic_partitions}
+        out = []
+        for broker_id in sorted(self.cluster.brokers) if brokers is None else brokers:
+            found = api.describe_log_dirs(self.cluster, broker_id, topic_partitions)
+            topics: dict[str, list] = {}
+            for r in found.replicas:
+                topics.setdefault(r.topic, []).append({
+                    "partition_index": r.partition, "partition_size": r.size_bytes,
+                    "offset_lag": r.offset_lag, "is_future_key": False})
+            out.append({"broker": broker_id, "log_dirs": [{
+                "error_code": found.error_code, "log_dir": found.path,
+                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
+                "total_bytes": found.total_bytes, "usable_bytes": found.usable_bytes}]})
+        return out
+
+    def describe_producers(self, partitions: Iterable[TopicPartition],
+                           broker_id: int | None = None) -> dict[TopicPartition, Any]:
+        """DescribeProducers: {tp: PartitionProducerState} from each partition's leader (or
+        from broker_id); raises the first partition's error, as kafka-python does."""
+        out = {}
+        for tp in partitions:
+            node = broker_id
+            if node is None:
+                meta = self.cluster.controller.topics.get(tp.topic)
+                node = meta.partitions[tp.partition].leader if meta is not None and \
+                    0 <= tp.partition < len(meta.partitions) else None
+            if node not in self.cluster.brokers:
+                raise Errors.LeaderNotAvailableError(f"no leader for {tp}")
+            r, = api.describe_producers(self.cluster, node, [(tp.topic, tp.partition)])
+            if r.error_code:
+                raise type(kerrors.for_code(r.error_code))(
+                    f"DescribeProducersRequest failed for {tp}: None")
+            out[tp] = PartitionProducerState(active_producers=[ProducerState(
+                producer_id=p.producer_id, producer_epoch=p.producer_epoch,
+                last_sequence=p.last_sequence, last_timestamp=p.last_timestamp,
+                coordinator_epoch=p.coordinator_epoch,
+                current_transaction_start_offset=p.current_txn_start_offset)
+                for p in r.producers])
+        return out
+
+    # -- configs -------------------------------------------------------------------------------
+    def describe_configs(self, config_resources: Iterable[ConfigResource],
+                         include_synonyms: bool = False, config_filter: Any = "modified"
+                         ) -> dict[str, dict[str, dict]]:
+        """DescribeConfigs, shaped as kafka-python returns it: {resource type: {name: {key:
+        {value, read_only, config_source, is_sensitive, config_type, synonyms}}}}, keeping
+        the keys config_filter keeps ("modified", the default: neither a default nor a
+        static value; "all"; "dynamic"; ...). A resource in error has no keys."""
+        keep = ConfigFilterType.build_from(config_filter)
+        out: dict[str, dict[str, dict]] = {}
+        for r in api.describe_configs(self.cluster, [
+                api.ConfigResource(int(c.resource_type), c.name,
+                                   None if c.configs is None else list(c.configs))
+                for c in config_resources]):
+            configs = {}
+            for e in r.entries:
+                source = ConfigSourceType(e.source)
+                if (keep is ConfigFilterType.DYNAMIC and e.read_only) or keep.should_skip(source):
+                    continue
+                configs[e.name] = {
+                    "value": e.value, "read_only": e.read_only, "config_source": source.name,
+                    "is_sensitive": False, "config_type": ConfigType(e.config_type).name,
+                    "synonyms": [{"name": e.name, "value": e.value, "source": source.name}]
+                    if include_synonyms else []}
+            out.setdefault(ConfigResourceType(r.resource_type).name.lower(), {})[r.name] = configs
+        return out
+
+    def alter_configs(self, config_resources: Iterable[ConfigResource],
+                      validate_only: bool = False, raise_on_unknown: bool = True,
+                      incremental: bool | None = None) -> dict[str, dict[str, str]]:
+        """IncrementalAlterConfigs: each resource's configs {key: (op, value)} or {key:
+        value} (SET), as kafka-python takes them. Returns {resource type: {name: "OK" or
+        the error as text}}. With raise_on_unknown, a key the resource cannot change
+        raises ValueError first, as kafka-python does."""
+        resources = list(config_resources)
+        if raise_on_unknown:
+            dynamic = self.describe_configs([ConfigResource(c.resource_type, c.name)
+                                             for c in resources], config_filter="dynamic")
+            for c in resources:
+                known = dynamic[ConfigResourceType(c.resource_type).name.lower()][c.name]
+                unknown = set(c.configs or []) - set(known)
+                if unknown:
+                    raise ValueError(f"Unrecognized configs: {unknown}")
+        asked = []
+        for c in resources:
+            configs = []
+            for name, op_value in (c.configs or {}).items():
+                op, value = op_value if isinstance(op_value, tuple) else (AlterConfigOp.SET,
+                                                                          op_value)
+                op = AlterConfigOp.value_for(op)
+                configs.append(api.AlterableConfig(
+                    name, op, None if op == AlterConfigOp.DELETE or value is None else str(value)))
+            asked.append(api.AlterConfigsResource(int(c.resource_type), c.name, configs))
+        out: dict[str, dict[str, str]] = {}
+        for r in api.incremental_alter_configs(self.cluster, asked, validate_only):
+            answer = "OK" if not r.error_code else \
+                str(kerrors.for_code(r.error_code, r.error_message or ""))
+            out.setdefault(ConfigResourceType(r.resource_type).name.lower(), {})[r.name] = answer
         return out
 
     def _bounds(self, tp: TopicPartition) -> tuple[int, int]:
@@ -473,30 +607,26 @@ class KafkaAdminClient:
         plan: dict[TopicPartition, int] = {}
         for tp in partitions:
             earliest, latest = self._bounds(tp)
-            if to_earliest:
-                target = earliest
-            elif to_latest:
-                target = latest
-            elif to_current:
-                target = committed[tp].offset if tp in committed else latest
-            elif to_offset is not None or shift_by is not None:
-                if shift_by is not None:
-                    if tp not in committed:
-                        raise ValueError(f"Cannot shift offset for partition {tp} since there "
-                                         "is no current committed offset")
-                    wanted = committed[tp].offset + shift_by
-                else:
-                    wanted = to_offset
-                target = min(max(wanted, earliest), latest)  # the tool's checkOffsetsRange
-            else:
+            found = None
+            if to_datetime is not None or by_duration is not None:
                 if to_datetime is not None:
-                    ts = _parse_datetime(to_datetime)
+                    ts = parse_datetime(to_datetime)
                 else:
                     duration = by_duration if isinstance(by_duration, timedelta) else \
-                        _parse_duration(str(by_duration))
+                        parse_duration(str(by_duration))
                     ts = self.cluster.now_ms - int(duration.total_seconds() * 1000)
-                found, = api.list_offsets_of(self.cluster, tp.topic, tp.partition, ts)
-                target = latest if found.offset < 0 else found.offset
+                found = api.list_offsets_of(self.cluster, tp.topic, tp.partition, ts)[0].offset
+            try:
+                target = target_offset(
+                    earliest=earliest, latest=latest,
+                    committed=committed[tp].offset if tp in committed else None,
+                    to_earliest=to_earliest, to_latest=to_latest, to_current=to_current,
+                    to_offset=to_offset, shift_by=shift_by, found=found)
+            except NoCommittedOffset:
+                raise ValueError(f"Cannot shift offset for partition {tp} since there is no "
+                                 "current committed offset") from None
+            if to_offset is not None or shift_by is not None:
+                target = min(max(target, earliest), latest)  # the tool's checkOffsetsRange
             plan[tp] = target
         if execute and plan:
             result = self.alter_group_offsets(
@@ -525,14 +655,6 @@ class KafkaAdminClient:
                 out.extend(TopicPartition(name, p)
                            for p in range(self.cluster.partitions_for(name)))
         return sorted(set(out))
-
-
-def format_reset_plan(group_id: str, plan: Mapping[TopicPartition, int]) -> str:
-    """The table kafka-consumer-groups prints for --reset-offsets."""
-    lines = [f"{'GROUP':<30} {'TOPIC':<30} {'PARTITION':<10} {'NEW-OFFSET':<15}".rstrip()]
-    for tp, offset in sorted(plan.items()):
-        lines.append(f"{group_id:<30} {tp.topic:<30} {tp.partition:<10} {offset:<15}".rstrip())
-    return "\n".join(lines)
 
 
 def format_describe(rows: Iterable[PartitionLag]) -> str:

@@ -159,9 +159,10 @@ class KafkaConsumer:
     def _partitions(self, topic: str) -> int:
         return self.cluster.partitions_for(topic)
 
-    def partitions_for_topic(self, topic: str) -> set[int] | None:
+    def partitions_for_topic(self, topic: str) -> set[int]:
+        """The topic's partition ids; an empty set when it does not exist (kafka-python 3)."""
         if topic not in self.cluster.controller.topics:
-            return None
+            return set()
         return set(range(self._partitions(topic)))
 
     def topics(self) -> set[str]:

@@ -40,7 +40,6 @@ from ..core.assignors import (
     Subscription,
     get_assignor,
 )
-from ..core.group import STABLE as GROUP_STABLE
 from ..core.group import JoinResult, SyncResult
 from ..core.offsets import (
     ConsumerAssignment,
@@ -264,8 +263,12 @@ class GroupMember:
         return future
 
     def group_metadata(self) -> ConsumerGroupMetadata:
+        # A member that knows it must join again (a cooperative rebalance's second round,
+        # a changed subscription) has not converged yet: REBALANCING until it has.
         state = {STABLE: MemberState.STABLE, UNJOINED: MemberState.UNJOINED}.get(
             self.state, MemberState.REBALANCING)
+        if state == MemberState.STABLE and self.rejoin_needed:
+            state = MemberState.REBALANCING
         return ConsumerGroupMetadata(self.group_id, self.generation, self.member_id,
                                      self.instance_id, state)
 
@@ -836,38 +839,3 @@ class GroupMember:
                 raise kerrors.for_code(code, f"OffsetFetch failed for group {self.group_id}")
             self._coordinator_dead()
             cluster.advance(self.retry_backoff_ms)
-
-
-def settle_group(consumers: Sequence[Any], timeout_ms: int = 120_000, poll_ms: int = 100
-                 ) -> list[list]:
-    """Poll each consumer in turn until their group is Stable with all of them in it.
-
-    A rebalance only moves forward while its members poll, so a lesson or a test
-    with several consumers in one thread polls them round-robin. Returns the records
-    each consumer's polls returned (nothing is dropped).
-    """
-    if not consumers:
-        return []
-    cluster = consumers[0].cluster
-    group_id = consumers[0].config["group_id"]
-    deadline = cluster.now_ms + timeout_ms
-    got: list[list] = [[] for _ in consumers]
-
-    def settled() -> bool:
-        group = cluster.groups.groups.get(group_id)
-        members = [c._group for c in consumers]
-        if group is None or group.state != GROUP_STABLE:
-            return False
-        if {m.member_id for m in members} != set(group.members):
-            return False
-        return all(m.state == STABLE and not m.rejoin_needed and m.generation ==
-                   group.generation_id for m in members)
-
-    while True:
-        for i, consumer in enumerate(consumers):
-            for records in consumer.poll(timeout_ms=poll_ms).values():
-                got[i].extend(records)
-        if settled():
-            return got
-        if cluster.now_ms >= deadline:
-            raise Errors.KafkaTimeoutError(f"group {group_id} did not settle in {timeout_ms} ms")

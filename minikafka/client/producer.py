@@ -617,8 +617,8 @@ class KafkaProducer:
                              producer_epoch=self.producer_epoch, base_sequence=seq,
                              is_transactional=bool(self.transactional_id),
                              first_timestamp=first_ts, max_timestamp=max_ts,
-                             compression=self.compression, size_bytes=pb.size)
-            if self.compression:
+                             compression=self.compression)
+            if self.compression:  # uncompressed, the batch counts its bytes exactly
                 rb.size_bytes = compressed_size(rb)
             pb.batch = rb
         return pb.batch

@@ -35,6 +35,38 @@ class Record(NamedTuple):
     headers: tuple
 
 
+def _varint_size(n: int) -> int:
+    """Bytes of n as a zigzag varint (Kafka's ByteUtils.sizeOfVarint / sizeOfVarlong)."""
+    z = (n << 1) ^ (n >> 63)
+    size = 1
+    while z >= 0x80:
+        z >>= 7
+        size += 1
+    return size
+
+
+def _bytes_size(data: bytes | str | None) -> int:
+    if data is None:
+        return 1  # length -1
+    n = len(data.encode() if isinstance(data, str) else data)
+    return _varint_size(n) + n
+
+
+def encoded_record_size(offset_delta: int, timestamp_delta: int, key: bytes | None,
+                        value: bytes | None, headers=()) -> int:
+    """Bytes one record takes in a v2 batch, its length prefix included, exactly as
+    Kafka's DefaultRecord.sizeInBytes counts them.
+
+    >>> encoded_record_size(0, 0, None, b"v0")
+    9
+    """
+    body = 1 + _varint_size(timestamp_delta) + _varint_size(offset_delta)
+    body += _bytes_size(key) + _bytes_size(value) + _varint_size(len(headers))
+    for hkey, hvalue in headers:
+        body += _bytes_size(hkey) + _bytes_size(hvalue)
+    return _varint_size(body) + body
+
+
 def record_size(key: bytes | None, value: bytes | None, headers=()) -> int:
     """Bytes one record takes in a v2 batch, near enough for batch.size and segment.bytes.
 
@@ -95,7 +127,8 @@ class RecordBatch:
         self.timestamp_type = timestamp_type
         self.compression = compression
         self.size_bytes = size_bytes or BATCH_OVERHEAD + sum(
-            record_size(r[2], r[3], r[4]) for r in records
+            encoded_record_size(r[0], r[1] - first_timestamp, r[2], r[3], r[4])
+            for r in records
         )
         # Wire bytes when the batch came from (or was served to) a real client.
         self.raw = raw

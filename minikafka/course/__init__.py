@@ -1,5 +1,31 @@
-"""Course-only content the lesson and lab notebooks load but do not show.
+"""What only the lesson and lab notebooks use, one job a module; nothing else in minikafka
+imports it. A notebook imports each helper from the module that does its job:
 
+For the lessons (a seeded, simulated cluster):
+
+- ``quiz``: self-check questions (``quiz(id)``, ``progress(lesson)``).
+- ``tables``: results as small tables (``Table``, ``topic_table``, ``replica_table``,
+  ``broker_table``, ``batches_table``, ``journal_table``, ``metadata_table``, ``znodes``,
+  ``group_table``, ``assignment_table``).
+- ``pictures``: ``show()`` draws graphviz pictures; ``widgets``: ``explore()``.
+- ``reading``: ``read_topic``, ``drain``, ``keep_polling``, ``send_every``.
+- ``served``: ``real_cluster()``, a served cluster for the "on a real cluster" cells.
+- one lesson's experiment each: ``placement`` (2), ``durability`` (5), ``batching`` (7),
+  ``rebalance`` (9, 10), ``connectors`` (13).
+
+For the labs (real clients against minikafka's server or Apache Kafka):
+
+- ``lab_cluster``: ``bootstrap_servers()``, the embedded or native cluster;
+  ``lab_admin``: ``fresh_topic``, ``drop_topics``, ``partitions_table``, ``topic_bytes``,
+  ``live_brokers``; ``lab_brokers``: stop, crash and start a broker.
+- ``resend``, ``shell`` (``cli``, ``parse_table``), ``workdir``, ``charts`` (``lines``,
+  ``bars``), ``spark`` (``spark_session``), ``customers`` (customers.csv).
+
+For both:
+
+- ``checks``: ``checked()``, the one line each notebook's check cell prints.
+- ``trucks``: the running example (``truck_positions`` for the labs' event-time stream,
+  ``truck_reports`` for the lessons' rounds).
 - ``quizzes``: every self-check question with its answer and explanation, keyed by quiz
   id, so a notebook names the id and the answer is not readable in the notebook.
 - ``progress``: which questions a student got right, kept in a small JSON file.

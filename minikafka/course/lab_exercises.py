@@ -1,5 +1,5 @@
 """The labs' exercises: each check runs the student's answer against the lab's cluster
-(``minikafka.labs.bootstrap_servers()``: minikafka's server or a real Kafka cluster) with
+(``minikafka.course.lab_cluster.bootstrap_servers()``: minikafka's server or a real Kafka cluster) with
 real kafka-python clients, on topics and groups of its own.
 
 Nothing here reaches into minikafka: what a check asserts must hold on Apache Kafka too.
@@ -19,10 +19,12 @@ from typing import Any
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from .. import labs
 from ..semantics import check as check_effects
 from . import solutions
 from .exercises import Outcome, exercise
+from .lab_admin import drop_topics, fresh_topic, partitions_table
+from .lab_cluster import bootstrap_servers
+from .shell import cli
 
 
 def _group(name: str) -> str:
@@ -30,7 +32,7 @@ def _group(name: str) -> str:
 
 
 def _send(topic: str, values: list[bytes], partitions: int | None = None, **config: Any) -> None:
-    producer = KafkaProducer(bootstrap_servers=labs.bootstrap_servers(), **config)
+    producer = KafkaProducer(bootstrap_servers=bootstrap_servers(), **config)
     try:
         for i, value in enumerate(values):
             producer.send(topic, value=value,
@@ -66,15 +68,15 @@ LAB1_TOPIC = "lab1-orders"
                "config).",
           solution=solutions.create_command)
 def check_create_topic(create_command: Callable[[str], str]) -> Outcome:
-    bootstrap = labs.bootstrap_servers()
+    bootstrap = bootstrap_servers()
     command = create_command(bootstrap)
-    labs.drop_topics(LAB1_TOPIC)
+    drop_topics(LAB1_TOPIC)
     out = Outcome()
     try:
-        labs.cli(command)
+        cli(command)
     except RuntimeError as exc:
         out.wrong.append(f"the command failed: {exc}")
-    described = labs.cli(f"topics --bootstrap-server {bootstrap} --describe --topic {LAB1_TOPIC}")
+    described = cli(f"topics --bootstrap-server {bootstrap} --describe --topic {LAB1_TOPIC}")
     head = next((line for line in described.splitlines()
                  if line.startswith(f"Topic: {LAB1_TOPIC}\t")), "")
     fields = dict(f.split(": ", 1) for f in head.split("\t") if ": " in f)
@@ -100,9 +102,9 @@ def check_create_topic(create_command: Callable[[str], str]) -> Outcome:
           solution=solutions.make_producer)
 def check_safe_producer(make_producer: Callable[[str], Any]) -> Outcome:
     topic = "lab2-exercise"
-    labs.fresh_topic(topic, partitions=3, replication_factor=3,
+    fresh_topic(topic, partitions=3, replication_factor=3,
                      config={"min.insync.replicas": "2"})
-    producer = make_producer(labs.bootstrap_servers())
+    producer = make_producer(bootstrap_servers())
     out = Outcome()
     try:
         config = producer.config
@@ -134,7 +136,7 @@ def check_safe_producer(make_producer: Callable[[str], Any]) -> Outcome:
 
 def _read(topic: str) -> list:
     """Every record of ``topic``, up to the end offsets seen at the start."""
-    consumer = KafkaConsumer(bootstrap_servers=labs.bootstrap_servers(),
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers(),
                              enable_auto_commit=False)
     try:
         tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))]
@@ -161,11 +163,11 @@ def _read(topic: str) -> list:
           solution=solutions.group_lag)
 def check_lag(group_lag: Callable[[str, str, str], dict]) -> Outcome:
     topic = "lab3-exercise"
-    labs.fresh_topic(topic, partitions=3, replication_factor=3)
+    fresh_topic(topic, partitions=3, replication_factor=3)
     _send(topic, [b"order-%d" % i for i in range(30)], partitions=3)  # 10 per partition
     group = _group("lab3-exercise")
     committed = {0: 10, 1: 4, 2: 0}  # partition 2: the group has read nothing yet
-    consumer = KafkaConsumer(bootstrap_servers=labs.bootstrap_servers(), group_id=group,
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers(), group_id=group,
                              enable_auto_commit=False)
     try:
         consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(o, "", -1)
@@ -173,7 +175,7 @@ def check_lag(group_lag: Callable[[str, str, str], dict]) -> Outcome:
     finally:
         consumer.close()
     want = {p: 10 - o for p, o in committed.items()}
-    got = group_lag(labs.bootstrap_servers(), group, topic)
+    got = group_lag(bootstrap_servers(), group, topic)
     got = {int(p.partition if isinstance(p, TopicPartition) else p): v for p, v in got.items()}
     out = Outcome(history=[f"10 orders in each of 3 partitions; the group committed {committed}",
                            f"your lag per partition: {got}"])
@@ -209,8 +211,8 @@ LAB4_MOMENTS = {
           solution=solutions.under_replicated)
 def check_under_replicated(under_replicated: Callable[[list], list]) -> Outcome:
     topic = "lab4-exercise"
-    labs.fresh_topic(topic, partitions=3, replication_factor=3)
-    moments = {f"{topic} now (healthy)": labs.partitions_table(topic), **LAB4_MOMENTS}
+    fresh_topic(topic, partitions=3, replication_factor=3)
+    moments = {f"{topic} now (healthy)": partitions_table(topic), **LAB4_MOMENTS}
     out = Outcome()
     for moment, table in moments.items():
         want = sorted(p["partition"] for p in table if len(p["isr"]) < len(p["replicas"]))
@@ -232,9 +234,9 @@ def check_under_replicated(under_replicated: Callable[[list], list]) -> Outcome:
           solution=solutions.starting_offsets)
 def check_starting_offsets(starting_offsets: Callable[[str, str, int], str]) -> Outcome:
     topic = "lab5-exercise"
-    labs.fresh_topic(topic, partitions=3, replication_factor=3)
+    fresh_topic(topic, partitions=3, replication_factor=3)
     base = (int(time.time() * 1000) // 60_000 - 60) * 60_000  # an hour ago, on the minute
-    producer = KafkaProducer(bootstrap_servers=labs.bootstrap_servers())
+    producer = KafkaProducer(bootstrap_servers=bootstrap_servers())
     try:
         for minute in range(30):  # partition 2 only gets the first 10 minutes
             partition = minute % 3 if minute < 10 else minute % 2
@@ -250,7 +252,7 @@ def check_starting_offsets(starting_offsets: Callable[[str, str, int], str]) -> 
         later = [r.offset for r in records
                  if r.partition == p and r.timestamp >= base + from_minute * 60_000]
         want[str(p)] = min(later) if later else -1
-    answer = starting_offsets(labs.bootstrap_servers(), topic, base + from_minute * 60_000)
+    answer = starting_offsets(bootstrap_servers(), topic, base + from_minute * 60_000)
     out = Outcome(history=[f"30 records, one a minute; from minute {from_minute} the first "
                            f"offsets are {want} (-1: none that new)",
                            f"your startingOffsets: {answer}"])
@@ -281,11 +283,11 @@ def check_starting_offsets(starting_offsets: Callable[[str, str, int], str]) -> 
           solution=solutions.read_all)
 def check_read_all(read_all: Callable[[str, str], list]) -> Outcome:
     topic = "lab6-exercise"
-    labs.fresh_topic(topic, partitions=3, replication_factor=3)
+    fresh_topic(topic, partitions=3, replication_factor=3)
     rows = [json.dumps({"customer_id": f"C{i:04d}", "country": "NL"}).encode()
             for i in range(1_500)]
     _send(topic, rows, linger_ms=5)
-    got = read_all(labs.bootstrap_servers(), topic)
+    got = read_all(bootstrap_servers(), topic)
     got = [g if isinstance(g, bytes) else getattr(g, "value", g) for g in got]
     report = check_effects(rows, got)
     out = Outcome(history=[f"{len(rows)} customers in 3 partitions; you returned {len(got)} "
@@ -308,7 +310,7 @@ def check_read_all(read_all: Callable[[str, str], list]) -> Outcome:
           solution=solutions.save_payment)
 def check_upsert(save_payment: Callable[[Any, dict], None]) -> Outcome:
     topic = "lab7-exercise"
-    labs.fresh_topic(topic, partitions=3, replication_factor=3)
+    fresh_topic(topic, partitions=3, replication_factor=3)
     payments = [{"payment_id": f"P{i:04d}", "amount": i + 0.5} for i in range(300)]
     _send(topic, [json.dumps(p).encode() for p in payments])
     group = _group("lab7-exercise")
@@ -318,7 +320,7 @@ def check_upsert(save_payment: Callable[[Any, dict], None]) -> Outcome:
     problems: list[str] = []
     writes = 0
     for run in (1, 2):
-        consumer = KafkaConsumer(topic, bootstrap_servers=labs.bootstrap_servers(),
+        consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap_servers(),
                                  group_id=group, auto_offset_reset="earliest",
                                  enable_auto_commit=False, max_poll_records=50)
         try:

@@ -12,11 +12,12 @@ from kafka.structs import TopicPartition
 
 from ..chaos import run_trial
 from ..cluster import Cluster
-from ..lessons import drain, read_topic, truck_positions
 from ..semantics import Crash, Report, caught_up
 from ..semantics import check as check_effects
 from . import solutions
 from .exercises import Outcome, exercise
+from .reading import drain, read_topic
+from .trucks import truck_reports
 
 DAY_MS = 24 * 3_600_000
 
@@ -102,7 +103,7 @@ def check_last_report(last_report: Callable[[dict, bytes], tuple[int, int]]) -> 
     cluster.create_topic("trucks_gps", partitions=10, replication_factor=3)
     producer = cluster.producer()
     # Uneven traffic: truck-1 reports often, so partition offsets differ a lot.
-    reports = truck_positions(trucks=5, reports=4, seed=1) + truck_positions(1, 6, seed=2)
+    reports = truck_reports(trucks=5, reports=4, seed=1) + truck_reports(1, 6, seed=2)
     for key, value in reports:
         producer.send("trucks_gps", key=key, value=value)
     producer.flush()
@@ -163,7 +164,7 @@ def check_keys(key_for: Callable[[dict], Any]) -> Outcome:
     cluster = Cluster(brokers=3, seed=3)
     cluster.create_topic("trucks_gps", partitions=6, replication_factor=3)
     producer = cluster.producer()
-    for _, value in truck_positions(trucks=6, reports=5, seed=3):
+    for _, value in truck_reports(trucks=6, reports=5, seed=3):
         key = key_for(json.loads(value))
         if isinstance(key, str):
             key = key.encode()
@@ -359,7 +360,7 @@ def _transfer_with_crash(process_batch: Callable, point: str | None) -> tuple[Re
                "JSON. Try the lesson's table with a few values.",
           solution=solutions.batching_settings)
 def check_batching(batching_settings: Callable[[], dict]) -> Outcome:
-    from ..lessons import producer_run
+    from .batching import producer_run
 
     s = _settings(batching_settings)
     run = producer_run(linger_ms=int(s.get("linger_ms", 0)),
@@ -422,7 +423,7 @@ RANGE_CASES = (({"orders": 3}, 2), ({"orders": 7}, 3), ({"orders": 2}, 3),
                "count get none.",
           solution=solutions.range_assign)
 def check_range(range_assign: Callable[[list, int], dict]) -> Outcome:
-    from ..client.group import settle_group
+    from ..cluster import settle_group
 
     out = Outcome()
     for topics, n in RANGE_CASES:

@@ -55,6 +55,7 @@ class Scenario:
     brokers: int = 3
     seed: int = 7
     broker_config: dict[str, Any] = field(default_factory=dict)
+    features: dict[str, int] = field(default_factory=dict)  # e.g. ELR off: version 0
 
 
 @dataclass
@@ -85,7 +86,8 @@ class Run:
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self.cluster = Cluster(brokers=scenario.brokers, seed=scenario.seed,
-                               broker_config=scenario.broker_config or None)
+                               broker_config=scenario.broker_config or None,
+                               features=scenario.features or None)
         self.facts: dict[str, Any] = {"topic": scenario.topic}
         self.notes: dict[str, str] = {}
         self.watch: tuple[str, int] = (scenario.topic, scenario.partition)

@@ -36,10 +36,12 @@ from pathlib import Path
 from . import KAFKA_VERSION
 from .jars import cache_dir, fetch_kafka
 
-__all__ = ["BROKER_SETTINGS", "CLUSTER_ID", "KafkaNodeError", "NativeKafka", "NodeStatus",
-           "broker_overrides"]
+__all__ = ["BROKER_SETTINGS", "CLUSTER_ID", "DATA_DIR_ENV", "KafkaNodeError", "NativeKafka",
+           "NodeStatus", "broker_overrides"]
 
 NODE_IDS = (1, 2, 3)
+# Where `minikafka kafka up --data-dir` put the nodes, for the labs and `minikafka doctor`.
+DATA_DIR_ENV = "MINIKAFKA_KAFKA_DATA_DIR"
 # docker/compose.yaml's CLUSTER_ID: both clusters are "the course's cluster".
 CLUSTER_ID = "fSYzIKPXRX6X_DKBM3RWfw"
 

@@ -11,7 +11,7 @@ MINIKAFKA_SPARK_SOURCE=jvm|python forces a choice (auto by default).
 Spark's connector reaches the classpath in one of two ways: the Docker image copies it into
 pyspark's own jars/, and elsewhere `minikafka kafka fetch` (or ./setup.sh --real-kafka)
 fetches it from Maven Central into the course's cache, whence `session_jars()` hands it to
-a new session's `spark.jars` (minikafka.labs.spark_session does). Without Maven or a
+a new session's `spark.jars` (minikafka.course.spark.spark_session does). Without Maven or a
 network the Python source takes over, so the labs still run on an offline laptop.
 """
 from __future__ import annotations

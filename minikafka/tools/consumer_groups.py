@@ -286,43 +286,46 @@ def _targets(admin: Any, args: argparse.Namespace, partitions: list[Any],
              committed: dict) -> dict[Any, int]:
     from kafka.admin import OffsetSpec, OffsetTimestamp
 
-    from ..client.admin import _parse_datetime, _parse_duration
+    from ..core.offset_reset import (
+        NoCommittedOffset,
+        parse_datetime,
+        parse_duration,
+        target_offset,
+    )
 
     earliest = {tp: o.offset for tp, o in admin.list_partition_offsets(
         dict.fromkeys(partitions, OffsetSpec.EARLIEST)).items()}
     latest = end_offsets(admin, partitions)
+    found: dict = {}
     if args.to_datetime is not None or args.by_duration is not None:
         if args.to_datetime is not None:
             try:
-                ts = _parse_datetime(args.to_datetime)
+                ts = parse_datetime(args.to_datetime)
             except ValueError as exc:
                 raise ToolError(f"Error parsing timestamp: {exc}") from exc
         else:
             try:
-                duration: timedelta = _parse_duration(args.by_duration)
+                duration: timedelta = parse_duration(args.by_duration)
             except ValueError as exc:
                 raise ToolError(str(exc)) from exc
             ts = int(time.time() * 1000) - int(duration.total_seconds() * 1000)
-        found = admin.list_partition_offsets({tp: OffsetTimestamp(ts) for tp in partitions})
-        return {tp: latest[tp] if found[tp].offset < 0 else found[tp].offset
-                for tp in partitions}
+        found = {tp: o.offset for tp, o in admin.list_partition_offsets(
+            {tp: OffsetTimestamp(ts) for tp in partitions}).items()}
     plan = {}
     for tp in partitions:
-        if args.to_earliest:
-            plan[tp] = earliest[tp]
-        elif args.to_latest:
-            plan[tp] = latest[tp]
-        elif args.to_current:
-            plan[tp] = committed[tp].offset if tp in committed else latest[tp]
-        else:
-            if args.shift_by is not None:
-                if tp not in committed:
-                    raise ToolError(f"Cannot shift offset for partition {tp.topic}-"
-                                    f"{tp.partition} since there is no current committed offset")
-                wanted = committed[tp].offset + args.shift_by
-            else:
-                wanted = args.to_offset
-            plan[tp] = _in_range(tp, wanted, earliest[tp], latest[tp])
+        try:
+            target = target_offset(
+                earliest=earliest[tp], latest=latest[tp],
+                committed=committed[tp].offset if tp in committed else None,
+                to_earliest=args.to_earliest, to_latest=args.to_latest,
+                to_current=args.to_current, to_offset=args.to_offset,
+                shift_by=args.shift_by, found=found.get(tp))
+        except NoCommittedOffset:
+            raise ToolError(f"Cannot shift offset for partition {tp.topic}-{tp.partition} "
+                            "since there is no current committed offset") from None
+        if args.to_offset is not None or args.shift_by is not None:
+            target = _in_range(tp, target, earliest[tp], latest[tp])
+        plan[tp] = target
     return plan
 
 
@@ -344,7 +347,7 @@ def _reset(admin: Any, args: argparse.Namespace, groups: list[str]) -> int:
     from kafka.errors import NoError
     from kafka.structs import OffsetAndMetadata
 
-    from ..client.admin import format_reset_plan
+    from ..core.offset_reset import format_reset_plan
 
     if not args.dry_run and not args.execute:
         print(NO_EXECUTE_WARNING)

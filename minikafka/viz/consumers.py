@@ -14,7 +14,7 @@ from typing import Any
 from kafka.errors import KafkaError
 from kafka.structs import TopicPartition
 
-from minikafka.client.group import settle_group
+from minikafka.cluster import settle_group
 
 from .groupview import group_description
 

@@ -3,7 +3,7 @@ second consumer joins a group, under the eager protocol (range: everyone gives u
 everything, then gets a new set) and the cooperative one (cooperative-sticky: only the
 partitions that move are given up, and handed over in a second round).
 
-`minikafka.lessons.rebalance_timeline()` runs the seeded scenario and notes every
+`minikafka.course.rebalance.rebalance_timeline()` runs the seeded scenario and notes every
 revocation and assignment the consumers' rebalance listeners are told about, with its
 simulated time; `rebalance_view()` draws one grid per protocol: partitions down, moments across, each
 cell naming the owner, or nobody (no one reads that partition then).

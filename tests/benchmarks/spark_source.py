@@ -163,7 +163,7 @@ def main() -> int:
     os.environ.setdefault("MINIKAFKA_SPARK_UI", "0")
     os.environ["MINIKAFKA_SPARK_SOURCE"] = "python"
     from minikafka.cluster import Cluster
-    from minikafka.labs import spark_session
+    from minikafka.course.spark import spark_session
     from minikafka.spark import kafka_format
 
     cluster = Cluster(brokers=3, seed=0)

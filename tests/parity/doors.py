@@ -34,7 +34,22 @@ class Door:
     def settle(self, topic: str, partition: int = 0) -> None:
         """Wait until the partition's leader has replicated and resolved everything it
         holds (LSO = HW = LEO): transaction markers land after EndTxn is answered."""
+        self.wait_until(lambda c: _settled(c, topic, partition), f"{topic}-{partition} settled")
+
+    def wait_until(self, done: Callable[[Cluster], bool], what: str) -> None:
+        """Wait (simulated time in process, wall time behind a server) until done(cluster)."""
         raise NotImplementedError
+
+    def wait_until_polled(self, consumers: list, done: Callable[[], bool], what: str,
+                          polls: int = 100) -> None:
+        """Poll the consumers in turn (a group only moves while its members poll) until
+        done(), which may ask through the door's own clients."""
+        for _ in range(polls):
+            for consumer in consumers:
+                consumer.poll(timeout_ms=100)
+            if done():
+                return
+        raise AssertionError(f"never {what}")
 
     def _keep(self, client: Any) -> Any:
         self._clients.append(client)
@@ -54,10 +69,8 @@ def _settled(cluster: Cluster, topic: str, partition: int) -> bool:
 class InProcess(Door):
     name = "in-process"
 
-    def settle(self, topic: str, partition: int = 0) -> None:
-        settled = self.cluster.run_until(lambda: _settled(self.cluster, topic, partition),
-                                         10_000)
-        assert settled, f"{topic}-{partition} did not settle"
+    def wait_until(self, done: Callable[[Cluster], bool], what: str) -> None:
+        assert self.cluster.run_until(lambda: done(self.cluster), 30_000), f"never {what}"
 
     def producer(self, **config: Any) -> Any:
         return self._keep(self.cluster.producer(**config))
@@ -84,10 +97,10 @@ class KafkaPython(Door):
         super().__init__(cluster)
         self.bootstrap_servers = bootstrap_servers
 
-    def settle(self, topic: str, partition: int = 0) -> None:
-        deadline = time.monotonic() + 10
-        while not self.setup(lambda c: _settled(c, topic, partition)):
-            assert time.monotonic() < deadline, f"{topic}-{partition} did not settle"
+    def wait_until(self, done: Callable[[Cluster], bool], what: str) -> None:
+        deadline = time.monotonic() + 30
+        while not self.setup(done):
+            assert time.monotonic() < deadline, f"never {what}"
             time.sleep(0.01)
 
     def producer(self, **config: Any) -> Any:

@@ -9,13 +9,32 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     list_offsets     ListOffsets (key 2): earliest, latest, max-timestamp, by timestamp
     fetch_partition  Fetch (key 1), one partition: batches, HW, LSO, log start, aborted txns
     create_topics    CreateTopics (key 19), validate_only through the same checks
+    delete_topics    DeleteTopics (key 20), by name
+    create_partitions CreatePartitions (key 37), validate_only through the same checks
+    elect_leaders    ElectLeaders (key 43), preferred or unclean
+    describe_configs DescribeConfigs (key 32), topics and brokers, with sources
+    incremental_alter_configs IncrementalAlterConfigs (key 44): SET, DELETE, APPEND, SUBTRACT
+    describe_log_dirs DescribeLogDirs (key 35): a broker's log directory and replicas
+    describe_producers DescribeProducers (key 61): the producers a leader remembers
     delete_records   DeleteRecords (key 21)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
 """
 from __future__ import annotations
 
+from .configs import (
+    AlterableConfig,
+    AlterConfigsResource,
+    AlterConfigsResult,
+    ConfigEntry,
+    ConfigResource,
+    DescribeConfigsResult,
+    describe_configs,
+    incremental_alter_configs,
+)
+from .elections import PREFERRED, UNCLEAN, ElectionResult, ElectionType, elect_leaders
 from .fetch import FetchedPartition, FetchPartition, fetch_partition
+from .log_dirs import LogDirDescription, ReplicaLog, describe_log_dirs
 from .offsets import (
     EARLIEST,
     LATEST,
@@ -26,24 +45,49 @@ from .offsets import (
     list_offsets,
     list_offsets_of,
 )
+from .partitions import CreatePartitionsResult, NewPartitions, create_partitions
 from .port import READ_COMMITTED, READ_UNCOMMITTED, ClusterPort, IsolationLevel, led_replica
 from .produce import record_acked
 from .producer_id import InitProducerIdRequest, InitProducerIdResult, init_producer_id
+from .producers import ActiveProducer, PartitionProducers, describe_producers
 from .records import DeleteRecordsPartition, DeleteRecordsResult, delete_records
-from .topics import CreatableTopic, CreateTopicsRequest, CreateTopicsResult, create_topics
+from .topics import (
+    CreatableTopic,
+    CreateTopicsRequest,
+    CreateTopicsResult,
+    DeleteTopicsResult,
+    create_topics,
+    delete_topics,
+)
 
 __all__ = [
+    "ActiveProducer",
+    "LogDirDescription",
+    "PartitionProducers",
+    "ReplicaLog",
+    "AlterConfigsResource",
+    "AlterConfigsResult",
+    "AlterableConfig",
+    "ConfigEntry",
+    "ConfigResource",
+    "DescribeConfigsResult",
     "EARLIEST",
     "LATEST",
     "MAX_TIMESTAMP",
+    "PREFERRED",
     "READ_COMMITTED",
     "READ_UNCOMMITTED",
+    "UNCLEAN",
     "ClusterPort",
     "CreatableTopic",
+    "CreatePartitionsResult",
     "CreateTopicsRequest",
     "CreateTopicsResult",
     "DeleteRecordsPartition",
     "DeleteRecordsResult",
+    "DeleteTopicsResult",
+    "ElectionResult",
+    "ElectionType",
     "FetchPartition",
     "FetchedPartition",
     "InitProducerIdRequest",
@@ -52,9 +96,17 @@ __all__ = [
     "ListOffsetsPartition",
     "ListOffsetsRequest",
     "ListOffsetsResult",
+    "NewPartitions",
+    "create_partitions",
     "create_topics",
     "delete_records",
+    "delete_topics",
+    "describe_configs",
+    "describe_log_dirs",
+    "describe_producers",
+    "elect_leaders",
     "fetch_partition",
+    "incremental_alter_configs",
     "init_producer_id",
     "led_replica",
     "list_offsets",

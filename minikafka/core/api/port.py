@@ -57,6 +57,21 @@ class ClusterPort(Protocol):
     def publish_metadata(self) -> None:
         """Brokers replay what the controller appended to the metadata log."""
 
+    def drop_topic_logs(self, topic_id: str) -> None:
+        """A deleted topic's partition directories go from every log dir."""
+
+    # Broker settings: the effective ones, those altered since start as
+    # {key: (broker id or None for the cluster-wide default, value)}, those given at start.
+    dynamic_broker_config: dict[str, tuple[int | None, Any]]
+    static_broker_config: Mapping[str, Any]
+
+    def apply_topic_config(self, name: str, changes: Mapping[str, str | None]) -> None:
+        """Set (None: remove) a topic's config overrides; raises KafkaCoreError."""
+
+    def apply_broker_config(self, changes: Mapping[str, str | None], validate_only: bool,
+                            broker_id: int | None) -> None:
+        """Set (None: remove) dynamic broker configs; raises KafkaCoreError."""
+
 
 def led_replica(broker: Broker, topics: Mapping[str, TopicMetadata], name: str, index: int,
                 current_leader_epoch: int = -1) -> tuple[int, Replica | None]:

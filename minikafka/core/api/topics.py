@@ -1,4 +1,4 @@
-"""CreateTopics (key 19), through the controller.
+"""CreateTopics (key 19) and DeleteTopics (key 20), through the controller.
 
 -1 partitions or replication factor take num.partitions / default.replication.factor;
 explicit assignments (partition index -> broker ids) replace both. validate_only runs
@@ -130,4 +130,32 @@ def create_topics(cluster: ClusterPort, request: CreateTopicsRequest) -> list[Cr
             out.append(_create(cluster, topic, request.validate_only))
         except KafkaCoreError as exc:
             out.append(CreateTopicsResult(topic.name, exc.code, exc.message or None))
+    return out
+
+
+@dataclass(frozen=True)
+class DeleteTopicsResult:
+    name: str
+    error_code: int = errors.NONE
+    error_message: str | None = None
+    topic_id: str | None = None  # the deleted topic's id; None when it did not exist
+
+
+def delete_topics(cluster: ClusterPort, names: Sequence[str]) -> list[DeleteTopicsResult]:
+    """DeleteTopics by name: one result per name, in order (an unknown topic answers
+    UNKNOWN_TOPIC_OR_PARTITION). The brokers learn of the deletions in one metadata
+    update, and each deletion is journaled as ``topic.deleted``."""
+    out = []
+    for name in names:
+        meta = cluster.controller.topics.get(name)
+        try:
+            cluster.controller.delete_topic(name)
+        except KafkaCoreError as exc:
+            out.append(DeleteTopicsResult(name, exc.code, exc.message or None))
+            continue
+        cluster.drop_topic_logs(meta.topic_id)
+        cluster.journal.record(cluster.now_ms, "topic.deleted", topic=name)
+        out.append(DeleteTopicsResult(name, topic_id=meta.topic_id))
+    if any(not r.error_code for r in out):
+        cluster.publish_metadata()
     return out

@@ -1,9 +1,15 @@
 """Eligible leader replicas (KIP-966, Kafka 4.1): the followers of payments-0 stop one
 after the other, then its leader. The follower that stopped last comes back and is
 elected cleanly: its removal left the ISR smaller than min.insync.replicas, so the high
-watermark could not pass it, and it holds every committed record."""
+watermark could not pass it, and it holds every committed record.
+
+The presenter shows SCENARIO; lesson 5 runs the same story with ELR off and with the
+last follower crashing instead (``story(elr=..., crash=...)``, through
+minikafka.course.durability.last_follower_returns)."""
 
 from __future__ import annotations
+
+from functools import partial
 
 from ..scenario import Run, Scenario, Step, verdict_text
 
@@ -40,8 +46,12 @@ def stop_first(run: Run) -> None:
     _state(run)
 
 
-def stop_last(run: Run) -> None:
-    run.cluster.stop_broker(run.facts["last"])
+def stop_last(run: Run, crash: bool = False) -> None:
+    if crash:
+        run.cluster.crash_broker(run.facts["last"])
+        run.cluster.advance(10_000)  # the controller notices after broker.session.timeout.ms
+    else:
+        run.cluster.stop_broker(run.facts["last"])
     sent = run.produce(LATE, acks=1)
     run.require(len(sent.acked) == 1, f"the acks=1 producer got {sent}")
     run.facts.update(late=sent)
@@ -53,13 +63,18 @@ def stop_leader(run: Run) -> None:
     _state(run)
 
 
-def return_last(run: Run) -> None:
+def return_last(run: Run, eligible: bool = True) -> None:
     last = run.facts["last"]
     run.cluster.start_broker(last)
-    run.wait_for(lambda: run.leader() == last, 10_000,
-                 f"broker {last} was not elected from the ELR")
+    if eligible:
+        run.wait_for(lambda: run.leader() == last, 10_000,
+                     f"broker {last} was not elected from the ELR")
+    else:  # nobody the controller may elect cleanly is back: the partition stays offline
+        run.cluster.advance(5_000)
     _state(run)
-    run.facts.update(read=", ".join(run.read()) or "nothing")
+    offline = run.leader() is None
+    run.facts.update(read="nothing, it is offline" if offline else
+                     ", ".join(run.read()) or "nothing")
 
 
 def all_back(run: Run) -> None:
@@ -75,35 +90,45 @@ def all_back(run: Run) -> None:
     run.facts.update(late_lost=len(late.lost), kept=committed.acknowledged)
 
 
-SCENARIO = Scenario(
-    name="eligible-leaders",
-    title="Eligible leader replicas (Kafka 4.1)",
-    summary="payments-0 loses its followers, then its leader; the follower that stopped "
-            "last returns and is elected cleanly from the ELR",
-    topic="payments",
-    setup=setup,
-    brokers=5,
-    columns=6,
-    intro="Five brokers; topic payments has one partition on brokers 3, 4 and 5, "
-          "min.insync.replicas=2. Broker {leader} leads; 3 records are committed on all "
-          "three replicas.",
-    steps=(
-        Step("Broker {first} stops cleanly. ISR = {isr}: still min.insync.replicas "
-             "members, so writes go on and the eligible leader replicas stay empty "
-             "(ELR = {elr}).", stop_first),
-        Step("Broker {last} stops too. ISR = {isr}, below min.insync.replicas: broker {last} "
-             "leaves it for the ELR = {elr}, because the high watermark cannot move without "
-             "it. An acks=1 producer sends one record: {late}. The HW stays at {hw}: "
-             "the record is not committed, and consumers do not see it.", stop_last),
-        Step("The leader, broker {leader}, stops. No leader; ISR = {isr}, ELR = {elr}, "
-             "LastKnownElr = {lke}. Before Kafka 4.1 only broker {leader}, the last ISR "
-             "member, could lead again.", stop_leader),
-        Step("Broker {last} restarts and the controller elects it from the ELR, a clean "
-             "election: ISR = {isr}. A reader finds {read}: every committed record.",
-             return_last),
-        Step("Brokers {leader} and {first} return and catch up; broker {leader} truncates "
-             "the acks=1 record only it held. History checker: {kept} committed records "
-             "kept, {late_lost} acks=1 record lost: acknowledged, never committed.",
-             all_back),
-    ),
-)
+def story(elr: bool = True, crash: bool = False) -> Scenario:
+    """The story on a cluster with the eligible.leader.replicas.version feature on or off
+    (before Kafka 4.1: off), the last follower stopped cleanly or crashed (a crashed
+    replica loses its place in the ELR). Only the presenter's story, ELR on and a clean
+    stop, elects the returning follower; the narration is written for that one."""
+    return Scenario(
+        name="eligible-leaders",
+        title="Eligible leader replicas (Kafka 4.1)",
+        summary="payments-0 loses its followers, then its leader; the follower that stopped "
+                "last returns and is elected cleanly from the ELR",
+        topic="payments",
+        setup=setup,
+        brokers=5,
+        features={"eligible.leader.replicas.version": int(elr)},
+        columns=6,
+        intro="Five brokers; topic payments has one partition on brokers 3, 4 and 5, "
+              "min.insync.replicas=2. Broker {leader} leads; 3 records are committed on all "
+              "three replicas.",
+        steps=(
+            Step("Broker {first} stops cleanly. ISR = {isr}: still min.insync.replicas "
+                 "members, so writes go on and the eligible leader replicas stay empty "
+                 "(ELR = {elr}).", stop_first),
+            Step("Broker {last} stops too. ISR = {isr}, below min.insync.replicas: broker "
+                 "{last} leaves it for the ELR = {elr}, because the high watermark cannot move "
+                 "without it. An acks=1 producer sends one record: {late}. The HW stays at {hw}: "
+                 "the record is not committed, and consumers do not see it.",
+                 partial(stop_last, crash=crash)),
+            Step("The leader, broker {leader}, stops. No leader; ISR = {isr}, ELR = {elr}, "
+                 "LastKnownElr = {lke}. Before Kafka 4.1 only broker {leader}, the last ISR "
+                 "member, could lead again.", stop_leader),
+            Step("Broker {last} restarts and the controller elects it from the ELR, a clean "
+                 "election: ISR = {isr}. A reader finds {read}: every committed record.",
+                 partial(return_last, eligible=elr and not crash)),
+            Step("Brokers {leader} and {first} return and catch up; broker {leader} truncates "
+                 "the acks=1 record only it held. History checker: {kept} committed records "
+                 "kept, {late_lost} acks=1 record lost: acknowledged, never committed.",
+                 all_back),
+        ),
+    )
+
+
+SCENARIO = story()

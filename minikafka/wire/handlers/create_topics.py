@@ -8,9 +8,9 @@ from __future__ import annotations
 from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse
 
 from ...core import api
+from ...core.api.configs import topic_entries
 from ..registry import RequestContext
 from ._common import serving_broker, topic_uuid
-from ._configs import topic_entries
 
 API_KEY = 19
 MIN_VERSION = 2

@@ -5,16 +5,9 @@ import uuid
 
 from kafka.protocol.admin import DeleteTopicsRequest, DeleteTopicsResponse
 
-from ...core import errors
+from ...core import api, errors
 from ..registry import RequestContext
-from ._common import (
-    KAFKA_ERRORS,
-    error_code,
-    error_message,
-    serving_broker,
-    topic_name_for_id,
-    topic_uuid,
-)
+from ._common import serving_broker, topic_name_for_id
 
 API_KEY = 20
 MIN_VERSION = 1
@@ -32,7 +25,7 @@ def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsRes
         wanted = [(t.name, t.topic_id) for t in request.topics]
     else:
         wanted = [(name, _ZERO_UUID) for name in request.topic_names]
-    results = []
+    results, named = [], []
     for name, topic_id in wanted:
         result = _Result(name=name, topic_id=topic_id, error_code=errors.NONE,
                          error_message=None)
@@ -43,12 +36,10 @@ def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsRes
                 result.error_code = errors.UNKNOWN_TOPIC_ID
                 continue
             result.name = name
-        meta = cluster.controller.topics.get(name)
-        if meta is not None:
-            result.topic_id = topic_uuid(meta)
-        try:
-            cluster.delete_topic(name)
-        except KAFKA_ERRORS as exc:
-            result.error_code = error_code(exc)
-            result.error_message = error_message(exc)
+        named.append(result)
+    for result, done in zip(named, api.delete_topics(cluster, [r.name for r in named]),
+                            strict=True):
+        result.error_code, result.error_message = done.error_code, done.error_message
+        if done.topic_id is not None:
+            result.topic_id = uuid.UUID(done.topic_id)
     return DeleteTopicsResponse(version=version, throttle_time_ms=0, responses=results)

@@ -1,0 +1,309 @@
+"""DescribeConfigs (key 32) and IncrementalAlterConfigs (key 44), for topics and brokers.
+
+Configs as Kafka reports them: string values, sources and types, for topics (overrides
+over defaults) and brokers (the cluster-wide default resource "" lists its dynamic values
+only). An alter SETs, DELETEs (back to the default) and, on list configs such as
+cleanup.policy, APPENDs and SUBTRACTs; on a BROKER resource only the keys Kafka can change
+on a running broker (core.server_config.DYNAMIC_KEYS), SET and DELETE. minikafka's brokers
+share one configuration, so a value set on one broker applies to all of them.
+
+    >>> from minikafka.cluster import Cluster
+    >>> cluster = Cluster(brokers=3)
+    >>> _ = cluster.create_topic("t", 1, 3)
+    >>> r, = incremental_alter_configs(cluster, [AlterConfigsResource(
+    ...     TOPIC, "t", [AlterableConfig("retention.ms", SET, "60000")])])
+    >>> r.error_code
+    0
+    >>> d, = describe_configs(cluster, [ConfigResource(TOPIC, "t", ["retention.ms"])])
+    >>> [(e.name, e.value, e.source == DYNAMIC_TOPIC_CONFIG) for e in d.entries]
+    [('retention.ms', '60000', True)]
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .. import errors
+from ..config import BROKER_DEFAULTS, TOPIC_CONFIGS, TopicConfig
+from ..errors import KafkaCoreError
+from ..server_config import DYNAMIC_KEYS, TOPIC_SYNONYMS
+
+if TYPE_CHECKING:
+    from .port import ClusterPort
+
+# ConfigSource
+DYNAMIC_TOPIC_CONFIG = 1
+DYNAMIC_BROKER_CONFIG = 2
+DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+STATIC_BROKER_CONFIG = 4
+DEFAULT_CONFIG = 5
+
+# Which source wins when several broker keys could set a topic default
+_SOURCE_RANK = (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG,
+                DEFAULT_CONFIG)
+
+# ConfigType
+BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
+
+# ConfigResource types
+TOPIC = 2
+BROKER = 4
+
+_LIST_CONFIGS = frozenset({"cleanup.policy"})
+_INT_CONFIGS = frozenset({"max.message.bytes", "min.insync.replicas", "segment.bytes",
+                          "socket.request.max.bytes", "socket.send.buffer.bytes",
+                          "socket.receive.buffer.bytes", "replica.fetch.max.bytes",
+                          "replica.fetch.wait.max.ms", "num.partitions",
+                          "default.replication.factor", "offsets.topic.num.partitions",
+                          "offsets.topic.replication.factor",
+                          "transaction.state.log.num.partitions",
+                          "broker.session.timeout.ms", "broker.heartbeat.interval.ms",
+                          "leader.imbalance.check.interval.seconds", "node.id"})
+
+
+class ConfigEntry(NamedTuple):
+    name: str
+    value: str | None
+    source: int
+    config_type: int
+    documentation: str | None
+    read_only: bool = False
+
+
+def render(value: Any) -> str | None:
+    """A parsed config value in Kafka's text form (true/false, 0.5, 604800000)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def config_type(name: str, value: Any) -> int:
+    if name in _LIST_CONFIGS:
+        return LIST
+    if isinstance(value, bool):
+        return BOOLEAN
+    if isinstance(value, float):
+        return DOUBLE
+    if isinstance(value, int):
+        return INT if name in _INT_CONFIGS else LONG
+    return STRING
+
+
+def is_list(name: str) -> bool:
+    return name in _LIST_CONFIGS
+
+
+def topic_entries(topic: Any, cluster: Any = None) -> list[ConfigEntry]:
+    """Every topic config in name order: overrides marked DYNAMIC_TOPIC_CONFIG; a default
+    that a broker key sets (log.retention.hours for retention.ms) has that key's source,
+    as Kafka reports it (given `cluster`)."""
+    config = topic.config
+    out = []
+    for name in sorted(TOPIC_CONFIGS):
+        spec = TOPIC_CONFIGS[name]
+        value = config[name]
+        if name in config.overrides:
+            source = DYNAMIC_TOPIC_CONFIG
+        elif cluster is None:
+            source = DEFAULT_CONFIG
+        else:
+            source = min((broker_source(cluster, key) for key in TOPIC_SYNONYMS.get(name, ())),
+                         default=DEFAULT_CONFIG, key=_SOURCE_RANK.index)
+        out.append(ConfigEntry(name, render(value), source, config_type(name, spec.default),
+                               spec.doc or None))
+    return out
+
+
+def broker_source(cluster: Any, name: str) -> int:
+    """Where a broker setting comes from: altered since start (on a broker, or the
+    cluster-wide default; minikafka's brokers share one configuration),
+    given at start (server.properties or Cluster(broker_config=...)), or Kafka's default."""
+    if name in cluster.dynamic_broker_config:
+        broker_id, _ = cluster.dynamic_broker_config[name]
+        return DYNAMIC_DEFAULT_BROKER_CONFIG if broker_id is None else DYNAMIC_BROKER_CONFIG
+    if name in cluster.static_broker_config:
+        return STATIC_BROKER_CONFIG
+    return DEFAULT_CONFIG
+
+
+def broker_entries(cluster: Any, broker_id: int | None) -> list[ConfigEntry]:
+    """The broker's settings with their sources; read-only unless Kafka can change the
+    key on a running broker. `broker_id` None: the cluster-wide default resource,
+    which lists only the dynamic values set on it (as Kafka does)."""
+    if broker_id is None:
+        return [ConfigEntry(name, render(value), DYNAMIC_DEFAULT_BROKER_CONFIG,
+                            config_type(name, value), None, False)
+                for name, (where, value) in sorted(cluster.dynamic_broker_config.items())
+                if where is None]
+    broker = cluster.brokers[broker_id]
+    out = [ConfigEntry("node.id", str(broker_id), STATIC_BROKER_CONFIG, INT, None, True),
+           ConfigEntry("broker.rack", broker.rack, STATIC_BROKER_CONFIG, STRING, None, True)]
+    for name in sorted(cluster.broker_config):
+        value = cluster.broker_config[name]
+        kind = config_type(name, value if value is not None else BROKER_DEFAULTS.get(name, 0))
+        out.append(ConfigEntry(name, render(value), broker_source(cluster, name), kind, None,
+                               name not in DYNAMIC_KEYS))
+    return out
+
+
+# AlterConfigOp
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class ConfigResource:
+    resource_type: int  # TOPIC or BROKER
+    name: str  # a topic, a broker id, or "" for the cluster-wide broker default
+    keys: Sequence[str] | None = None  # None: every config
+
+
+@dataclass(frozen=True)
+class AlterConfigsResult:
+    resource_type: int
+    name: str
+    error_code: int = errors.NONE
+    error_message: str | None = None
+
+
+@dataclass(frozen=True)
+class DescribeConfigsResult(AlterConfigsResult):
+    entries: tuple[ConfigEntry, ...] = ()
+
+
+def _entries(cluster: ClusterPort, resource: ConfigResource) -> list[ConfigEntry]:
+    name = resource.name
+    if resource.resource_type == TOPIC:
+        meta = cluster.controller.topics.get(name)
+        if meta is None:
+            raise KafkaCoreError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist")
+        return topic_entries(meta, cluster)
+    if resource.resource_type == BROKER:
+        if name == "":  # the cluster-wide default: its dynamic values only
+            return broker_entries(cluster, None)
+        return broker_entries(cluster, _broker_id(cluster, name))
+    raise KafkaCoreError(errors.INVALID_REQUEST,
+                         f"Unsupported resource type {resource.resource_type}")
+
+
+def _broker_id(cluster: ClusterPort, name: str) -> int:
+    if not name.lstrip("-").isdigit() or int(name) not in cluster.brokers:
+        raise KafkaCoreError(errors.INVALID_REQUEST, f"Unexpected broker id {name}")
+    return int(name)
+
+
+def describe_configs(cluster: ClusterPort, resources: Sequence[ConfigResource]
+                     ) -> list[DescribeConfigsResult]:
+    """One result per resource, in order: its configs in name order (only ``keys`` when
+    given), or the error."""
+    out = []
+    for resource in resources:
+        try:
+            entries = _entries(cluster, resource)
+        except KafkaCoreError as exc:
+            out.append(DescribeConfigsResult(resource.resource_type, resource.name, exc.code,
+                                             exc.message or None))
+            continue
+        if resource.keys is not None:
+            wanted = set(resource.keys)
+            entries = [e for e in entries if e.name in wanted]
+        out.append(DescribeConfigsResult(resource.resource_type, resource.name,
+                                         entries=tuple(entries)))
+    return out
+
+
+@dataclass(frozen=True)
+class AlterableConfig:
+    name: str
+    op: int = SET
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class AlterConfigsResource:
+    resource_type: int
+    name: str
+    configs: Sequence[AlterableConfig] = field(default_factory=tuple)
+
+
+def _topic_changes(meta: Any, configs: Sequence[AlterableConfig]) -> dict[str, str | None]:
+    changes: dict[str, str | None] = {}
+    for c in configs:
+        name, op = c.name, c.op
+        if name in changes:
+            raise KafkaCoreError(errors.INVALID_REQUEST, f"Duplicate config {name}")
+        if name not in TOPIC_CONFIGS:
+            raise KafkaCoreError(errors.INVALID_CONFIG, f"Unknown topic config name: {name}")
+        if op == SET:
+            if c.value is None:
+                raise KafkaCoreError(errors.INVALID_CONFIG, f"Null value for {name}")
+            changes[name] = c.value
+        elif op == DELETE:
+            changes[name] = None
+        elif op in (APPEND, SUBTRACT):
+            if not is_list(name):
+                raise KafkaCoreError(errors.INVALID_CONFIG,
+                                     f"Config value append is not allowed for config key: {name}")
+            current = [v for v in (render(meta.config[name]) or "").split(",") if v]
+            given = [v.strip() for v in (c.value or "").split(",") if v.strip()]
+            if op == APPEND:
+                merged = current + [v for v in given if v not in current]
+            else:
+                merged = [v for v in current if v not in given]
+            changes[name] = ",".join(merged) if merged else None
+        else:
+            raise KafkaCoreError(errors.INVALID_REQUEST, f"Unknown config operation {op}")
+    return changes
+
+
+def _broker_changes(configs: Sequence[AlterableConfig]) -> dict[str, str | None]:
+    changes: dict[str, str | None] = {}
+    for c in configs:
+        if c.name in changes:
+            raise KafkaCoreError(errors.INVALID_REQUEST, f"Duplicate config {c.name}")
+        if c.op == SET:
+            if c.value is None:
+                raise KafkaCoreError(errors.INVALID_CONFIG, f"Null value for {c.name}")
+            changes[c.name] = c.value
+        elif c.op == DELETE:
+            changes[c.name] = None
+        else:
+            raise KafkaCoreError(errors.INVALID_CONFIG,
+                                 f"Config value append is not allowed for config key: {c.name}")
+    return changes
+
+
+def _alter(cluster: ClusterPort, resource: AlterConfigsResource, validate_only: bool) -> None:
+    if resource.resource_type == BROKER:
+        broker_id = _broker_id(cluster, resource.name) if resource.name else None
+        cluster.apply_broker_config(_broker_changes(resource.configs), validate_only,
+                                    broker_id)
+        return
+    if resource.resource_type != TOPIC:
+        raise KafkaCoreError(errors.INVALID_REQUEST,
+                             f"Unsupported resource type {resource.resource_type}")
+    meta = cluster.controller.topics.get(resource.name)
+    if meta is None:
+        raise KafkaCoreError(errors.UNKNOWN_TOPIC_OR_PARTITION,
+                             f"Topic {resource.name} does not exist")
+    changes = _topic_changes(meta, resource.configs)
+    if validate_only:
+        TopicConfig(meta.config.overrides).update(changes)
+    else:
+        cluster.apply_topic_config(resource.name, changes)
+
+
+def incremental_alter_configs(cluster: ClusterPort, resources: Sequence[AlterConfigsResource],
+                              validate_only: bool = False) -> list[AlterConfigsResult]:
+    """One result per resource, in order; a resource's changes apply all or none."""
+    out = []
+    for resource in resources:
+        try:
+            _alter(cluster, resource, validate_only)
+            out.append(AlterConfigsResult(resource.resource_type, resource.name))
+        except KafkaCoreError as exc:
+            out.append(AlterConfigsResult(resource.resource_type, resource.name, exc.code,
+                                          exc.message or None))
+    return out

@@ -1,0 +1,23 @@
+"""A served cluster for a lesson's "on a real cluster" cells: kafka-python's own clients
+connect to it as to any Kafka cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+def real_cluster(topics: Mapping[str, int] | None = None, *,
+                 configs: Mapping[str, Mapping[str, str]] | None = None, seed: int = 0):
+    """A fresh 3-broker minikafka cluster served over the Kafka protocol on free loopback
+    ports, for a lesson's "on a real cluster" cell: kafka-python's own KafkaProducer and
+    KafkaConsumer connect to ``server.bootstrap_servers`` exactly as to any Kafka cluster.
+    ``topics`` maps names to partition counts (replication factor 3), ``configs`` gives
+    a topic its settings. Unlike the lessons' simulated clusters a server runs on the
+    wall clock, as any server does. Use it in a ``with`` block, which stops it."""
+    from minikafka.cluster import Cluster
+
+    cluster = Cluster(brokers=3, seed=seed)
+    for name, partitions in (topics or {}).items():
+        cluster.create_topic(name, partitions=partitions, replication_factor=3,
+                             config=dict((configs or {}).get(name, {})))
+    return cluster.serve(port=0, host="127.0.0.1")
