@@ -128,6 +128,11 @@ def expect_12(o: dict) -> None:
     assert o["second"] != o["first"] and 2_000 <= o["failover_ms"] <= 3_000
     assert o["quorum_lost"] and o["acks1_live_leader"] == "written"
     assert o["final_term"] == 3
+    # Only the partition whose ISR had no dead voter left took acks=all writes; a
+    # snapshot is a fraction of the log; brokers 4 and 5 observe the quorum.
+    assert o["acks_all"] == ["written", "KafkaTimeoutError", "KafkaTimeoutError"]
+    assert o["snapshot_records"] * 3 < o["log_records"]
+    assert o["observers"] == ["4", "5"]
 
 
 def expect_08(o: dict) -> None:

@@ -66,6 +66,9 @@ DEFAULTS: dict[str, Default] = {
     "log.retention.hours": Default(168),
     "log.retention.check.interval.ms": Default(300_000),
     "controller.quorum.fetch.timeout.ms": Default(2_000),
+    "controller.quorum.election.timeout.ms": Default(1_000),
+    "metadata.log.max.record.bytes.between.snapshots": Default(20_971_520),
+    "metadata.log.max.snapshot.interval.ms": Default(3_600_000),
     # -- topic -------------------------------------------------------------------------
     "cleanup.policy": Default("delete"),
     "retention.ms": Default(7 * DAY_MS),

@@ -395,13 +395,24 @@ _QUIZZES = [
         "delete.retention.ms later."),
     # -- lesson 12 --------------------------------------------------------------------
     QuizSpec(
-        "12-zookeeper",
-        "In a ZooKeeper-based cluster, how was the controller chosen?",
-        ("The first broker to create the ephemeral /controller node",
-         "The broker with the lowest id", "A Raft election among controllers"),
-        "a",
-        "That was the ZooKeeper-era race. Since KRaft, the controller quorum elects a leader "
-        "with Raft, and since Kafka 4.0 ZooKeeper mode is gone."),
+        "12-metadata",
+        "How does a broker learn that partition 7 has a new leader in KRaft mode?",
+        ("ZooKeeper notifies it through a watch",
+         "It replays the metadata log it fetches from the active controller",
+         "The producer tells it"),
+        "b",
+        "Every metadata change is a record in __cluster_metadata; brokers fetch and replay that "
+        "log."),
+    QuizSpec(
+        "12-observer",
+        "Broker 4 is not a controller. What is it in the KRaft metadata quorum?",
+        ("A voter that only votes when a controller is down",
+         "Nothing: the controller pushes metadata to it with UpdateMetadata requests",
+         "A replica of the metadata log whose acknowledgement commits a record",
+         "An observer: it fetches and replays the metadata log but does not vote"),
+        "d",
+        "Only the controllers vote and count towards the metadata log's high watermark; "
+        "brokers fetch the log like followers do and replay it, without a vote."),
     QuizSpec(
         "12-quorum",
         "A KRaft cluster has 3 controller voters and 2 of them are down. What still works?",
@@ -412,14 +423,13 @@ _QUIZZES = [
         "Without a majority there is no active controller, so the metadata is frozen. Data "
         "already being served keeps being served."),
     QuizSpec(
-        "12-metadata",
-        "How does a broker learn that partition 7 has a new leader in KRaft mode?",
-        ("ZooKeeper notifies it through a watch",
-         "It replays the metadata log it fetches from the active controller",
-         "The producer tells it"),
-        "b",
-        "Every metadata change is a record in __cluster_metadata; brokers fetch and replay that "
-        "log."),
+        "12-zookeeper",
+        "In a ZooKeeper-based cluster, how was the controller chosen?",
+        ("The first broker to create the ephemeral /controller node",
+         "The broker with the lowest id", "A Raft election among controllers"),
+        "a",
+        "That was the ZooKeeper-era race. Since KRaft, the controller quorum elects a leader "
+        "with Raft, and since Kafka 4.0 ZooKeeper mode is gone."),
     # -- lesson 13 --------------------------------------------------------------------
     QuizSpec(
         "13-connect",
