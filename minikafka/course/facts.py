@@ -81,6 +81,8 @@ DEFAULTS: dict[str, Default] = {
     "min.cleanable.dirty.ratio": Default(0.5),
     "min.compaction.lag.ms": Default(0),
     # -- Connect / MirrorMaker 2 -------------------------------------------------------
+    "offset.flush.interval.ms": Default(60_000),
+    "offset.storage.partitions": Default(25),
     "offset.lag.max": Default(100),
     "sync.group.offsets.enabled": Default(False),
 }
