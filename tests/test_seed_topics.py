@@ -23,7 +23,7 @@ LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 SEED_TOPICS: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     "topic deletion": [
         ("01-topics-partitions-offsets", "01-seed-delete-1",
-         ("--delete --topic", "RemoveTopicRecord", "file.delete.delay.ms", "delete.topic.enable")),
+         ("--delete --topic", "RemoveTopicRecord", "log.segment.delete.delay.ms", "delete.topic.enable")),
         ("01-topics-partitions-offsets", "01-seed-delete-2", ("delete_topics(",)),
         ("01-topics-partitions-offsets", "01-seed-delete-3", ("auto.create.topics.enable",)),
     ],

@@ -86,6 +86,7 @@ DEFAULTS: dict[str, Default] = {
     "message.timestamp.type": Default("CreateTime"),
     "message.timestamp.after.max.ms": Default(3_600_000),
     "file.delete.delay.ms": Default(60_000),
+    "log.segment.delete.delay.ms": Default(60_000),
     # -- Connect / MirrorMaker 2 -------------------------------------------------------
     "offset.flush.interval.ms": Default(60_000),
     "offset.storage.partitions": Default(25),
