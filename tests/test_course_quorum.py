@@ -40,3 +40,25 @@ def test_no_majority_no_status() -> None:
     cluster.advance(15_000)
     assert describe_status(cluster).startswith("Error: no active controller")
     assert describe_replication(cluster) == describe_status(cluster)
+
+
+def test_the_quorum_picture_draws_every_replica_and_its_fetches() -> None:
+    from minikafka.viz.quorum import quorum_state, quorum_view
+
+    cluster = Cluster(brokers=5, seed=1)
+    cluster.crash_broker(cluster.active_controller)
+    cluster.advance(15_000)
+    state = quorum_state(cluster)
+    leader = state["leader"]
+    statuses = {r["node"]: r["status"] for r in state["replicas"]}
+    assert statuses[leader] == "Leader" and statuses[1] == "Unreachable"
+    assert statuses[4] == statuses[5] == "Observer"
+    source = quorum_view(state, cluster.controller.quorum.voters).source
+    # Four fetch arrows into the leader, the dead voter's dotted.
+    assert source.count(f"-> n{leader}") == 4 and source.count("style=dotted") == 1
+    assert f"epoch {state['epoch']}" in source
+    for voter in (2, 3):  # with broker 1, every voter is down
+        cluster.crash_broker(voter)
+    cluster.advance(15_000)
+    dark = quorum_state(cluster)
+    assert dark["leader"] is None and "no active controller" in quorum_view(dark, (1, 2, 3)).source
