@@ -1,4 +1,5 @@
-"""Every topic the course notes (/work's seeds) ask for is taught somewhere, and stays taught.
+"""Every topic the course notes the project started from ask for is taught somewhere, and stays
+taught.
 
 SEED_TOPICS lists each topic with the lesson cells that teach it and the terms those
 cells must contain; a cell that loses its terms (or disappears) fails here. The second
