@@ -29,7 +29,7 @@ from kafka.structs import TopicPartition
 from .. import errors as kerrors
 from ..core import api, errors
 from ..core.clock import Deadlines
-from ..core.records import COMPRESSION_IDS, RecordBatch, record_size
+from ..core.records import COMPRESSION_IDS, LOG_APPEND_TIME, RecordBatch, record_size
 from ..core.transactions import ProducerTxnState as TxnState
 from ..core.transactions import producer_transition
 from .codec import compressed_size
@@ -133,6 +133,11 @@ class FutureRecordMetadata(tuple):
         topic, partition = self._batch.tp
         _, ts, key, value, headers = self._batch.records[self._index]
         offset = base + self._index if base >= 0 else -1
+        stored = self._batch.batch
+        if stored is not None and stored.timestamp_type == LOG_APPEND_TIME and base >= 0:
+            # A LogAppendTime topic: the broker stamped the batch, and the metadata says so
+            # (kafka-python's RecordMetadata.timestamp is the log append time then).
+            ts = stored.max_timestamp
         return RecordMetadata(topic, partition, TopicPartition(topic, partition), offset, ts,
                               None, len(key) if key is not None else -1,
                               len(value) if value is not None else -1, -1)
@@ -287,7 +292,8 @@ class KafkaProducer:
         if parts is None:
             cluster = self.cluster
             if topic not in cluster.controller.topics:
-                if self.config["allow_auto_create_topics"] and not topic.startswith("__"):
+                if self.config["allow_auto_create_topics"] and not topic.startswith("__") \
+                        and cluster.broker_config["auto.create.topics.enable"]:
                     # auto.create.topics.enable=true on the broker: num.partitions and
                     # default.replication.factor (1 and 1 unless configured).
                     bc = cluster.broker_config

@@ -286,7 +286,9 @@ class Broker:
                              respond: Callable[[FetchResponse], None]) -> None:
         replica = self.replicas.get(tp)
         now = self.sim.clock.now_ms
-        if replica is None or not replica.is_leader:
+        if replica is None or not replica.is_leader or follower not in replica.replicas:
+            # Kafka's getReplicaOrException: a fetch from a broker outside the replica set
+            # (say a stale fetch for a deleted topic of the same name) is refused.
             respond(FetchResponse(errors.NOT_LEADER_OR_FOLLOWER))
             return
         if leader_epoch != replica.leader_epoch:

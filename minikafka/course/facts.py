@@ -52,6 +52,7 @@ DEFAULTS: dict[str, Default] = {
     "auto.commit.interval.ms": Default(5_000),
     "enable.auto.commit": Default(True),
     "auto.offset.reset": Default("latest"),
+    "metadata.max.age.ms": Default(300_000),
     "isolation.level": Default("read_uncommitted"),
     # -- broker ------------------------------------------------------------------------
     "replica.lag.time.max.ms": Default(30_000),
@@ -61,11 +62,16 @@ DEFAULTS: dict[str, Default] = {
     "min.insync.replicas": Default(1),
     "default.replication.factor": Default(1),
     "auto.create.topics.enable": Default(True),
+    "num.partitions": Default(1),
+    "delete.topic.enable": Default(True),
     "offsets.retention.minutes": Default(10_080),
     "group.initial.rebalance.delay.ms": Default(3_000),
     "log.retention.hours": Default(168),
     "log.retention.check.interval.ms": Default(300_000),
     "controller.quorum.fetch.timeout.ms": Default(2_000),
+    "controller.quorum.election.timeout.ms": Default(1_000),
+    "metadata.log.max.record.bytes.between.snapshots": Default(20_971_520),
+    "metadata.log.max.snapshot.interval.ms": Default(3_600_000),
     # -- topic -------------------------------------------------------------------------
     "cleanup.policy": Default("delete"),
     "retention.ms": Default(7 * DAY_MS),
@@ -77,7 +83,13 @@ DEFAULTS: dict[str, Default] = {
     "delete.retention.ms": Default(DAY_MS),
     "min.cleanable.dirty.ratio": Default(0.5),
     "min.compaction.lag.ms": Default(0),
+    "message.timestamp.type": Default("CreateTime"),
+    "message.timestamp.after.max.ms": Default(3_600_000),
+    "file.delete.delay.ms": Default(60_000),
+    "log.segment.delete.delay.ms": Default(60_000),
     # -- Connect / MirrorMaker 2 -------------------------------------------------------
+    "offset.flush.interval.ms": Default(60_000),
+    "offset.storage.partitions": Default(25),
     "offset.lag.max": Default(100),
     "sync.group.offsets.enabled": Default(False),
 }

@@ -395,13 +395,24 @@ _QUIZZES = [
         "delete.retention.ms later."),
     # -- lesson 12 --------------------------------------------------------------------
     QuizSpec(
-        "12-zookeeper",
-        "In a ZooKeeper-based cluster, how was the controller chosen?",
-        ("The first broker to create the ephemeral /controller node",
-         "The broker with the lowest id", "A Raft election among controllers"),
-        "a",
-        "That was the ZooKeeper-era race. Since KRaft, the controller quorum elects a leader "
-        "with Raft, and since Kafka 4.0 ZooKeeper mode is gone."),
+        "12-metadata",
+        "How does a broker learn that partition 7 has a new leader in KRaft mode?",
+        ("ZooKeeper notifies it through a watch",
+         "It replays the metadata log it fetches from the active controller",
+         "The producer tells it"),
+        "b",
+        "Every metadata change is a record in __cluster_metadata; brokers fetch and replay that "
+        "log."),
+    QuizSpec(
+        "12-observer",
+        "Broker 4 is not a controller. What is it in the KRaft metadata quorum?",
+        ("A voter that only votes when a controller is down",
+         "Nothing: the controller pushes metadata to it with UpdateMetadata requests",
+         "A replica of the metadata log whose acknowledgement commits a record",
+         "An observer: it fetches and replays the metadata log but does not vote"),
+        "d",
+        "Only the controllers vote and count towards the metadata log's high watermark; "
+        "brokers fetch the log like followers do and replay it, without a vote."),
     QuizSpec(
         "12-quorum",
         "A KRaft cluster has 3 controller voters and 2 of them are down. What still works?",
@@ -412,14 +423,13 @@ _QUIZZES = [
         "Without a majority there is no active controller, so the metadata is frozen. Data "
         "already being served keeps being served."),
     QuizSpec(
-        "12-metadata",
-        "How does a broker learn that partition 7 has a new leader in KRaft mode?",
-        ("ZooKeeper notifies it through a watch",
-         "It replays the metadata log it fetches from the active controller",
-         "The producer tells it"),
-        "b",
-        "Every metadata change is a record in __cluster_metadata; brokers fetch and replay that "
-        "log."),
+        "12-zookeeper",
+        "In a ZooKeeper-based cluster, how was the controller chosen?",
+        ("The first broker to create the ephemeral /controller node",
+         "The broker with the lowest id", "A Raft election among controllers"),
+        "a",
+        "That was the ZooKeeper-era race. Since KRaft, the controller quorum elects a leader "
+        "with Raft, and since Kafka 4.0 ZooKeeper mode is gone."),
     # -- lesson 13 --------------------------------------------------------------------
     QuizSpec(
         "13-connect",
@@ -431,6 +441,30 @@ _QUIZZES = [
         "Connect stores each source connector's progress in a compacted Kafka topic and "
         "resumes from it."),
     QuizSpec(
+        "13-schema",
+        "A topic's value subject has BACKWARD compatibility. Which new version of its Order "
+        "schema does the registry accept?",
+        ("One that adds a field coupon (a string) with no default",
+         "One that changes qty from long to int",
+         "One that renames item to product, without an alias",
+         "One that adds a field currency with the default \"EUR\""),
+        "d",
+        "BACKWARD means a consumer with the new schema can read data written with the old one. "
+        "A new field needs a default for the records that lack it; a long cannot be read as an "
+        "int; a renamed field without an alias is a new field with no default."),
+    QuizSpec(
+        "13-streams",
+        "A Kafka Streams instance crashes, and its local state store (the word counts) is lost "
+        "with it. How does the instance that takes over its tasks get the counts back?",
+        ("It reprocesses the input topic from offset 0 and counts again",
+         "It restores the store from the store's compacted changelog topic, then carries on",
+         "It cannot: the counts start again from zero",
+         "It copies the crashed instance's RocksDB files over the network"),
+        "b",
+        "Every update to a state store is also written to its changelog topic; a new owner "
+        "replays the changelog into a fresh store before processing, and compaction keeps "
+        "that replay short."),
+    QuizSpec(
         "13-region",
         "A whole region fails, with the cluster in it. What protects your data?",
         ("A second cluster in another region, fed by MirrorMaker 2",
@@ -439,15 +473,6 @@ _QUIZZES = [
         "In-cluster replication is failover for brokers and racks; surviving the loss of a "
         "cluster needs disaster recovery to another cluster. Asynchronous mirroring can still "
         "lose its last few records."),
-    QuizSpec(
-        "13-sink",
-        "A sink connector replays a batch after a crash. Why does the database not get "
-        "duplicates?",
-        ("Kafka removes the duplicates, since the replayed records keep their offsets",
-         "The sink upserts by the record's key, so a replay overwrites itself",
-         "It does get duplicates"),
-        "b",
-        "At-least-once delivery into an idempotent write gives an exactly-once effect."),
 ]
 
 QUIZZES: dict[str, QuizSpec] = {q.id: q for q in _QUIZZES}

@@ -101,5 +101,5 @@ def pipeline_view(state: Mapping[str, Any]) -> graphviz.Digraph:
             row.attr(rank="same")
             row.node(f"side{j}", _box(stage))
             row.edge(names[stage["of"]], f"side{j}", style="dashed",
-                     label="progress", fontsize="10", fontname=FONT)
+                     label=stage.get("label", "progress"), fontsize="10", fontname=FONT)
     return g
