@@ -82,6 +82,8 @@ class KafkaConsumer:
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
         self._buffers: dict[TopicPartition, list] = {}
+        # The high watermark each partition's last fetch answer carried: records-lag.
+        self._highwater: dict[TopicPartition, int] = {}
         # Partition -> number of its fetch request in flight: a timeout or an answer
         # ends that request only, never a later one for the same offset.
         self._in_flight: dict[TopicPartition, int] = {}
@@ -192,6 +194,22 @@ class KafkaConsumer:
             if committed is not None:
                 return committed
         return self._reset_position(tp)
+
+    def highwater(self, partition: TopicPartition) -> int | None:
+        """The partition's high watermark as the last fetch answer gave it (None before
+        one), as kafka-python's highwater()."""
+        return self._highwater.get(TopicPartition(*partition))
+
+    def metrics(self) -> dict[str, dict[str, Any]]:
+        """The consumer's own metrics, grouped as kafka-python's metrics() returns them:
+        records-lag-max is what kafka.consumer:type=consumer-fetch-manager-metrics
+        publishes (see minikafka.core.metrics.consumer_lag)."""
+        from ..core.metrics import consumer_lag
+
+        lag = consumer_lag(self)
+        per_partition = {f"{tp}-records-lag": v for tp, v in lag["records-lag"].items()}
+        return {"consumer-fetch-manager-metrics": {"records-lag-max": lag["records-lag-max"],
+                                                   **per_partition}}
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
         tp = TopicPartition(*partition)
@@ -326,7 +344,12 @@ class KafkaConsumer:
             buf = buffers.get(tp)
             if not buf or tp in self._paused:
                 continue
-            out = self._take(tp, buf, limit - taken)
+            try:
+                out = self._take(tp, buf, limit - taken)
+            except Exception:
+                if result:  # return what was read; the bad record raises at the next poll
+                    break
+                raise
             if not buf[0]:
                 del buffers[tp]
             if out:
@@ -364,13 +387,26 @@ class KafkaConsumer:
                              -1 if k is None else len(k), -1 if v is None else len(v), -1))
                     for d, ts, k, v, h in part])
                 continue
-            for delta, ts, key, value, headers in part:
+            for i, (delta, ts, key, value, headers) in enumerate(part):
                 ksize = -1 if key is None else len(key)
                 vsize = -1 if value is None else len(value)
-                if kd is not None and key is not None:
-                    key = kd(key)
-                if vd is not None and value is not None:
-                    value = vd(value)
+                try:
+                    if kd is not None and key is not None:
+                        key = kd(key)
+                    if vd is not None and value is not None:
+                        value = vd(value)
+                except Exception:
+                    # A deserializer failed: the record stays first in line and the
+                    # position stays at it, so every poll raises again until the
+                    # application seeks past it (the records before it are returned).
+                    chunk = (base, epoch, ts_type, log_ts, records, start + i)
+                    if chunks and chunks[0][4] is records:
+                        chunks[0] = chunk
+                    else:
+                        chunks.insert(0, chunk)
+                    if out:
+                        return out
+                    raise
                 out.append(CR(topic, partition, epoch, base + delta,
                               ts if log_ts is None else log_ts, ts_type, key, value,
                               headers, None, ksize, vsize, -1))
@@ -439,6 +475,7 @@ class KafkaConsumer:
                                           self._wake_fetcher)
             return
         self._refetch = True
+        self._highwater[tp] = resp.high_watermark
         chunks = self._to_chunks(tp, resp, offset)
         if chunks:
             self._buffers[tp] = [chunks]

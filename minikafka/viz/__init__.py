@@ -12,6 +12,7 @@ from .groupview import group_description, group_rows, group_view
 from .keys import key_placement, key_placement_view
 from .logstate import log_state
 from .logview import log_view, partition_log_view
+from .metricsview import metrics_view
 from .pipeline import pipeline_state, pipeline_view
 from .positions import Sample, poll_commit_timeline, position_timeline_view
 from .rebalance import rebalance_view
@@ -34,6 +35,7 @@ __all__ = [
     "key_placement_view",
     "log_state",
     "log_view",
+    "metrics_view",
     "partition_log_view",
     "pipeline_state",
     "pipeline_view",
