@@ -47,6 +47,7 @@ from minikafka.lessons import (
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
 LESSONS = sorted(LESSONS_DIR.glob("[0-9][0-9]-*.ipynb"))
 NAMES = [p.stem for p in LESSONS]
+LAST = max(int(n[:2]) for n in NAMES)  # the last lesson names no next one
 
 
 # -- what each lesson must have shown ---------------------------------------------------------
@@ -188,6 +189,18 @@ def expect_13(o: dict) -> None:
     assert o["mirrored"] == 9 and o["dr_twice"] == 0 and o["dr_never"] == 2
 
 
+def expect_15(o: dict) -> None:
+    # URP rises when the controller fences the crashed broker (9 s), acks=all times rise
+    # first; a second crash puts readings under min ISR; nothing is lost for good; the
+    # slow consumer's lag rises and falls after a second consumer joins; all is well at
+    # the end, and the endpoint answers for all six nodes.
+    assert 8_000 <= o["urp_delay_ms"] <= 10_000 and o["slowest_produce_ms"] > 1_000
+    assert o["under_min_isr"] == 3 and o["failed_sends"] == 0
+    first, peak, last = o["lag"]
+    assert 0 < first < peak and last < peak
+    assert o["final"] == [0, 0, 0, 1] and o["scraped_nodes"] == 6
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
@@ -236,17 +249,18 @@ def test_lesson_structure(path: Path) -> None:
     # "Next:" names the lesson that follows (the last lesson has none).
     number = int(path.stem[:2])
     assert re.findall(r"Next: \*\*Lesson (\d+)\*\*", markdown) == (
-        [str(number + 1)] if number < 13 else [])
+        [str(number + 1)] if number < LAST else [])
     # Seeded: every cluster in a lesson is built with an explicit seed.
     for c in code:
         for call in re.findall(r"Cluster\((.*?)\)\n", c.source, re.S):
             assert "seed=" in call, call
 
 
-def test_all_fourteen_lessons_exist_with_their_checks() -> None:
-    assert [int(n[:2]) for n in NAMES] == list(range(14))
+def test_every_lesson_exists_in_order_with_its_checks() -> None:
+    assert [int(n[:2]) for n in NAMES] == list(range(LAST + 1)) and LAST >= 16
     assert NAMES[0] == "00-why-kafka"  # setup.sh opens this one
-    assert sorted(EXPECT) == [f"{i:02d}" for i in range(14)]
+    assert {"14-operating-a-cluster", "15-monitoring", "16-failures-in-applications"} <= set(NAMES)
+    assert sorted(EXPECT) == [f"{i:02d}" for i in range(LAST + 1)]
 
 
 # -- the helpers -----------------------------------------------------------------------------

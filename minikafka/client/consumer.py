@@ -9,6 +9,7 @@ below the high watermark (read_uncommitted) or below the last stable offset
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import Any
 
 from kafka.consumer.fetcher import ConsumerRecord
@@ -84,6 +85,10 @@ class KafkaConsumer:
         self._buffers: dict[TopicPartition, list] = {}
         # The high watermark each partition's last fetch answer carried: records-lag.
         self._highwater: dict[TopicPartition, int] = {}
+        # (time, lag) each time a fetch answer arrives or records are handed out, as the
+        # Java consumer records its records-lag sensor: records-lag-max is their max over
+        # the metrics window.
+        self._lag_samples: deque[tuple[int, int]] = deque()
         # Partition -> number of its fetch request in flight: a timeout or an answer
         # ends that request only, never a later one for the same offset.
         self._in_flight: dict[TopicPartition, int] = {}
@@ -210,6 +215,20 @@ class KafkaConsumer:
         per_partition = {f"{tp}-records-lag": v for tp, v in lag["records-lag"].items()}
         return {"consumer-fetch-manager-metrics": {"records-lag-max": lag["records-lag-max"],
                                                    **per_partition}}
+
+    def _record_lag(self, tp: TopicPartition) -> None:
+        hw = self._highwater.get(tp)
+        if hw is not None and tp in self._positions:
+            self._lag_samples.append((self.cluster.now_ms, max(0, hw - self._positions[tp])))
+
+    def records_lag_max(self, window_ms: int = 30_000) -> int:
+        """The largest lag seen in the last `window_ms` (the Java client's default
+        metrics.sample.window.ms): what records-lag-max reports."""
+        since = self.cluster.now_ms - window_ms
+        samples = self._lag_samples
+        while samples and samples[0][0] < since:
+            samples.popleft()
+        return max((lag for _, lag in samples), default=0)
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
         tp = TopicPartition(*partition)
@@ -356,6 +375,7 @@ class KafkaConsumer:
                 taken += len(out)
                 result[tp] = out
                 self._positions[tp] = out[-1].offset + 1
+                self._record_lag(tp)
                 self._last_epochs[tp] = out[-1].leader_epoch
         if taken and self._group is not None:
             self._group.on_records_returned()
@@ -476,6 +496,7 @@ class KafkaConsumer:
             return
         self._refetch = True
         self._highwater[tp] = resp.high_watermark
+        self._record_lag(tp)
         chunks = self._to_chunks(tp, resp, offset)
         if chunks:
             self._buffers[tp] = [chunks]

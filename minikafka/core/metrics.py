@@ -184,12 +184,14 @@ def totals(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def consumer_lag(consumer: Any) -> dict[str, Any]:
     """records-lag per partition and records-lag-max, as a consumer publishes them under
-    kafka.consumer:type=consumer-fetch-manager-metrics: the high watermark its last
-    fetch saw minus its position. (Java's records-lag-max is the maximum over its
-    sample window; this is the current maximum.)"""
+    kafka.consumer:type=consumer-fetch-manager-metrics: per partition, the high
+    watermark its last fetch saw minus its position; records-lag-max, the largest lag
+    the consumer saw in its metrics window (30 s), so a backlog shows until it has been
+    gone for that long."""
     lags = {}
     for tp in sorted(consumer.assignment()):
         hw = consumer.highwater(tp)
         if hw is not None:
             lags[f"{tp.topic}-{tp.partition}"] = max(0, hw - consumer.position(tp))
-    return {"records-lag": lags, RECORDS_LAG_MAX: max(lags.values(), default=0)}
+    return {"records-lag": lags,
+            RECORDS_LAG_MAX: max(consumer.records_lag_max(), *lags.values(), 0)}

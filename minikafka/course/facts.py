@@ -53,6 +53,7 @@ DEFAULTS: dict[str, Default] = {
     "enable.auto.commit": Default(True),
     "auto.offset.reset": Default("latest"),
     "isolation.level": Default("read_uncommitted"),
+    "metrics.sample.window.ms": Default(30_000),  # also the producer's and the broker's
     # -- broker ------------------------------------------------------------------------
     "replica.lag.time.max.ms": Default(30_000),
     "broker.session.timeout.ms": Default(9_000),

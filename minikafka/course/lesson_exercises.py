@@ -636,3 +636,83 @@ def check_sink_ids(document_id: Callable[[Any], Any]) -> Outcome:
                "with equal values overwrote each other")
     out.verdict = f"{want} orders, {writes} writes, {len(index)} documents"
     return out
+
+
+# -- lesson 15 ------------------------------------------------------------------------------------
+
+def _clients_hurt(cluster: Cluster, topic: str) -> list[str]:
+    """What a client of `topic` would notice, read from the cluster's state, not from
+    the metrics: no controller, partitions without a leader, acks=all refused."""
+    hurt = []
+    if cluster.active_controller is None:
+        hurt.append("no active controller: no elections, no topic changes")
+    desc = cluster.describe_topic(topic)
+    min_isr = int(desc.config["min.insync.replicas"])
+    offline = [p.partition for p in desc.partitions if p.leader is None]
+    if offline:
+        hurt.append(f"partitions {offline} have no leader")
+    refused = [p.partition for p in desc.partitions
+               if p.leader is not None and len(p.isr) < min_isr]
+    if refused:
+        hurt.append(f"acks=all writes to partitions {refused} are refused")
+    return hurt
+
+
+@exercise("15-page", "Lesson 15 · when to wake someone up",
+          hint="Page when clients are hurt now: acks=all writes refused "
+               "(UnderMinIsrPartitionCount above 0 on any broker), partitions without a "
+               "leader (OfflinePartitionsCount above 0), or no active controller. Every "
+               "controller publishes ActiveControllerCount (1 on the active one, 0 on the "
+               "others): add it up over the nodes, the sum must be 1. UnderReplicatedPartitions "
+               "alone is a warning: it is normal while a broker restarts.",
+          solution=solutions.should_page)
+def check_page(should_page: Callable[[dict], bool]) -> Outcome:
+    from ..core import metrics as m
+
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=15, controllers=[1001, 1002, 1003])
+    cluster.create_topic("readings", partitions=3, replication_factor=3,
+                         config={"min.insync.replicas": "2"})
+    controllers = [cluster.active_controller] + [c for c in (1001, 1002, 1003)
+                                                 if c != cluster.active_controller]
+
+    def controllers_down(n: int) -> None:
+        cluster.network.down.difference_update(controllers)
+        cluster.network.down.update(controllers[:n])
+        cluster._topology_changed()
+
+    moments = [
+        ("all healthy", lambda: None),
+        ("broker 3 stopped for a rolling restart", lambda: cluster.stop_broker(3)),
+        ("broker 2 crashed while broker 3 was down", lambda: cluster.crash_broker(2)),
+        ("brokers 2 and 3 back and caught up",
+         lambda: (cluster.start_broker(2), cluster.start_broker(3))),
+        ("one of three controllers down", lambda: controllers_down(1)),
+        ("two of three controllers down", lambda: controllers_down(2)),
+        ("controllers back; every replica of the topic down",
+         lambda: (controllers_down(0), cluster.advance(5_000),
+                  [cluster.crash_broker(b) for b in (1, 2, 3)])),
+    ]
+    paged = 0
+    for label, action in moments:
+        action()
+        cluster.advance(20_000)
+        metrics = m.cluster_metrics(cluster)
+        hurt = _clients_hurt(cluster, "readings")
+        answer = bool(should_page(json.loads(json.dumps(metrics))))  # a copy, as JSON gives it
+        paged += answer
+        totals = m.totals(metrics)
+        out.history.append(
+            f"{label}: {len(metrics)} nodes answer; URP {totals.get(m.URP, 0)}, "
+            f"UnderMinIsr {totals.get(m.UNDER_MIN_ISR, 0)}, Offline "
+            f"{totals.get(m.OFFLINE_PARTITIONS, 0)}, ActiveControllerCount sum "
+            f"{totals.get(m.ACTIVE_CONTROLLER, 0)}; you {'paged' if answer else 'stayed quiet'}")
+        if hurt:
+            out.expect(answer, f"{label}: you paged ({'; '.join(hurt)})",
+                       f"{label}: you stayed quiet while clients were hurt: {'; '.join(hurt)}")
+        else:
+            out.expect(not answer, f"{label}: you stayed quiet, nothing was hurt",
+                       f"{label}: you paged while every client was served: a false alarm "
+                       "at 3 a.m.")
+    out.verdict = f"{len(out.right)} of {len(moments)} moments judged right; paged {paged} times"
+    return out

@@ -448,6 +448,38 @@ _QUIZZES = [
          "It does get duplicates"),
         "b",
         "At-least-once delivery into an idempotent write gives an exactly-once effect."),
+    # -- lesson 15 --------------------------------------------------------------------
+    QuizSpec(
+        "15-restart",
+        "During a rolling restart, UnderReplicatedPartitions reads 40 on two brokers for a "
+        "minute and UnderMinIsrPartitionCount reads 0. What should the on-call engineer do?",
+        ("Nothing yet: wait until it is back to 0 before restarting the next broker",
+         "Page the team: records are being lost",
+         "Run an unclean leader election to restore the ISR"),
+        "a",
+        "A restarted broker's replicas leave the ISR until they have fetched what they "
+        "missed. Nothing is refused while the ISR still meets min.insync.replicas; moving on "
+        "before URP is 0 is what turns a restart into an outage."),
+    QuizSpec(
+        "15-controllers",
+        "The three KRaft controllers report ActiveControllerCount 0, 0 and 0. What does that mean?",
+        ("All is well: only a broker that leads partitions reports 1",
+         "Three controllers are active at once (split brain)",
+         "No controller is active: leaders cannot be elected and metadata cannot change"),
+        "c",
+        "The sum over the controllers must be 1. A sum of 0 means the quorum has no leader: "
+        "running partition leaders keep serving, but nothing can heal or change."),
+    QuizSpec(
+        "15-lag",
+        "A consumer's records-lag-max climbs all day, while every broker metric stays at 0. "
+        "What is the likely cause and the fix?",
+        ("A broker is slow: restart it",
+         "The application reads slower than records arrive: speed up processing or add "
+         "consumers, up to the number of partitions",
+         "Retention is too short: raise retention.ms"),
+        "b",
+        "Lag is the application's metric. A healthy cluster with growing lag means the "
+        "consumers cannot keep up; more members help until every partition has its own."),
 ]
 
 QUIZZES: dict[str, QuizSpec] = {q.id: q for q in _QUIZZES}

@@ -111,6 +111,17 @@ def document_id(record: Any) -> str:
     return f"{record.topic}-{record.partition}-{record.offset}"
 
 
+def should_page(metrics: dict) -> bool:
+    # Page when clients are hurt now; under-replication alone waits for the morning.
+    totals: dict = {}
+    for values in metrics.values():  # one dict per node that answered
+        for name, value in values.items():
+            if isinstance(value, (int, float)):
+                totals[name] = totals.get(name, 0) + value
+    return (totals.get("kafka.controller:type=KafkaController,name=ActiveControllerCount", 0) != 1
+            or totals.get("kafka.controller:type=KafkaController,name=OfflinePartitionsCount", 0) > 0
+            or totals.get("kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount", 0) > 0)
+
 # -- labs -------------------------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ from .groupview import group_description, group_rows, group_view
 from .keys import key_placement, key_placement_view
 from .logstate import log_state
 from .logview import log_view, partition_log_view
-from .metricsview import metrics_view
+from .metricsview import MetricsDashboard, metrics_view
 from .pipeline import pipeline_state, pipeline_view
 from .positions import Sample, poll_commit_timeline, position_timeline_view
 from .rebalance import rebalance_view
@@ -21,6 +21,7 @@ from .svg import has_dot, to_svg
 from .transactions import transaction_state, transaction_view
 
 __all__ = [
+    "MetricsDashboard",
     "ReplicaState",
     "Sample",
     "Step",

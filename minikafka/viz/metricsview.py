@@ -87,3 +87,58 @@ def metrics_view(samples: Sequence[Any], *, title: str = "the cluster's metrics,
     g.node("metrics", '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="1" CELLPADDING="1">'
                       + "".join(rows) + "</TABLE>>")
     return g
+
+
+class MetricsDashboard:
+    """The dashboard live: crash or start a broker, let time run, and watch the rows
+    move. `watch` is a `minikafka.monitoring.Watch`; every button has a method of the
+    same name for code (`dashboard.crash(2)`, `dashboard.run(10_000)`)."""
+
+    SHOWN = 50  # the newest samples drawn: the chart keeps its width
+
+    def __init__(self, watch: Any) -> None:
+        import ipywidgets as W
+
+        self.watch = watch
+        if not watch.samples:
+            watch.sample()
+        brokers = sorted(watch.cluster.brokers)
+        self.broker = W.Dropdown(options=brokers, value=brokers[-1], description="broker",
+                                 layout=W.Layout(width="150px"))
+        buttons = []
+        for text, style, action in (("crash", "danger", lambda _: self.crash(self.broker.value)),
+                                    ("start", "success", lambda _: self.start(self.broker.value)),
+                                    ("run 10 s", "primary", lambda _: self.run(10_000))):
+            button = W.Button(description=text, button_style=style,
+                              layout=W.Layout(width="auto"))
+            button.on_click(action)
+            buttons.append(button)
+        self.chart = W.HTML()
+        self.widget = W.VBox([W.HBox([self.broker, *buttons],
+                                     layout=W.Layout(flex_flow="row wrap")), self.chart])
+        self._draw()
+
+    def crash(self, broker_id: int) -> None:
+        self.watch.cluster.crash_broker(broker_id)
+        self.watch.mark(f"crash broker {broker_id}")
+        self.run(1_000)
+
+    def start(self, broker_id: int) -> None:
+        self.watch.cluster.start_broker(broker_id)
+        self.watch.mark(f"start broker {broker_id}")
+        self.run(1_000)
+
+    def run(self, ms: int) -> None:
+        self.watch.run(ms)
+        self._draw()
+
+    def graph(self) -> graphviz.Digraph:
+        return metrics_view(self.watch.samples[-self.SHOWN:])
+
+    def _draw(self) -> None:
+        from .svg import svg_html, to_svg
+
+        self.chart.value = svg_html(to_svg(self.graph()))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
