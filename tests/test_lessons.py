@@ -201,6 +201,15 @@ def expect_15(o: dict) -> None:
     assert o["final"] == [0, 0, 0, 1] and o["scraped_nodes"] == 6
 
 
+def expect_16(o: dict) -> None:
+    # A deserializer error leaves the position at the bad record, poll after poll, until
+    # a seek; retries cost 3 and 5 calls; the app parks 3 of 8 records; the example
+    # pytest file passes.
+    assert o["poison_polls"] == [None, "JSONDecodeError", "JSONDecodeError"]
+    assert o["stuck_at"] == 2 and o["after_seek"] == [3, 4] and o["calls"] == [3, 5]
+    assert o["parked"] == [2, 5, 7] and o["valid"] == 5 and o["pytest"] == "5 passed"
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 

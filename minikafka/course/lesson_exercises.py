@@ -716,3 +716,101 @@ def check_page(should_page: Callable[[dict], bool]) -> Outcome:
                        "at 3 a.m.")
     out.verdict = f"{len(out.right)} of {len(moments)} moments judged right; paged {paged} times"
     return out
+
+
+# -- lesson 16 ------------------------------------------------------------------------------------
+
+def _drops_bad_records(record: Any, producer: Any, price: Callable, sleep: Callable) -> Any:
+    from ..examples import orders_app
+
+    try:
+        order = orders_app.parse(record.value)
+        order["total"] = orders_app.with_retries(lambda: price(order), sleep=sleep)
+    except (ValueError, orders_app.TemporaryError) as error:
+        return orders_app.Handled(record.offset, record.value, "parked", str(error))
+    producer.send(orders_app.VALID, key=record.key, value=json.dumps(order).encode())
+    return orders_app.Handled(record.offset, record.value, "valid")
+
+
+def _stops_at_a_poison_pill(record: Any, producer: Any, price: Callable,
+                            sleep: Callable) -> Any:
+    from ..examples import orders_app
+
+    order = orders_app.parse(record.value)  # a bad record raises out of the poll loop
+    order["total"] = orders_app.with_retries(lambda: price(order), sleep=sleep)
+    producer.send(orders_app.VALID, key=record.key, value=json.dumps(order).encode())
+    return orders_app.Handled(record.offset, record.value, "valid")
+
+
+def _parks_without_headers(record: Any, producer: Any, price: Callable,
+                           sleep: Callable) -> Any:
+    from ..examples import orders_app
+
+    try:
+        order = orders_app.parse(record.value)
+        order["total"] = orders_app.with_retries(lambda: price(order), sleep=sleep)
+    except (ValueError, orders_app.TemporaryError) as error:
+        producer.send(orders_app.DEAD_LETTERS, key=record.key, value=record.value)
+        return orders_app.Handled(record.offset, record.value, "parked", str(error))
+    producer.send(orders_app.VALID, key=record.key, value=json.dumps(order).encode())
+    return orders_app.Handled(record.offset, record.value, "valid")
+
+
+APP_VARIANTS = (("orders_app as it is", None),
+                ("drops bad records without parking them", _drops_bad_records),
+                ("stops at the first poison pill", _stops_at_a_poison_pill),
+                ("parks bad records without saying why (no headers)", _parks_without_headers))
+
+
+@exercise("16-test", "Lesson 16 · a test that catches the bugs",
+          hint="Write inputs with a poison pill among good orders, call run_app(), then read "
+               "BOTH output topics back (read_topic(cluster, 'orders.valid'), "
+               "read_topic(cluster, 'orders.DLT')) and assert what each must hold: the good "
+               "orders priced, the bad record parked unchanged, with an error.class header. "
+               "A test that looks at one topic only cannot see a record go missing.",
+          solution=solutions.test_bad_orders_are_parked)
+def check_app_test(test: Callable[[Cluster, Callable[[], Any]], None]) -> Outcome:
+    from ..examples import orders_app
+
+    out = Outcome()
+    for label, handle in APP_VARIANTS:
+        cluster = Cluster(brokers=3, seed=16)
+        for topic in (orders_app.SOURCE, orders_app.VALID, orders_app.DEAD_LETTERS):
+            cluster.create_topic(topic, partitions=1, replication_factor=3)
+        runs: list[list] = []
+
+        def run_app(cluster: Cluster = cluster, handle: Any = handle, runs: list = runs) -> list:
+            consumer = cluster.consumer(orders_app.SOURCE, group_id="orders-app",
+                                        auto_offset_reset="earliest", enable_auto_commit=False)
+            kwargs = {} if handle is None else {"handle": handle}
+            try:
+                done = orders_app.run(consumer, cluster.producer(), orders_app.Pricing(),
+                                      sleep=lambda s: cluster.advance(int(s * 1000)), **kwargs)
+            finally:
+                consumer.close()
+            runs.append(done)
+            return done
+
+        try:
+            test(cluster, run_app)
+            failed = ""
+        except NotImplementedError:
+            raise
+        except AssertionError as exc:
+            failed = f"an assert failed{': ' + str(exc) if str(exc) else ''}"
+        except Exception as exc:  # the application (or the test) raised
+            failed = f"{type(exc).__name__}: {exc}"
+        handled = [h for done in runs for h in done]
+        out.history.append(f"{label}: {len(handled)} records handled, "
+                           f"{sum(h.outcome == 'parked' for h in handled)} parked; your test "
+                           + ("passed" if not failed else f"failed ({failed})"))
+        if handle is None:
+            out.expect(not failed and bool(runs), "your test passes on the real orders_app",
+                       "your test does not pass on the real orders_app: "
+                       + (failed or "it never called run_app()"))
+        else:
+            out.expect(bool(failed), f"your test catches the bug: an application that {label}",
+                       f"the bug was not caught: your test passed on an application that {label}")
+    caught = sum(1 for r in out.right if r.startswith("your test catches"))
+    out.verdict = f"{caught} of {len(APP_VARIANTS) - 1} buggy applications caught"
+    return out

@@ -480,6 +480,44 @@ _QUIZZES = [
         "b",
         "Lag is the application's metric. A healthy cluster with growing lag means the "
         "consumers cannot keep up; more members help until every partition has its own."),
+    # -- lesson 16 --------------------------------------------------------------------
+    QuizSpec(
+        "16-poison",
+        "A consumer's value deserializer fails on one record. The application logs the "
+        "error and calls poll() again. What happens?",
+        ("The broker deletes the bad record, and the next poll() returns the records "
+         "after it",
+         "The same error, poll after poll: the position stays at the bad record until "
+         "the application seeks past it",
+         "The client skips the record by itself after a few failed polls"),
+        "b",
+        "The client never consumes a record it could not hand over, so the offset does not "
+        "advance. The application has to seek to offset + 1, ideally after parking the "
+        "record somewhere."),
+    QuizSpec(
+        "16-retry",
+        "The pricing service times out now and then for a few seconds. What should the "
+        "consumer do with an order whose pricing call times out?",
+        ("Try again a few times with growing waits, then park the order in the dead-letter "
+         "topic",
+         "Try again in a tight loop until it works: no order may be lost",
+         "Send it to the dead-letter topic at the first failure"),
+        "a",
+        "A short outage is worth waiting for, but not forever: endless retries block the "
+        "partition and can exceed max.poll.interval.ms, and parking at once fills the DLT "
+        "with orders a second try would have priced."),
+    QuizSpec(
+        "16-test",
+        "Why do the course's application tests start minikafka inside the test instead of "
+        "replacing the consumer and producer with mocks?",
+        ("Because pytest cannot mock objects that come from a package installed in the "
+         "same virtual environment as the tests",
+         "Because mocks are slower to run",
+         "So the application meets real offsets, commits and headers, and the simulated "
+         "clock keeps the test fast"),
+        "c",
+        "A mock only repeats what you believe Kafka does. An in-process cluster behaves like "
+        "Kafka and still costs no real time or setup per test."),
 ]
 
 QUIZZES: dict[str, QuizSpec] = {q.id: q for q in _QUIZZES}

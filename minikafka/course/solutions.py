@@ -122,6 +122,21 @@ def should_page(metrics: dict) -> bool:
             or totals.get("kafka.controller:type=KafkaController,name=OfflinePartitionsCount", 0) > 0
             or totals.get("kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount", 0) > 0)
 
+def test_bad_orders_are_parked(cluster: Any, run_app: Any) -> None:
+    from minikafka.lessons import read_topic
+
+    # A poison pill between two good orders; then read BOTH outputs back.
+    producer = cluster.producer()
+    for value in (b'{"id": 1, "amount": 10}', b"not json", b'{"id": 2, "amount": 5}'):
+        producer.send("orders", value=value)
+    producer.flush()
+    run_app()
+    valid = read_topic(cluster, "orders.valid")[0]
+    parked = read_topic(cluster, "orders.DLT")[0]
+    assert len(valid) == 2, "both good orders are priced"
+    assert [r.value for r in parked] == [b"not json"], "the bad record is parked unchanged"
+    assert dict(parked[0].headers)["error.class"] == b"JSONDecodeError", "and says why"
+
 # -- labs -------------------------------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ Nothing else in minikafka imports this package.
 
 from .batches import batch_anatomy, batch_view
 from .clusterview import ReplicaState, cluster_view, replica_states
+from .deadletters import dead_letter_view
 from .groupview import group_description, group_rows, group_view
 from .keys import key_placement, key_placement_view
 from .logstate import log_state
@@ -28,6 +29,7 @@ __all__ = [
     "batch_anatomy",
     "batch_view",
     "cluster_view",
+    "dead_letter_view",
     "group_description",
     "group_rows",
     "group_view",
