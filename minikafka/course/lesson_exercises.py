@@ -814,3 +814,59 @@ def check_app_test(test: Callable[[Cluster, Callable[[], Any]], None]) -> Outcom
     caught = sum(1 for r in out.right if r.startswith("your test catches"))
     out.verdict = f"{caught} of {len(APP_VARIANTS) - 1} buggy applications caught"
     return out
+
+
+# -- lesson 14 ------------------------------------------------------------------------------------
+
+@exercise("14-rolling-restart", "Lesson 14 · a rolling restart nobody notices",
+          hint="One broker at a time: stop it cleanly (stop_broker, a controlled shutdown, "
+               "moves its leaderships away first), start it again, and before the next one "
+               "wait (cluster.advance) until UnderReplicatedPartitions is 0 again: until then "
+               "the restarted broker is not back in the ISR, and stopping another one leaves "
+               "fewer in-sync replicas than min.insync.replicas=2.",
+          solution=solutions.rolling_restart)
+def check_rolling_restart(rolling_restart: Callable[[Cluster], None]) -> Outcome:
+    from ..core import metrics as m
+    from ..operations import availability, steady_traffic
+
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=14, controllers=[1001, 1002, 1003])
+    cluster.create_topic("payments", partitions=3, replication_factor=3,
+                         config={"min.insync.replicas": "2"})
+    traffic = steady_traffic(cluster, "payments", every_ms=100, count=3_000)
+    cluster.advance(2_000)
+    start, mark = cluster.now_ms, cluster.journal.next_seq
+    rolling_restart(cluster)
+    took = cluster.now_ms - start
+    cluster.advance(max(30_000, start + 300_000 - cluster.now_ms))
+    report = availability(cluster, traffic)
+    events = cluster.journal.since(mark)
+    stopped = [(e.fields["broker"], e.fields["clean"]) for e in events
+               if e.kind == "broker.stopped"]
+    started = [e.fields["broker"] for e in events if e.kind == "broker.started"]
+    out.history = [f"your restart took {took / 1000:g} s of simulated time: stopped "
+                   f"{stopped} (broker, clean), started {started}",
+                   f"traffic: {report['sent']} sent, {report['acknowledged']} acknowledged, "
+                   f"{report['refused']} refused (NOT_ENOUGH_REPLICAS), longest pause "
+                   f"{report['longest pause ms'] / 1000:g} s, {report['failed']} failed"]
+    out.expect(sorted(set(started)) == [1, 2, 3] and sorted({b for b, _ in stopped}) == [1, 2, 3],
+               "every broker was restarted",
+               f"not every broker was restarted: stopped {sorted({b for b, _ in stopped})}, "
+               f"started {sorted(set(started))}")
+    out.expect(all(clean for _, clean in stopped),
+               "every broker stopped cleanly (a controlled shutdown)",
+               "a broker was crashed rather than stopped: its partitions waited "
+               "broker.session.timeout.ms for a new leader")
+    out.expect(report["refused"] == 0, "no acks=all write was refused",
+               f"{report['refused']} acks=all writes were refused with NOT_ENOUGH_REPLICAS: "
+               "a broker went down before the one restarted before it was back in the ISR")
+    out.expect(report["longest pause ms"] <= 3_000, "writes never paused for more than 3 s",
+               f"writes paused for {report['longest pause ms'] / 1000:g} s")
+    out.expect(report["lost"] == 0 and report["failed"] == 0, "nothing was lost or failed",
+               f"{report['lost']} acknowledged writes lost, {report['failed']} sends failed")
+    urp = m.totals(m.cluster_metrics(cluster)).get(m.URP, 0)
+    out.expect(urp == 0, "the cluster ended fully replicated",
+               f"{urp} partitions are still under-replicated at the end")
+    out.verdict = (f"{report['refused']} writes refused, longest pause "
+                   f"{report['longest pause ms'] / 1000:g} s, {report['lost']} lost")
+    return out

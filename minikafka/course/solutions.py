@@ -137,6 +137,17 @@ def test_bad_orders_are_parked(cluster: Any, run_app: Any) -> None:
     assert [r.value for r in parked] == [b"not json"], "the bad record is parked unchanged"
     assert dict(parked[0].headers)["error.class"] == b"JSONDecodeError", "and says why"
 
+def rolling_restart(cluster: Any) -> None:
+    from minikafka.core import metrics as m
+
+    for broker in sorted(cluster.brokers):
+        cluster.stop_broker(broker)  # controlled shutdown: leaderships move first
+        cluster.advance(5_000)  # the upgrade, the new config, the reboot
+        cluster.start_broker(broker)
+        # Wait until every partition is fully replicated again before the next one.
+        while m.totals(m.cluster_metrics(cluster))[m.URP] > 0:
+            cluster.advance(1_000)
+
 # -- labs -------------------------------------------------------------------------------------
 
 
