@@ -136,7 +136,7 @@ def reassignment_plan(moves: dict[tuple[str, int], Sequence[int]]) -> str:
     """The --reassignment-json-file kafka-reassign-partitions --execute reads."""
     return json.dumps({"version": 1, "partitions": [
         {"topic": t, "partition": p, "replicas": list(r), "log_dirs": ["any"] * len(r)}
-        for (t, p), r in sorted(moves.items())]}, indent=1)
+        for (t, p), r in sorted(moves.items())]})
 
 
 def reassignment_steps(current: Sequence[int], target: Sequence[int],
@@ -163,3 +163,23 @@ def reassignment_steps(current: Sequence[int], target: Sequence[int],
         f", leadership moved to {new_leader}" if new_leader != leader else ""),
         "replicas": target, "isr": target, "adding": [], "removing": [], "leader": new_leader})
     return rows
+
+
+# -- controller nodes -----------------------------------------------------------------------
+
+def stop_controller(cluster: Any, node: int) -> None:
+    """Take a controller node (one of `controllers=[...]`) off the network, as a dead
+    machine: the other voters notice when its fetches stop."""
+    if node not in cluster.controller.quorum.voters or node in cluster.brokers:
+        raise ValueError(f"{node} is not a controller-only node of this cluster")
+    cluster.network.down.add(node)
+    cluster.journal.record(cluster.now_ms, "controller.stopped", controller=node)
+    cluster._topology_changed()
+
+
+def start_controller(cluster: Any, node: int) -> None:
+    if node not in cluster.controller.quorum.voters or node in cluster.brokers:
+        raise ValueError(f"{node} is not a controller-only node of this cluster")
+    cluster.network.down.discard(node)
+    cluster.journal.record(cluster.now_ms, "controller.started", controller=node)
+    cluster._topology_changed()

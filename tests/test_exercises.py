@@ -165,6 +165,15 @@ def wrong_app_test(cluster, run_app):
     assert len(read_topic(cluster, "orders.valid")[0]) == 1
 
 
+def wrong_rolling_restart(cluster):
+    # one broker after another, without waiting for the ISR to fill again
+    for broker in sorted(cluster.brokers):
+        cluster.stop_broker(broker)
+        cluster.advance(5_000)
+        cluster.start_broker(broker)
+        cluster.advance(1_000)
+
+
 LAB_WRONG = {
     "lab1-create-topic": (wrong_create_command, "min.insync.replicas=2 is missing"),
     "lab2-safe-producer": (wrong_producer, "acks=1: the leader confirms alone"),
@@ -192,6 +201,7 @@ WRONG = {
     "11-retention": (wrong_retention, "the budget is"),
     "12-quorum": (wrong_voters, "no controller is elected"),
     "13-sink-ids": (wrong_document_id, "overwrote each other"),
+    "14-rolling-restart": (wrong_rolling_restart, "writes were refused with NOT_ENOUGH_REPLICAS"),
     "15-page": (wrong_should_page, "a false alarm"),
     "16-test": (wrong_app_test, "the bug was not caught"),
     **LAB_WRONG,

@@ -189,6 +189,16 @@ def expect_13(o: dict) -> None:
     assert o["mirrored"] == 9 and o["dr_twice"] == 0 and o["dr_never"] == 2
 
 
+def expect_14(o: dict) -> None:
+    # kafka-configs changed a topic and the cluster default (a new topic follows it);
+    # an impatient rolling restart refused writes but lost and failed none; a new active
+    # controller in the next epoch.
+    assert o["exit_codes"] == [0, 0, 0, 0, 0]
+    assert o["retention"] == [86_400_000, 259_200_000]
+    assert o["refused"] > 0 and o["lost"] == 0 and o["failed"] == 0
+    assert o["leaders"][1] != o["leaders"][0] and o["epochs"][1] == o["epochs"][0] + 1
+
+
 def expect_15(o: dict) -> None:
     # URP rises when the controller fences the crashed broker (9 s), acks=all times rise
     # first; a second crash puts readings under min ISR; nothing is lost for good; the

@@ -448,6 +448,39 @@ _QUIZZES = [
          "It does get duplicates"),
         "b",
         "At-least-once delivery into an idempotent write gives an exactly-once effect."),
+    # -- lesson 14 --------------------------------------------------------------------
+    QuizSpec(
+        "14-precedence",
+        "Topic payments has retention.ms set to 1 day; the brokers' cluster-wide default "
+        "log.retention.ms was set to 3 days with kafka-configs; server.properties says "
+        "log.retention.hours=168. How long does payments keep its records?",
+        ("1 day: a topic's own setting comes before any broker default",
+         "3 days: the most recent change wins",
+         "7 days: the file the brokers were started with wins"),
+        "a",
+        "The levels apply in order: topic override, per-broker dynamic, cluster-wide "
+        "dynamic, static file, Kafka's default. The cluster-wide value applies to the topics "
+        "without an override of their own."),
+    QuizSpec(
+        "14-rolling",
+        "During a rolling restart, when is it safe to stop the next broker?",
+        ("As soon as the previous broker's process is running again",
+         "When UnderReplicatedPartitions is back to 0",
+         "After a fixed 30 seconds, the replica lag time"),
+        "b",
+        "A running broker may still be fetching what it missed. Until it is back in every "
+        "ISR, stopping another broker can leave partitions below min.insync.replicas, and "
+        "acks=all writes to them are refused."),
+    QuizSpec(
+        "14-reassign",
+        "You add broker 4 to a three-broker cluster. What happens to the existing partitions?",
+        ("Nothing, until an operator moves some with kafka-reassign-partitions",
+         "The controller rebalances every topic over the four brokers in the background, "
+         "copying about a quarter of the data to broker 4",
+         "Broker 4 becomes leader of a quarter of them after the next leader imbalance check"),
+        "a",
+        "Placement happens when partitions are created. Existing replicas move only with a "
+        "reassignment, which copies the partitions to the new broker."),
     # -- lesson 15 --------------------------------------------------------------------
     QuizSpec(
         "15-restart",
