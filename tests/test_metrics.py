@@ -186,8 +186,10 @@ def _free_port() -> int:
 
 @pytest.mark.timeout(60)
 def test_serve_metrics_port() -> None:
-    port, metrics_port = _free_port(), _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "minikafka.cli", "serve", "--brokers", "3",
+    # One broker: a cluster of three would also listen on port + 1 and port + 2.
+    port = _free_port()
+    metrics_port = next(p for p in iter(_free_port, None) if p != port)
+    proc = subprocess.Popen([sys.executable, "-m", "minikafka.cli", "serve", "--brokers", "1",
                              "--port", str(port), "--metrics-port", str(metrics_port)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -209,3 +211,25 @@ def test_serve_metrics_port() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.mark.timeout(60)
+def test_real_clients_are_counted_by_a_served_cluster() -> None:
+    from kafka import KafkaConsumer, KafkaProducer
+
+    from minikafka.lessons import real_cluster
+
+    with real_cluster(topics={"readings": 1}) as server:
+        producer = KafkaProducer(bootstrap_servers=server.bootstrap_servers)
+        for _ in range(3):
+            producer.send("readings", b"r").get(timeout=10)
+        producer.close()
+        consumer = KafkaConsumer("readings", bootstrap_servers=server.bootstrap_servers,
+                                 auto_offset_reset="earliest", consumer_timeout_ms=2_000)
+        assert len(list(consumer)) == 3
+        consumer.close()
+        with server.cluster.lock:
+            per_node = m.cluster_metrics(server.cluster)
+        counts = {r: sum(v[m.total_time_ms(r)]["Count"] for v in per_node.values()
+                         if m.total_time_ms(r) in v) for r in ("Produce", "FetchConsumer")}
+        assert counts["Produce"] == 3 and counts["FetchConsumer"] >= 1
