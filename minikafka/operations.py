@@ -124,8 +124,9 @@ def features_describe(cluster: Any) -> str:
     lines = []
     for name in sorted(cluster.features):
         low, high = SUPPORTED_FEATURES[name]
-        lines.append(f"Feature: {name}\tSupportedMinVersion: {low}\tSupportedMaxVersion: "
-                     f"{high}\tFinalizedVersionLevel: {cluster.features[name]}\tEpoch: "
+        # Kafka 4.4's FeatureCommand pads the columns this way.
+        lines.append(f"Feature: {name:<42}SupportedMinVersion: {low:<17}SupportedMaxVersion: "
+                     f"{high:<17}FinalizedVersionLevel: {cluster.features[name]:<17}Epoch: "
                      f"{len(cluster.controller.log)}")
     return "\n".join(lines)
 
