@@ -233,3 +233,21 @@ def test_real_clients_are_counted_by_a_served_cluster() -> None:
         counts = {r: sum(v[m.total_time_ms(r)]["Count"] for v in per_node.values()
                          if m.total_time_ms(r) in v) for r in ("Produce", "FetchConsumer")}
         assert counts["Produce"] == 3 and counts["FetchConsumer"] >= 1
+
+
+def test_the_live_dashboard_runs_the_watch() -> None:
+    from minikafka.viz import MetricsDashboard, has_dot
+
+    c = cluster_with_topic()
+    watch = Watch(c, producer=c.producer(linger_ms=0), topic="readings", per_step=4)
+    live = MetricsDashboard(watch)
+    live.crash(2)
+    live.run(10_000)
+    assert watch.samples[1].label == "crash broker 2" and len(watch.samples) == 12
+    assert max(watch.column(m.URP)) == 3
+    live.start(2)
+    live.broker.value = 3
+    live.widget.children[0].children[1].click()  # the crash button, on broker 3
+    assert "crash broker 3" in [s.label for s in watch.samples]
+    if has_dot():
+        assert "<svg" in live.chart.value
