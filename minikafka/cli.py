@@ -50,6 +50,10 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
                         "__cluster_metadata-0, meta.properties; readable with minikafka "
                         "dump-log): a restart on DIR recovers topics, records, group offsets "
                         "and producer state; default: log.dirs (or log.dir), else in memory")
+    p.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                   help="also serve the brokers' and controllers' metrics, named with "
+                        "Kafka's MBean names, on http://127.0.0.1:PORT/metrics (Prometheus "
+                        "text) and /metrics.json; loopback only (default: off)")
     p.add_argument("--feature", action="append", default=[], metavar="NAME=LEVEL",
                    help="a feature level of the new cluster, as kafka-storage.sh format "
                         "--feature takes it, e.g. eligible.leader.replicas.version=0 for the "
@@ -58,10 +62,6 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
                    help="keep the newest N events of the cluster's journal, the history the "
                         f"checkers read (default {DEFAULT_JOURNAL_EVENTS}; 0: keep all, which "
                         "grows without bound)")
-    p.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
-                   help="also serve the brokers' and controllers' metrics, named with "
-                        "Kafka's MBean names, on http://127.0.0.1:PORT/metrics (Prometheus "
-                        "text) and /metrics.json; loopback only (default: off)")
     p.set_defaults(run=serve)
 
 
