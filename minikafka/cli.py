@@ -13,6 +13,7 @@ Each subcommand has an `add_<name>(subparsers)` that declares its flags and a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -49,6 +50,10 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
                         "__cluster_metadata-0, meta.properties; readable with minikafka "
                         "dump-log): a restart on DIR recovers topics, records, group offsets "
                         "and producer state; default: log.dirs (or log.dir), else in memory")
+    p.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                   help="also serve the brokers' and controllers' metrics, named with "
+                        "Kafka's MBean names, on http://127.0.0.1:PORT/metrics (Prometheus "
+                        "text) and /metrics.json; loopback only (default: off)")
     p.add_argument("--feature", action="append", default=[], metavar="NAME=LEVEL",
                    help="a feature level of the new cluster, as kafka-storage.sh format "
                         "--feature takes it, e.g. eligible.leader.replicas.version=0 for the "
@@ -168,9 +173,21 @@ def serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"minikafka serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1
-    with server:
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(server)
         for broker_id, bound in server.ports.items():
             print(f"broker {broker_id} listening on {host}:{bound}")
+        if args.metrics_port is not None:
+            from .monitoring import MetricsServer
+
+            try:
+                exporter = stack.enter_context(MetricsServer(cluster, args.metrics_port))
+            except OSError as exc:
+                print(f"minikafka serve: cannot serve metrics on 127.0.0.1:"
+                      f"{args.metrics_port}: {exc}", file=sys.stderr)
+                return 1
+            print(f"metrics: {exporter.url}/metrics (Prometheus text), "
+                  f"{exporter.url}/metrics.json")
         print(f"bootstrap servers: {server.bootstrap_servers}  (Ctrl-C to stop)", flush=True)
         try:
             threading.Event().wait()

@@ -145,6 +145,35 @@ def wrong_save_payment(db, payment):
                (payment["payment_id"], payment["amount"]))
 
 
+def wrong_should_page(metrics):
+    # pages on every under-replicated partition, and reads one controller's count only
+    node = metrics.get("controller 1001", {})
+    return any(v.get("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions", 0) > 0
+               for v in metrics.values()) or \
+        node.get("kafka.controller:type=KafkaController,name=ActiveControllerCount") == 0
+
+
+def wrong_app_test(cluster, run_app):
+    # looks at the good orders only: a record that goes missing is not noticed
+    from minikafka.lessons import read_topic
+
+    producer = cluster.producer()
+    producer.send("orders", value=b'{"id": 1, "amount": 10}')
+    producer.send("orders", value=b"not json")
+    producer.flush()
+    run_app()
+    assert len(read_topic(cluster, "orders.valid")[0]) == 1
+
+
+def wrong_rolling_restart(cluster):
+    # one broker after another, without waiting for the ISR to fill again
+    for broker in sorted(cluster.brokers):
+        cluster.stop_broker(broker)
+        cluster.advance(5_000)
+        cluster.start_broker(broker)
+        cluster.advance(1_000)
+
+
 LAB_WRONG = {
     "lab1-create-topic": (wrong_create_command, "min.insync.replicas=2 is missing"),
     "lab2-safe-producer": (wrong_producer, "acks=1: the leader confirms alone"),
@@ -172,6 +201,9 @@ WRONG = {
     "11-retention": (wrong_retention, "the budget is"),
     "12-quorum": (wrong_voters, "no controller is elected"),
     "13-sink-ids": (wrong_document_id, "overwrote each other"),
+    "14-rolling-restart": (wrong_rolling_restart, "writes were refused with NOT_ENOUGH_REPLICAS"),
+    "15-page": (wrong_should_page, "a false alarm"),
+    "16-test": (wrong_app_test, "the bug was not caught"),
     **LAB_WRONG,
 }
 

@@ -38,6 +38,7 @@ from minikafka.course.widgets import explore
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
 LESSONS = sorted(LESSONS_DIR.glob("[0-9][0-9]-*.ipynb"))
 NAMES = [p.stem for p in LESSONS]
+LAST = max(int(n[:2]) for n in NAMES)  # the last lesson names no next one
 
 
 # -- what each lesson must have shown ---------------------------------------------------------
@@ -190,6 +191,37 @@ def expect_13(o: dict) -> None:
     assert o["mirrored"] == 9 and o["dr_twice"] == 0 and o["dr_never"] == 2
 
 
+def expect_14(o: dict) -> None:
+    # kafka-configs changed a topic and the cluster default (a new topic follows it);
+    # an impatient rolling restart refused writes but lost and failed none; a new active
+    # controller in the next epoch.
+    assert o["exit_codes"] == [0, 0, 0, 0, 0]
+    assert o["retention"] == [86_400_000, 259_200_000]
+    assert o["refused"] > 0 and o["lost"] == 0 and o["failed"] == 0
+    assert o["leaders"][1] != o["leaders"][0] and o["epochs"][1] == o["epochs"][0] + 1
+
+
+def expect_15(o: dict) -> None:
+    # URP rises when the controller fences the crashed broker (9 s), acks=all times rise
+    # first; a second crash puts readings under min ISR; nothing is lost for good; the
+    # slow consumer's lag rises and falls after a second consumer joins; all is well at
+    # the end, and the endpoint answers for all six nodes.
+    assert 8_000 <= o["urp_delay_ms"] <= 10_000 and o["slowest_produce_ms"] > 1_000
+    assert o["under_min_isr"] == 3 and o["failed_sends"] == 0
+    first, peak, last = o["lag"]
+    assert 0 < first < peak and last < peak
+    assert o["final"] == [0, 0, 0, 1] and o["scraped_nodes"] == 6
+
+
+def expect_16(o: dict) -> None:
+    # A deserializer error leaves the position at the bad record, poll after poll, until
+    # a seek; retries cost 3 and 5 calls; the app parks 3 of 8 records; the example
+    # pytest file passes.
+    assert o["poison_polls"] == [None, "JSONDecodeError", "JSONDecodeError"]
+    assert o["stuck_at"] == 2 and o["after_seek"] == [3, 4] and o["calls"] == [3, 5]
+    assert o["parked"] == [2, 5, 7] and o["valid"] == 5 and o["pytest"] == "5 passed"
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
@@ -238,17 +270,18 @@ def test_lesson_structure(path: Path) -> None:
     # "Next:" names the lesson that follows (the last lesson has none).
     number = int(path.stem[:2])
     assert re.findall(r"Next: \*\*Lesson (\d+)\*\*", markdown) == (
-        [str(number + 1)] if number < 13 else [])
+        [str(number + 1)] if number < LAST else [])
     # Seeded: every cluster in a lesson is built with an explicit seed.
     for c in code:
         for call in re.findall(r"Cluster\((.*?)\)\n", c.source, re.S):
             assert "seed=" in call, call
 
 
-def test_all_fourteen_lessons_exist_with_their_checks() -> None:
-    assert [int(n[:2]) for n in NAMES] == list(range(14))
+def test_every_lesson_exists_in_order_with_its_checks() -> None:
+    assert [int(n[:2]) for n in NAMES] == list(range(LAST + 1)) and LAST >= 16
     assert NAMES[0] == "00-why-kafka"  # setup.sh opens this one
-    assert sorted(EXPECT) == [f"{i:02d}" for i in range(14)]
+    assert {"14-operating-a-cluster", "15-monitoring", "16-failures-in-applications"} <= set(NAMES)
+    assert sorted(EXPECT) == [f"{i:02d}" for i in range(LAST + 1)]
 
 
 # -- the helpers -----------------------------------------------------------------------------

@@ -257,7 +257,8 @@ def test_every_lesson_draws_a_picture_or_panel(path: Path) -> None:
 
 def test_the_new_pictures_sit_in_their_lessons() -> None:
     wanted = {"03": "key_placement_view", "06": "transaction_view", "07": "batch_view",
-              "08": "position_timeline_view", "10": "rebalance_view", "13": "pipeline_view"}
+              "08": "position_timeline_view", "10": "rebalance_view", "13": "pipeline_view",
+              "14": "cluster_view", "15": "metrics_view", "16": "dead_letter_view"}
     import nbformat
 
     for path in LESSONS:

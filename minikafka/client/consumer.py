@@ -9,6 +9,7 @@ below the high watermark (read_uncommitted) or below the last stable offset
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import Any
 
 from kafka.consumer.fetcher import ConsumerRecord
@@ -82,6 +83,12 @@ class KafkaConsumer:
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
         self._buffers: dict[TopicPartition, list] = {}
+        # The high watermark each partition's last fetch answer carried: records-lag.
+        self._highwater: dict[TopicPartition, int] = {}
+        # (time, lag) each time a fetch answer arrives or records are handed out, as the
+        # Java consumer records its records-lag sensor: records-lag-max is their max over
+        # the metrics window.
+        self._lag_samples: deque[tuple[int, int]] = deque()
         # Partition -> number of its fetch request in flight: a timeout or an answer
         # ends that request only, never a later one for the same offset.
         self._in_flight: dict[TopicPartition, int] = {}
@@ -193,6 +200,36 @@ class KafkaConsumer:
             if committed is not None:
                 return committed
         return self._reset_position(tp)
+
+    def highwater(self, partition: TopicPartition) -> int | None:
+        """The partition's high watermark as the last fetch answer gave it (None before
+        one), as kafka-python's highwater()."""
+        return self._highwater.get(TopicPartition(*partition))
+
+    def metrics(self) -> dict[str, dict[str, Any]]:
+        """The consumer's own metrics, grouped as kafka-python's metrics() returns them:
+        records-lag-max is what kafka.consumer:type=consumer-fetch-manager-metrics
+        publishes (see minikafka.core.metrics.consumer_lag)."""
+        from ..core.metrics import consumer_lag
+
+        lag = consumer_lag(self)
+        per_partition = {f"{tp}-records-lag": v for tp, v in lag["records-lag"].items()}
+        return {"consumer-fetch-manager-metrics": {"records-lag-max": lag["records-lag-max"],
+                                                   **per_partition}}
+
+    def _record_lag(self, tp: TopicPartition) -> None:
+        hw = self._highwater.get(tp)
+        if hw is not None and tp in self._positions:
+            self._lag_samples.append((self.cluster.now_ms, max(0, hw - self._positions[tp])))
+
+    def records_lag_max(self, window_ms: int = 30_000) -> int:
+        """The largest lag seen in the last `window_ms` (the Java client's default
+        metrics.sample.window.ms): what records-lag-max reports."""
+        since = self.cluster.now_ms - window_ms
+        samples = self._lag_samples
+        while samples and samples[0][0] < since:
+            samples.popleft()
+        return max((lag for _, lag in samples), default=0)
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
         tp = TopicPartition(*partition)
@@ -327,13 +364,19 @@ class KafkaConsumer:
             buf = buffers.get(tp)
             if not buf or tp in self._paused:
                 continue
-            out = self._take(tp, buf, limit - taken)
+            try:
+                out = self._take(tp, buf, limit - taken)
+            except Exception:
+                if result:  # return what was read; the bad record raises at the next poll
+                    break
+                raise
             if not buf[0]:
                 del buffers[tp]
             if out:
                 taken += len(out)
                 result[tp] = out
                 self._positions[tp] = out[-1].offset + 1
+                self._record_lag(tp)
                 self._last_epochs[tp] = out[-1].leader_epoch
         if taken and self._group is not None:
             self._group.on_records_returned()
@@ -365,13 +408,26 @@ class KafkaConsumer:
                              -1 if k is None else len(k), -1 if v is None else len(v), -1))
                     for d, ts, k, v, h in part])
                 continue
-            for delta, ts, key, value, headers in part:
+            for i, (delta, ts, key, value, headers) in enumerate(part):
                 ksize = -1 if key is None else len(key)
                 vsize = -1 if value is None else len(value)
-                if kd is not None and key is not None:
-                    key = kd(key)
-                if vd is not None and value is not None:
-                    value = vd(value)
+                try:
+                    if kd is not None and key is not None:
+                        key = kd(key)
+                    if vd is not None and value is not None:
+                        value = vd(value)
+                except Exception:
+                    # A deserializer failed: the record stays first in line and the
+                    # position stays at it, so every poll raises again until the
+                    # application seeks past it (the records before it are returned).
+                    chunk = (base, epoch, ts_type, log_ts, records, start + i)
+                    if chunks and chunks[0][4] is records:
+                        chunks[0] = chunk
+                    else:
+                        chunks.insert(0, chunk)
+                    if out:
+                        return out
+                    raise
                 out.append(CR(topic, partition, epoch, base + delta,
                               ts if log_ts is None else log_ts, ts_type, key, value,
                               headers, None, ksize, vsize, -1))
@@ -440,6 +496,8 @@ class KafkaConsumer:
                                           self._wake_fetcher)
             return
         self._refetch = True
+        self._highwater[tp] = resp.high_watermark
+        self._record_lag(tp)
         chunks = self._to_chunks(tp, resp, offset)
         if chunks:
             self._buffers[tp] = [chunks]

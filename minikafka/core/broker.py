@@ -17,6 +17,7 @@ from .api.port import READ_COMMITTED, READ_UNCOMMITTED
 from .cleaner import policies
 from .clock import Deadlines
 from .controller import NO_LEADER, MetadataRecord
+from .metrics import RequestMetrics
 from .records import RecordBatch
 from .replica import Replica
 
@@ -72,6 +73,7 @@ class Broker:
         self.consumer_waiters: dict[TP, list] = {}
         self._produce_timeouts = Deadlines(sim.clock, self._expire_delayed)
         self._fetch_seq = 0
+        self.request_metrics = RequestMetrics()  # RequestsPerSec, TotalTimeMs
 
     # -- metadata ---------------------------------------------------------------------
     def apply_metadata(self, records: list[MetadataRecord]) -> None:
@@ -159,6 +161,7 @@ class Broker:
                        respond: Callable[[dict], None]) -> None:
         sim = self.sim
         now = sim.clock.now_ms
+        respond = self.request_metrics.timed("Produce", sim.clock, respond)
         results: dict[TP, tuple[int, int]] = {}
         waiting: dict[TP, tuple[Replica, int, int, int]] = {}
         for tp, batch in batches.items():
@@ -213,6 +216,7 @@ class Broker:
             if replica.high_watermark >= batch.next_offset:
                 self._on_hw_advanced(replica)
         if acks == 0:
+            self.request_metrics.record("Produce", now, now)  # no answer is sent
             return
         delayed = DelayedProduce(results, waiting, respond)
         if not waiting:
@@ -286,6 +290,7 @@ class Broker:
                              respond: Callable[[FetchResponse], None]) -> None:
         replica = self.replicas.get(tp)
         now = self.sim.clock.now_ms
+        respond = self.request_metrics.timed("FetchFollower", self.sim.clock, respond)
         if replica is None or not replica.is_leader or follower not in replica.replicas:
             # Kafka's getReplicaOrException: a fetch from a broker outside the replica set
             # (say a stale fetch for a deleted topic of the same name) is refused.
@@ -376,6 +381,7 @@ class Broker:
         """A consumer's fetch (minikafka.core.api.fetch_partition). With fewer than
         min_bytes ready (fetch.min.bytes) it waits up to max_wait_ms (fetch.max.wait.ms)
         for more, as Kafka's DelayedFetch does."""
+        respond = self.request_metrics.timed("FetchConsumer", self.sim.clock, respond)
         replica = self.replicas.get(tp)
         if replica is None or not replica.is_leader:
             code = errors.NOT_LEADER_OR_FOLLOWER if tp[0] in self.sim.controller.topics \

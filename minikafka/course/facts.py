@@ -54,6 +54,7 @@ DEFAULTS: dict[str, Default] = {
     "auto.offset.reset": Default("latest"),
     "metadata.max.age.ms": Default(300_000),
     "isolation.level": Default("read_uncommitted"),
+    "metrics.sample.window.ms": Default(30_000),  # also the producer's and the broker's
     # -- broker ------------------------------------------------------------------------
     "replica.lag.time.max.ms": Default(30_000),
     "broker.session.timeout.ms": Default(9_000),

@@ -637,3 +637,237 @@ def check_sink_ids(document_id: Callable[[Any], Any]) -> Outcome:
                "with equal values overwrote each other")
     out.verdict = f"{want} orders, {writes} writes, {len(index)} documents"
     return out
+
+
+# -- lesson 15 ------------------------------------------------------------------------------------
+
+def _clients_hurt(cluster: Cluster, topic: str) -> list[str]:
+    """What a client of `topic` would notice, read from the cluster's state, not from
+    the metrics: no controller, partitions without a leader, acks=all refused."""
+    hurt = []
+    if cluster.active_controller is None:
+        hurt.append("no active controller: no elections, no topic changes")
+    desc = cluster.describe_topic(topic)
+    min_isr = int(desc.config["min.insync.replicas"])
+    offline = [p.partition for p in desc.partitions if p.leader is None]
+    if offline:
+        hurt.append(f"partitions {offline} have no leader")
+    refused = [p.partition for p in desc.partitions
+               if p.leader is not None and len(p.isr) < min_isr]
+    if refused:
+        hurt.append(f"acks=all writes to partitions {refused} are refused")
+    return hurt
+
+
+@exercise("15-page", "Lesson 15 · when to wake someone up",
+          hint="Page when clients are hurt now: acks=all writes refused "
+               "(UnderMinIsrPartitionCount above 0 on any broker), partitions without a "
+               "leader (OfflinePartitionsCount above 0), or no active controller. Every "
+               "controller publishes ActiveControllerCount (1 on the active one, 0 on the "
+               "others): add it up over the nodes, the sum must be 1. UnderReplicatedPartitions "
+               "alone is a warning: it is normal while a broker restarts.",
+          solution=solutions.should_page)
+def check_page(should_page: Callable[[dict], bool]) -> Outcome:
+    from ..core import metrics as m
+
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=15, controllers=[1001, 1002, 1003])
+    cluster.create_topic("readings", partitions=3, replication_factor=3,
+                         config={"min.insync.replicas": "2"})
+    controllers = [cluster.active_controller] + [c for c in (1001, 1002, 1003)
+                                                 if c != cluster.active_controller]
+
+    def controllers_down(n: int) -> None:
+        cluster.network.down.difference_update(controllers)
+        cluster.network.down.update(controllers[:n])
+        cluster._topology_changed()
+
+    moments = [
+        ("all healthy", lambda: None),
+        ("broker 3 stopped for a rolling restart", lambda: cluster.stop_broker(3)),
+        ("broker 2 crashed while broker 3 was down", lambda: cluster.crash_broker(2)),
+        ("brokers 2 and 3 back and caught up",
+         lambda: (cluster.start_broker(2), cluster.start_broker(3))),
+        ("one of three controllers down", lambda: controllers_down(1)),
+        ("two of three controllers down", lambda: controllers_down(2)),
+        ("controllers back; every replica of the topic down",
+         lambda: (controllers_down(0), cluster.advance(5_000),
+                  [cluster.crash_broker(b) for b in (1, 2, 3)])),
+    ]
+    paged = 0
+    for label, action in moments:
+        action()
+        cluster.advance(20_000)
+        metrics = m.cluster_metrics(cluster)
+        hurt = _clients_hurt(cluster, "readings")
+        answer = bool(should_page(json.loads(json.dumps(metrics))))  # a copy, as JSON gives it
+        paged += answer
+        totals = m.totals(metrics)
+        out.history.append(
+            f"{label}: {len(metrics)} nodes answer; URP {totals.get(m.URP, 0)}, "
+            f"UnderMinIsr {totals.get(m.UNDER_MIN_ISR, 0)}, Offline "
+            f"{totals.get(m.OFFLINE_PARTITIONS, 0)}, ActiveControllerCount sum "
+            f"{totals.get(m.ACTIVE_CONTROLLER, 0)}; you {'paged' if answer else 'stayed quiet'}")
+        if hurt:
+            out.expect(answer, f"{label}: you paged ({'; '.join(hurt)})",
+                       f"{label}: you stayed quiet while clients were hurt: {'; '.join(hurt)}")
+        else:
+            out.expect(not answer, f"{label}: you stayed quiet, nothing was hurt",
+                       f"{label}: you paged while every client was served: a false alarm "
+                       "at 3 a.m.")
+    out.verdict = f"{len(out.right)} of {len(moments)} moments judged right; paged {paged} times"
+    return out
+
+
+# -- lesson 16 ------------------------------------------------------------------------------------
+
+def _drops_bad_records(record: Any, producer: Any, price: Callable, sleep: Callable) -> Any:
+    from ..examples import orders_app
+
+    try:
+        order = orders_app.parse(record.value)
+        order["total"] = orders_app.with_retries(lambda: price(order), sleep=sleep)
+    except (ValueError, orders_app.TemporaryError) as error:
+        return orders_app.Handled(record.offset, record.value, "parked", str(error))
+    producer.send(orders_app.VALID, key=record.key, value=json.dumps(order).encode())
+    return orders_app.Handled(record.offset, record.value, "valid")
+
+
+def _stops_at_a_poison_pill(record: Any, producer: Any, price: Callable,
+                            sleep: Callable) -> Any:
+    from ..examples import orders_app
+
+    order = orders_app.parse(record.value)  # a bad record raises out of the poll loop
+    order["total"] = orders_app.with_retries(lambda: price(order), sleep=sleep)
+    producer.send(orders_app.VALID, key=record.key, value=json.dumps(order).encode())
+    return orders_app.Handled(record.offset, record.value, "valid")
+
+
+def _parks_without_headers(record: Any, producer: Any, price: Callable,
+                           sleep: Callable) -> Any:
+    from ..examples import orders_app
+
+    try:
+        order = orders_app.parse(record.value)
+        order["total"] = orders_app.with_retries(lambda: price(order), sleep=sleep)
+    except (ValueError, orders_app.TemporaryError) as error:
+        producer.send(orders_app.DEAD_LETTERS, key=record.key, value=record.value)
+        return orders_app.Handled(record.offset, record.value, "parked", str(error))
+    producer.send(orders_app.VALID, key=record.key, value=json.dumps(order).encode())
+    return orders_app.Handled(record.offset, record.value, "valid")
+
+
+APP_VARIANTS = (("orders_app as it is", None),
+                ("drops bad records without parking them", _drops_bad_records),
+                ("stops at the first poison pill", _stops_at_a_poison_pill),
+                ("parks bad records without saying why (no headers)", _parks_without_headers))
+
+
+@exercise("16-test", "Lesson 16 · a test that catches the bugs",
+          hint="Write inputs with a poison pill among good orders, call run_app(), then read "
+               "BOTH output topics back (read_topic(cluster, 'orders.valid'), "
+               "read_topic(cluster, 'orders.DLT')) and assert what each must hold: the good "
+               "orders priced, the bad record parked unchanged, with an error.class header. "
+               "A test that looks at one topic only cannot see a record go missing.",
+          solution=solutions.test_bad_orders_are_parked)
+def check_app_test(test: Callable[[Cluster, Callable[[], Any]], None]) -> Outcome:
+    from ..examples import orders_app
+
+    out = Outcome()
+    for label, handle in APP_VARIANTS:
+        cluster = Cluster(brokers=3, seed=16)
+        for topic in (orders_app.SOURCE, orders_app.VALID, orders_app.DEAD_LETTERS):
+            cluster.create_topic(topic, partitions=1, replication_factor=3)
+        runs: list[list] = []
+
+        def run_app(cluster: Cluster = cluster, handle: Any = handle, runs: list = runs) -> list:
+            consumer = cluster.consumer(orders_app.SOURCE, group_id="orders-app",
+                                        auto_offset_reset="earliest", enable_auto_commit=False)
+            kwargs = {} if handle is None else {"handle": handle}
+            try:
+                done = orders_app.run(consumer, cluster.producer(), orders_app.Pricing(),
+                                      sleep=lambda s: cluster.advance(int(s * 1000)), **kwargs)
+            finally:
+                consumer.close()
+            runs.append(done)
+            return done
+
+        try:
+            test(cluster, run_app)
+            failed = ""
+        except NotImplementedError:
+            raise
+        except AssertionError as exc:
+            failed = f"an assert failed{': ' + str(exc) if str(exc) else ''}"
+        except Exception as exc:  # the application (or the test) raised
+            failed = f"{type(exc).__name__}: {exc}"
+        handled = [h for done in runs for h in done]
+        out.history.append(f"{label}: {len(handled)} records handled, "
+                           f"{sum(h.outcome == 'parked' for h in handled)} parked; your test "
+                           + ("passed" if not failed else f"failed ({failed})"))
+        if handle is None:
+            out.expect(not failed and bool(runs), "your test passes on the real orders_app",
+                       "your test does not pass on the real orders_app: "
+                       + (failed or "it never called run_app()"))
+        else:
+            out.expect(bool(failed), f"your test catches the bug: an application that {label}",
+                       f"the bug was not caught: your test passed on an application that {label}")
+    caught = sum(1 for r in out.right if r.startswith("your test catches"))
+    out.verdict = f"{caught} of {len(APP_VARIANTS) - 1} buggy applications caught"
+    return out
+
+
+# -- lesson 14 ------------------------------------------------------------------------------------
+
+@exercise("14-rolling-restart", "Lesson 14 · a rolling restart nobody notices",
+          hint="One broker at a time: stop it cleanly (stop_broker, a controlled shutdown, "
+               "moves its leaderships away first), start it again, and before the next one "
+               "wait (cluster.advance) until UnderReplicatedPartitions is 0 again: until then "
+               "the restarted broker is not back in the ISR, and stopping another one leaves "
+               "fewer in-sync replicas than min.insync.replicas=2.",
+          solution=solutions.rolling_restart)
+def check_rolling_restart(rolling_restart: Callable[[Cluster], None]) -> Outcome:
+    from ..core import metrics as m
+    from ..operations import availability, steady_traffic
+
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=14, controllers=[1001, 1002, 1003])
+    cluster.create_topic("payments", partitions=3, replication_factor=3,
+                         config={"min.insync.replicas": "2"})
+    traffic = steady_traffic(cluster, "payments", every_ms=100, count=3_000)
+    cluster.advance(2_000)
+    start, mark = cluster.now_ms, cluster.journal.next_seq
+    rolling_restart(cluster)
+    took = cluster.now_ms - start
+    cluster.advance(max(30_000, start + 300_000 - cluster.now_ms))
+    report = availability(cluster, traffic)
+    events = cluster.journal.since(mark)
+    stopped = [(e.fields["broker"], e.fields["clean"]) for e in events
+               if e.kind == "broker.stopped"]
+    started = [e.fields["broker"] for e in events if e.kind == "broker.started"]
+    out.history = [f"your restart took {took / 1000:g} s of simulated time: stopped "
+                   f"{stopped} (broker, clean), started {started}",
+                   f"traffic: {report['sent']} sent, {report['acknowledged']} acknowledged, "
+                   f"{report['refused']} refused (NOT_ENOUGH_REPLICAS), longest pause "
+                   f"{report['longest pause ms'] / 1000:g} s, {report['failed']} failed"]
+    out.expect(sorted(set(started)) == [1, 2, 3] and sorted({b for b, _ in stopped}) == [1, 2, 3],
+               "every broker was restarted",
+               f"not every broker was restarted: stopped {sorted({b for b, _ in stopped})}, "
+               f"started {sorted(set(started))}")
+    out.expect(all(clean for _, clean in stopped),
+               "every broker stopped cleanly (a controlled shutdown)",
+               "a broker was crashed rather than stopped: its partitions waited "
+               "broker.session.timeout.ms for a new leader")
+    out.expect(report["refused"] == 0, "no acks=all write was refused",
+               f"{report['refused']} acks=all writes were refused with NOT_ENOUGH_REPLICAS: "
+               "a broker went down before the one restarted before it was back in the ISR")
+    out.expect(report["longest pause ms"] <= 3_000, "writes never paused for more than 3 s",
+               f"writes paused for {report['longest pause ms'] / 1000:g} s")
+    out.expect(report["lost"] == 0 and report["failed"] == 0, "nothing was lost or failed",
+               f"{report['lost']} acknowledged writes lost, {report['failed']} sends failed")
+    urp = m.totals(m.cluster_metrics(cluster)).get(m.URP, 0)
+    out.expect(urp == 0, "the cluster ended fully replicated",
+               f"{urp} partitions are still under-replicated at the end")
+    out.verdict = (f"{report['refused']} writes refused, longest pause "
+                   f"{report['longest pause ms'] / 1000:g} s, {report['lost']} lost")
+    return out

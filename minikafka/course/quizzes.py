@@ -473,6 +473,109 @@ _QUIZZES = [
         "In-cluster replication is failover for brokers and racks; surviving the loss of a "
         "cluster needs disaster recovery to another cluster. Asynchronous mirroring can still "
         "lose its last few records."),
+    # -- lesson 14 --------------------------------------------------------------------
+    QuizSpec(
+        "14-precedence",
+        "Topic payments has retention.ms set to 1 day; the brokers' cluster-wide default "
+        "log.retention.ms was set to 3 days with kafka-configs; server.properties says "
+        "log.retention.hours=168. How long does payments keep its records?",
+        ("1 day: a topic's own setting comes before any broker default",
+         "3 days: the most recent change wins",
+         "7 days: the file the brokers were started with wins"),
+        "a",
+        "The levels apply in order: topic override, per-broker dynamic, cluster-wide "
+        "dynamic, static file, Kafka's default. The cluster-wide value applies to the topics "
+        "without an override of their own."),
+    QuizSpec(
+        "14-rolling",
+        "During a rolling restart, when is it safe to stop the next broker?",
+        ("As soon as the previous broker's process is running again",
+         "When UnderReplicatedPartitions is back to 0",
+         "After a fixed 30 seconds, the replica lag time"),
+        "b",
+        "A running broker may still be fetching what it missed. Until it is back in every "
+        "ISR, stopping another broker can leave partitions below min.insync.replicas, and "
+        "acks=all writes to them are refused."),
+    QuizSpec(
+        "14-reassign",
+        "You add broker 4 to a three-broker cluster. What happens to the existing partitions?",
+        ("Nothing, until an operator moves some with kafka-reassign-partitions",
+         "The controller rebalances every topic over the four brokers in the background, "
+         "copying about a quarter of the data to broker 4",
+         "Broker 4 becomes leader of a quarter of them after the next leader imbalance check"),
+        "a",
+        "Placement happens when partitions are created. Existing replicas move only with a "
+        "reassignment, which copies the partitions to the new broker."),
+    # -- lesson 15 --------------------------------------------------------------------
+    QuizSpec(
+        "15-restart",
+        "During a rolling restart, UnderReplicatedPartitions reads 40 on two brokers for a "
+        "minute and UnderMinIsrPartitionCount reads 0. What should the on-call engineer do?",
+        ("Nothing yet: wait until it is back to 0 before restarting the next broker",
+         "Page the team: records are being lost",
+         "Run an unclean leader election to restore the ISR"),
+        "a",
+        "A restarted broker's replicas leave the ISR until they have fetched what they "
+        "missed. Nothing is refused while the ISR still meets min.insync.replicas; moving on "
+        "before URP is 0 is what turns a restart into an outage."),
+    QuizSpec(
+        "15-controllers",
+        "The three KRaft controllers report ActiveControllerCount 0, 0 and 0. What does that mean?",
+        ("All is well: only a broker that leads partitions reports 1",
+         "Three controllers are active at once (split brain)",
+         "No controller is active: leaders cannot be elected and metadata cannot change"),
+        "c",
+        "The sum over the controllers must be 1. A sum of 0 means the quorum has no leader: "
+        "running partition leaders keep serving, but nothing can heal or change."),
+    QuizSpec(
+        "15-lag",
+        "A consumer's records-lag-max climbs all day, while every broker metric stays at 0. "
+        "What is the likely cause and the fix?",
+        ("A broker is slow: restart it",
+         "The application reads slower than records arrive: speed up processing or add "
+         "consumers, up to the number of partitions",
+         "Retention is too short: raise retention.ms"),
+        "b",
+        "Lag is the application's metric. A healthy cluster with growing lag means the "
+        "consumers cannot keep up; more members help until every partition has its own."),
+    # -- lesson 16 --------------------------------------------------------------------
+    QuizSpec(
+        "16-poison",
+        "A consumer's value deserializer fails on one record. The application logs the "
+        "error and calls poll() again. What happens?",
+        ("The broker deletes the bad record, and the next poll() returns the records "
+         "after it",
+         "The same error, poll after poll: the position stays at the bad record until "
+         "the application seeks past it",
+         "The client skips the record by itself after a few failed polls"),
+        "b",
+        "The client never consumes a record it could not hand over, so the offset does not "
+        "advance. The application has to seek to offset + 1, ideally after parking the "
+        "record somewhere."),
+    QuizSpec(
+        "16-retry",
+        "The pricing service times out now and then for a few seconds. What should the "
+        "consumer do with an order whose pricing call times out?",
+        ("Try again a few times with growing waits, then park the order in the dead-letter "
+         "topic",
+         "Try again in a tight loop until it works: no order may be lost",
+         "Send it to the dead-letter topic at the first failure"),
+        "a",
+        "A short outage is worth waiting for, but not forever: endless retries block the "
+        "partition and can exceed max.poll.interval.ms, and parking at once fills the DLT "
+        "with orders a second try would have priced."),
+    QuizSpec(
+        "16-test",
+        "Why do the course's application tests start minikafka inside the test instead of "
+        "replacing the consumer and producer with mocks?",
+        ("Because pytest cannot mock objects that come from a package installed in the "
+         "same virtual environment as the tests",
+         "Because mocks are slower to run",
+         "So the application meets real offsets, commits and headers, and the simulated "
+         "clock keeps the test fast"),
+        "c",
+        "A mock only repeats what you believe Kafka does. An in-process cluster behaves like "
+        "Kafka and still costs no real time or setup per test."),
 ]
 
 QUIZZES: dict[str, QuizSpec] = {q.id: q for q in _QUIZZES}

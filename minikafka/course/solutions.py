@@ -111,6 +111,43 @@ def document_id(record: Any) -> str:
     return f"{record.topic}-{record.partition}-{record.offset}"
 
 
+def should_page(metrics: dict) -> bool:
+    # Page when clients are hurt now; under-replication alone waits for the morning.
+    totals: dict = {}
+    for values in metrics.values():  # one dict per node that answered
+        for name, value in values.items():
+            if isinstance(value, (int, float)):
+                totals[name] = totals.get(name, 0) + value
+    return (totals.get("kafka.controller:type=KafkaController,name=ActiveControllerCount", 0) != 1
+            or totals.get("kafka.controller:type=KafkaController,name=OfflinePartitionsCount", 0) > 0
+            or totals.get("kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount", 0) > 0)
+
+def test_bad_orders_are_parked(cluster: Any, run_app: Any) -> None:
+    from minikafka.lessons import read_topic
+
+    # A poison pill between two good orders; then read BOTH outputs back.
+    producer = cluster.producer()
+    for value in (b'{"id": 1, "amount": 10}', b"not json", b'{"id": 2, "amount": 5}'):
+        producer.send("orders", value=value)
+    producer.flush()
+    run_app()
+    valid = read_topic(cluster, "orders.valid")[0]
+    parked = read_topic(cluster, "orders.DLT")[0]
+    assert len(valid) == 2, "both good orders are priced"
+    assert [r.value for r in parked] == [b"not json"], "the bad record is parked unchanged"
+    assert dict(parked[0].headers)["error.class"] == b"JSONDecodeError", "and says why"
+
+def rolling_restart(cluster: Any) -> None:
+    from minikafka.core import metrics as m
+
+    for broker in sorted(cluster.brokers):
+        cluster.stop_broker(broker)  # controlled shutdown: leaderships move first
+        cluster.advance(5_000)  # the upgrade, the new config, the reboot
+        cluster.start_broker(broker)
+        # Wait until every partition is fully replicated again before the next one.
+        while m.totals(m.cluster_metrics(cluster))[m.URP] > 0:
+            cluster.advance(1_000)
+
 # -- labs -------------------------------------------------------------------------------------
 
 

@@ -122,6 +122,27 @@ def broker_table(cluster: Any, topic: str | None = None) -> Table:
     return Table(rows, title="brokers" + (f" (topic {topic})" if topic else ""))
 
 
+def metrics_table(cluster: Any, *names: str) -> Table:
+    """One row per node that answers (a stopped one is missing, as a dead JVM is from a
+    JMX dashboard), one column per metric: the short name after ``name=``. Without
+    names: the four a team alerts on."""
+    from ..core import metrics as m
+    from ..core.clock import EPOCH_MS
+
+    names = names or (m.URP, m.UNDER_MIN_ISR, m.OFFLINE_PARTITIONS, m.ACTIVE_CONTROLLER)
+    rows = []
+    for node, values in m.cluster_metrics(cluster).items():
+        row: dict[str, Any] = {"node": node}
+        for name in names:
+            value = values.get(name)
+            if isinstance(value, dict):  # a timer: its mean
+                value = value["Mean"]
+            row[name.split("name=")[-1]] = value
+        rows.append(row)
+    return Table(rows, title=f"metrics at t = {(cluster.now_ms - EPOCH_MS) / 1000:g} s "
+                             "(- : this node does not publish it)")
+
+
 def batches_table(cluster: Any, topic: str, partition: int = 0) -> Table:
     """The leader's record batches of one partition: offsets, record count, stored bytes,
     compression, producer id and first sequence (what dump-log prints, in short)."""

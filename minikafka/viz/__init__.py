@@ -8,10 +8,12 @@ Nothing else in minikafka imports this package.
 
 from .batches import batch_anatomy, batch_view
 from .clusterview import ReplicaState, cluster_view, replica_states
+from .deadletters import dead_letter_view
 from .groupview import group_description, group_rows, group_view
 from .keys import key_placement, key_placement_view
 from .logstate import log_state
 from .logview import log_view, partition_log_view
+from .metricsview import MetricsDashboard, metrics_view
 from .pipeline import pipeline_state, pipeline_view
 from .positions import Sample, poll_commit_timeline, position_timeline_view
 from .rebalance import rebalance_view
@@ -20,12 +22,14 @@ from .svg import has_dot, to_svg
 from .transactions import transaction_state, transaction_view
 
 __all__ = [
+    "MetricsDashboard",
     "ReplicaState",
     "Sample",
     "Step",
     "batch_anatomy",
     "batch_view",
     "cluster_view",
+    "dead_letter_view",
     "group_description",
     "group_rows",
     "group_view",
@@ -34,6 +38,7 @@ __all__ = [
     "key_placement_view",
     "log_state",
     "log_view",
+    "metrics_view",
     "partition_log_view",
     "pipeline_state",
     "pipeline_view",

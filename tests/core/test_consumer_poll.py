@@ -258,3 +258,27 @@ def test_an_offset_the_log_no_longer_has_raises_with_auto_offset_reset_none():
     assert raised.value.args[0] == {tp: 10}  # kafka-python's shape: {partition: offset}
     reader.seek(tp, 1)
     assert [r.value for r in reader.poll(timeout_ms=1_000)[tp]] == [b"1", b"2"]
+
+
+def test_a_deserializer_error_keeps_the_position_at_the_bad_record() -> None:
+    # As the Java consumer does: records before the bad one are returned, then every
+    # poll raises until the application seeks past it.
+    import json
+
+    cluster = Cluster(brokers=1, seed=3)
+    cluster.create_topic("orders", partitions=1)
+    producer = cluster.producer()
+    for value in (b'{"n": 0}', b'{"n": 1}', b"not json", b'{"n": 3}'):
+        producer.send("orders", value=value)
+    producer.flush()
+    consumer = cluster.consumer(value_deserializer=json.loads)
+    tp = TopicPartition("orders", 0)
+    consumer.assign([tp])
+    consumer.seek(tp, 0)
+    assert [r.value for r in consumer.poll(timeout_ms=1_000)[tp]] == [{"n": 0}, {"n": 1}]
+    for _ in range(2):
+        with pytest.raises(json.JSONDecodeError):
+            consumer.poll(timeout_ms=1_000)
+        assert consumer.position(tp) == 2
+    consumer.seek(tp, 3)
+    assert [r.value for r in consumer.poll(timeout_ms=1_000)[tp]] == [{"n": 3}]

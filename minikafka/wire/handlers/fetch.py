@@ -105,19 +105,21 @@ def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
         if session_id != 0 and epoch > 0:
             return _answer(cluster, version, [], FETCH_SESSION_ID_NOT_FOUND)
     topics, total, failed = _collect(broker, cluster, request, version)
+    # A replica's fetch would be FetchFollower; real clients send consumer fetches.
+    counted = broker.request_metrics.timed("FetchConsumer", cluster.clock, lambda body: body)
     if failed or total >= request.min_bytes or request.max_wait_ms <= 0 or not topics:
-        return _answer(cluster, version, topics)
+        return counted(_answer(cluster, version, topics))
 
     def poll() -> list | None:
         if not broker.running:
             return None  # the listener is closing this connection
         again, size, erred = _collect(broker, cluster, request, version)
         if erred or size >= request.min_bytes:
-            return _answer(cluster, version, again)
+            return counted(_answer(cluster, version, again))
         return None
 
     def on_timeout() -> list:
-        return _answer(cluster, version, _collect(broker, cluster, request, version)[0])
+        return counted(_answer(cluster, version, _collect(broker, cluster, request, version)[0]))
 
     return Deferred(ctx.now_ms + request.max_wait_ms, poll, on_timeout)
 

@@ -1,0 +1,197 @@
+"""The metrics an operator watches, under Kafka's own MBean names, computed from a
+cluster's state and its request counters on the simulated clock.
+
+Kafka's brokers and controllers publish these over JMX (Kafka 4.4's "Monitoring"
+section of the operations docs lists every name used here); minikafka computes the
+same numbers from what it already knows, so a lesson, a test or a script reading
+`minikafka serve --metrics-port` sees what a dashboard of a real cluster would show:
+
+    UnderReplicatedPartitions  partitions this broker leads whose ISR is smaller than
+                               the replica set (warn: one failure from trouble)
+    UnderMinIsrPartitionCount  ... whose ISR is below min.insync.replicas: acks=all
+                               writes are refused (page)
+    OfflinePartitionsCount     partitions without a leader, on the active controller
+    ActiveControllerCount      1 on the active controller, 0 elsewhere; the cluster's
+                               sum must be exactly 1
+
+Gauges are read from the state at the moment asked. Kafka's rates (RequestsPerSec,
+IsrShrinksPerSec) are Yammer meters with moving averages; here a rate is the count in
+the last `window_ms` of simulated time divided by that window, and TotalTimeMs is the
+mean (and max) over the same window: the same meaning, simpler arithmetic.
+
+A stopped broker reports nothing, as a dead JVM answers no JMX query.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+NO_LEADER = -1
+
+URP = "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions"
+UNDER_MIN_ISR = "kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount"
+AT_MIN_ISR = "kafka.server:type=ReplicaManager,name=AtMinIsrPartitionCount"
+PARTITION_COUNT = "kafka.server:type=ReplicaManager,name=PartitionCount"
+LEADER_COUNT = "kafka.server:type=ReplicaManager,name=LeaderCount"
+ISR_SHRINKS = "kafka.server:type=ReplicaManager,name=IsrShrinksPerSec"
+ISR_EXPANDS = "kafka.server:type=ReplicaManager,name=IsrExpandsPerSec"
+ACTIVE_CONTROLLER = "kafka.controller:type=KafkaController,name=ActiveControllerCount"
+OFFLINE_PARTITIONS = "kafka.controller:type=KafkaController,name=OfflinePartitionsCount"
+ACTIVE_BROKERS = "kafka.controller:type=KafkaController,name=ActiveBrokerCount"
+FENCED_BROKERS = "kafka.controller:type=KafkaController,name=FencedBrokerCount"
+GLOBAL_PARTITIONS = "kafka.controller:type=KafkaController,name=GlobalPartitionCount"
+# The request types Kafka's RequestMetrics distinguish for the data path.
+REQUESTS = ("Produce", "FetchConsumer", "FetchFollower")
+# A consumer's own metric (the client publishes it, not the broker).
+CONSUMER_FETCH = "kafka.consumer:type=consumer-fetch-manager-metrics,client-id={}"
+RECORDS_LAG_MAX = "records-lag-max"
+
+WINDOW_MS = 10_000
+
+
+def requests_per_sec(request: str) -> str:
+    return f"kafka.network:type=RequestMetrics,name=RequestsPerSec,request={request}"
+
+
+def total_time_ms(request: str) -> str:
+    return f"kafka.network:type=RequestMetrics,name=TotalTimeMs,request={request}"
+
+
+class RequestMetrics:
+    """One broker's answered requests: (answered at, time taken) per request type,
+    kept for the last window."""
+
+    def __init__(self, window_ms: int = WINDOW_MS) -> None:
+        self.window_ms = window_ms
+        self.answered: dict[str, deque[tuple[int, int]]] = {r: deque() for r in REQUESTS}
+        self.total: dict[str, int] = dict.fromkeys(REQUESTS, 0)
+
+    def record(self, request: str, received_ms: int, answered_ms: int) -> None:
+        self.answered[request].append((answered_ms, answered_ms - received_ms))
+        self.total[request] += 1
+        self._prune(request, answered_ms)
+
+    def timed(self, request: str, clock: Any, respond: Callable[..., Any]
+              ) -> Callable[..., Any]:
+        """`respond`, counting the request and its time (on `clock`, the simulated
+        clock) when it is answered."""
+        received = clock.now_ms
+
+        def answer(*args: Any) -> Any:
+            self.record(request, received, clock.now_ms)
+            return respond(*args)
+        return answer
+
+    def _prune(self, request: str, now_ms: int) -> None:
+        q = self.answered[request]
+        while q and q[0][0] <= now_ms - self.window_ms:
+            q.popleft()
+
+    def rate(self, request: str, now_ms: int) -> float:
+        self._prune(request, now_ms)
+        return len(self.answered[request]) * 1000 / self.window_ms
+
+    def time_ms(self, request: str, now_ms: int) -> dict[str, float]:
+        self._prune(request, now_ms)
+        times = [t for _, t in self.answered[request]]
+        return {"Mean": sum(times) / len(times) if times else 0.0,
+                "Max": float(max(times, default=0)), "Count": self.total[request]}
+
+
+def _events_per_sec(journal: Any, kind: str, broker: int, now_ms: int,
+                    window_ms: int) -> float:
+    since = now_ms - window_ms
+    n = 0
+    for event in reversed(journal.events):
+        if event.time_ms <= since:
+            break
+        if event.kind == kind and event.fields.get("broker") == broker:
+            n += 1
+    return n * 1000 / window_ms
+
+
+def broker_metrics(cluster: Any, broker_id: int) -> dict[str, Any] | None:
+    """What one broker publishes (None if it is not running)."""
+    broker = cluster.brokers[broker_id]
+    if not broker.running:
+        return None
+    now = cluster.now_ms
+    led = [r for r in broker.replicas.values() if r.is_leader]
+    out: dict[str, Any] = {
+        URP: sum(1 for r in led if len(r.isr) < len(r.replicas)),
+        UNDER_MIN_ISR: sum(1 for r in led if r.under_min_isr),
+        AT_MIN_ISR: sum(1 for r in led if len(r.isr) == r.min_isr),
+        PARTITION_COUNT: len(broker.replicas),
+        LEADER_COUNT: len(led),
+        ISR_SHRINKS: _events_per_sec(cluster.journal, "isr.shrink", broker_id, now,
+                                     broker.request_metrics.window_ms),
+        ISR_EXPANDS: _events_per_sec(cluster.journal, "isr.expand", broker_id, now,
+                                     broker.request_metrics.window_ms),
+    }
+    for request in REQUESTS:
+        out[requests_per_sec(request)] = broker.request_metrics.rate(request, now)
+        out[total_time_ms(request)] = broker.request_metrics.time_ms(request, now)
+    return out
+
+
+def controller_metrics(cluster: Any, node: int) -> dict[str, Any] | None:
+    """What one controller (a voter of the KRaft quorum) publishes; None if it is down.
+    Only the active controller reports the cluster-wide counts, as in Kafka."""
+    if node not in cluster._alive_voters():
+        return None
+    controller = cluster.controller
+    active = controller.quorum.leader == node
+    partitions = [p for t in controller.topics.values() if not t.internal
+                  for p in t.partitions]
+    fenced = sum(1 for r in controller.brokers.values() if r.fenced)
+    return {
+        ACTIVE_CONTROLLER: int(active),
+        OFFLINE_PARTITIONS: sum(1 for p in partitions if p.leader == NO_LEADER) if active else 0,
+        GLOBAL_PARTITIONS: len(partitions) if active else 0,
+        ACTIVE_BROKERS: len(controller.brokers) - fenced if active else 0,
+        FENCED_BROKERS: fenced if active else 0,
+    }
+
+
+def cluster_metrics(cluster: Any) -> dict[str, dict[str, Any]]:
+    """Every node's metrics by node name ("broker 1", "controller 1001"; in combined
+    mode a node that is both has both sets under "broker N"); a stopped node is left out."""
+    out: dict[str, dict[str, Any]] = {}
+    for b in sorted(cluster.brokers):
+        found = broker_metrics(cluster, b)
+        if found is not None:
+            out[f"broker {b}"] = found
+    for node in cluster.controller.quorum.voters:
+        found = controller_metrics(cluster, node)
+        if found is None:
+            continue
+        name = f"broker {node}" if node in cluster.brokers else f"controller {node}"
+        out.setdefault(name, {}).update(found)
+    return out
+
+
+def totals(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The cluster-wide view a dashboard shows: gauges summed over the nodes that
+    answered (ActiveControllerCount's sum must be 1)."""
+    out: dict[str, Any] = {}
+    for values in metrics.values():
+        for name, value in values.items():
+            if isinstance(value, (int, float)):
+                out[name] = out.get(name, 0) + value
+    return out
+
+
+def consumer_lag(consumer: Any) -> dict[str, Any]:
+    """records-lag per partition and records-lag-max, as a consumer publishes them under
+    kafka.consumer:type=consumer-fetch-manager-metrics: per partition, the high
+    watermark its last fetch saw minus its position; records-lag-max, the largest lag
+    the consumer saw in its metrics window (30 s), so a backlog shows until it has been
+    gone for that long."""
+    lags = {}
+    for tp in sorted(consumer.assignment()):
+        hw = consumer.highwater(tp)
+        if hw is not None:
+            lags[f"{tp.topic}-{tp.partition}"] = max(0, hw - consumer.position(tp))
+    return {"records-lag": lags,
+            RECORDS_LAG_MAX: max(consumer.records_lag_max(), *lags.values(), 0)}

@@ -1,0 +1,186 @@
+"""Operating a cluster, in process: what Kafka's operator tools print, read from a
+minikafka cluster, and the measurements lesson 14 makes around a rolling restart.
+
+- ``steady_traffic`` / ``availability``: an acks=all producer sending on the simulated
+  clock, and what it suffered (refused writes, the longest pause between
+  acknowledgements, failures) with the history checker's verdict on lost writes.
+- ``metadata_quorum_status`` / ``metadata_quorum_replication``: ``kafka-metadata-quorum
+  describe --status`` and ``--replication``, from the controller's quorum and the
+  metadata log each broker has replayed.
+- ``features_describe``: ``kafka-features describe``, from the finalized feature levels.
+- ``reassignment_plan`` / ``reassignment_steps``: the JSON ``kafka-reassign-partitions``
+  takes, and the states a partition passes through while the controller moves it
+  (KIP-455: replicas, adding, removing): a description of the protocol, not a move.
+
+The wire versions (DescribeQuorum, DescribeFeatures, AlterPartitionReassignments) and
+the real move of replicas belong in minikafka.core; these read the same state.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .chaos import read_partitions
+from .core.checkers import acknowledged_writes, check
+
+
+@dataclass
+class Traffic:
+    """Sends scheduled on the simulated clock: one record every `every_ms`."""
+
+    topic: str
+    futures: list[Any] = field(default_factory=list)
+    values: list[bytes] = field(default_factory=list)
+    journal_mark: int = 0
+
+
+def steady_traffic(cluster: Any, topic: str, *, every_ms: int = 100, count: int = 1_500,
+                   producer: Any = None) -> Traffic:
+    """An acks=all producer writing `count` distinct records, one every `every_ms`, as
+    the clock runs (the sends happen while the caller advances the cluster)."""
+    producer = producer or cluster.producer(linger_ms=0)
+    traffic = Traffic(topic, journal_mark=cluster.journal.next_seq)
+
+    def send(i: int) -> None:
+        value = b"payment-%d" % i
+        traffic.values.append(value)
+        traffic.futures.append(producer.send(topic, key=b"account-%d" % (i % 9), value=value))
+
+    for i in range(count):
+        cluster.clock.call_later(every_ms * (i + 1), send, i)
+    return traffic
+
+
+def availability(cluster: Any, traffic: Traffic) -> dict[str, Any]:
+    """What the traffic went through since it started: writes the leaders refused
+    (NOT_ENOUGH_REPLICAS, retried by the producer), the longest time without any
+    acknowledgement, sends that failed for good, and acknowledged writes lost."""
+    events = cluster.journal.since(traffic.journal_mark)
+    refused = [e for e in events if e.kind == "produce.rejected" and e.fields["topic"] == traffic.topic
+               and e.fields.get("error") == "NOT_ENOUGH_REPLICAS"]
+    acked = [e.time_ms for e in events if e.kind == "produce.acked"
+             and e.fields["topic"] == traffic.topic]
+    pauses = [b - a for a, b in zip(acked, acked[1:])]
+    verdict = check(acknowledged_writes(events), read_partitions(cluster, traffic.topic), {})
+    return {"sent": len(traffic.futures),
+            "acknowledged": sum(1 for f in traffic.futures if f.is_done and f.succeeded()),
+            "failed": sum(1 for f in traffic.futures if f.is_done and not f.succeeded()),
+            "refused": len(refused),
+            "longest pause ms": max(pauses, default=0),
+            "lost": len(verdict.lost)}
+
+
+# -- kafka-metadata-quorum ------------------------------------------------------------------
+
+def metadata_quorum_status(cluster: Any) -> str:
+    """``kafka-metadata-quorum describe --status``: the quorum's leader and epoch, the
+    metadata log's high watermark, the voters and the observers (the brokers). In
+    minikafka the voters share one log, so their lag is 0."""
+    quorum = cluster.controller.quorum
+    end = len(cluster.controller.log)
+    observers = [b for b in sorted(cluster.brokers) if b not in quorum.voters]
+    rows = [("ClusterId", cluster.cluster_id),
+            ("LeaderId", -1 if quorum.leader is None else quorum.leader),
+            ("LeaderEpoch", quorum.term),
+            ("HighWatermark", end),
+            ("MaxFollowerLag", 0),
+            ("MaxFollowerLagTimeMs", 0),
+            ("CurrentVoters", json.dumps([{"id": v} for v in quorum.voters])),
+            ("CurrentObservers", json.dumps([{"id": b} for b in observers]))]
+    return "\n".join(f"{name + ':':<24}{value}" for name, value in rows)
+
+
+def metadata_quorum_replication(cluster: Any) -> list[dict[str, Any]]:
+    """``kafka-metadata-quorum describe --replication``: one row per voter and observer,
+    its metadata log end offset, its lag behind the leader and its status."""
+    quorum = cluster.controller.quorum
+    end = len(cluster.controller.log)
+    alive = set(cluster._alive_voters())
+    rows = []
+    for v in quorum.voters:
+        status = "Leader" if v == quorum.leader else "Follower"
+        leo = end if v in alive else None
+        rows.append({"NodeId": v, "LogEndOffset": leo,
+                     "Lag": None if leo is None else end - leo, "Status": status})
+    for b in sorted(cluster.brokers):
+        if b in quorum.voters:
+            continue
+        broker = cluster.brokers[b]
+        leo = broker.metadata_offset if broker.running else None
+        rows.append({"NodeId": b, "LogEndOffset": leo,
+                     "Lag": None if leo is None else end - leo, "Status": "Observer"})
+    return rows
+
+
+# -- kafka-features -------------------------------------------------------------------------
+
+def features_describe(cluster: Any) -> str:
+    """``kafka-features describe``: each feature minikafka models, the levels the
+    brokers support and the level the cluster has finalized."""
+    from .cluster import SUPPORTED_FEATURES
+
+    lines = []
+    for name in sorted(cluster.features):
+        low, high = SUPPORTED_FEATURES[name]
+        # Kafka 4.4's FeatureCommand pads the columns this way.
+        lines.append(f"Feature: {name:<42}SupportedMinVersion: {low:<17}SupportedMaxVersion: "
+                     f"{high:<17}FinalizedVersionLevel: {cluster.features[name]:<17}Epoch: "
+                     f"{len(cluster.controller.log)}")
+    return "\n".join(lines)
+
+
+# -- kafka-reassign-partitions --------------------------------------------------------------
+
+def reassignment_plan(moves: dict[tuple[str, int], Sequence[int]]) -> str:
+    """The --reassignment-json-file kafka-reassign-partitions --execute reads."""
+    return json.dumps({"version": 1, "partitions": [
+        {"topic": t, "partition": p, "replicas": list(r), "log_dirs": ["any"] * len(r)}
+        for (t, p), r in sorted(moves.items())]})
+
+
+def reassignment_steps(current: Sequence[int], target: Sequence[int],
+                       leader: int | None = None) -> list[dict[str, Any]]:
+    """The states a partition goes through while the controller moves it from replicas
+    `current` to `target` (KIP-455): the new replicas are added and catch up while the
+    old ones still serve; when all target replicas are in the ISR, leadership moves to
+    the target's first replica if the leader is leaving, and the old ones are removed."""
+    current, target = list(current), list(target)
+    leader = current[0] if leader is None else leader
+    adding = [b for b in target if b not in current]
+    removing = [b for b in current if b not in target]
+    union = target + [b for b in current if b not in target]
+    rows = [{"step": "before", "replicas": current, "isr": current, "adding": [],
+             "removing": [], "leader": leader}]
+    if not adding and not removing:
+        return rows
+    rows.append({"step": "execute: add the new replicas", "replicas": union, "isr": current,
+                 "adding": adding, "removing": removing, "leader": leader})
+    rows.append({"step": "the new replicas catch up and join the ISR", "replicas": union,
+                 "isr": union, "adding": [], "removing": removing, "leader": leader})
+    new_leader = leader if leader in target else target[0]
+    rows.append({"step": "done: old replicas removed" + (
+        f", leadership moved to {new_leader}" if new_leader != leader else ""),
+        "replicas": target, "isr": target, "adding": [], "removing": [], "leader": new_leader})
+    return rows
+
+
+# -- controller nodes -----------------------------------------------------------------------
+
+def stop_controller(cluster: Any, node: int) -> None:
+    """Take a controller node (one of `controllers=[...]`) off the network, as a dead
+    machine: the other voters notice when its fetches stop."""
+    if node not in cluster.controller.quorum.voters or node in cluster.brokers:
+        raise ValueError(f"{node} is not a controller-only node of this cluster")
+    cluster.network.down.add(node)
+    cluster.journal.record(cluster.now_ms, "controller.stopped", controller=node)
+    cluster._topology_changed()
+
+
+def start_controller(cluster: Any, node: int) -> None:
+    if node not in cluster.controller.quorum.voters or node in cluster.brokers:
+        raise ValueError(f"{node} is not a controller-only node of this cluster")
+    cluster.network.down.discard(node)
+    cluster.journal.record(cluster.now_ms, "controller.started", controller=node)
+    cluster._topology_changed()

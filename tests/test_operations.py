@@ -1,0 +1,72 @@
+"""Lesson 14's operator views (minikafka.operations): kafka-metadata-quorum,
+kafka-features, a reassignment's steps, and what steady traffic suffered."""
+
+from __future__ import annotations
+
+import json
+
+from minikafka import Cluster
+from minikafka.operations import (
+    availability,
+    features_describe,
+    metadata_quorum_replication,
+    metadata_quorum_status,
+    reassignment_plan,
+    reassignment_steps,
+    start_controller,
+    steady_traffic,
+    stop_controller,
+)
+
+
+def test_metadata_quorum_views_follow_a_controller_failover() -> None:
+    c = Cluster(brokers=3, seed=14, controllers=[1001, 1002, 1003])
+    status = dict(line.split(":", 1) for line in metadata_quorum_status(c).splitlines())
+    leader = int(status["LeaderId"])
+    assert leader in (1001, 1002, 1003) and int(status["LeaderEpoch"]) == 1
+    assert json.loads(status["CurrentObservers"]) == [{"id": 1}, {"id": 2}, {"id": 3}]
+    rows = {r["NodeId"]: r for r in metadata_quorum_replication(c)}
+    assert rows[leader]["Status"] == "Leader" and rows[1]["Status"] == "Observer"
+    assert all(r["Lag"] == 0 for r in rows.values())
+    stop_controller(c, leader)
+    c.advance(5_000)
+    rows = {r["NodeId"]: r for r in metadata_quorum_replication(c)}
+    assert rows[leader]["LogEndOffset"] is None and rows[leader]["Status"] == "Follower"
+    assert c.controller.quorum.leader not in (None, leader) and c.controller.quorum.term == 2
+    c.stop_broker(2)
+    assert {r["NodeId"]: r["LogEndOffset"] for r in metadata_quorum_replication(c)}[2] is None
+    start_controller(c, leader)
+
+
+def test_features_describe_reads_the_finalized_levels() -> None:
+    line = features_describe(Cluster(brokers=1, features={"eligible.leader.replicas.version": 0}))
+    assert line.startswith("Feature: eligible.leader.replicas.version          SupportedMinVersion: 0 ")
+    assert "FinalizedVersionLevel: 0 " in line
+
+
+def test_a_reassignment_adds_before_it_removes() -> None:
+    steps = reassignment_steps([1, 2, 3], [2, 3, 4])
+    assert [s["replicas"] for s in steps] == [[1, 2, 3], [2, 3, 4, 1], [2, 3, 4, 1], [2, 3, 4]]
+    assert steps[1]["adding"] == [4] and steps[1]["removing"] == [1]
+    assert [s["leader"] for s in steps] == [1, 1, 1, 2]
+    assert reassignment_steps([1, 2], [1, 2]) == reassignment_steps([1, 2], [1, 2])[:1]
+    plan = json.loads(reassignment_plan({("t", 0): [2, 3, 4]}))
+    assert plan == {"version": 1, "partitions": [
+        {"topic": "t", "partition": 0, "replicas": [2, 3, 4], "log_dirs": ["any"] * 3}]}
+
+
+def test_availability_sees_refusals_but_no_loss() -> None:
+    c = Cluster(brokers=3, seed=14, controllers=[1001, 1002, 1003])
+    c.create_topic("payments", partitions=3, replication_factor=3,
+                   config={"min.insync.replicas": "2"})
+    traffic = steady_traffic(c, "payments", count=300)
+    c.advance(2_000)
+    c.stop_broker(1)
+    c.stop_broker(2)  # two down: acks=all refused until one is back
+    c.advance(3_000)
+    c.start_broker(1)
+    c.start_broker(2)
+    c.advance(60_000)
+    report = availability(c, traffic)
+    assert report["refused"] > 0 and report["lost"] == 0 and report["failed"] == 0
+    assert report["acknowledged"] == report["sent"] == 300
