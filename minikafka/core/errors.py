@@ -65,6 +65,12 @@ PRODUCER_FENCED = 90
 INVALID_RECORD = 87
 UNKNOWN_TOPIC_ID = 100
 TRANSACTIONAL_ID_NOT_FOUND = 105
+# KIP-848, the consumer group protocol
+FENCED_MEMBER_EPOCH = 110
+UNRELEASED_INSTANCE_ID = 111
+UNSUPPORTED_ASSIGNOR = 112
+STALE_MEMBER_EPOCH = 113
+INVALID_REGULAR_EXPRESSION = 128
 
 # Kafka marks these retriable (their exceptions extend RetriableException): a client may
 # try the same request again. REBALANCE_IN_PROGRESS is not among them: the member must

@@ -32,6 +32,14 @@ from typing import Any
 
 from . import errors
 from .controller import NO_LEADER
+from .groups import records as cg_records
+from .groups.consumer import ConsumerGroup
+from .groups.consumer_protocol import (
+    ConsumerGroupView,
+    ConsumerHeartbeat,
+    ConsumerProtocol,
+    HeartbeatAnswer,
+)
 from .offsets import (
     OFFSETS_TOPIC,
     GroupKey,
@@ -336,6 +344,22 @@ class GroupCoordinator:
         self._pending_txn: dict[int, list[tuple[str, TP, CommittedOffset]]] = {}
         self._expiry_timer = self.clock.call_later(
             self.config["offsets.retention.check.interval.ms"], self._expire_offsets)
+        # Groups of type "consumer" (KIP-848) live in the same table as classic ones.
+        self.consumer = ConsumerProtocol(self, sim.broker_config)
+
+    def _random_bits(self) -> int:
+        return self.sim.random.getrandbits(128)
+
+    # -- the consumer group protocol (KIP-848) ----------------------------------------------
+    def consumer_group_heartbeat(self, broker_id: int | None,
+                                 request: ConsumerHeartbeat) -> HeartbeatAnswer:
+        """ConsumerGroupHeartbeat: join, stay, reconcile or leave a consumer group."""
+        return self.consumer.heartbeat(broker_id, request)
+
+    def consumer_group_describe(self, broker_id: int | None,
+                                group_id: str) -> ConsumerGroupView:
+        """ConsumerGroupDescribe: epochs, members, their assignments and targets."""
+        return self.consumer.describe(broker_id, group_id)
 
     # -- placement and loading -------------------------------------------------------------
     @property
@@ -431,6 +455,7 @@ class GroupCoordinator:
         replica = self.sim.brokers[host[0]].replicas[(OFFSETS_TOPIC, partition)]
         offsets: dict[str, dict[TP, CommittedOffset]] = {}
         metadata: dict[str, GroupValue | None] = {}
+        consumer_groups: dict[str, ConsumerGroup | None] = {}
         for batch in replica.log.batches():
             if batch.is_control:
                 continue
@@ -446,7 +471,18 @@ class GroupCoordinator:
                             v.offset, v.leader_epoch, v.metadata, v.commit_timestamp)
                 elif isinstance(k, GroupKey):
                     metadata[k.group] = decode_value(k, value)
-        for group_id in sorted(set(offsets) | set(metadata)):
+                    if metadata[k.group] is not None:
+                        consumer_groups.pop(k.group, None)  # a consumer group turned classic
+                elif isinstance(k, cg_records.ConsumerGroupKey):
+                    if k.type == cg_records.GROUP_METADATA and value is not None:
+                        metadata.pop(k.group, None)  # a classic group turned consumer
+                    self.consumer.replay(consumer_groups, partition, k, decode_value(k, value))
+        for group_id in sorted(set(offsets) | set(metadata) | set(consumer_groups)):
+            consumer_group = consumer_groups.get(group_id)
+            if consumer_group is not None:
+                consumer_group.offsets = offsets.get(group_id, {})
+                self.groups[group_id] = consumer_group
+                continue
             value = metadata.get(group_id)
             if value is None and not offsets.get(group_id):
                 continue
@@ -462,6 +498,9 @@ class GroupCoordinator:
             self.journal.record(now, "group.loaded", partition=partition, broker=host[0],
                                 groups=loaded)
         for group in [g for g in self.groups.values() if g.partition == partition]:
+            if isinstance(group, ConsumerGroup):
+                self.consumer.loaded(group)
+                continue
             for member in group.members.values():
                 self._reschedule_heartbeat(group, member)
         for group_id, tp, committed in self._pending_txn.pop(partition, []):
@@ -482,8 +521,13 @@ class GroupCoordinator:
         group.leader_id = value.leader if value.leader in group.members else group.leader_id
         group.state = STABLE if group.members else EMPTY
 
-    def _unload(self, group: Group) -> None:
+    def _unload(self, group: Group | ConsumerGroup) -> None:
         now = self.clock.now_ms
+        if isinstance(group, ConsumerGroup):
+            self.consumer.cancel_timers(group)
+            group.dead = True
+            del self.groups[group.group_id]
+            return
         for timer in (group.join_timer, group.sync_timer, *group.pending_timers.values()):
             if timer is not None:
                 timer.cancel()
@@ -563,6 +607,12 @@ class GroupCoordinator:
             respond(JoinResult(errors.INVALID_SESSION_TIMEOUT, member_id))
             return
         unknown = member_id == ""
+        if isinstance(group, ConsumerGroup):
+            if group.members:
+                # Kafka would run a mixed group here; minikafka keeps the protocols apart.
+                respond(JoinResult(errors.INCONSISTENT_GROUP_PROTOCOL, member_id))
+                return
+            group = self._consumer_to_classic(group)
         if group is None:
             if not unknown:
                 respond(JoinResult(errors.UNKNOWN_MEMBER_ID, member_id))
@@ -629,6 +679,19 @@ class GroupCoordinator:
                                    group.leader_id or ""))
         else:
             respond(JoinResult(errors.UNKNOWN_MEMBER_ID, member_id))
+
+    def _consumer_to_classic(self, group: ConsumerGroup) -> Group:
+        """An empty consumer group becomes a classic one when a classic member joins
+        (Kafka's maybeDeleteEmptyConsumerGroup); its offsets stay."""
+        self._append(group.partition, self.consumer.tombstones(group))
+        self.consumer.cancel_timers(group)
+        group.dead = True
+        classic = Group(group.group_id, group.partition, state_since_ms=self.clock.now_ms)
+        classic.offsets = group.offsets
+        self.groups[group.group_id] = classic
+        self.journal.record(self.clock.now_ms, "group.converted", group=group.group_id,
+                            previous="consumer", type="classic")
+        return classic
 
     def _accept_joining_member(self, group: Group, member_id: str) -> bool:
         max_size = self.config["group.max.size"]
@@ -839,7 +902,7 @@ class GroupCoordinator:
         except errors.KafkaCoreError as exc:
             respond(SyncResult(exc.code))
             return
-        if group is None:
+        if group is None or isinstance(group, ConsumerGroup):
             respond(SyncResult(errors.UNKNOWN_MEMBER_ID))
             return
         if group.state == DEAD:
@@ -907,7 +970,7 @@ class GroupCoordinator:
             group = self._serve(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             return exc.code
-        if group is None:
+        if group is None or isinstance(group, ConsumerGroup):
             return errors.UNKNOWN_MEMBER_ID
         if group.state == DEAD:
             return errors.COORDINATOR_NOT_AVAILABLE
@@ -973,6 +1036,8 @@ class GroupCoordinator:
         except errors.KafkaCoreError as exc:
             return exc.code, []
         members = list(members)
+        if isinstance(group, ConsumerGroup):
+            return errors.NONE, [errors.UNKNOWN_MEMBER_ID] * len(members)
         if group is None or group.state == DEAD:
             code = errors.UNKNOWN_MEMBER_ID if group is None else errors.COORDINATOR_NOT_AVAILABLE
             return errors.NONE, [code] * len(members)
@@ -1020,7 +1085,13 @@ class GroupCoordinator:
             group = Group(group_id, self.partition_for(group_id),
                           state_since_ms=self.clock.now_ms)
             self.groups[group_id] = group
-        code = self._validate_offset_commit(group, member_id, group_instance_id, generation_id)
+        if isinstance(group, ConsumerGroup):
+            # generation_id is the member epoch (OffsetCommit v9+, KIP-848)
+            code = self.consumer.validate_offset_commit(group, member_id, generation_id,
+                                                        group_instance_id)
+        else:
+            code = self._validate_offset_commit(group, member_id, group_instance_id,
+                                                generation_id)
         if code != errors.NONE:
             respond(dict.fromkeys(tps, code))
             return
@@ -1112,13 +1183,21 @@ class GroupCoordinator:
                             offsets={f"{t}-{p}": c.offset for (t, p), c in offsets.items()})
 
     def offset_fetch(self, broker_id: int | None, group_id: str,
-                     partitions: Iterable[TP] | None = None
+                     partitions: Iterable[TP] | None = None, member_id: str | None = None,
+                     member_epoch: int = -1
                      ) -> tuple[int, dict[TP, CommittedOffset | None]]:
-        """OffsetFetch: committed offsets (None where there is no commit)."""
+        """OffsetFetch: committed offsets (None where there is no commit). A member of a
+        consumer group (OffsetFetch v9+) gives its id and epoch, checked as in a commit."""
         try:
             group = self._serve(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             return exc.code, {}
+        if isinstance(group, ConsumerGroup) and (member_id or member_epoch >= 0):
+            member = group.members.get(member_id or "")
+            if member is None:
+                return errors.UNKNOWN_MEMBER_ID, {}
+            if member.member_epoch != member_epoch:
+                return errors.STALE_MEMBER_EPOCH, {}
         stored = group.offsets if group is not None else {}
         if partitions is None:
             return errors.NONE, dict(sorted(stored.items()))
@@ -1133,10 +1212,13 @@ class GroupCoordinator:
             return exc.code, {}
         if group is None or group.state == DEAD:
             return errors.GROUP_ID_NOT_FOUND, {}
-        active = group.state in (STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE)
-        if active and group.protocol_type != "consumer":
-            return errors.NON_EMPTY_GROUP, {}
-        subscribed = (group.subscribed_topics() or set()) if active else set()
+        if isinstance(group, ConsumerGroup):
+            subscribed = group.subscribed_topics()
+        else:
+            active = group.state in (STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE)
+            if active and group.protocol_type != "consumer":
+                return errors.NON_EMPTY_GROUP, {}
+            subscribed = (group.subscribed_topics() or set()) if active else set()
         out: dict[TP, int] = {}
         tombstones = []
         for tp in partitions:
@@ -1160,12 +1242,13 @@ class GroupCoordinator:
             if host is not None:
                 self._ensure_loaded(p, host)
 
-    def list_groups(self, broker_id: int | None = None,
-                    states: Iterable[str] | None = None) -> list[tuple[str, str, str]]:
-        """ListGroups: [(group_id, protocol_type, state)] of groups whose coordinator is
-        broker_id (every broker when None)."""
+    def list_groups(self, broker_id: int | None = None, states: Iterable[str] | None = None,
+                    types: Iterable[str] | None = None) -> list[tuple[str, str, str, str]]:
+        """ListGroups: [(group_id, protocol_type, state, group type)] of groups whose
+        coordinator is broker_id (every broker when None); type "classic" or "consumer"."""
         self._load_all()
         wanted = {s.lower() for s in states} if states else None
+        kinds = {t.lower() for t in types} if types else None
         out = []
         for group_id, group in sorted(self.groups.items()):
             host = self._loaded.get(group.partition)
@@ -1175,7 +1258,10 @@ class GroupCoordinator:
                 continue
             if wanted is not None and group.state.lower() not in wanted:
                 continue
-            out.append((group_id, group.protocol_type or "", group.state))
+            kind = "consumer" if isinstance(group, ConsumerGroup) else "classic"
+            if kinds is not None and kind not in kinds:
+                continue
+            out.append((group_id, group.protocol_type or "", group.state, kind))
         return out
 
     def describe_group(self, broker_id: int | None, group_id: str) -> GroupDescription:
@@ -1186,6 +1272,9 @@ class GroupCoordinator:
             return GroupDescription(exc.code, group_id, "", "", "")
         if group is None:
             return GroupDescription(errors.NONE, group_id, DEAD, "", "")
+        if isinstance(group, ConsumerGroup):
+            # Kafka 4.x: DescribeGroups describes classic groups only (v6+ says so).
+            return GroupDescription(errors.GROUP_ID_NOT_FOUND, group_id, DEAD, "", "")
         show_assignment = group.state == STABLE
         members = tuple(
             MemberDescription(m.member_id, m.group_instance_id, m.client_id, m.client_host,
@@ -1213,13 +1302,23 @@ class GroupCoordinator:
                 out[group_id] = errors.NONE
         return out
 
-    def _delete(self, group: Group, reason: str) -> None:
+    def _delete(self, group: Group | ConsumerGroup, reason: str) -> None:
         records: list[tuple[bytes, bytes | None]] = [
             (offset_commit_key(group.group_id, t, p), None) for t, p in sorted(group.offsets)]
-        records.append((group_metadata_key(group.group_id), None))
+        if isinstance(group, ConsumerGroup):
+            records.extend(self.consumer.tombstones(group))
+        else:
+            records.append((group_metadata_key(group.group_id), None))
         self._append(group.partition, records)
         group.offsets.clear()
-        self._fire(group, DELETE, self.clock.now_ms, reason)
+        if isinstance(group, ConsumerGroup):
+            self.consumer.cancel_timers(group)
+            group.dead = True
+            self.journal.record(self.clock.now_ms, "group.state", group=group.group_id,
+                                previous=EMPTY, state=DEAD, trigger=DELETE, reason=reason,
+                                type="consumer")
+        else:
+            self._fire(group, DELETE, self.clock.now_ms, reason)
         del self.groups[group.group_id]
 
     # -- offsets.retention.minutes ------------------------------------------------------------
@@ -1266,7 +1365,11 @@ class GroupCoordinator:
         """Plain data of every loaded group, for pictures and tests."""
         out = {}
         for group_id, g in sorted(self.groups.items()):
+            if isinstance(g, ConsumerGroup):
+                out[group_id] = self._consumer_snapshot(g)
+                continue
             out[group_id] = {
+                "type": "classic",
                 "state": g.state, "generation": g.generation_id, "protocol": g.protocol_name,
                 "leader": g.leader_id, "partition": g.partition,
                 "coordinator": (self._loaded.get(g.partition) or (None,))[0],
@@ -1277,6 +1380,23 @@ class GroupCoordinator:
                 "offsets": {f"{t}-{p}": c.offset for (t, p), c in sorted(g.offsets.items())},
             }
         return out
+
+    def _consumer_snapshot(self, g: ConsumerGroup) -> dict[str, Any]:
+        names = self.consumer._names
+        return {
+            "type": "consumer", "state": g.state, "generation": g.group_epoch,
+            "group_epoch": g.group_epoch, "assignment_epoch": g.assignment_epoch,
+            "protocol": g.preferred_assignor() or self.consumer.assignors[0],
+            "leader": None, "partition": g.partition,
+            "coordinator": (self._loaded.get(g.partition) or (None,))[0],
+            "members": {m.member_id: {"instance": m.instance_id, "client_id": m.client_id,
+                                      "epoch": m.member_epoch, "member_state": m.state.name,
+                                      "assignment": names(m.assigned),
+                                      "revoking": names(m.pending_revocation),
+                                      "target": names(g.target.get(m.member_id, {}))}
+                        for m in g.members.values()},
+            "offsets": {f"{t}-{p}": c.offset for (t, p), c in sorted(g.offsets.items())},
+        }
 
 
 def _describe_assignment(data: bytes) -> list[str]:
