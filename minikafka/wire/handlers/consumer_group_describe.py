@@ -22,6 +22,7 @@ _Assignment = _Member.Assignment
 _TopicPartitions = _Assignment.TopicPartitions
 
 CONSUMER_MEMBER = 1  # MemberType (v1): -1 unknown, 0 classic, 1 consumer
+NOT_REQUESTED = -2**31
 
 
 def _assignment(ctx: RequestContext, rows) -> _Assignment:
@@ -38,9 +39,9 @@ def handle(ctx: RequestContext,
     out = []
     for group_id in request.group_ids:
         g = ctx.cluster.groups.consumer_group_describe(ctx.broker_id, group_id)
-        # a set of AclOperation bits in kafka-python; None encodes "not requested"
-        operations = set(GROUP_OPERATION_SET) if request.include_authorized_operations \
-            else None
+        # a bit field of AclOperation codes; INT32_MIN means "not requested"
+        operations = sum(1 << op for op in GROUP_OPERATION_SET) \
+            if request.include_authorized_operations else NOT_REQUESTED
         out.append(_Group(
             error_code=g.error, error_message=g.error_message, group_id=group_id,
             group_state=g.state, group_epoch=g.group_epoch,
@@ -53,5 +54,5 @@ def handle(ctx: RequestContext,
                 assignment=_assignment(ctx, m.assignment),
                 target_assignment=_assignment(ctx, m.target_assignment),
                 member_type=CONSUMER_MEMBER) for m in g.members],
-            authorized_operations=operations if g.error == errors.NONE else None))
+            authorized_operations=operations if g.error == errors.NONE else NOT_REQUESTED))
     return ConsumerGroupDescribeResponse(version=version, throttle_time_ms=0, groups=out)
