@@ -239,3 +239,17 @@ def test_in_process_consumers_share_the_partitions_and_rebalance():
     stale._group.epoch = 1  # an old epoch: the coordinator refuses the commit
     with pytest.raises(CommitFailedError):
         stale.commit()
+
+
+def test_the_group_picture_shows_member_epochs_and_the_target():
+    from minikafka.viz.groupview import group_description, group_view
+
+    cluster = cluster_with(partitions=2)
+    hb(cluster, "a", 0)
+    hb(cluster, "b", 0)
+    described = group_description(cluster, "g", ["t"])
+    assert [(m["member_id"], m["epoch"], m["target"]) for m in described["members"]] == [
+        ("a", 1, ["t-0"]), ("b", 2, ["t-1"])]
+    source = group_view(described).source
+    assert "member epoch 2 · unreleased partitions" in source and "group epoch 2" in source
+    assert 'label=target style=dashed' in source or "style=dashed" in source
