@@ -296,3 +296,53 @@ def leave_group_reassigns(door):
     finally:
         for m in members:
             m.halt()
+
+
+class Kip848Member(CkMember):
+    """A confluent-kafka member of a KIP-848 consumer group (group.protocol=consumer): no
+    client-side assignor, no session timeout; the broker sets the heartbeat interval."""
+
+    def __init__(self, door, topic: str, group: str, client_id: str, assignor: str) -> None:
+        threading.Thread.__init__(self, daemon=True)
+        self.consumer = door.ck_consumer(**{
+            "group.id": group, "client.id": client_id, "group.protocol": "consumer",
+            "group.remote.assignor": assignor, "auto.offset.reset": "earliest"})
+        self.consumer.subscribe([topic])
+        self.assigned = []
+        self.running = True
+        self.lock = threading.Lock()
+
+
+@scenario("groups", lesson="09", client=CONFLUENT)
+def confluent_kip848_group(door):
+    """KIP-848 (group.protocol=consumer, range assignor on the broker): members join one at
+    a time; every partition is owned once; the group is a Stable "consumer" group whose
+    epochs went up; a member that leaves hands its partitions over."""
+    from confluent_kafka import ConsumerGroupType
+    topic, group = door.topic("kip848"), door.topic("g")
+    door.create_topic(topic, partitions=4)
+    admin = door.ck_admin()
+    members: list = []
+    steps = []
+
+    def describe() -> dict:
+        d = admin.describe_consumer_groups([group])[group].result()
+        return {"type": str(d.type), "state": str(d.state), "members": len(d.members),
+                "assignor": d.partition_assignor}
+
+    try:
+        for i in range(2):
+            m = Kip848Member(door, topic, group, f"c{i}", "range")
+            m.start()
+            members.append(m)
+            steps.append(sorted(stable(members, 4, timeout_s=60)))
+        described = describe()
+        listed = admin.list_consumer_groups(types={ConsumerGroupType.CONSUMER}).result()
+        members[0].halt()
+        members[0].consumer.close()
+        after_leave = stable(members[1:], 4, timeout_s=60)
+    finally:
+        for m in members:
+            m.halt()
+    return {"steps": steps, "described": described, "after_leave": after_leave,
+            "listed": [g.group_id == group for g in listed.valid]}
