@@ -12,7 +12,7 @@ from minikafka.core import errors
 from minikafka.core.groups import assignors
 from minikafka.core.groups import records as rec
 from minikafka.core.groups.consumer import MEMBER_TRANSITIONS, MemberState
-from minikafka.core.groups.consumer_protocol import ConsumerHeartbeat
+from minikafka.core.groups.consumer_protocol import INVALID_REGULAR_EXPRESSION, ConsumerHeartbeat
 from minikafka.core.offsets import decode_key, format_record
 
 
@@ -97,7 +97,7 @@ def test_epochs_are_fenced_and_a_lost_answer_is_forgiven():
     ({"rebalance_timeout_ms": -1}, errors.INVALID_REQUEST),
     ({"topics": None}, errors.INVALID_REQUEST),
     ({"server_assignor": "sticky"}, errors.UNSUPPORTED_ASSIGNOR),
-    ({"subscribed_topic_regex": "(("}, errors.INVALID_REGULAR_EXPRESSION),
+    ({"subscribed_topic_regex": "(("}, INVALID_REGULAR_EXPRESSION),
 ])
 def test_bad_first_heartbeats(request_fields, code):
     cluster = cluster_with()
@@ -157,7 +157,11 @@ def test_offset_commits_carry_the_member_epoch():
     cluster.groups.offset_commit(None, "g", a.member_epoch, "a", None,
                                  {("t", 0): (7, -1, "")}, out.append)
     cluster.advance(100)  # the commit is replicated; the member's session goes on
-    assert out == [{("t", 0): errors.STALE_MEMBER_EPOCH}, {("t", 0): errors.NONE}]
+    cluster.groups.offset_commit(None, "g", a.member_epoch, "a", None,
+                                 {("t", 0): (6, -1, "")}, out.append, api_version=8)
+    assert sorted(r[("t", 0)] for r in out) == [
+        errors.NONE, errors.UNSUPPORTED_VERSION,  # a KIP-848 member commits with v9+
+        errors.STALE_MEMBER_EPOCH]
     assert cluster.groups.offset_fetch(None, "g", [("t", 0)], "a", 0)[0] \
         == errors.STALE_MEMBER_EPOCH
     code, found = cluster.groups.offset_fetch(None, "g", [("t", 0)], "a", 1)

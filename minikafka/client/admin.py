@@ -33,7 +33,7 @@ from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 from .. import errors as kerrors
 from ..core import api, errors
-from ..core.group import DEAD, EMPTY, CommittedOffset
+from ..core.groups.classic import DEAD, EMPTY, CommittedOffset
 
 # kafka-python 2.x return types of describe_consumer_groups.
 GroupInformation = namedtuple(

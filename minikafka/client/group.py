@@ -40,8 +40,8 @@ from ..core.assignors import (
     Subscription,
     get_assignor,
 )
-from ..core.group import STABLE as GROUP_STABLE
-from ..core.group import JoinResult, SyncResult
+from ..core.groups.classic import STABLE as GROUP_STABLE
+from ..core.groups.classic import JoinResult, SyncResult
 from ..core.groups.consumer import ConsumerGroup
 from ..core.offsets import (
     ConsumerAssignment,

@@ -316,8 +316,9 @@ class Kip848Member(CkMember):
 @scenario("groups", lesson="09", client=CONFLUENT)
 def confluent_kip848_group(door):
     """KIP-848 (group.protocol=consumer, range assignor on the broker): members join one at
-    a time; every partition is owned once; the group is a Stable "consumer" group whose
-    epochs went up; a member that leaves hands its partitions over."""
+    a time; every partition is owned once; ConsumerGroupDescribe shows a Stable "consumer"
+    group whose members own their target assignment; a member that leaves hands its
+    partitions over."""
     from confluent_kafka import ConsumerGroupType
     topic, group = door.topic("kip848"), door.topic("g")
     door.create_topic(topic, partitions=4)
@@ -327,8 +328,11 @@ def confluent_kip848_group(door):
 
     def describe() -> dict:
         d = admin.describe_consumer_groups([group])[group].result()
-        return {"type": str(d.type), "state": str(d.state), "members": len(d.members),
-                "assignor": d.partition_assignor}
+        def parts(a) -> list[int]:
+            return sorted(tp.partition for tp in (a.topic_partitions if a else []))
+        return {"type": str(d.type), "state": str(d.state), "assignor": d.partition_assignor,
+                "members": sorted([parts(m.assignment), parts(m.target_assignment)]
+                                  for m in d.members)}
 
     try:
         for i in range(2):

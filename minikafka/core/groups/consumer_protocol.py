@@ -42,7 +42,7 @@ from .consumer import (
 )
 
 if TYPE_CHECKING:
-    from ..group import GroupCoordinator
+    from .coordinator import GroupCoordinator
 
 CONSUMER_DEFAULTS: dict[str, Any] = {
     "group.consumer.session.timeout.ms": 45_000,
@@ -56,6 +56,9 @@ _ASSIGNOR_CLASSES = {"org.apache.kafka.coordinator.group.assignor.UniformAssigno
                      "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range"}
 
 Rows = tuple[tuple[str, tuple[int, ...]], ...]  # (topic id, partitions)
+
+# Kafka 4.0's code for a bad SubscribedTopicRegex (kafka-python 3.0.12 has no class for it).
+INVALID_REGULAR_EXPRESSION = 128
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,7 @@ class ConsumerProtocol:
             try:
                 re.compile(req.subscribed_topic_regex)
             except re.error as exc:
-                raise _Refused(errors.INVALID_REGULAR_EXPRESSION,
+                raise _Refused(INVALID_REGULAR_EXPRESSION,
                                f"SubscribedTopicRegex `{req.subscribed_topic_regex}` is not a "
                                f"valid regular expression: {exc}.") from None
 
@@ -597,14 +600,17 @@ class ConsumerProtocol:
     # -- offsets with member epochs (OffsetCommit v9+) ---------------------------------------------
     @staticmethod
     def validate_offset_commit(group: ConsumerGroup, member_id: str, member_epoch: int,
-                               instance_id: str | None) -> int:
-        """Kafka's ConsumerGroup.validateOffsetCommit: the admin client (no member, epoch
-        -1) may commit for an empty group only; a member's epoch must be its current one."""
-        if not member_id and member_epoch < 0:
-            return errors.NONE if not group.members else errors.UNKNOWN_MEMBER_ID
+                               instance_id: str | None, api_version: int | None = None) -> int:
+        """Kafka's ConsumerGroup.validateOffsetCommit: the admin client (epoch -1) may
+        commit for an empty group only; a member commits with OffsetCommit v9+ and its
+        current epoch."""
+        if member_epoch < 0 and not group.members:
+            return errors.NONE
         member = group.members.get(member_id)
         if member is None:
             return errors.UNKNOWN_MEMBER_ID
+        if api_version is not None and api_version < 9:
+            return errors.UNSUPPORTED_VERSION
         if instance_id is not None and member.instance_id != instance_id:
             return errors.FENCED_INSTANCE_ID
         if member_epoch != member.member_epoch:

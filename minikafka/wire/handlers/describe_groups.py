@@ -11,7 +11,7 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
 
 from ...core import errors
-from ...core.group import DEAD, STABLE
+from ...core.groups.classic import DEAD, STABLE
 from ..registry import RequestContext
 from ._common import serving_broker
 from ._groups import GROUP_OPERATION_SET
