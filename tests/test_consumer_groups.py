@@ -257,3 +257,22 @@ def test_the_group_picture_shows_member_epochs_and_the_target():
     source = group_view(described).source
     assert "member epoch 2 · unreleased partitions" in source and "group epoch 2" in source
     assert 'label=target style=dashed' in source or "style=dashed" in source
+
+
+def test_a_member_that_does_not_revoke_in_time_is_fenced():
+    cluster = cluster_with(partitions=2)
+    a = hb(cluster, "a", 0, rebalance_timeout_ms=10_000)
+    hb(cluster, "b", 0)
+    revoke = hb(cluster, "a", 1, rows(cluster, 0, 1))  # asked to give one partition up
+    assert revoke.member_epoch == 1 and len(parts(revoke)) == 1
+    for _ in range(3):  # a keeps heartbeating but never releases the partition
+        cluster.advance(3_000)
+        hb(cluster, "a", 1, rows(cluster, 0, 1))
+        hb(cluster, "b", 2)
+    cluster.advance(1_500)  # the rebalance timeout (10 s) has passed
+    assert "a" not in cluster.groups.groups["g"].members
+    removed = cluster.journal.of_kind("group.member.removed")
+    assert [e.member for e in removed] == ["a"] and "rebalance timeout" in removed[0].reason
+    assert hb(cluster, "a", 1, rows(cluster, 0, 1)).error == errors.UNKNOWN_MEMBER_ID
+    again = hb(cluster, "b", 2, ())
+    assert (again.member_epoch, parts(again)) == (3, {0, 1}) and a.error == errors.NONE
