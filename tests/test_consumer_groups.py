@@ -276,3 +276,22 @@ def test_a_member_that_does_not_revoke_in_time_is_fenced():
     assert hb(cluster, "a", 1, rows(cluster, 0, 1)).error == errors.UNKNOWN_MEMBER_ID
     again = hb(cluster, "b", 2, ())
     assert (again.member_epoch, parts(again)) == (3, {0, 1}) and a.error == errors.NONE
+
+
+def test_deleting_a_consumer_group_and_its_offsets():
+    cluster = cluster_with(partitions=1)
+    cluster.create_topic("other", partitions=1)
+    hb(cluster, "a", 0)
+    out: list = []
+    cluster.groups.offset_commit(None, "g", 1, "a", None,
+                                 {("t", 0): (3, -1, ""), ("other", 0): (1, -1, "")}, out.append)
+    assert cluster.groups.delete_groups(None, ["g"]) == {"g": errors.NON_EMPTY_GROUP}
+    code, per_partition = cluster.groups.delete_offsets(None, "g", [("t", 0), ("other", 0)])
+    assert code == errors.NONE and per_partition == {
+        ("t", 0): 86, ("other", 0): errors.NONE}  # GROUP_SUBSCRIBED_TO_TOPIC for "t"
+    hb(cluster, "a", -1)
+    assert cluster.groups.delete_groups(None, ["g"]) == {"g": errors.NONE}
+    assert "g" not in cluster.groups.groups
+    assert cluster.groups.consumer_group_describe(None, "g").error == errors.GROUP_ID_NOT_FOUND
+    assert [(e.previous, e.state) for e in cluster.journal.of_kind("group.state")][-1] == (
+        "Empty", "Dead")
