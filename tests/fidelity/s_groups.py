@@ -317,7 +317,8 @@ class Kip848Member(CkMember):
 def confluent_kip848_group(door):
     """KIP-848 (group.protocol=consumer, range assignor on the broker): members join one at
     a time; every partition is owned once; ConsumerGroupDescribe shows a Stable "consumer"
-    group whose members own their target assignment; a member that leaves hands its
+    group whose members own their target assignment, and kafka-python's classic
+    DescribeGroups and ListGroups what they say of it; a member that leaves hands its
     partitions over."""
     from confluent_kafka import ConsumerGroupType
     topic, group = door.topic("kip848"), door.topic("g")
@@ -342,6 +343,14 @@ def confluent_kip848_group(door):
             steps.append(sorted(stable(members, 4, timeout_s=60)))
         described = describe()
         listed = admin.list_consumer_groups(types={ConsumerGroupType.CONSUMER}).result()
+        # kafka-python speaks the classic APIs only: what do they say of a consumer group?
+        kp = door.admin()
+        classic_view = kp.describe_groups([group])[group]
+        classic_view = {k: (classic_view.get(k) or "").replace(group, "G")
+                        if k == "error" else classic_view.get(k)
+                        for k in ("group_state", "error", "members")}
+        kp_listed = [(g["group_id"] == group, g["group_type"], g["protocol_type"])
+                     for g in kp.list_groups() if g["group_id"] == group]
         members[0].halt()
         members[0].consumer.close()
         after_leave = stable(members[1:], 4, timeout_s=60)
@@ -349,4 +358,5 @@ def confluent_kip848_group(door):
         for m in members:
             m.halt()
     return {"steps": steps, "described": described, "after_leave": after_leave,
-            "listed": [g.group_id == group for g in listed.valid]}
+            "listed": [g.group_id == group for g in listed.valid],
+            "describe_groups": classic_view, "list_groups": kp_listed}
