@@ -137,15 +137,22 @@ def test_member_moves_follow_the_table():
 
 
 def test_static_member_leaves_for_a_while_and_comes_back():
-    cluster = cluster_with(partitions=2)
+    cluster = cluster_with(partitions=4)
     a = hb(cluster, "a", 0, instance_id="i1")
     assert hb(cluster, "a2", 0, instance_id="i1").error == errors.UNRELEASED_INSTANCE_ID
+    b = hb(cluster, "b", 0)
+    kept = parts(hb(cluster, "a", 1, rows(cluster, *parts(a)), instance_id="i1"))  # revokes
+    a = hb(cluster, "a", 1, rows(cluster, *kept), instance_id="i1")
+    b = hb(cluster, "b", 2, ())
+    assert (a.member_epoch, b.member_epoch) == (2, 2) and len(kept) == len(parts(b)) == 2
     away = hb(cluster, "a", -2, instance_id="i1")
     assert away.member_epoch == -2
     back = hb(cluster, "a2", 0, instance_id="i1")
-    assert back.error == errors.NONE and parts(back) == parts(a) == {0, 1}
-    assert set(cluster.groups.groups["g"].members) == {"a2"}
-    assert hb(cluster, "a", 1, rows(cluster, 0, 1), instance_id="i1").error \
+    # it gets its partitions back at once, and the group epoch does not move: b is untouched
+    assert back.error == errors.NONE and parts(back) == kept
+    assert back.member_epoch == 2 and cluster.groups.groups["g"].group_epoch == 2
+    assert set(cluster.groups.groups["g"].members) == {"a2", "b"}
+    assert hb(cluster, "a", 2, rows(cluster, *kept), instance_id="i1").error \
         == errors.FENCED_INSTANCE_ID
 
 

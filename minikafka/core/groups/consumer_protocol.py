@@ -260,10 +260,21 @@ class ConsumerProtocol:
                                f"{req.instance_id} cannot join the group because the instance "
                                f"id is owned by {existing.member_id} member.")
             # The static member is back under a new member id: it takes the old one's
-            # place, partitions included, at epoch 0.
+            # place at epoch 0, its partitions and target included, with no new group
+            # epoch (Kafka's replaceMember), so nobody else has to move.
+            target = group.target.get(existing.member_id, {})
             self._drop_member(group, existing, records, bump=False)
-            return replace(existing, member_id=member_id, member_epoch=0,
+            back = replace(existing, member_id=member_id, member_epoch=0,
                            previous_member_epoch=0, session_timer=None, rebalance_timer=None)
+            group.put_member(back)
+            group.target[member_id] = target
+            records.append((rec.member_key(rec.TARGET_MEMBER, group.group_id, member_id),
+                            rec.encode_value(b"", rec.TargetMemberValue(_rows(target)))))
+            records.append(self._member_record(group, back))
+            self.journal.record(self.clock.now_ms, "group.member.replaced",
+                                group=group.group_id, instance=req.instance_id,
+                                previous=existing.member_id, member=member_id)
+            return back
         if existing is None:
             raise _Refused(errors.UNKNOWN_MEMBER_ID,
                            f"Instance id {req.instance_id} is unknown.")
