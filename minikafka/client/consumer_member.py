@@ -218,8 +218,9 @@ class ConsumerGroupMember(GroupMember):
         fresh = [tp for tp in sorted(target) if tp not in consumer._positions]
         if fresh:
             self._committed.update(self._fetch_offsets(fresh))
-        if added:
-            self._listener_call("on_partitions_assigned", added)
+        # As the Java client: called after every reconciliation, with what is new (maybe
+        # nothing, when the member only gave partitions up).
+        self._listener_call("on_partitions_assigned", added)
         # Tell the coordinator now: what we released can go to its next owner.
         self._ack_needed = True
 
