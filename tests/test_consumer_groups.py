@@ -302,3 +302,20 @@ def test_deleting_a_consumer_group_and_its_offsets():
     assert cluster.groups.consumer_group_describe(None, "g").error == errors.GROUP_ID_NOT_FOUND
     assert [(e.previous, e.state) for e in cluster.journal.of_kind("group.state")][-1] == (
         "Empty", "Dead")
+
+
+def test_a_pattern_subscriber_gets_a_new_topic_without_rejoining():
+    cluster = Cluster(brokers=1, seed=5)
+    cluster.create_topic("orders-eu", partitions=1)
+    consumer = cluster.consumer(group_id="g", group_protocol="consumer",
+                                metadata_max_age_ms=5_000)
+    consumer.subscribe(pattern="orders-.*")
+    settle_group([consumer])
+    assert {tp.topic for tp in consumer.assignment()} == {"orders-eu"}
+    cluster.create_topic("orders-us", partitions=2)
+    deadline = cluster.now_ms + 30_000
+    while len(consumer.assignment()) < 3 and cluster.now_ms < deadline:
+        consumer.poll(timeout_ms=1_000)
+    assert sorted((tp.topic, tp.partition) for tp in consumer.assignment()) == [
+        ("orders-eu", 0), ("orders-us", 0), ("orders-us", 1)]
+    assert consumer._group.epoch == 2  # one new group epoch, no rejoin at epoch 0
