@@ -386,7 +386,7 @@ def test_consumer_groups_describes_a_kip848_group(served):
         assert rc == 0 and table(out)[0][-3:] == ["uniform", "Stable", "1"]
         rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--describe",
                          "--group", group, "--members", "--verbose")
-        assert rc == 0 and table(out) == [[group, member_id, "/127.0.0.1", "ck", "2", "1",
-                                           f"{topic}:0,1", "1", f"{topic}:0,1"]]
+        assert rc == 0 and table(out) == [[group, member_id, "/127.0.0.1", "ck", "2", "2",
+                                           f"{topic}:0,1", "2", f"{topic}:0,1"]]
     finally:
         member.close()

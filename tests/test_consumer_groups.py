@@ -43,34 +43,35 @@ def rows(cluster: Cluster, *partitions: int):
 def test_a_partition_moves_only_after_its_owner_revoked_it():
     cluster = cluster_with(partitions=2)
     a = hb(cluster, "a", 0)
-    assert (a.error, a.member_epoch, parts(a)) == (errors.NONE, 1, {0, 1})
+    # a new group is at epoch 1 (as in Kafka 4.x): the first member joins at epoch 2
+    assert (a.error, a.member_epoch, parts(a)) == (errors.NONE, 2, {0, 1})
     b = hb(cluster, "b", 0)
-    # b is in epoch 2 but gets nothing yet: its target partition is still a's.
-    assert (b.member_epoch, parts(b)) == (2, set())
+    # b is in epoch 3 but gets nothing yet: its target partition is still a's.
+    assert (b.member_epoch, parts(b)) == (3, set())
     snap = cluster.groups.snapshot()["g"]
     assert snap["state"] == "Reconciling" and snap["type"] == "consumer"
     assert snap["members"]["b"]["member_state"] == "UNRELEASED_PARTITIONS"
-    give_up = hb(cluster, "a", 1, rows(cluster, 0, 1))
+    give_up = hb(cluster, "a", 2, rows(cluster, 0, 1))
     lost = {0, 1} - parts(give_up)
-    assert give_up.member_epoch == 1 and len(lost) == 1  # revoke first, same epoch
-    assert hb(cluster, "b", 2).assignment is None  # still waiting for a
-    done = hb(cluster, "a", 1, rows(cluster, *parts(give_up)))
-    assert done.member_epoch == 2 and done.assignment is None
-    got = hb(cluster, "b", 2, ())
-    assert parts(got) == lost and got.member_epoch == 2
+    assert give_up.member_epoch == 2 and len(lost) == 1  # revoke first, same epoch
+    assert hb(cluster, "b", 3).assignment is None  # still waiting for a
+    done = hb(cluster, "a", 2, rows(cluster, *parts(give_up)))
+    assert done.member_epoch == 3 and done.assignment is None
+    got = hb(cluster, "b", 3, ())
+    assert parts(got) == lost and got.member_epoch == 3
     assert cluster.groups.snapshot()["g"]["state"] == "Stable"
 
 
 def test_leaving_and_a_session_timeout_bump_the_group_epoch():
     cluster = cluster_with(partitions=4)
     a, b = hb(cluster, "a", 0), hb(cluster, "b", 0)
-    assert hb(cluster, "x", 2, ()).error == errors.UNKNOWN_MEMBER_ID
+    assert hb(cluster, "x", 3, ()).error == errors.UNKNOWN_MEMBER_ID
     left = hb(cluster, "b", -1)
     assert (left.error, left.member_epoch) == (errors.NONE, -1)
-    assert cluster.groups.groups["g"].group_epoch == 3
+    assert cluster.groups.groups["g"].group_epoch == 4
     # a never heard of b: it still owns everything, which is its target again
-    again = hb(cluster, "a", 1, rows(cluster, *parts(a)))
-    assert again.member_epoch == 3 and again.assignment is None
+    again = hb(cluster, "a", 2, rows(cluster, *parts(a)))
+    assert again.member_epoch == 4 and again.assignment is None
     assert cluster.groups.snapshot()["g"]["members"]["a"]["assignment"] == [
         "t-0", "t-1", "t-2", "t-3"]
     # a stops heartbeating: group.consumer.session.timeout.ms (45 s) later it is gone.
@@ -84,13 +85,13 @@ def test_epochs_are_fenced_and_a_lost_answer_is_forgiven():
     a = hb(cluster, "a", 0)
     assert hb(cluster, "a", 5, rows(cluster, 0, 1)).error == errors.FENCED_MEMBER_EPOCH
     hb(cluster, "b", 0)
-    revoke = hb(cluster, "a", 1, rows(cluster, 0, 1))
-    at2 = hb(cluster, "a", 1, rows(cluster, *parts(revoke)))
-    assert at2.member_epoch == 2
-    # the answer with epoch 2 was lost: epoch 1 with a subset of the partitions is fine
-    assert hb(cluster, "a", 1, rows(cluster, *parts(revoke))).error == errors.NONE
-    assert hb(cluster, "a", 1, rows(cluster, 0, 1)).error == errors.FENCED_MEMBER_EPOCH
-    assert a.member_epoch == 1
+    revoke = hb(cluster, "a", 2, rows(cluster, 0, 1))
+    at3 = hb(cluster, "a", 2, rows(cluster, *parts(revoke)))
+    assert at3.member_epoch == 3
+    # the answer with epoch 3 was lost: epoch 2 with a subset of the partitions is fine
+    assert hb(cluster, "a", 2, rows(cluster, *parts(revoke))).error == errors.NONE
+    assert hb(cluster, "a", 2, rows(cluster, 0, 1)).error == errors.FENCED_MEMBER_EPOCH
+    assert a.member_epoch == 2
 
 
 @pytest.mark.parametrize("request_fields, code", [
@@ -111,7 +112,7 @@ def test_range_assignor_and_regex_subscriptions():
     hb(cluster, "a", 0, server_assignor="range", topics=(), subscribed_topic_regex="t.*")
     hb(cluster, "b", 0, server_assignor="range", topics=(), subscribed_topic_regex="t.*")
     described = cluster.groups.consumer_group_describe(None, "g")
-    assert described.assignor_name == "range" and described.group_epoch == 2
+    assert described.assignor_name == "range" and described.group_epoch == 3
     targets = {m.member_id: {(cluster.groups.consumer.topic_name(t), p)
                              for t, ps in m.target_assignment for p in ps}
                for m in described.members}
@@ -141,18 +142,18 @@ def test_static_member_leaves_for_a_while_and_comes_back():
     a = hb(cluster, "a", 0, instance_id="i1")
     assert hb(cluster, "a2", 0, instance_id="i1").error == errors.UNRELEASED_INSTANCE_ID
     b = hb(cluster, "b", 0)
-    kept = parts(hb(cluster, "a", 1, rows(cluster, *parts(a)), instance_id="i1"))  # revokes
-    a = hb(cluster, "a", 1, rows(cluster, *kept), instance_id="i1")
-    b = hb(cluster, "b", 2, ())
-    assert (a.member_epoch, b.member_epoch) == (2, 2) and len(kept) == len(parts(b)) == 2
+    kept = parts(hb(cluster, "a", 2, rows(cluster, *parts(a)), instance_id="i1"))  # revokes
+    a = hb(cluster, "a", 2, rows(cluster, *kept), instance_id="i1")
+    b = hb(cluster, "b", 3, ())
+    assert (a.member_epoch, b.member_epoch) == (3, 3) and len(kept) == len(parts(b)) == 2
     away = hb(cluster, "a", -2, instance_id="i1")
     assert away.member_epoch == -2
     back = hb(cluster, "a2", 0, instance_id="i1")
     # it gets its partitions back at once, and the group epoch does not move: b is untouched
     assert back.error == errors.NONE and parts(back) == kept
-    assert back.member_epoch == 2 and cluster.groups.groups["g"].group_epoch == 2
+    assert back.member_epoch == 3 and cluster.groups.groups["g"].group_epoch == 3
     assert set(cluster.groups.groups["g"].members) == {"a2", "b"}
-    assert hb(cluster, "a", 2, rows(cluster, *kept), instance_id="i1").error \
+    assert hb(cluster, "a", 3, rows(cluster, *kept), instance_id="i1").error \
         == errors.FENCED_INSTANCE_ID
 
 
@@ -171,7 +172,7 @@ def test_offset_commits_carry_the_member_epoch():
         errors.STALE_MEMBER_EPOCH]
     assert cluster.groups.offset_fetch(None, "g", [("t", 0)], "a", 0)[0] \
         == errors.STALE_MEMBER_EPOCH
-    code, found = cluster.groups.offset_fetch(None, "g", [("t", 0)], "a", 1)
+    code, found = cluster.groups.offset_fetch(None, "g", [("t", 0)], "a", 2)
     assert code == errors.NONE and found[("t", 0)].offset == 7
 
 
@@ -203,7 +204,7 @@ def test_consumer_group_survives_a_restart(tmp_path):
     cluster.create_topic("t", partitions=2)
     a = hb(cluster, "a", 0)
     hb(cluster, "b", 0)
-    hb(cluster, "a", 1, rows(cluster, *parts(a)))
+    hb(cluster, "a", 2, rows(cluster, *parts(a)))
     before = cluster.groups.snapshot()["g"]
     again = Cluster(brokers=1, seed=3, log_dir=tmp_path)
     again.groups.list_groups()  # loads the coordinator's partitions
@@ -238,16 +239,16 @@ def test_in_process_consumers_share_the_partitions_and_rebalance():
     assert sorted(len(o) for o in owned) == [2, 2, 2]
     assert sorted(int(r.value) for rs in got for r in rs) == list(range(60))
     snap = cluster.groups.snapshot()["g"]
-    assert snap["state"] == "Stable" and snap["group_epoch"] == 3
-    assert {m["epoch"] for m in snap["members"].values()} == {3}
+    assert snap["state"] == "Stable" and snap["group_epoch"] == 4
+    assert {m["epoch"] for m in snap["members"].values()} == {4}
     consumers[0].commit()
     consumers[0].close()
     settle_group(consumers[1:])
     assert sorted(p for c in consumers[1:] for p in (tp.partition for tp in c.assignment())) \
         == list(range(6))
-    assert cluster.groups.snapshot()["g"]["group_epoch"] == 4
+    assert cluster.groups.snapshot()["g"]["group_epoch"] == 5
     stale = consumers[1]
-    stale._group.epoch = 1  # an old epoch: the coordinator refuses the commit
+    stale._group.epoch = 2  # an old epoch: the coordinator refuses the commit
     with pytest.raises(CommitFailedError):
         stale.commit()
 
@@ -260,9 +261,9 @@ def test_the_group_picture_shows_member_epochs_and_the_target():
     hb(cluster, "b", 0)
     described = group_description(cluster, "g", ["t"])
     assert [(m["member_id"], m["epoch"], m["target"]) for m in described["members"]] == [
-        ("a", 1, ["t-0"]), ("b", 2, ["t-1"])]
+        ("a", 2, ["t-0"]), ("b", 3, ["t-1"])]
     source = group_view(described).source
-    assert "member epoch 2 · unreleased partitions" in source and "group epoch 2" in source
+    assert "member epoch 3 · unreleased partitions" in source and "group epoch 3" in source
     assert 'label=target style=dashed' in source or "style=dashed" in source
 
 
@@ -270,19 +271,19 @@ def test_a_member_that_does_not_revoke_in_time_is_fenced():
     cluster = cluster_with(partitions=2)
     a = hb(cluster, "a", 0, rebalance_timeout_ms=10_000)
     hb(cluster, "b", 0)
-    revoke = hb(cluster, "a", 1, rows(cluster, 0, 1))  # asked to give one partition up
-    assert revoke.member_epoch == 1 and len(parts(revoke)) == 1
+    revoke = hb(cluster, "a", 2, rows(cluster, 0, 1))  # asked to give one partition up
+    assert revoke.member_epoch == 2 and len(parts(revoke)) == 1
     for _ in range(3):  # a keeps heartbeating but never releases the partition
         cluster.advance(3_000)
-        hb(cluster, "a", 1, rows(cluster, 0, 1))
-        hb(cluster, "b", 2)
+        hb(cluster, "a", 2, rows(cluster, 0, 1))
+        hb(cluster, "b", 3)
     cluster.advance(1_500)  # the rebalance timeout (10 s) has passed
     assert "a" not in cluster.groups.groups["g"].members
     removed = cluster.journal.of_kind("group.member.removed")
     assert [e.member for e in removed] == ["a"] and "rebalance timeout" in removed[0].reason
-    assert hb(cluster, "a", 1, rows(cluster, 0, 1)).error == errors.UNKNOWN_MEMBER_ID
-    again = hb(cluster, "b", 2, ())
-    assert (again.member_epoch, parts(again)) == (3, {0, 1}) and a.error == errors.NONE
+    assert hb(cluster, "a", 2, rows(cluster, 0, 1)).error == errors.UNKNOWN_MEMBER_ID
+    again = hb(cluster, "b", 3, ())
+    assert (again.member_epoch, parts(again)) == (4, {0, 1}) and a.error == errors.NONE
 
 
 def test_deleting_a_consumer_group_and_its_offsets():
@@ -290,8 +291,9 @@ def test_deleting_a_consumer_group_and_its_offsets():
     cluster.create_topic("other", partitions=1)
     hb(cluster, "a", 0)
     out: list = []
-    cluster.groups.offset_commit(None, "g", 1, "a", None,
+    cluster.groups.offset_commit(None, "g", 2, "a", None,
                                  {("t", 0): (3, -1, ""), ("other", 0): (1, -1, "")}, out.append)
+    assert out == [{("t", 0): errors.NONE, ("other", 0): errors.NONE}]
     assert cluster.groups.delete_groups(None, ["g"]) == {"g": errors.NON_EMPTY_GROUP}
     code, per_partition = cluster.groups.delete_offsets(None, "g", [("t", 0), ("other", 0)])
     assert code == errors.NONE and per_partition == {
@@ -318,4 +320,4 @@ def test_a_pattern_subscriber_gets_a_new_topic_without_rejoining():
         consumer.poll(timeout_ms=1_000)
     assert sorted((tp.topic, tp.partition) for tp in consumer.assignment()) == [
         ("orders-eu", 0), ("orders-us", 0), ("orders-us", 1)]
-    assert consumer._group.epoch == 2  # one new group epoch, no rejoin at epoch 0
+    assert consumer._group.epoch == 3  # one new group epoch, no rejoin at epoch 0

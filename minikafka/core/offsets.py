@@ -147,6 +147,24 @@ class _Reader:
         self.pos += n
         return v
 
+    def uvarint(self) -> int:
+        shift = n = 0
+        while True:
+            b = self.data[self.pos]
+            self.pos += 1
+            n |= (b & 0x7F) << shift
+            if b < 0x80:
+                return n
+            shift += 7
+
+    def compact_string(self) -> str | None:
+        n = self.uvarint()
+        if n == 0:
+            return None
+        v = bytes(self.data[self.pos:self.pos + n - 1]).decode()
+        self.pos += n - 1
+        return v
+
     @property
     def remaining(self) -> int:
         return len(self.data) - self.pos
@@ -248,7 +266,8 @@ def decode_value(key: bytes | OffsetKey | GroupKey | cg.ConsumerGroupKey, data: 
     if isinstance(k, OffsetKey):
         offset = r.i64()
         epoch = r.i32() if version >= 3 else -1
-        metadata = r.string() or ""
+        # v4 (Kafka 4.x, flexible) adds the topic id as a tagged field after these
+        metadata = (r.compact_string() if version >= 4 else r.string()) or ""
         ts = r.i64()
         return OffsetValue(offset, epoch, metadata, ts)
     protocol_type = r.string() or ""

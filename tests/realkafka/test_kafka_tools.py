@@ -407,6 +407,6 @@ def test_kafka_consumer_groups_on_a_kip848_group(served):
                        group, "--members", "--verbose").stdout
         [member] = [line.split() for line in members.splitlines() if line.startswith(group)]
         # #PARTITIONS CURRENT-EPOCH CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT
-        assert member[-5:] == ["2", "1", f"{topic}:0,1", "1", f"{topic}:0,1"]
+        assert member[-5:] == ["2", "2", f"{topic}:0,1", "2", f"{topic}:0,1"]
     finally:
         consumer.close()

@@ -15,12 +15,14 @@ one request, ConsumerGroupHeartbeat:
 
 A worked example, one topic with 2 partitions; ``a`` alone, then ``b`` joins::
 
-    a: epoch 0 -> 1, owns {0, 1}                       group epoch 1, Stable
-    b joins:   group epoch 2, target a {0}, b {1}
-    b: epoch 2, owns {} (1 is not released yet)        UNRELEASED_PARTITIONS, Reconciling
-    a: heartbeat -> revoke {1}, stays at epoch 1       UNREVOKED_PARTITIONS
-    a: heartbeat owning {0} -> epoch 2, owns {0}       STABLE
-    b: heartbeat -> epoch 2, owns {1}                  STABLE; the group is Stable
+    a: epoch 0 -> 2, owns {0, 1}                       group epoch 2, Stable
+    b joins:   group epoch 3, target a {0}, b {1}
+    b: epoch 3, owns {} (1 is not released yet)        UNRELEASED_PARTITIONS, Reconciling
+    a: heartbeat -> revoke {1}, stays at epoch 2       UNREVOKED_PARTITIONS
+    a: heartbeat owning {0} -> epoch 3, owns {0}       STABLE
+    b: heartbeat -> epoch 3, owns {1}                  STABLE; the group is Stable
+
+(A new group starts at epoch 1, as in Kafka 4.x: the first join makes it 2.)
 
 The member's moves are Kafka's CurrentAssignmentBuilder, written as a table
 (``MEMBER_TRANSITIONS``) that ``reconcile`` checks and a picture can draw. The
@@ -104,7 +106,9 @@ class ConsumerMember:
 class ConsumerGroup:
     group_id: str
     partition: int
-    group_epoch: int = 0
+    # Kafka 4.x starts a new group at epoch 1 (ModernGroup), so the first member to join
+    # gets epoch 2 and no member epoch is ever 1.
+    group_epoch: int = 1
     assignment_epoch: int = 0
     members: dict[str, ConsumerMember] = field(default_factory=dict)
     static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id

@@ -463,6 +463,9 @@ class ConsumerProtocol:
         before = group.state
         records: list = []
         self._drop_member(group, member, records, bump=True)
+        # Kafka 4.x computes the new target at once (the others learn it on their next
+        # heartbeat); for a group left empty that is just the new assignment epoch.
+        self._update_target(group, records)
         self.journal.record(self.clock.now_ms, "group.member.removed", group=group.group_id,
                             member=member.member_id, instance=member.instance_id,
                             reason=reason)
