@@ -321,3 +321,21 @@ def test_a_pattern_subscriber_gets_a_new_topic_without_rejoining():
     assert sorted((tp.topic, tp.partition) for tp in consumer.assignment()) == [
         ("orders-eu", 0), ("orders-us", 0), ("orders-us", 1)]
     assert consumer._group.epoch == 3  # one new group epoch, no rejoin at epoch 0
+
+
+def test_a_new_coordinator_loads_the_group_and_its_members_carry_on():
+    cluster = Cluster(brokers=3, seed=4)
+    cluster.create_topic("t", partitions=4, replication_factor=3)
+    consumers = [cluster.consumer("t", group_id="g", group_protocol="consumer")
+                 for _ in range(2)]
+    settle_group(consumers)
+    before = cluster.groups.snapshot()["g"]
+    cluster.stop_broker(before["coordinator"])
+    for _ in range(50):  # 10 s of polling: heartbeats find the new coordinator
+        for c in consumers:
+            c.poll(timeout_ms=200)
+    after = cluster.groups.snapshot()["g"]
+    assert after["coordinator"] != before["coordinator"] and after["state"] == "Stable"
+    assert (after["group_epoch"], after["members"]) == (before["group_epoch"], before["members"])
+    assert sorted(p for c in consumers for p in (tp.partition for tp in c.assignment())) \
+        == [0, 1, 2, 3]
