@@ -28,8 +28,9 @@ from .core.broker import Broker
 from .core.clock import EPOCH_MS, SimClock
 from .core.config import BROKER_DEFAULTS, TopicConfig
 from .core.controller import NO_LEADER, Controller
-from .core.group import STABLE as GROUP_STABLE
-from .core.group import GroupCoordinator
+from .core.groups.classic import STABLE as GROUP_STABLE
+from .core.groups.consumer import ConsumerGroup
+from .core.groups.coordinator import GroupCoordinator
 from .core.journal import Journal
 from .core.log_manager import LogManager
 from .core.metadata_log import MetadataLogFiles, replay, state_records
@@ -1003,6 +1004,10 @@ def settle_group(consumers: Sequence[Any], timeout_ms: int = 120_000, poll_ms: i
         group = cluster.groups.groups.get(group_id)
         if group is None or group.state != GROUP_STABLE:
             return False
+        if isinstance(group, ConsumerGroup):  # KIP-848: each member at its target assignment
+            members = [c._group for c in consumers]
+            return {m.member_id for m in members} == set(group.members) and all(
+                m.settled_in(group) for m in members)
         metas = [c.group_metadata() for c in consumers]
         return {m.member_id for m in metas} == set(group.members) and all(
             m.state == MEMBER_STABLE and m.generation_id == group.generation_id for m in metas)

@@ -23,8 +23,9 @@ from kafka.structs import MemberState
 
 from minikafka.client.group import parse_assignors, rebalance_protocol
 from minikafka.cluster import Cluster, settle_group
-from minikafka.core import group as g
+from minikafka.core.groups import classic as g
 from minikafka.core.assignors import RebalanceProtocol
+from minikafka.core.groups import classic as g
 
 TOPIC = "orders"
 

@@ -18,8 +18,9 @@ from kafka.protocol.consumer.metadata import (
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from minikafka.cluster import Cluster, settle_group
-from minikafka.core import group as g
+from minikafka.core.groups import classic as g
 from minikafka.core.errors import KafkaCoreError
+from minikafka.core.groups import classic as g
 from minikafka.core.offsets import (
     OFFSETS_TOPIC,
     ConsumerAssignment,

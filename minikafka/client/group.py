@@ -40,7 +40,7 @@ from ..core.assignors import (
     Subscription,
     get_assignor,
 )
-from ..core.group import JoinResult, SyncResult
+from ..core.groups.classic import JoinResult, SyncResult
 from ..core.offsets import (
     ConsumerAssignment,
     ConsumerSubscription,
@@ -105,7 +105,12 @@ def rebalance_protocol(assignors: Sequence[str]) -> RebalanceProtocol:
 
 
 def attach_member(consumer: Any) -> GroupMember:
-    """The hook KafkaConsumer calls when it has a group_id."""
+    """The hook KafkaConsumer calls when it has a group_id: a classic member, or a
+    member of a KIP-848 consumer group with group_protocol="consumer"."""
+    if str(consumer.config.get("group_protocol", "classic")).lower() == "consumer":
+        from .consumer_member import ConsumerGroupMember
+
+        return ConsumerGroupMember(consumer)
     return GroupMember(consumer)
 
 

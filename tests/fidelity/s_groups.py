@@ -296,3 +296,128 @@ def leave_group_reassigns(door):
     finally:
         for m in members:
             m.halt()
+
+
+class Kip848Member(CkMember):
+    """A confluent-kafka member of a KIP-848 consumer group (group.protocol=consumer): no
+    client-side assignor, no session timeout; the broker sets the heartbeat interval."""
+
+    def __init__(self, door, topic: str, group: str, client_id: str, assignor: str) -> None:
+        threading.Thread.__init__(self, daemon=True)
+        self.consumer = door.ck_consumer(**{
+            "group.id": group, "client.id": client_id, "group.protocol": "consumer",
+            "group.remote.assignor": assignor, "auto.offset.reset": "earliest"})
+        self.consumer.subscribe([topic])
+        self.assigned = []
+        self.running = True
+        self.lock = threading.Lock()
+
+
+@scenario("groups", lesson="09", client=CONFLUENT)
+def confluent_kip848_group(door):
+    """KIP-848 (group.protocol=consumer, range assignor on the broker): members join one at
+    a time; every partition is owned once; ConsumerGroupDescribe shows a Stable "consumer"
+    group whose members own their target assignment, and kafka-python's classic
+    DescribeGroups and ListGroups what they say of it; a member that leaves hands its
+    partitions over."""
+    from confluent_kafka import ConsumerGroupType
+    topic, group = door.topic("kip848"), door.topic("g")
+    door.create_topic(topic, partitions=4)
+    admin = door.ck_admin()
+    members: list = []
+    steps = []
+
+    def describe() -> dict:
+        d = admin.describe_consumer_groups([group])[group].result()
+        def parts(a) -> list[int]:
+            return sorted(tp.partition for tp in (a.topic_partitions if a else []))
+        return {"type": str(d.type), "state": str(d.state), "assignor": d.partition_assignor,
+                "members": sorted([parts(m.assignment), parts(m.target_assignment)]
+                                  for m in d.members)}
+
+    try:
+        for i in range(2):
+            m = Kip848Member(door, topic, group, f"c{i}", "range")
+            m.start()
+            members.append(m)
+            steps.append(sorted(stable(members, 4, timeout_s=60)))
+        described = describe()
+        listed = admin.list_consumer_groups(types={ConsumerGroupType.CONSUMER}).result()
+        # kafka-python speaks the classic APIs only: what do they say of a consumer group?
+        kp = door.admin()
+        classic_view = kp.describe_groups([group])[group]
+        classic_view = {k: (classic_view.get(k) or "").replace(group, "G")
+                        if k == "error" else classic_view.get(k)
+                        for k in ("group_state", "error", "members")}
+        kp_listed = [(g["group_id"] == group, g["group_type"], g["protocol_type"])
+                     for g in kp.list_groups() if g["group_id"] == group]
+        members[0].halt()
+        members[0].consumer.close()
+        after_leave = stable(members[1:], 4, timeout_s=60)
+    finally:
+        for m in members:
+            m.halt()
+    return {"steps": steps, "described": described, "after_leave": after_leave,
+            "listed": [g.group_id == group for g in listed.valid],
+            "describe_groups": classic_view, "list_groups": kp_listed}
+
+
+@scenario("groups", lesson="10", client=CONFLUENT)
+def kip848_records_in_consumer_offsets(door):
+    """The records a KIP-848 group leaves in __consumer_offsets, read back with kafka-python
+    and decoded by minikafka's decoder (core.offsets): one member joins (epoch 2 in a new
+    group), commits, leaves (three tombstones, one more group epoch and a new target)."""
+    from confluent_kafka import TopicPartition as CTP
+    from kafka import TopicPartition as KTP
+
+    from minikafka.core.offsets import OFFSETS_TOPIC, decode_key, decode_value, partition_for
+
+    topic, group = door.topic("kip848-rec"), door.topic("g")
+    door.create_topic(topic, partitions=2)
+    member = Kip848Member(door, topic, group, "c0", "uniform")
+    member.start()
+    try:
+        stable([member], 2, timeout_s=60)
+        member.consumer.commit(offsets=[CTP(topic, 0, 5)], asynchronous=False)
+    finally:
+        member.halt()
+        member.consumer.close()  # leaves: epoch -1
+    tp = KTP(OFFSETS_TOPIC, partition_for(group, 3))
+    reader = door.consumer(exclude_internal_topics=False, enable_auto_commit=False)
+    reader.assign([tp])
+    reader.seek_to_beginning(tp)
+    end = reader.end_offsets([tp])[tp]
+    seen = []
+    deadline = time.monotonic() + 30
+    while reader.position(tp) < end and time.monotonic() < deadline:
+        for records in reader.poll(timeout_ms=500).values():
+            for r in records:
+                key = decode_key(r.key)
+                if key.group != group:
+                    continue
+                value = decode_value(key, r.value)
+                kind = type(key).__name__ + (f"/{key.type}" if hasattr(key, "type") else "")
+                if value is None:
+                    seen.append([kind, None])
+                    continue
+                fields = {k: v for k, v in value.__dict__.items()
+                          if k in ("epoch", "assignment_epoch", "member_epoch",
+                                   "previous_member_epoch", "state", "offset",
+                                   "subscribed_topic_names", "server_assignor")}
+                if "subscribed_topic_names" in fields:
+                    fields["subscribed_topic_names"] = ["T" for _ in fields[
+                        "subscribed_topic_names"]]
+                seen.append([kind, fields])
+    # On Kafka the coordinator may learn of the new topic a moment after the first join,
+    # which costs one more group epoch: compare what does not depend on that moment.
+    epochs = [f["epoch"] for kind, f in seen if kind == "ConsumerGroupKey/3" and f]
+    commit = next(i for i, (kind, _) in enumerate(seen) if kind == "OffsetKey")
+    first = next(f for kind, f in seen if kind == "ConsumerGroupKey/8" and f)
+    left = seen[commit + 1:]
+    return {"kinds": sorted({kind for kind, _ in seen}),
+            "first_join": [first["member_epoch"], first["previous_member_epoch"]],
+            "first_records": [kind for kind, _ in seen[:5]],
+            "epochs_go_up": epochs == sorted(set(epochs)),
+            "leave": [[kind, f is None] for kind, f in left],
+            "leave_bumps_once": [f for k, f in left if k.endswith("/3")][0]["epoch"]
+            == epochs[-2] + 1}
