@@ -45,7 +45,6 @@ from .core.recovery import (
     write_topic_id,
 )
 from .core.replica import Replica
-from .core.share.coordinator import ShareGroupCoordinator
 from .core.server_config import (
     DYNAMIC_KEYS,
     ServerConfigError,
@@ -53,6 +52,7 @@ from .core.server_config import (
     parse_broker_value,
     topic_defaults,
 )
+from .core.share.coordinator import ShareGroupCoordinator
 from .core.storage import BatchEncoder, LogDir
 from .core.transactions import TransactionCoordinator, TransactionMetadata
 

@@ -295,9 +295,7 @@ class KafkaShareConsumer:
             request = share_api.ShareAcknowledgeRequest(
                 self.group_id, self.member_id, -1 if final else epoch, acks)
             result = share_api.share_acknowledge(self.cluster, broker_id, request)
-            if final:
-                self._sessions.pop(broker_id, None)
-            elif result.error_code:
+            if final or result.error_code:
                 self._sessions.pop(broker_id, None)
             else:
                 self._sessions[broker_id] = epoch + 1

@@ -1,6 +1,6 @@
 """ListGroups (key 16), v0-v5: the groups this broker coordinates (a client asks
 every broker to list them all), with their state (v4+, filterable) and type (v5+,
-"classic": minikafka's groups use the classic protocol, not KIP-848's)."""
+"classic" for consumer groups, "share" for share groups, KIP-932)."""
 from __future__ import annotations
 
 from kafka.protocol.admin import ListGroupsRequest, ListGroupsResponse
@@ -14,6 +14,7 @@ MIN_VERSION = 0
 MAX_VERSION = 5
 
 CLASSIC = "classic"
+SHARE = "share"
 _Group = ListGroupsResponse.ListedGroup
 
 
@@ -24,7 +25,11 @@ def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsRespons
     types = {t.lower() for t in request.types_filter or []} if version >= 5 else set()
     listed = [] if types and CLASSIC not in types else \
         ctx.cluster.groups.list_groups(ctx.broker_id, states or None)
-    return ListGroupsResponse(
-        version=version, throttle_time_ms=0, error_code=errors.NONE,
-        groups=[_Group(group_id=g, protocol_type=protocol_type, group_state=state,
-                       group_type=CLASSIC) for g, protocol_type, state in listed])
+    groups = [_Group(group_id=g, protocol_type=protocol_type, group_state=state,
+                     group_type=CLASSIC) for g, protocol_type, state in listed]
+    if version >= 5 and (not types or SHARE in types):  # a client before v5 knows no types
+        groups += [_Group(group_id=g, protocol_type=SHARE, group_state=state, group_type=SHARE)
+                   for g, state in ctx.cluster.share_groups.list_groups(ctx.broker_id,
+                                                                         states or None)]
+    return ListGroupsResponse(version=version, throttle_time_ms=0, error_code=errors.NONE,
+                              groups=groups)
