@@ -16,6 +16,8 @@ _Group = ShareGroupDescribeResponse.DescribedGroup
 _Member = _Group.Member
 _Assignment = _Member.Assignment
 _TopicPartitions = _Assignment.TopicPartitions
+_OPERATIONS = sum(1 << op for op in GROUP_OPERATION_SET)  # the field is a plain int32 here
+_NOT_REQUESTED = -2**31
 
 
 def handle(ctx: RequestContext, request: ShareGroupDescribeRequest) -> ShareGroupDescribeResponse:
@@ -36,6 +38,6 @@ def handle(ctx: RequestContext, request: ShareGroupDescribeRequest) -> ShareGrou
             error_code=d.error_code, error_message=d.error_message, group_id=group_id,
             group_state=d.state if not d.error_code else "", group_epoch=d.group_epoch,
             assignment_epoch=d.assignment_epoch, assignor_name=d.assignor, members=members,
-            authorized_operations=GROUP_OPERATION_SET if request.include_authorized_operations
-            else None))
+            authorized_operations=_OPERATIONS if request.include_authorized_operations
+            else _NOT_REQUESTED))
     return ShareGroupDescribeResponse(version=ctx.api_version, throttle_time_ms=0, groups=groups)
