@@ -55,7 +55,10 @@ def test_a_released_record_comes_again_and_a_rejected_one_does_not(on_minikafka)
 
 def test_the_group_after_close(on_minikafka):
     assert on_minikafka["after_close"] == "Empty 0 member(s) []"
-    assert on_minikafka["start_offset"] == 20 and on_minikafka["lag"] == 0
+    # DescribeShareGroupOffsets reads the share state as last written: Kafka writes the
+    # states of an acknowledgement with the start offset as it was before them, so after
+    # the last record (offset 19, acknowledged alone) it says 19 with lag 0.
+    assert on_minikafka["start_offset"] == 19 and on_minikafka["lag"] == 0
     assert on_minikafka["listed"] == ["Share Empty"]
 
 

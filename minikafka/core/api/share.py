@@ -255,8 +255,9 @@ def describe_share_group_offsets(cluster: ClusterPort, group_id: str,
                                  topics: Mapping[str, Sequence[int]] | None = None
                                  ) -> list[DescribedShareOffset]:
     """DescribeShareGroupOffsets: each share-partition's start offset and lag (the records
-    below the high watermark the group has yet to finish with); all of the group's
-    share-partitions when `topics` is None."""
+    below the high watermark the group has yet to finish with), as last written to the
+    share state (see SharePartition.written); all of the group's share-partitions when
+    `topics` is None."""
     share = _coordinator(cluster)
     if topics is None:
         wanted = sorted((t, p) for g, t, p in share.partitions if g == group_id)
@@ -274,8 +275,9 @@ def describe_share_group_offsets(cluster: ClusterPort, group_id: str,
             out.append(DescribedShareOffset(topic, partition, -1))
             continue
         leader = cluster.leader_replica(topic, partition)  # type: ignore[attr-defined]
-        lag = -1
+        start, done = sp.written_start_and_done()
+        lag, epoch = -1, -1
         if leader is not None:
-            lag = max(0, leader.high_watermark - sp.start_offset - sp.delivery_complete_count())
-        out.append(DescribedShareOffset(topic, partition, sp.start_offset, lag=lag))
+            lag, epoch = max(0, leader.high_watermark - start - done), leader.leader_epoch
+        out.append(DescribedShareOffset(topic, partition, start, epoch, lag))
     return out

@@ -145,6 +145,7 @@ class SharePartition:
         self.on_change = on_change
         self._acquisitions = 0
         self._locks: dict[int, Timer] = {}  # acquisition -> its lock timer
+        self.written: dict = self.state()  # as last written to the state store
 
     # -- what a picture or a describe shows ---------------------------------------------
     @property
@@ -262,8 +263,7 @@ class SharePartition:
                 self._finish(rec, kind, limit)
         if renewed:
             self._renew(renewed)
-        self._advance()
-        self._changed()
+        self._write_then_advance()
         return errors.NONE
 
     def _finish(self, rec: InFlightRecord, kind: int, limit: int) -> None:
@@ -295,8 +295,7 @@ class SharePartition:
                 self._finish(rec, AcknowledgeType.RELEASE, limit)
                 n += 1
         if n:
-            self._advance()
-            self._changed()
+            self._write_then_advance()
         return n
 
     def _lock_expired(self, acquisition: int) -> None:
@@ -308,8 +307,7 @@ class SharePartition:
                 self._finish(rec, AcknowledgeType.RELEASE, limit)
                 n += 1
         if n:
-            self._advance()
-            self._changed()
+            self._write_then_advance()
 
     # -- the window -----------------------------------------------------------------------
     def _advance(self) -> None:
@@ -340,9 +338,28 @@ class SharePartition:
         self.state_epoch += 1
         self._changed()
 
-    def _changed(self) -> None:
+    def _write_then_advance(self) -> None:
+        """Kafka writes the new record states to __share_group_state with the start offset
+        as it was, and moves the SPSO once the write is done: what DescribeShareGroupOffsets
+        reads (`written`) is one step behind. After the last in-flight record is accepted,
+        the written start offset is that record's, with the record ACKNOWLEDGED (lag 0)."""
+        self.written = self.state()
+        self._advance()
         if self.on_change is not None:
             self.on_change(self)
+
+    def _changed(self) -> None:
+        self.written = self.state()
+        if self.on_change is not None:
+            self.on_change(self)
+
+    def written_start_and_done(self) -> tuple[int, int]:
+        """(start offset, records done with at or past it) of the last state written."""
+        state = self.written
+        start = state["start_offset"]
+        done = sum(last - max(first, start) + 1 for first, last, st, _ in state["batches"]
+                   if last >= start and st in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED))
+        return start, done
 
     # -- persistence (what __share_group_state keeps) ---------------------------------------
     def state(self) -> dict:
@@ -368,6 +385,7 @@ class SharePartition:
                 if offset >= self.start_offset:
                     self.records[offset] = InFlightRecord(RecordState(st), count)
         self.next_offset = max([self.start_offset, *(o + 1 for o in self.records)])
+        self.written = dict(state)
         self._advance()
 
 
