@@ -16,7 +16,8 @@ def _share_group(door, records: int, **group_configs: str) -> tuple[str, str]:
     configs = {"share.auto.offset.reset": "earliest", **group_configs}
     resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
         ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()])
-    for future in door.ck_admin().incremental_alter_configs([resource]).values():
+    admin = door.ck_admin()  # kept until the answer is in: a dropped client drops its futures
+    for future in admin.incremental_alter_configs([resource]).values():
         future.result(15)
     producer = door.ck_producer()
     for i in range(records):
