@@ -283,3 +283,32 @@ def test_share_state_survives_a_restart(tmp_path):
     b = again.share_consumer(GROUP, ["jobs"])
     assert [(r.offset, r.delivery_count) for recs in b.poll(1000).values() for r in recs] == \
         [(2, 2)]
+
+
+def test_only_an_empty_share_group_can_be_deleted():
+    cluster = cluster_with(records=1)
+    a = cluster.share_consumer(GROUP, ["jobs"])
+    a.poll(1000)
+    share = cluster.share_groups
+    assert share.delete_group(GROUP) == errors.NON_EMPTY_GROUP
+    a.close()
+    assert share.delete_group(GROUP) == errors.NONE
+    assert GROUP not in share.groups and not share.partitions
+    assert share.delete_group(GROUP) == errors.GROUP_ID_NOT_FOUND
+
+
+def test_the_same_seed_gives_the_same_history():
+    def run() -> list:
+        cluster = cluster_with(records=8)
+        a, b = explicit(cluster, max_poll_records=3), explicit(cluster, max_poll_records=3)
+        seen = []
+        for _ in range(4):
+            for name, consumer in (("a", a), ("b", b)):
+                for record in consumer.poll(500).get(("jobs", 0), []):
+                    seen.append((name, record.offset, record.delivery_count, cluster.now_ms))
+                    consumer.acknowledge(record, AcknowledgeType.RELEASE
+                                         if record.offset % 3 == 0 and record.delivery_count == 1
+                                         else AcknowledgeType.ACCEPT)
+        return seen + [(m.member_id, m.member_epoch) for m in
+                       cluster.share_groups.describe(None, GROUP).members]
+    assert run() == run()

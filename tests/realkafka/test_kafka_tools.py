@@ -363,7 +363,8 @@ def test_kafka_delete_records_and_log_dirs(served, tmp_path):
 def test_kafka_console_share_consumer_and_share_groups(served):
     """kafka-console-share-consumer.sh and kafka-share-groups.sh (KIP-932, docs/cli.md):
     a share group set to read from the earliest offset with kafka-configs.sh, the console
-    share consumer reading (and accepting) every record, then the group described and listed."""
+    share consumer reading (and accepting) every record, then the group described, listed
+    and deleted."""
     topic, group = unique("jobs"), unique("console-share")
     tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "1",
          "--replication-factor", "3")
@@ -386,6 +387,9 @@ def test_kafka_console_share_consumer_and_share_groups(served):
     members = tool(served, "consumer.group.ShareGroupCommand", "--describe", "--group", group,
                    "--members")
     assert f"Share group '{group}' has no active members." in members.stdout + members.stderr
+    deleted = tool(served, "consumer.group.ShareGroupCommand", "--delete", "--group", group)
+    assert f"Deletion of requested share groups ('{group}') was successful." in deleted.stdout
+    assert group not in tool(served, "consumer.group.ShareGroupCommand", "--list").stdout.split()
 
 
 def test_kafka_dump_log(tmp_path):

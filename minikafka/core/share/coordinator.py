@@ -396,8 +396,13 @@ class ShareGroupCoordinator:
             out.append((group_id, group.state))
         return out
 
-    def delete_group(self, group_id: str) -> int:
-        """DeleteGroups for a share group: only an empty one (NON_EMPTY_GROUP otherwise)."""
+    def delete_group(self, group_id: str, broker_id: int | None = None) -> int:
+        """DeleteGroups for a share group: only an empty one (NON_EMPTY_GROUP otherwise);
+        its share-partitions' state goes with it."""
+        try:
+            self.check_coordinator(broker_id, group_id)
+        except errors.KafkaCoreError as exc:
+            return exc.code
         group = self.groups.get(group_id)
         if group is None:
             return errors.GROUP_ID_NOT_FOUND
