@@ -312,3 +312,20 @@ def test_the_same_seed_gives_the_same_history():
         return seen + [(m.member_id, m.member_epoch) for m in
                        cluster.share_groups.describe(None, GROUP).members]
     assert run() == run()
+
+
+def test_offsets_of_an_empty_share_group_can_be_reset_and_deleted():
+    cluster = cluster_with(records=4)
+    a = cluster.share_consumer(GROUP, ["jobs"])
+    a.poll(1000)
+    share = cluster.share_groups
+    assert share.alter_offsets(None, GROUP, {("jobs", 0): 1})[0] == errors.NON_EMPTY_GROUP
+    a.close()
+    assert share_partition(cluster).start_offset == 4
+    assert share.alter_offsets(None, GROUP, {("jobs", 0): 1, ("nope", 0): 0}) == (
+        errors.NONE, None, {("jobs", 0): errors.NONE, ("nope", 0): errors.UNKNOWN_TOPIC_OR_PARTITION})
+    b = cluster.share_consumer(GROUP, ["jobs"])
+    assert offsets(b.poll(1000)) == [(1, 1), (2, 1), (3, 1)]
+    b.close()
+    assert share.delete_offsets(None, GROUP, ["jobs"])[2] == {"jobs": errors.NONE}
+    assert not share.partitions  # the next assignment starts from share.auto.offset.reset

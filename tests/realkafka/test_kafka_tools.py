@@ -387,6 +387,12 @@ def test_kafka_console_share_consumer_and_share_groups(served):
     members = tool(served, "consumer.group.ShareGroupCommand", "--describe", "--group", group,
                    "--members")
     assert f"Share group '{group}' has no active members." in members.stdout + members.stderr
+    reset = tool(served, "consumer.group.ShareGroupCommand", "--reset-offsets", "--to-earliest",
+                 "--topic", topic, "--group", group, "--execute")
+    assert [line.split() for line in reset.stdout.splitlines() if line.strip()] == [
+        ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"], [group, topic, "0", "0"]]
+    described = tool(served, "consumer.group.ShareGroupCommand", "--describe", "--group", group)
+    assert described.stdout.split()[-3:] == ["0", "0", "5"]  # all five to deliver again
     deleted = tool(served, "consumer.group.ShareGroupCommand", "--delete", "--group", group)
     assert f"Deletion of requested share groups ('{group}') was successful." in deleted.stdout
     assert group not in tool(served, "consumer.group.ShareGroupCommand", "--list").stdout.split()

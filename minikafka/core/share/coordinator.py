@@ -415,6 +415,54 @@ class ShareGroupCoordinator:
         self._changed()
         return errors.NONE
 
+    def alter_offsets(self, broker_id: int | None, group_id: str, offsets: Mapping[TP, int]
+                      ) -> tuple[int, str | None, dict[TP, int]]:
+        """AlterShareGroupOffsets (kafka-share-groups --reset-offsets): each share-partition
+        starts again at its new offset with nothing in flight. Only while the group has no
+        members (NON_EMPTY_GROUP); (error code, message, per-partition codes)."""
+        code, message = self._check_empty(broker_id, group_id)
+        if code:
+            return code, message, {}
+        out: dict[TP, int] = {}
+        topics = self.sim.controller.topics
+        for (topic, partition), offset in offsets.items():
+            meta = topics.get(topic)
+            if meta is None or not 0 <= partition < len(meta.partitions):
+                out[(topic, partition)] = errors.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            self.groups.setdefault(group_id, ShareGroup(group_id))
+            self.share_partition(group_id, topic, partition).reset_to(offset)
+            out[(topic, partition)] = errors.NONE
+        return errors.NONE, None, out
+
+    def delete_offsets(self, broker_id: int | None, group_id: str, topics: Iterable[str]
+                       ) -> tuple[int, str | None, dict[str, int]]:
+        """DeleteShareGroupOffsets: forget the group's share-partitions of `topics` (a later
+        assignment starts them afresh from share.auto.offset.reset). Only an empty group."""
+        code, message = self._check_empty(broker_id, group_id)
+        if code:
+            return code, message, {}
+        out: dict[str, int] = {}
+        for topic in topics:
+            if topic not in self.sim.controller.topics:
+                out[topic] = errors.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            for key in [k for k in self.partitions if k[0] == group_id and k[1] == topic]:
+                del self.partitions[key]
+            out[topic] = errors.NONE
+        self._changed()
+        return errors.NONE, None, out
+
+    def _check_empty(self, broker_id: int | None, group_id: str) -> tuple[int, str | None]:
+        try:
+            self.check_coordinator(broker_id, group_id)
+        except errors.KafkaCoreError as exc:
+            return exc.code, exc.message
+        group = self.groups.get(group_id)
+        if group is not None and group.members:
+            return errors.NON_EMPTY_GROUP, "The group is not empty."
+        return errors.NONE, None
+
     def start_offsets(self, group_id: str) -> dict[TP, int]:
         """(topic, partition) -> the SPSO, of every share-partition of the group."""
         return {(t, p): sp.start_offset for (g, t, p), sp in sorted(self.partitions.items())
