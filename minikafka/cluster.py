@@ -597,6 +597,7 @@ class Cluster:
         broker = self._broker(broker_id)
         if not broker.running:
             return
+        led = [tp for tp, r in broker.replicas.items() if r.is_leader]
         if clean and self._can_heartbeat(broker_id):
             self.controller.fence_broker(broker_id, controlled=True)
             self._publish()
@@ -606,6 +607,8 @@ class Cluster:
             self.log_dirs[broker_id].write_checkpoints(broker.replicas.values())
         self.network.down.add(broker_id)
         self.journal.record(self.now_ms, "broker.stopped", broker=broker_id, clean=clean)
+        if self._share_groups is not None:
+            self._share_groups.broker_stopped(broker_id, led)
         self._topology_changed()
 
     def crash_broker(self, broker_id: int) -> None:

@@ -329,3 +329,19 @@ def test_offsets_of_an_empty_share_group_can_be_reset_and_deleted():
     b.close()
     assert share.delete_offsets(None, GROUP, ["jobs"])[2] == {"jobs": errors.NONE}
     assert not share.partitions  # the next assignment starts from share.auto.offset.reset
+
+
+def test_when_the_leader_stops_acquired_records_are_available_again():
+    cluster = Cluster(brokers=3, seed=4)
+    cluster.create_topic("jobs", 1, 3)
+    cluster.alter_share_group_config(GROUP, {"share.auto.offset.reset": "earliest"})
+    cluster.producer(acks="all").send("jobs", value=b"j0").get()
+    a = explicit(cluster)
+    assert offsets(a.poll(1000)) == [(0, 1)]
+    leader = cluster.describe_topic("jobs").partitions[0].leader
+    cluster.stop_broker(leader)
+    sp = share_partition(cluster)
+    # The acquisition was never written: the new leader has j0 available, as never delivered.
+    assert sp.state_of(0) == RecordState.AVAILABLE and sp.records[0].delivery_count == 0
+    b = explicit(cluster)
+    assert offsets(b.poll(5000)) == [(0, 1)]

@@ -13,8 +13,9 @@ gives no exclusive right to its records. A group is Empty or Stable (Dead once d
 The coordinator of a share group is the broker that coordinates a consumer group of that
 name (FindCoordinator answers the same). minikafka keeps the share groups and the state of
 their share-partitions in the cluster, where Kafka keeps them in __consumer_offsets and
-__share_group_state: they survive coordinator and leader moves; with a log directory they
-survive a restart too (see `persist`).
+__share_group_state: they survive coordinator moves; when a partition's leader stops, its
+share-partitions are reloaded from their written state as Kafka's new leader loads them;
+with a log directory they survive a restart too (see `persist`).
 """
 from __future__ import annotations
 
@@ -355,6 +356,15 @@ class ShareGroupCoordinator:
     def _changed(self) -> None:
         if self.persist is not None:
             self.persist(self)
+
+    def broker_stopped(self, broker_id: int, led: Iterable[TP]) -> None:
+        """A broker went down: its share sessions go with it, and the share-partitions it
+        led are loaded afresh by their new leaders (see SharePartition.reload)."""
+        self.sessions.pop(broker_id, None)
+        moved = set(led)
+        for (_, topic, partition), sp in self.partitions.items():
+            if (topic, partition) in moved:
+                sp.reload()
 
     def session_cache(self, broker_id: int) -> ShareSessionCache:
         cache = self.sessions.get(broker_id)

@@ -364,17 +364,28 @@ class SharePartition:
     # -- persistence (what __share_group_state keeps) ---------------------------------------
     def state(self) -> dict:
         """The durable state: SPSO, state epoch and the in-flight records' states and
-        delivery counts. Acquired records are stored AVAILABLE: locks do not survive."""
-        batches = []
+        delivery counts. As in Kafka, an acquisition is not written: an acquired record is
+        stored AVAILABLE with the delivery count it had before (its lock does not survive)."""
+        batches: list[list[int]] = []
         for offset, rec in sorted(self.records.items()):
-            state = RecordState.AVAILABLE if rec.state == RecordState.ACQUIRED else rec.state
-            if batches and batches[-1][1] == offset - 1 and batches[-1][2:] == [
-                    int(state), rec.delivery_count]:
+            state, count = rec.state, rec.delivery_count
+            if state == RecordState.ACQUIRED:
+                state, count = RecordState.AVAILABLE, count - 1
+            if batches and batches[-1][1] == offset - 1 and batches[-1][2:] == [int(state), count]:
                 batches[-1][1] = offset
             else:
-                batches.append([offset, offset, int(state), rec.delivery_count])
+                batches.append([offset, offset, int(state), count])
         return {"start_offset": self.start_offset, "state_epoch": self.state_epoch,
                 "batches": batches}
+
+    def reload(self) -> None:
+        """A new leader loads the share-partition from the state store (its leader moved):
+        records acquired on the old leader are available again, with the delivery counts
+        last written."""
+        for timer in self._locks.values():
+            timer.cancel()
+        self._locks.clear()
+        self.restore(self.state())
 
     def restore(self, state: dict) -> None:
         self.start_offset = int(state["start_offset"])
