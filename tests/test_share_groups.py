@@ -79,8 +79,9 @@ def test_release_redelivers_reject_does_not():
         a.acknowledge(record, kind)
     assert a.commit_sync() == {("jobs", 0): None}
     sp = share_partition(cluster)
-    assert [(o, r.state) for o, r in sp.in_flight()] == [
-        (1, RecordState.AVAILABLE), (2, RecordState.ARCHIVED)]
+    assert sp.rows() == [
+        {"offset": 1, "state": "AVAILABLE", "delivery_count": 1, "member": None},
+        {"offset": 2, "state": "ARCHIVED", "delivery_count": 1, "member": None}]
     assert sp.start_offset == 1
     assert offsets(a.poll(1000)) == [(1, 2)]
 

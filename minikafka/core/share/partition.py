@@ -157,6 +157,11 @@ class SharePartition:
     def in_flight(self) -> list[tuple[int, InFlightRecord]]:
         return sorted(self.records.items())
 
+    def rows(self) -> list[dict]:
+        """The window as a table (one row per in-flight offset), for a lesson to show."""
+        return [{"offset": o, "state": r.state.name, "delivery_count": r.delivery_count,
+                 "member": r.member_id or None} for o, r in self.in_flight()]
+
     def state_of(self, offset: int) -> RecordState | None:
         rec = self.records.get(offset)
         if rec is not None:
