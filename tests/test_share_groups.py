@@ -346,3 +346,22 @@ def test_when_the_leader_stops_acquired_records_are_available_again():
     assert sp.state_of(0) == RecordState.AVAILABLE and sp.records[0].delivery_count == 0
     b = explicit(cluster)
     assert offsets(b.poll(5000)) == [(0, 1)]
+
+
+def test_the_journal_tells_the_story():
+    cluster = cluster_with(records=1)
+    a = explicit(cluster)
+    a.poll(1000)
+    cluster.advance(30_000)
+    b = explicit(cluster)
+    b.acknowledge(b.poll(1000)[("jobs", 0)][0], AcknowledgeType.REJECT)
+    b.commit_sync()
+    events = [(e.kind, {k: v for k, v in e.fields.items() if k not in ("group", "member")})
+              for e in cluster.journal.events if e.kind.startswith("share.") and
+              e.kind != "share.group.assigned"]
+    assert events == [
+        ("share.acquired", {"partition": "jobs-0", "ranges": [[0, 0, 1]]}),
+        ("share.lock.expired", {"partition": "jobs-0", "records": [[0, a.member_id, 1]]}),
+        ("share.acquired", {"partition": "jobs-0", "ranges": [[0, 0, 2]]}),
+        ("share.acknowledged", {"partition": "jobs-0", "batches": [[0, 0, ["REJECT"]]]}),
+    ]

@@ -338,7 +338,8 @@ class ShareGroupCoordinator:
         if sp is None:
             sp = self.partitions[key] = SharePartition(
                 group_id, topic, partition, self._reset_offset(group_id, topic, partition),
-                self.clock, lambda: self.settings(group_id), self._partition_changed)
+                self.clock, lambda: self.settings(group_id), self._partition_changed,
+                self._journal_for(group_id, topic, partition))
             self._changed()
         return sp
 
@@ -349,6 +350,12 @@ class ShareGroupCoordinator:
         if self.auto_offset_reset(group_id) == "earliest":
             return replica.log_start_offset
         return replica.high_watermark
+
+    def _journal_for(self, group_id: str, topic: str, partition: int) -> Callable[..., None]:
+        def record(kind: str, **fields: Any) -> None:
+            self.sim.journal.record(self.clock.now_ms, kind, group=group_id,
+                                    partition=f"{topic}-{partition}", **fields)
+        return record
 
     def _partition_changed(self, sp: SharePartition) -> None:
         self._changed()
@@ -496,7 +503,8 @@ class ShareGroupCoordinator:
         self.group_configs = {g: dict(c) for g, c in state.get("configs", {}).items()}
         for group_id, topic, partition, sp_state in state.get("partitions", []):
             sp = SharePartition(group_id, topic, int(partition), 0, self.clock,
-                                lambda g=group_id: self.settings(g), self._partition_changed)
+                                lambda g=group_id: self.settings(g), self._partition_changed,
+                                self._journal_for(group_id, topic, int(partition)))
             sp.restore(sp_state)
             self.partitions[(group_id, topic, int(partition))] = sp
 

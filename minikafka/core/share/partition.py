@@ -132,7 +132,8 @@ class SharePartition:
 
     def __init__(self, group_id: str, topic: str, partition: int, start_offset: int,
                  clock: SimClock, settings: Callable[[], ShareSettings],
-                 on_change: Callable[[SharePartition], None] | None = None) -> None:
+                 on_change: Callable[[SharePartition], None] | None = None,
+                 journal: Callable[..., None] | None = None) -> None:
         self.group_id = group_id
         self.topic = topic
         self.partition = partition
@@ -143,6 +144,9 @@ class SharePartition:
         self.clock = clock
         self.settings = settings
         self.on_change = on_change
+        # journal(kind, **fields): share.acquired, share.acknowledged, share.lock.expired,
+        # share.released (what a lesson's timeline shows).
+        self.journal = journal
         self._acquisitions = 0
         self._locks: dict[int, Timer] = {}  # acquisition -> its lock timer
         self.written: dict = self.state()  # as last written to the state store
@@ -226,6 +230,9 @@ class SharePartition:
             self._locks[acquisition] = self.clock.call_later(
                 settings.record_lock_duration_ms, self._lock_expired, acquisition)
             out.ranges = list(_ranges(taken))
+            self._note("share.acquired", member=member_id,
+                       ranges=[[r.first_offset, r.last_offset, r.delivery_count]
+                               for r in out.ranges])
         self._advance()
         return out
 
@@ -268,6 +275,9 @@ class SharePartition:
                 self._finish(rec, kind, limit)
         if renewed:
             self._renew(renewed)
+        self._note("share.acknowledged", member=member_id,
+                   batches=[[b.first_offset, b.last_offset,
+                             [AcknowledgeType(t).name for t in b.types]] for b in batches])
         self._write_then_advance()
         return errors.NONE
 
@@ -300,6 +310,7 @@ class SharePartition:
                 self._finish(rec, AcknowledgeType.RELEASE, limit)
                 n += 1
         if n:
+            self._note("share.released", member=member_id, records=n)
             self._write_then_advance()
         return n
 
@@ -307,11 +318,14 @@ class SharePartition:
         self._locks.pop(acquisition, None)
         limit = self.settings().delivery_count_limit
         n = 0
-        for rec in self.records.values():
+        expired: list[list] = []
+        for offset, rec in sorted(self.records.items()):
             if rec.state == RecordState.ACQUIRED and rec.acquisition == acquisition:
+                expired.append([offset, rec.member_id, rec.delivery_count])
                 self._finish(rec, AcknowledgeType.RELEASE, limit)
                 n += 1
         if n:
+            self._note("share.lock.expired", records=expired)
             self._write_then_advance()
 
     # -- the window -----------------------------------------------------------------------
@@ -342,6 +356,10 @@ class SharePartition:
         self.start_offset = self.next_offset = offset
         self.state_epoch += 1
         self._changed()
+
+    def _note(self, kind: str, **fields) -> None:
+        if self.journal is not None:
+            self.journal(kind, **fields)
 
     def _write_then_advance(self) -> None:
         """Kafka writes the new record states to __share_group_state with the start offset
