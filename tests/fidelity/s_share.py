@@ -85,3 +85,30 @@ def share_lock_times_out_and_the_record_comes_again(door):
                  if m.error() is None]
     waited = time.monotonic() - started
     return {"first": taken, "second": again, "after_the_lock": waited >= 13}
+
+
+@scenario("share", lesson="09", client=CONFLUENT)
+def share_poison_record_is_archived_at_the_delivery_limit(door):
+    """share.delivery.count.limit=2: a consumer releases j0 every time it comes and accepts
+    the rest. j0 comes twice, then is archived and never comes again; the others once."""
+    from confluent_kafka import AcknowledgeType
+    topic, group = _share_group(door, 3, **{"share.delivery.count.limit": "2"})
+    consumer = _consumer(door, group, topic)
+    deliveries: dict[str, list[int]] = {}
+    quiet_since = None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        messages = [m for m in consumer.poll(0.3) if m.error() is None]
+        for m in messages:
+            value = m.value().decode()
+            deliveries.setdefault(value, []).append(m.delivery_count())
+            consumer.acknowledge(m, AcknowledgeType.RELEASE if value == "j0"
+                                 else AcknowledgeType.ACCEPT)
+        if messages:
+            consumer.commit_sync()
+            quiet_since = None
+        elif len(deliveries) == 3:
+            quiet_since = quiet_since or time.monotonic()
+            if time.monotonic() - quiet_since > 3:
+                break
+    return {"deliveries": deliveries}
