@@ -3,7 +3,7 @@ the share consumer, on the simulated clock."""
 from __future__ import annotations
 
 import pytest
-from kafka.errors import IllegalStateError, InvalidConfigurationError
+from kafka.errors import GroupIdNotFoundError, IllegalStateError, InvalidConfigurationError
 
 from minikafka.client.share_consumer import AcknowledgeType
 from minikafka.cluster import Cluster
@@ -228,6 +228,9 @@ def test_a_consumer_group_name_is_not_a_share_group():
     consumer.poll(5_000)
     assert cluster.share_groups.heartbeat(None, "classic", "m1", 0, ["jobs"]).error_code == \
         errors.GROUP_ID_NOT_FOUND
+    share = cluster.share_consumer("classic", ["jobs"])
+    with pytest.raises(GroupIdNotFoundError):
+        share.poll(100)
 
 
 def test_simple_assignor():
@@ -365,3 +368,16 @@ def test_the_journal_tells_the_story():
         ("share.acquired", {"partition": "jobs-0", "ranges": [[0, 0, 2]]}),
         ("share.acknowledged", {"partition": "jobs-0", "batches": [[0, 0, ["REJECT"]]]}),
     ]
+
+
+def test_a_share_consumer_rides_out_a_coordinator_failover():
+    cluster = Cluster(brokers=3, seed=6)
+    cluster.create_topic("jobs", 1, 3)
+    cluster.alter_share_group_config(GROUP, {"share.auto.offset.reset": "earliest"})
+    a = cluster.share_consumer(GROUP, ["jobs"])
+    a.poll(100)
+    cluster.crash_broker(cluster.share_groups.sim.groups.find_coordinator(GROUP))
+    cluster.advance(60_000)  # heartbeats retry until a new coordinator is elected
+    cluster.producer(acks="all").send("jobs", value=b"after").get()
+    assert [r.value for recs in a.poll(5_000).values() for r in recs] == [b"after"]
+    assert cluster.share_groups.describe(None, GROUP).state == "Stable"

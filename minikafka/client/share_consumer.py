@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "fetch_max_wait_ms": 500,
     "fetch_max_bytes": 52_428_800,
     "share_acknowledgement_mode": IMPLICIT,
+    "retry_backoff_ms": 100,
 }
 
 
@@ -80,6 +81,7 @@ class KafkaShareConsumer:
         self._pending: dict[TopicPartition, list[tuple[int, int]]] = {}  # acks not yet sent
         self._results: dict[TopicPartition, Exception | None] = {}
         self._lock_timeout_ms: int | None = None
+        self._error: Exception | None = None  # a heartbeat's fatal error, raised by poll()
         self._closed = False
         if isinstance(topics, str):
             topics = [topics]
@@ -114,27 +116,36 @@ class KafkaShareConsumer:
         return set(self._assignment)
 
     def _heartbeat(self) -> None:
+        """One ShareGroupHeartbeat, then the next one a heartbeat interval later (a timer on
+        the simulated clock). A retriable error (no coordinator yet) is retried after
+        retry_backoff_ms; any other is kept for poll() to raise, as the Java client does."""
         if self._closed or not self._subscription:
             return
         share = self.cluster.share_groups
-        result = share.heartbeat(None, self.group_id, self.member_id, self.member_epoch,
-                                 self._subscription, None, self.client_id, "/127.0.0.1")
         if self._heartbeat_timer is not None:
             self._heartbeat_timer.cancel()
+            self._heartbeat_timer = None
+        result = share.heartbeat(None, self.group_id, self.member_id, self.member_epoch,
+                                 self._subscription, None, self.client_id, "/127.0.0.1")
         if result.error_code in (errors.UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH):
             self.member_epoch = 0  # fenced or forgotten: join again
             self._joined = False
             result = share.heartbeat(None, self.group_id, self.member_id, 0, self._subscription,
                                      None, self.client_id, "/127.0.0.1")
+        clock = self.cluster.clock
+        if result.error_code in errors.RETRIABLE:
+            self._heartbeat_timer = clock.call_later(int(self.config["retry_backoff_ms"]),
+                                                     self._heartbeat)
+            return
         if result.error_code:
-            raise kerrors.for_code(result.error_code, result.error_message or "")
+            self._error = kerrors.for_code(result.error_code, result.error_message or "")
+            return
         self._joined = True
         self.member_epoch = result.member_epoch
         if result.assignment is not None:
             self._assignment = [TopicPartition(t, p) for t in sorted(result.assignment)
                                 for p in result.assignment[t]]
-        self._heartbeat_timer = self.cluster.clock.call_later(result.heartbeat_interval_ms,
-                                                              self._heartbeat)
+        self._heartbeat_timer = clock.call_later(result.heartbeat_interval_ms, self._heartbeat)
 
     def _leave(self) -> None:
         if self._heartbeat_timer is not None:
@@ -152,6 +163,8 @@ class KafkaShareConsumer:
         self._check_open()
         if not self._subscription:
             raise IllegalStateError("Consumer is not subscribed to any topics.")
+        if self._error is not None:
+            raise self._error
         self._acknowledge_implicitly()
         if any(kind is None for kind in self._delivered.values()):
             raise IllegalStateError("All records must be acknowledged in explicit "
