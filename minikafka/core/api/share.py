@@ -42,9 +42,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ShareFetchRequest:
-    """`fetch` lists the partitions to add to the session (each with acknowledgements
-    riding along, possibly none); `acknowledge_only` for partitions the request carries
-    only acknowledgements for (v0's PartitionMaxBytes = 0)."""
+    """`fetch` lists the partitions to add to the session, each with the acknowledgements
+    riding along (possibly none); `forgotten` the partitions to drop from it."""
 
     group_id: str
     member_id: str

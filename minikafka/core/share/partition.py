@@ -98,12 +98,6 @@ class Acquisition:
     def count(self) -> int:
         return sum(r.last_offset - r.first_offset + 1 for r in self.ranges)
 
-    def offsets(self) -> Iterator[tuple[int, int]]:
-        """(offset, delivery count) of each acquired offset."""
-        for r in self.ranges:
-            for offset in range(r.first_offset, r.last_offset + 1):
-                yield offset, r.delivery_count
-
 
 @dataclass(frozen=True)
 class AcknowledgementBatch:

@@ -76,6 +76,3 @@ class ShareSessionCache:
 
     def close(self, group_id: str, member_id: str) -> ShareSession | None:
         return self.sessions.pop((group_id, member_id), None)
-
-    def of_member(self, group_id: str, member_id: str) -> ShareSession | None:
-        return self.sessions.get((group_id, member_id))
