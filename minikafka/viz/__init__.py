@@ -18,6 +18,7 @@ from .pipeline import pipeline_state, pipeline_view
 from .positions import Sample, poll_commit_timeline, position_timeline_view
 from .rebalance import rebalance_view
 from .sequence import Step, produce_sequence, produce_sequence_view, sequence_view
+from .shareview import share_partition_state, share_partition_view
 from .svg import has_dot, to_svg
 from .transactions import transaction_state, transaction_view
 
@@ -49,6 +50,8 @@ __all__ = [
     "rebalance_view",
     "replica_states",
     "sequence_view",
+    "share_partition_state",
+    "share_partition_view",
     "to_svg",
     "transaction_state",
     "transaction_view",

@@ -49,6 +49,7 @@ BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
 # ConfigResource types
 TOPIC = 2
 BROKER = 4
+GROUP = 32
 
 _LIST_CONFIGS = frozenset({"cleanup.policy"})
 _INT_CONFIGS = frozenset({"max.message.bytes", "min.insync.replicas", "segment.bytes",
@@ -275,11 +276,26 @@ def _broker_changes(configs: Sequence[AlterableConfig]) -> dict[str, str | None]
     return changes
 
 
+def _group_changes(configs: Sequence[AlterableConfig]) -> dict[str, str | None]:
+    changes: dict[str, str | None] = {}
+    for c in configs:
+        if c.op not in (SET, DELETE):
+            raise KafkaCoreError(errors.INVALID_CONFIG,
+                                 f"Config value append is not allowed for config key: {c.name}")
+        changes[c.name] = c.value if c.op == SET else None
+    return changes
+
+
 def _alter(cluster: ClusterPort, resource: AlterConfigsResource, validate_only: bool) -> None:
     if resource.resource_type == BROKER:
         broker_id = _broker_id(cluster, resource.name) if resource.name else None
         cluster.apply_broker_config(_broker_changes(resource.configs), validate_only,
                                     broker_id)
+        return
+    if resource.resource_type == GROUP:  # a share group's own configs (KIP-932)
+        changes = _group_changes(resource.configs)
+        if not validate_only:
+            cluster.share_groups.alter_group_config(resource.name, changes)
         return
     if resource.resource_type != TOPIC:
         raise KafkaCoreError(errors.INVALID_REQUEST,

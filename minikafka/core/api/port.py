@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the broker calls into this package: no import cycle at run 
     from ..controller import Controller, TopicMetadata
     from ..journal import Journal
     from ..replica import Replica
+    from ..share.coordinator import ShareGroupCoordinator
     from ..transactions import TransactionCoordinator
 
 
@@ -49,6 +50,10 @@ class ClusterPort(Protocol):
 
     @property
     def now_ms(self) -> int: ...
+
+    @property
+    def share_groups(self) -> ShareGroupCoordinator:
+        """The share-group coordinator (KIP-932), made on first use."""
 
     @property
     def transaction_coordinator(self) -> TransactionCoordinator:

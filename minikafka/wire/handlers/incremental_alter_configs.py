@@ -1,6 +1,6 @@
-"""IncrementalAlterConfigs (key 44), v0-v1, for topics (SET, DELETE, APPEND, SUBTRACT)
-and brokers (SET, DELETE of the dynamic keys): a thin codec over
-core.api.incremental_alter_configs."""
+"""IncrementalAlterConfigs (key 44), v0-v1, for topics (SET, DELETE, APPEND, SUBTRACT),
+brokers (SET, DELETE of the dynamic keys) and share groups (SET, DELETE of their own
+configs): a thin codec over core.api.incremental_alter_configs."""
 from __future__ import annotations
 
 from kafka.protocol.admin import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
