@@ -53,6 +53,10 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
                    help="a feature level of the new cluster, as kafka-storage.sh format "
                         "--feature takes it, e.g. eligible.leader.replicas.version=0 for the "
                         "rules before Kafka 4.1 (repeatable)")
+    p.add_argument("--add-scram", action="append", default=[], metavar="CREDENTIAL",
+                   help="a SCRAM user, as kafka-storage.sh format --add-scram takes it, e.g. "
+                        "'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable); "
+                        "kafka-configs.sh --alter --add-config adds more while serving")
     p.add_argument("--journal-events", type=int, default=DEFAULT_JOURNAL_EVENTS, metavar="N",
                    help="keep the newest N events of the cluster's journal, the history the "
                         f"checkers read (default {DEFAULT_JOURNAL_EVENTS}; 0: keep all, which "
@@ -89,7 +93,9 @@ def serve(args: argparse.Namespace) -> int:
     from kafka.errors import InvalidConfigurationError
 
     from .cluster import Cluster
+    from .core.acl import STANDARD_AUTHORIZER, Authorizer
     from .core.recovery import LogDirError
+    from .core.security_config import client_listeners, parse_scram_argument
     from .core.server_config import (
         ServerConfigError,
         parse_overrides,
@@ -97,6 +103,7 @@ def serve(args: argparse.Namespace) -> int:
         read_properties,
     )
     from .tools._common import kafka_message
+    from .wire.tls import TlsConfigError
 
     def fail(message: str) -> int:
         print(f"minikafka serve: {message}", file=sys.stderr)
@@ -124,6 +131,18 @@ def serve(args: argparse.Namespace) -> int:
         return fail(str(exc))
     except ValueError as exc:
         return fail(f"Invalid value {exc} for configuration listeners")
+    try:
+        listeners = client_listeners({**raw, **config.server})
+        scram = [parse_scram_argument(item) for item in args.add_scram]
+    except ValueError as exc:
+        return fail(str(exc))
+    # The listener --port and --host apply to first, the inter-broker one last.
+    listeners.sort(key=lambda item: (item.name == inter_broker,
+                                     (item.host, item.port) != listener))
+    authorizer = config.security.get("authorizer.class.name", "").strip()
+    if authorizer and authorizer != STANDARD_AUTHORIZER:
+        return fail(f"authorizer.class.name={authorizer}: minikafka has Kafka's KRaft "
+                    f"authorizer only, {STANDARD_AUTHORIZER}")
     for key in config.unknown:
         print(f"minikafka serve: warning: unknown config {key!r} (not a Kafka broker key "
               "minikafka knows), ignored", file=sys.stderr)
@@ -161,15 +180,25 @@ def serve(args: argparse.Namespace) -> int:
         print(f"log dirs: {log_dir}/broker-N (cluster.id {cluster.cluster_id})", flush=True)
         for line in cluster.recovery_messages:
             print(f"recovery: {line}", flush=True)
+    if authorizer:
+        cluster.authorizer = Authorizer.from_config(cluster.controller.acls, config.security)
+    for user, mechanism, password, iterations in scram:
+        known = cluster.controller.scram_credentials.get((user, mechanism))
+        if known is None or not known.check_password(password):
+            cluster.set_scram_credential(user, password, mechanism, iterations)
     try:
         server = cluster.serve(port=port, host=host,
-                               advertised_host=advertised[0] if advertised else None)
+                               advertised_host=advertised[0] if advertised else None,
+                               listeners=listeners)
+    except TlsConfigError as exc:
+        return fail(str(exc))
     except OSError as exc:
         print(f"minikafka serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1
     with server:
-        for broker_id, bound in server.ports.items():
-            print(f"broker {broker_id} listening on {host}:{bound}")
+        for name, wire in server.wires.items():
+            for broker_id, bound in wire.bound_ports.items():
+                print(f"broker {broker_id} listening on {name}://{wire.host}:{bound}")
         print(f"bootstrap servers: {server.bootstrap_servers}  (Ctrl-C to stop)", flush=True)
         try:
             threading.Event().wait()

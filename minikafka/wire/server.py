@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+import ssl
 import threading
 import time
 from collections import deque
@@ -20,8 +21,11 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from ..core.acl import ANONYMOUS
+from ..core.security_config import ListenerConfig
 from .codec import DEFAULT_MAX_REQUEST_BYTES, RequestError
 from .registry import HandlerRegistry, Session, SessionStats, default_registry
+from .tls import principal_from_cert
 
 __all__ = ["WireServer"]
 
@@ -78,10 +82,14 @@ class _Connection(asyncio.Protocol):
         _size_buffers(transport.get_extra_info("socket"), server.send_buffer_bytes,
                       server.receive_buffer_bytes)
         transport.set_write_buffer_limits(high=0)  # pause_writing() as soon as a send falls short
+        # On TLS, a verified client certificate names the principal (SASL may rename it).
+        principal = principal_from_cert(transport.get_extra_info("peercert")) \
+            if server.ssl_context is not None else None
         self.session = Session(
             server.registry, broker_id=self.broker_id, cluster=server.cluster,
             client_host=self.peer[0], client_port=self.peer[1], lock=server.lock,
             max_request_bytes=server.max_request_bytes, stats=server.stats,
+            listener=server.listener, principal=principal or ANONYMOUS,
         )
         if self.broker_id in server._stopped:
             # Accepted just before its listener closed: the broker is gone.
@@ -206,12 +214,17 @@ class WireServer:
                  clock: Callable[[], int] = _monotonic_ms,
                  idle_tick_ms: int | None = None,
                  send_buffer_bytes: int = -1, receive_buffer_bytes: int = -1,
-                 connections_max_idle_ms: int = 600_000) -> None:
+                 connections_max_idle_ms: int = 600_000,
+                 listener: ListenerConfig | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         ids = list(broker_ids) if broker_ids is not None else list(range(len(ports)))
         if len(ids) != len(ports) or len(set(ids)) != len(ids):
             raise ValueError(f"need one distinct broker id per port: ids={ids} ports={list(ports)}")
         self.cluster = cluster
         self.host = host
+        # The listener's security (SASL, TLS): None is PLAINTEXT, every client anonymous.
+        self.listener = listener
+        self.ssl_context = ssl_context
         self.registry = registry if registry is not None else default_registry()
         if lock is None:
             lock = getattr(cluster, "lock", None) or threading.RLock()
@@ -306,6 +319,16 @@ class WireServer:
         """The broker comes back, on the same port as before."""
         self._call(self._start_listener(broker_id), timeout)
 
+    def schedule_listener(self, broker_id: int, listening: bool) -> None:
+        """start_listener or stop_listener without waiting for it: from another server's
+        loop thread (a served cluster's other listeners), which holds the cluster lock
+        this loop may be waiting for."""
+        loop = self._loop
+        if loop is None or not self.running:
+            return
+        coro = self._start_listener(broker_id) if listening else self._stop_listener(broker_id)
+        asyncio.run_coroutine_threadsafe(coro, loop)
+
     def notify(self) -> None:
         """Re-poll parked requests soon. Safe from any thread."""
         self._schedule_poll()
@@ -357,7 +380,7 @@ class WireServer:
         loop = asyncio.get_running_loop()
         listener = await loop.create_server(
             lambda: _Connection(self, broker_id), self.host, self._ports[broker_id],
-            reuse_address=True, backlog=128,
+            reuse_address=True, backlog=128, ssl=self.ssl_context,
         )
         self._ports[broker_id] = listener.sockets[0].getsockname()[1]
         self._listeners[broker_id] = listener

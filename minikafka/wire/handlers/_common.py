@@ -125,9 +125,9 @@ def current_leader(cluster: Any, name: str, index: int) -> tuple[int, int] | Non
     return registration.leader, registration.leader_epoch
 
 
-def node_endpoints(cluster: Any, broker_ids: set[int]) -> list[NodeEndpoint]:
+def node_endpoints(cluster: Any, broker_ids: set[int], listener: str = "") -> list[NodeEndpoint]:
     """Where `broker_ids` listen, as KIP-951's NodeEndpoints list them."""
-    return [(b, *endpoint(cluster, b), cluster.brokers[b].rack) for b in sorted(broker_ids)]
+    return [(b, *endpoint(cluster, b, listener), cluster.brokers[b].rack) for b in sorted(broker_ids)]
 
 
 def topic_name_for_id(cluster: Any, topic_id: uuid.UUID | None) -> str | None:

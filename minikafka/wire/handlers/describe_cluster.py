@@ -40,7 +40,7 @@ def handle(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClus
         else live
     brokers = []
     for b in ids:
-        host, port = endpoint(cluster, b)
+        host, port = endpoint(cluster, b, ctx.listener)
         brokers.append(_Broker(broker_id=b, host=host, port=port, rack=cluster.brokers[b].rack,
                                is_fenced=b not in live))
     # a set of AclOperation bits in kafka-python; None encodes "not requested"

@@ -67,7 +67,7 @@ def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[int, str | None
         node = resolver(ctx, key)
     except KAFKA_ERRORS as exc:
         return error_code(exc), error_message(exc), -1, "", -1
-    host, port = endpoint(ctx.cluster, node)
+    host, port = endpoint(ctx.cluster, node, ctx.listener)
     return errors.NONE, None, node, host, port
 
 

@@ -83,7 +83,7 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     live = set(live_ids)
     brokers = []
     for b in live_ids:
-        host, port = endpoint(cluster, b)
+        host, port = endpoint(cluster, b, ctx.listener)
         brokers.append(_Broker(node_id=b, host=host, port=port, rack=cluster.brokers[b].rack))
     # None encodes as INT32_MIN, "not requested"
     operations = set(TOPIC_OPERATION_SET) if version >= 8 and \
