@@ -53,7 +53,7 @@ from .core.recovery import (
     write_topic_id,
 )
 from .core.replica import Replica
-from .core.scram import make_credential
+from .core.scram import ScramCredential, make_credential
 from .core.server_config import (
     DYNAMIC_KEYS,
     ServerConfigError,
@@ -942,8 +942,13 @@ class Cluster:
                              iterations: int = 4096, salt: bytes | None = None) -> None:
         """A user's SCRAM credential, as kafka-configs --add-config
         'SCRAM-SHA-256=[password=...]' --entity-type users sets it."""
-        self.controller.set_scram_credential(
-            user, make_credential(mechanism, password, iterations, salt))
+        self.put_scram_credential(user, make_credential(mechanism, password, iterations, salt))
+
+    @_wrap
+    def put_scram_credential(self, user: str, credential: ScramCredential) -> None:
+        """Store a credential made elsewhere (AlterUserScramCredentials sends the salted
+        password, never the password)."""
+        self.controller.set_scram_credential(user, credential)
         self._sync_metadata()
 
     @_wrap
