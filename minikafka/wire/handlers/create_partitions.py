@@ -9,10 +9,18 @@ from __future__ import annotations
 from kafka.protocol.admin import CreatePartitionsRequest, CreatePartitionsResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.controller import check_partitions_per_batch
 from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
-from ._common import INVALID_REQUEST, KAFKA_ERRORS, error_code, error_message, serving_broker
+from ._common import (
+    INVALID_REQUEST,
+    KAFKA_ERRORS,
+    authorize,
+    error_code,
+    error_message,
+    serving_broker,
+)
 
 API_KEY = 37
 MIN_VERSION = 0
@@ -52,6 +60,8 @@ def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreateParti
         try:
             if names.count(topic.name) > 1:
                 raise KafkaCoreError(INVALID_REQUEST, f"Duplicate topic {topic.name}")
+            if not authorize(ctx, AclOperation.ALTER, ResourceType.TOPIC, topic.name):
+                raise KafkaCoreError(errors.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
             if topic.assignments:
                 raise KafkaCoreError(errors.INVALID_REPLICA_ASSIGNMENT,
                                      "minikafka places added partitions itself; "

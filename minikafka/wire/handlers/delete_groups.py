@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from kafka.protocol.admin import DeleteGroupsRequest, DeleteGroupsResponse
 
+from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import (
+    authorize,
+    serving_broker,
+)
 
 API_KEY = 42
 MIN_VERSION = 0
@@ -16,7 +21,11 @@ _Result = DeleteGroupsResponse.DeletableGroupResult
 
 def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
     serving_broker(ctx)
-    results = ctx.cluster.groups.delete_groups(ctx.broker_id, list(request.groups_names))
+    names = list(request.groups_names)
+    allowed = [g for g in names
+               if authorize(ctx, AclOperation.DELETE, ResourceType.GROUP, g)]
+    results = ctx.cluster.groups.delete_groups(ctx.broker_id, allowed) if allowed else {}
+    results = {g: results.get(g, errors.GROUP_AUTHORIZATION_FAILED) for g in names}
     return DeleteGroupsResponse(
         version=ctx.api_version, throttle_time_ms=0,
         results=[_Result(group_id=g, error_code=code) for g, code in results.items()])

@@ -6,9 +6,11 @@ import uuid
 from kafka.protocol.admin import DeleteTopicsRequest, DeleteTopicsResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
 from ._common import (
     KAFKA_ERRORS,
+    authorize,
     error_code,
     error_message,
     serving_broker,
@@ -44,6 +46,13 @@ def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsRes
                 continue
             result.name = name
         meta = cluster.controller.topics.get(name)
+        # DESCRIBE first (not saying whether the topic exists), then DELETE.
+        if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name) or (
+                meta is not None
+                and not authorize(ctx, AclOperation.DELETE, ResourceType.TOPIC, name)):
+            result.error_code = errors.TOPIC_AUTHORIZATION_FAILED
+            result.error_message = "Authorization failed."
+            continue
         if meta is not None:
             result.topic_id = topic_uuid(meta)
         try:

@@ -7,8 +7,13 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 
 from ...core import errors
+from ...core.acl import AclOperation
 from ..registry import RequestContext
-from ._common import INVALID_REQUEST, serving_broker
+from ._common import (
+    INVALID_REQUEST,
+    config_refusal,
+    serving_broker,
+)
 from ._configs import BROKER, TOPIC, broker_entries, topic_entries
 
 API_KEY = 32
@@ -44,7 +49,10 @@ def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConf
     documentation = ctx.api_version >= 3 and request.include_documentation
     results = []
     for resource in request.resources:
-        code, message, entries = _entries(cluster, resource)
+        refused = config_refusal(ctx, AclOperation.DESCRIBE_CONFIGS, resource.resource_type,
+                                 resource.resource_name)
+        code, message, entries = (refused, None, []) if refused else \
+            _entries(cluster, resource)
         keys = resource.configuration_keys  # null: every config
         if keys is not None:
             wanted = set(keys)

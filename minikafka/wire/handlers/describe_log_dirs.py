@@ -8,8 +8,12 @@ import shutil
 from kafka.protocol.admin import DescribeLogDirsRequest, DescribeLogDirsResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import (
+    authorize,
+    serving_broker,
+)
 
 API_KEY = 35
 MIN_VERSION = 1
@@ -32,6 +36,10 @@ def _lag(cluster, replica) -> int:
 def handle(ctx: RequestContext, request: DescribeLogDirsRequest) -> DescribeLogDirsResponse:
     cluster = ctx.cluster
     broker = serving_broker(ctx)
+    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+        return DescribeLogDirsResponse(version=ctx.api_version, throttle_time_ms=0,
+                                       error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
+                                       results=[])
     wanted = None
     if request.topics is not None:
         wanted = {(t.topic, p) for t in request.topics for p in t.partitions}

@@ -7,8 +7,12 @@ from __future__ import annotations
 from kafka.protocol.admin.transactions import DescribeProducersRequest, DescribeProducersResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import (
+    authorize,
+    serving_broker,
+)
 
 API_KEY = 61
 MIN_VERSION = 0
@@ -37,7 +41,10 @@ def _partition(broker, topic: str, p: int) -> _Partition:
 
 def handle(ctx: RequestContext, request: DescribeProducersRequest) -> DescribeProducersResponse:
     broker = serving_broker(ctx)
-    topics = [_Topic(name=t.name, partitions=[_partition(broker, t.name, p)
-                                              for p in t.partition_indexes])
-              for t in request.topics]
+    topics = [_Topic(name=t.name, partitions=[
+        _partition(broker, t.name, p)
+        if authorize(ctx, AclOperation.READ, ResourceType.TOPIC, t.name)
+        else _Partition(partition_index=p, error_code=errors.TOPIC_AUTHORIZATION_FAILED,
+                        error_message=None, active_producers=[])
+        for p in t.partition_indexes]) for t in request.topics]
     return DescribeProducersResponse(version=ctx.api_version, throttle_time_ms=0, topics=topics)

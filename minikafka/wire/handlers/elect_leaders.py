@@ -5,8 +5,15 @@ from __future__ import annotations
 from kafka.protocol.admin import ElectLeadersRequest, ElectLeadersResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import KAFKA_ERRORS, error_code, error_message, serving_broker
+from ._common import (
+    KAFKA_ERRORS,
+    authorize,
+    error_code,
+    error_message,
+    serving_broker,
+)
 
 API_KEY = 43
 MIN_VERSION = 0
@@ -54,6 +61,10 @@ def handle(ctx: RequestContext, request: ElectLeadersRequest) -> ElectLeadersRes
     serving_broker(ctx)
     version = ctx.api_version
     kind = "unclean" if version >= 1 and request.election_type == UNCLEAN else "preferred"
+    if not authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER):
+        return ElectLeadersResponse(version=version, throttle_time_ms=0,
+                                    error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
+                                    replica_election_results=[])
     outcome: dict[tuple[str, int], tuple[int, str | None]] = {}
     if request.topic_partitions is None:
         outcome = _elect(cluster, None, None, kind)

@@ -10,10 +10,18 @@ from __future__ import annotations
 from kafka.protocol.admin import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
 
 from ...core import errors
+from ...core.acl import AclOperation
 from ...core.config import TOPIC_CONFIGS, TopicConfig
 from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
-from ._common import INVALID_REQUEST, KAFKA_ERRORS, error_code, error_message, serving_broker
+from ._common import (
+    INVALID_REQUEST,
+    KAFKA_ERRORS,
+    config_refusal,
+    error_code,
+    error_message,
+    serving_broker,
+)
 from ._configs import BROKER, TOPIC, is_list, render
 
 API_KEY = 44
@@ -87,6 +95,10 @@ def handle(ctx: RequestContext,
                          resource_name=resource.resource_name)
         results.append(result)
         try:
+            refused = config_refusal(ctx, AclOperation.ALTER_CONFIGS, resource.resource_type,
+                                     resource.resource_name)
+            if refused:
+                raise KafkaCoreError(refused, "")
             if resource.resource_type == BROKER:
                 _alter_broker(cluster, resource, request.validate_only)
                 continue

@@ -6,8 +6,9 @@ from __future__ import annotations
 from kafka.protocol.admin import ListGroupsRequest, ListGroupsResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import authorize, serving_broker
 
 API_KEY = 16
 MIN_VERSION = 0
@@ -24,6 +25,10 @@ def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsRespons
     types = {t.lower() for t in request.types_filter or []} if version >= 5 else set()
     listed = [] if types and CLASSIC not in types else \
         ctx.cluster.groups.list_groups(ctx.broker_id, states or None)
+    # DESCRIBE on the cluster lists every group, else those the principal may DESCRIBE.
+    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+        listed = [g for g in listed
+                  if authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g[0])]
     return ListGroupsResponse(
         version=version, throttle_time_ms=0, error_code=errors.NONE,
         groups=[_Group(group_id=g, protocol_type=protocol_type, group_state=state,
