@@ -197,8 +197,9 @@ def serve(args: argparse.Namespace) -> int:
         return 1
     with server:
         for name, wire in server.wires.items():
+            label = "" if name == "PLAINTEXT" else f" ({name})"
             for broker_id, bound in wire.bound_ports.items():
-                print(f"broker {broker_id} listening on {name}://{wire.host}:{bound}")
+                print(f"broker {broker_id} listening on {wire.host}:{bound}{label}")
         print(f"bootstrap servers: {server.bootstrap_servers}  (Ctrl-C to stop)", flush=True)
         try:
             threading.Event().wait()
