@@ -258,10 +258,10 @@ def test_create_describe_delete_acls(cluster):
     assert "Could not parse principal" in answer.results[2].error_message
 
     def describe(**filters):
-        flt = dict(resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1,
-                   principal_filter=None, host_filter=None, operation=1, permission_type=1)
-        flt.update(filters)
-        answer = admin.call(DescribeAclsRequest(**flt), 3)
+        anything = {"resource_type_filter": 1, "resource_name_filter": None,
+                    "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
+                    "operation": 1, "permission_type": 1}
+        answer = admin.call(DescribeAclsRequest(**{**anything, **filters}), 3)
         assert answer.error_code == 0
         return sorted((r.resource_name, r.pattern_type, a.operation)
                       for r in answer.resources for a in r.acls)
