@@ -65,6 +65,9 @@ __all__ = [
 
 log = logging.getLogger("minikafka.wire")
 
+# connection.failed.authentication.delay.ms, Kafka's default
+FAILED_AUTHENTICATION_DELAY_MS = 100
+
 # KIP-511: ClientSoftwareName/Version must match this (Kafka's ApiVersionsRequest.isValid).
 _SOFTWARE_RE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
@@ -295,6 +298,9 @@ class Session:
         self.client_software_version = ""
         self.close_reason: RequestError | None = None
         self._parked: _Parked | None = None
+        # After a failed login the server closes this much later, so the client reads
+        # its error first (Kafka's connection.failed.authentication.delay.ms).
+        self.close_delay_ms = 0
         self.listener = listener.name if listener is not None else ""
         self.principal = principal
         # A SASL listener's connections authenticate first (wire/sasl.py).
@@ -352,6 +358,8 @@ class Session:
             out.extend(response_parts(step.response, request.api_key, request.api_version,
                                       request.correlation_id))
         if step.close is not None:
+            if step.response is not None:
+                self.close_delay_ms = FAILED_AUTHENTICATION_DELAY_MS
             self._close(RequestError(step.close, request.api_key, request.api_version,
                                      request.correlation_id))
         elif sasl.complete:

@@ -60,7 +60,7 @@ def _size_buffers(sock: socket.socket | None, send: int, receive: int) -> None:
 
 class _Connection(asyncio.Protocol):
     __slots__ = ("server", "broker_id", "transport", "session", "peer", "pending", "write_paused",
-                 "read_paused", "active_ms")
+                 "read_paused", "active_ms", "tls")
 
     def __init__(self, server: WireServer, broker_id: int) -> None:
         self.server = server
@@ -72,6 +72,7 @@ class _Connection(asyncio.Protocol):
         self.write_paused = False  # output is waiting: run no more requests until it is sent
         self.read_paused = False
         self.active_ms = server.now_ms()  # last read or write: connections.max.idle.ms
+        self.tls = server.ssl_context is not None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         server = self.server
@@ -81,7 +82,6 @@ class _Connection(asyncio.Protocol):
         self.peer = (str(peer[0]), int(peer[1]))
         _size_buffers(transport.get_extra_info("socket"), server.send_buffer_bytes,
                       server.receive_buffer_bytes)
-        transport.set_write_buffer_limits(high=0)  # pause_writing() as soon as a send falls short
         # On TLS, a verified client certificate names the principal (SASL may rename it).
         principal = principal_from_cert(transport.get_extra_info("peercert")) \
             if server.ssl_context is not None else None
@@ -91,6 +91,11 @@ class _Connection(asyncio.Protocol):
             max_request_bytes=server.max_request_bytes, stats=server.stats,
             listener=server.listener, principal=principal or ANONYMOUS,
         )
+        if not self.tls:
+            # pause_writing() as soon as a send falls short. (asyncio's TLS transport keeps
+            # its default limits: it counts TLS records not yet handed to the socket, and
+            # with a limit of 0 it would pause before the first write and never resume.)
+            transport.set_write_buffer_limits(high=0)
         if self.broker_id in server._stopped:
             # Accepted just before its listener closed: the broker is gone.
             transport.abort()
@@ -122,7 +127,13 @@ class _Connection(asyncio.Protocol):
             self.server._record_close(self, out.close)
             while self.pending:
                 transport.write(self.pending.popleft())
-            transport.close()  # flushes what was written first
+            if session.close_delay_ms and self.server._loop is not None:
+                # A failed login: the client reads its error before the close
+                # (Kafka's connection.failed.authentication.delay.ms).
+                transport.pause_reading()
+                self.server._loop.call_later(session.close_delay_ms / 1000, transport.close)
+            else:
+                transport.close()  # flushes what was written first
             return
         server = self.server
         if session.parked:
@@ -148,6 +159,11 @@ class _Connection(asyncio.Protocol):
     def _flush(self) -> None:
         transport, pending = self.transport, self.pending
         assert transport is not None
+        if self.tls:
+            # TLS: hand everything over; the transport's own flow control pauses us.
+            while pending and not transport.is_closing():
+                transport.write(pending.popleft())  # may call pause_writing()
+            return
         # A send that failed (the client hung up) closes the transport at once but reports
         # connection_lost later: writing on would log a warning per remaining chunk.
         while pending and not transport.get_write_buffer_size() and not transport.is_closing():
@@ -174,6 +190,8 @@ class _Connection(asyncio.Protocol):
     def resume_writing(self) -> None:
         if self.transport is None or self.transport.is_closing():
             return
+        if self.tls:
+            self.write_paused = False
         self._flush()
         if not self.write_paused:
             self.pump()
