@@ -23,7 +23,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kafka import errors as Errors
-from kafka.admin import OffsetSpec, OffsetTimestamp
+from kafka.admin import (
+    ACL,
+    ACLFilter,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    OffsetSpec,
+    OffsetTimestamp,
+    ResourcePattern,
+)
+from kafka.admin import ResourceType as KafkaResourceType
 from kafka.admin.client import KafkaAdminClient as _KafkaPythonAdmin
 from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
@@ -33,7 +43,17 @@ from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 from .. import errors as kerrors
 from ..core import api, errors
+from ..core.acl import (
+    CLUSTER_NAME,
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
 from ..core.group import DEAD, EMPTY, CommittedOffset
+from .security import IN_PROCESS_HOST, authenticate, check, refused_topics
 
 # kafka-python 2.x return types of describe_consumer_groups.
 GroupInformation = namedtuple(
@@ -101,6 +121,7 @@ class KafkaAdminClient:
             raise Errors.KafkaConfigurationError(f"Unrecognized configs: {unknown}")
         self.cluster = cluster
         self.config = {"client_id": "adminclient-1", "request_timeout_ms": 30_000, **configs}
+        self.principal = authenticate(cluster, self.config)
         self._closed = False
 
     def close(self) -> None:
@@ -129,7 +150,10 @@ class KafkaAdminClient:
 
     # -- topics (enough for a lesson) ------------------------------------------------------------
     def list_topics(self) -> list[str]:
-        return self.cluster.list_topics(internal=True)
+        """Every topic the principal may DESCRIBE."""
+        names = self.cluster.list_topics(internal=True)
+        hidden = refused_topics(self.cluster, self.principal, AclOperation.DESCRIBE, names)
+        return [n for n in names if n not in hidden]
 
     def create_topics(self, new_topics: Any, timeout_ms: int | None = None,
                       validate_only: bool = False, raise_errors: bool = True) -> dict[str, Any]:
@@ -146,6 +170,11 @@ class KafkaAdminClient:
                     specs[t.name] = {"num_partitions": t.num_partitions,
                                      "replication_factor": t.replication_factor,
                                      "configs": t.topic_configs}
+        # CREATE on the cluster or on each topic, as the broker checks it
+        if not self._may(AclOperation.CREATE, ResourceType.CLUSTER):
+            for name in specs:
+                check(self.cluster, self.principal, AclOperation.CREATE, ResourceType.TOPIC,
+                      name)
         request = api.CreateTopicsRequest(
             [api.CreatableTopic(name, spec.get("num_partitions", -1),
                                 spec.get("replication_factor", -1),
@@ -168,6 +197,8 @@ class KafkaAdminClient:
         out: dict[str, Any] = {}
         for name in topics:
             try:
+                check(self.cluster, self.principal, AclOperation.DELETE, ResourceType.TOPIC,
+                      name)
                 self.cluster.delete_topic(name)
                 out[name] = None
             except Errors.KafkaError as exc:
@@ -175,6 +206,49 @@ class KafkaAdminClient:
                     raise
                 out[name] = exc
         return out
+
+    # -- ACLs (kafka-python's shapes: ACL, ACLFilter, ResourcePattern) -----------------------
+    def _may(self, operation: AclOperation, kind: ResourceType, name: str = CLUSTER_NAME) -> bool:
+        return self.cluster.authorize(self.principal, IN_PROCESS_HOST, operation, kind, name)
+
+    def _acls_enabled(self) -> None:
+        if self.cluster.authorizer is None:
+            raise Errors.SecurityDisabledError("No Authorizer is configured.")
+
+    def create_acls(self, acls: Iterable[ACL]) -> dict[str, list]:
+        """{"succeeded": [ACL...], "failed": [error class...]}, as kafka-python returns
+        it; needs ALTER on the cluster."""
+        acls = list(acls)
+        for acl in acls:
+            if not isinstance(acl, ACL):
+                raise Errors.IllegalArgumentError("acls must contain ACL objects")
+        self._acls_enabled()
+        if not self._may(AclOperation.ALTER, ResourceType.CLUSTER):
+            return {"succeeded": [], "failed": [Errors.ClusterAuthorizationFailedError] * len(acls)}
+        out: dict[str, list] = {"succeeded": [], "failed": []}
+        for acl, (_, code, _message) in zip(acls, self.cluster.create_acls(
+                [_binding(a) for a in acls])):
+            if code == errors.NONE:
+                out["succeeded"].append(acl)
+            else:
+                out["failed"].append(Errors.for_code(code))
+        return out
+
+    def describe_acls(self, acl_filter: ACLFilter) -> tuple[list[ACL], type]:
+        """(the ACLs the filter matches, NoError); needs DESCRIBE on the cluster."""
+        self._acls_enabled()
+        check(self.cluster, self.principal, AclOperation.DESCRIBE, ResourceType.CLUSTER)
+        return [_acl(b) for b in self.cluster.describe_acls(_filter(acl_filter))], Errors.NoError
+
+    def delete_acls(self, acl_filters: Iterable[ACLFilter]) -> list[tuple]:
+        """[(filter, [the ACLs it removed], error class)]; needs ALTER on the cluster."""
+        acl_filters = list(acl_filters)
+        self._acls_enabled()
+        if not self._may(AclOperation.ALTER, ResourceType.CLUSTER):
+            return [(f, [], Errors.ClusterAuthorizationFailedError) for f in acl_filters]
+        removed = self.cluster.delete_acls([_filter(f) for f in acl_filters])
+        return [(f, [_acl(b) for b in gone], Errors.NoError)
+                for f, gone in zip(acl_filters, removed)]
 
     def _bounds(self, tp: TopicPartition) -> tuple[int, int]:
         """(earliest, latest) offsets of a partition: ListOffsets to its leader."""
@@ -525,6 +599,30 @@ class KafkaAdminClient:
                 out.extend(TopicPartition(name, p)
                            for p in range(self.cluster.partitions_for(name)))
         return sorted(set(out))
+
+
+def _binding(acl: ACL) -> AclBinding:
+    pattern = acl.resource_pattern
+    return AclBinding(ResourceType(int(pattern.resource_type)), pattern.resource_name,
+                      PatternType(int(pattern.pattern_type)), acl.principal, acl.host,
+                      AclOperation(int(acl.operation)),
+                      AclPermissionType(int(acl.permission_type)))
+
+
+def _filter(acl_filter: ACLFilter) -> AclBindingFilter:
+    pattern = acl_filter.resource_pattern
+    return AclBindingFilter(ResourceType(int(pattern.resource_type)), pattern.resource_name,
+                            PatternType(int(pattern.pattern_type)), acl_filter.principal,
+                            acl_filter.host, AclOperation(int(acl_filter.operation)),
+                            AclPermissionType(int(acl_filter.permission_type)))
+
+
+def _acl(binding: AclBinding) -> ACL:
+    return ACL(binding.principal, binding.host, ACLOperation(int(binding.operation)),
+               ACLPermissionType(int(binding.permission_type)),
+               ResourcePattern(KafkaResourceType(int(binding.resource_type)),
+                               binding.resource_name,
+                               ACLResourcePatternType(int(binding.pattern_type))))
 
 
 def format_reset_plan(group_id: str, plan: Mapping[TopicPartition, int]) -> str:
