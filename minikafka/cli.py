@@ -13,6 +13,7 @@ Each subcommand has an `add_<name>(subparsers)` that declares its flags and a
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -185,7 +186,8 @@ def serve(args: argparse.Namespace) -> int:
     for user, mechanism, password, iterations in scram:
         known = cluster.controller.scram_credentials.get((user, mechanism))
         if known is None or not known.check_password(password):
-            cluster.set_scram_credential(user, password, mechanism, iterations)
+            cluster.set_scram_credential(user, password, mechanism, iterations,
+                                         salt=os.urandom(32))
     try:
         server = cluster.serve(port=port, host=host,
                                advertised_host=advertised[0] if advertised else None,

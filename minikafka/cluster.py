@@ -941,7 +941,9 @@ class Cluster:
     def set_scram_credential(self, user: str, password: str, mechanism: str = "SCRAM-SHA-256",
                              iterations: int = 4096, salt: bytes | None = None) -> None:
         """A user's SCRAM credential, as kafka-configs --add-config
-        'SCRAM-SHA-256=[password=...]' --entity-type users sets it."""
+        'SCRAM-SHA-256=[password=...]' --entity-type users sets it. The salt is drawn
+        from the seeded random unless given (serve gives one from the OS)."""
+        salt = salt if salt is not None else self.random.randbytes(32)
         self.put_scram_credential(user, make_credential(mechanism, password, iterations, salt))
 
     @_wrap

@@ -22,7 +22,6 @@ resource (literal name, the literal wildcard "*", or a prefix of the name):
 """
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
@@ -228,8 +227,7 @@ class AclStore:
                 return acl_id
         return None
 
-    def add(self, binding: AclBinding, acl_id: str | None = None) -> str:
-        acl_id = acl_id or str(uuid.uuid4())
+    def add(self, binding: AclBinding, acl_id: str) -> str:
         self.by_id[acl_id] = binding
         return acl_id
 

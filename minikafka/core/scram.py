@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import secrets
 from dataclasses import dataclass
 
 __all__ = ["MECHANISMS", "ScramCredential", "ScramError", "ScramServer", "make_credential"]
@@ -78,12 +77,11 @@ def from_salted_password(mechanism: str, salted: bytes, salt: bytes,
                            hmac.digest(salted, b"Server Key", name), iterations)
 
 
-def make_credential(mechanism: str, password: str, iterations: int = DEFAULT_ITERATIONS,
-                    salt: bytes | None = None) -> ScramCredential:
-    """A credential as the controller stores it (a random salt unless given)."""
+def make_credential(mechanism: str, password: str, iterations: int,
+                    salt: bytes) -> ScramCredential:
+    """A credential as the controller stores it."""
     if mechanism not in MECHANISMS:
         raise ValueError(f"Unsupported mechanism {mechanism}")
-    salt = salt if salt is not None else secrets.token_bytes(32)
     return from_salted_password(mechanism, salted_password(mechanism, password, salt, iterations),
                                 salt, iterations)
 
@@ -107,10 +105,10 @@ class ScramServer:
     """One SCRAM login. `lookup(username)` gives the user's credential for this
     mechanism, or None."""
 
-    def __init__(self, mechanism: str, lookup, nonce: str | None = None) -> None:
+    def __init__(self, mechanism: str, lookup, nonce: str) -> None:
         self.mechanism = mechanism
         self.lookup = lookup
-        self.nonce = nonce if nonce is not None else secrets.token_urlsafe(24)
+        self.nonce = nonce  # the server's part of the nonce: unpredictable, from the caller
         self.username: str | None = None
         self.complete = False
         self._first_bare = self._server_first = ""

@@ -22,6 +22,7 @@ check the credentials in the metadata log (AlterUserScramCredentials).
 """
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
@@ -132,7 +133,8 @@ class SaslAuthenticator:
         else:
             credentials = self.cluster.controller.scram_credentials
             self._server = ScramServer(mechanism,
-                                       lambda user: credentials.get((user, mechanism)))
+                                       lambda user: credentials.get((user, mechanism)),
+                                       secrets.token_urlsafe(24))
         self.state = AUTHENTICATE
         self.raw_tokens = version == 0
         return SaslStep(SaslHandshakeResponse(version=version, error_code=errors.NONE,

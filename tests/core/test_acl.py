@@ -29,8 +29,8 @@ def acl(name, op, principal="User:alice", perm=Perm.ALLOW, pattern=P.LITERAL, ki
 
 def authorizer(*acls: AclBinding, **settings) -> Authorizer:
     store = AclStore()
-    for a in acls:
-        store.add(a)
+    for i, a in enumerate(acls):
+        store.add(a, str(i))
     return Authorizer(store, **settings)
 
 
@@ -152,8 +152,8 @@ def test_an_identical_acl_is_kept_once():
 
 def _scram_login(mechanism: str, stored_password: str, password: str) -> ScramServer:
     from kafka.net.sasl.scram import ScramClient
-    credential = make_credential(mechanism, stored_password)
-    server = ScramServer(mechanism, {"alice": credential}.get)
+    credential = make_credential(mechanism, stored_password, 4096, b"salt" * 8)
+    server = ScramServer(mechanism, {"alice": credential}.get, "server-nonce")
     client = ScramClient("alice", password, mechanism)
     first = server.evaluate(client.first_message())
     client.process_server_first_message(first)
