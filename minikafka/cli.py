@@ -137,9 +137,10 @@ def serve(args: argparse.Namespace) -> int:
         scram = [parse_scram_argument(item) for item in args.add_scram]
     except ValueError as exc:
         return fail(str(exc))
-    # The listener --port and --host apply to first, the inter-broker one last.
-    listeners.sort(key=lambda item: (item.name == inter_broker,
-                                     (item.host, item.port) != listener))
+    # Brokers in one process have no inter-broker traffic: its listener is left out when
+    # there is another. --port and --host apply to the first.
+    listeners = [item for item in listeners if item.name != inter_broker] or listeners
+    listeners.sort(key=lambda item: (item.host, item.port) != listener)
     authorizer = config.security.get("authorizer.class.name", "").strip()
     if authorizer and authorizer != STANDARD_AUTHORIZER:
         return fail(f"authorizer.class.name={authorizer}: minikafka has Kafka's KRaft "
