@@ -298,8 +298,8 @@ class Session:
         self.client_software_version = ""
         self.close_reason: RequestError | None = None
         self._parked: _Parked | None = None
-        # After a failed login the server closes this much later, so the client reads
-        # its error first (Kafka's connection.failed.authentication.delay.ms).
+        # After a failed login the server sends the answer and closes this much later
+        # (Kafka's connection.failed.authentication.delay.ms).
         self.close_delay_ms = 0
         self.listener = listener.name if listener is not None else ""
         self.principal = principal

@@ -119,21 +119,21 @@ class _Connection(asyncio.Protocol):
             return
         served = session.stats.requests
         out = session.process(self.server.now_ms())
+        if out.close is not None and session.close_delay_ms and self.server._loop is not None:
+            # A failed login: Kafka holds the answer back for
+            # connection.failed.authentication.delay.ms, then sends it and closes.
+            self.server._record_close(self, out.close)
+            transport.pause_reading()
+            self.pending.append(memoryview(out.data))
+            self.server._loop.call_later(session.close_delay_ms / 1000, self._close_now)
+            return
         if out.data:
             self.active_ms = self.server.now_ms()
             self.pending.append(memoryview(out.data))
             self._flush()
         if out.close is not None:
             self.server._record_close(self, out.close)
-            while self.pending:
-                transport.write(self.pending.popleft())
-            if session.close_delay_ms and self.server._loop is not None:
-                # A failed login: the client reads its error before the close
-                # (Kafka's connection.failed.authentication.delay.ms).
-                transport.pause_reading()
-                self.server._loop.call_later(session.close_delay_ms / 1000, transport.close)
-            else:
-                transport.close()  # flushes what was written first
+            self._close_now()
             return
         server = self.server
         if session.parked:
@@ -144,6 +144,14 @@ class _Connection(asyncio.Protocol):
         self._update_reading()
         if session.stats.requests != served and server._waiting:
             server._schedule_poll()
+
+    def _close_now(self) -> None:
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        while self.pending:
+            transport.write(self.pending.popleft())
+        transport.close()  # flushes what was written first
 
     def _update_reading(self) -> None:
         session, transport = self.session, self.transport
