@@ -146,8 +146,11 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
                     topics.append(_unknown(name, code or errors.UNKNOWN_TOPIC_OR_PARTITION))
                     continue
             topics.append(_topic(cluster, name, live, version, operations(name)))
-    cluster_operations = authorized_operations(ctx, ResourceType.CLUSTER) \
-        if 8 <= version <= 10 and request.include_cluster_authorized_operations else None
+    cluster_operations = None
+    if 8 <= version <= 10 and request.include_cluster_authorized_operations:
+        # Kafka computes them only for a principal that may DESCRIBE the cluster.
+        cluster_operations = authorized_operations(ctx, ResourceType.CLUSTER) \
+            if authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER) else set()
     return MetadataResponse(
         version=version, throttle_time_ms=0, brokers=brokers, cluster_id=cluster_id(cluster),
         controller_id=controller_id(cluster), topics=topics,
