@@ -199,8 +199,8 @@ def serve(args: argparse.Namespace) -> int:
         print(f"minikafka serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1
     with server:
-        for name, wire in server.wires.items():
-            label = "" if name == "PLAINTEXT" else f" ({name})"
+        for wire in server.wires.values():
+            label = "" if wire.listener is None else f" ({wire.listener.protocol})"
             for broker_id, bound in wire.bound_ports.items():
                 print(f"broker {broker_id} listening on {wire.host}:{bound}{label}")
         print(f"bootstrap servers: {server.bootstrap_servers}  (Ctrl-C to stop)", flush=True)
