@@ -145,6 +145,11 @@ def serve(args: argparse.Namespace) -> int:
     if authorizer and authorizer != STANDARD_AUTHORIZER:
         return fail(f"authorizer.class.name={authorizer}: minikafka has Kafka's KRaft "
                     f"authorizer only, {STANDARD_AUTHORIZER}")
+    rules = config.security.get("ssl.principal.mapping.rules", "DEFAULT").strip()
+    if rules != "DEFAULT":
+        print("minikafka serve: warning: ssl.principal.mapping.rules is not applied: a client "
+              "certificate's principal is User:<its whole subject>, as with DEFAULT",
+              file=sys.stderr)
     for key in config.unknown:
         print(f"minikafka serve: warning: unknown config {key!r} (not a Kafka broker key "
               "minikafka knows), ignored", file=sys.stderr)

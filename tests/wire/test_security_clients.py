@@ -259,3 +259,58 @@ def test_scram_users_made_with_alter_user_scram_credentials_log_in(secured, cert
                                             "carol", "carol-secret"))
     assert carol.list_topics() == []  # carol may see nothing: no ACLs name her
     carol.close()
+
+
+def _free_block(count: int) -> int:
+    """A port p with p..p+count-1 free on loopback (checked by binding them)."""
+    import random
+    import socket
+    for _ in range(50):
+        base = random.randrange(20000, 60000 - count)
+        socks = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise AssertionError("no free block of ports")
+
+
+def test_serve_counts_each_listeners_ports_up_and_advertises_its_own(tmp_path):
+    import subprocess
+    import sys
+    plain, sasl = _free_block(3), _free_block(3)
+    config = tmp_path / "server.properties"
+    config.write_text(
+        f"listeners=PLAINTEXT://127.0.0.1:{plain},SASL_PLAINTEXT://127.0.0.1:{sasl}\n"
+        "sasl.enabled.mechanisms=PLAIN\n"
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security."
+        'plain.PlainLoginModule required user_alice="alice-secret";\n')
+    serve = subprocess.Popen([sys.executable, "-c", "from minikafka.cli import main; "
+                              "raise SystemExit(main())", "serve", str(config), "--brokers", "3"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        banner = []
+        for line in serve.stdout:
+            banner.append(line.rstrip("\n"))
+            if line.startswith("bootstrap servers:"):
+                break
+        assert banner[:6] == [f"broker {b} listening on 127.0.0.1:{plain + b - 1}"
+                              for b in (1, 2, 3)] + [
+            f"broker {b} listening on 127.0.0.1:{sasl + b - 1} (SASL_PLAINTEXT)"
+            for b in (1, 2, 3)]
+        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{sasl}",
+                                 security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+                                 sasl_plain_username="alice", sasl_plain_password="alice-secret")
+        brokers = admin.describe_cluster()["brokers"]
+        admin.close()
+        assert sorted(b["port"] for b in brokers) == [sasl, sasl + 1, sasl + 2]
+    finally:
+        serve.terminate()
+        serve.wait(30)
