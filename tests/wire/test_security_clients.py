@@ -16,6 +16,7 @@ from kafka.admin import (
     ACLOperation,
     ACLPermissionType,
     ACLResourcePatternType,
+    NewTopic,
     ResourcePattern,
     ResourcePatternFilter,
     ResourceType,
@@ -314,3 +315,30 @@ def test_serve_counts_each_listeners_ports_up_and_advertises_its_own(tmp_path):
     finally:
         serve.terminate()
         serve.wait(30)
+
+
+def test_pkcs12_keystore_and_truststore(certs, tmp_path):
+    """ssl.keystore.type=PKCS12 and ssl.truststore.type=PKCS12 (read with `cryptography`):
+    a client certificate signed by the truststore's CA logs in over SSL."""
+    import subprocess
+    keystore, truststore = tmp_path / "broker.p12", tmp_path / "trust.p12"
+    subprocess.run(["openssl", "pkcs12", "-export", "-in", str(certs.broker_cert), "-inkey",
+                    str(certs.broker_key), "-certfile", str(certs.ca), "-passout", "pass:ks-pw",
+                    "-out", str(keystore)], check=True, capture_output=True)
+    subprocess.run(["openssl", "pkcs12", "-export", "-nokeys", "-in", str(certs.ca),
+                    "-passout", "pass:ts-pw", "-out", str(truststore)], check=True,
+                   capture_output=True)
+    listeners = client_listeners({
+        "listeners": "SSL://127.0.0.1:0", "ssl.client.auth": "required",
+        "ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(keystore),
+        "ssl.keystore.password": "ks-pw", "ssl.truststore.type": "PKCS12",
+        "ssl.truststore.location": str(truststore), "ssl.truststore.password": "ts-pw"})
+    cluster = Cluster(brokers=1)
+    with cluster.serve(port=0, listeners=listeners) as server:
+        admin = KafkaAdminClient(bootstrap_servers=server.bootstrap_servers,
+                                 security_protocol="SSL", ssl_cafile=str(certs.ca),
+                                 ssl_certfile=str(certs.client_cert),
+                                 ssl_keyfile=str(certs.client_key))
+        admin.create_topics([NewTopic("over-tls", 1, 1)])
+        assert admin.list_topics() == ["over-tls"]
+        admin.close()

@@ -57,7 +57,8 @@ def test_pkcs12_needs_the_cryptography_package(certs, tmp_path, monkeypatch):
     subprocess.run(["openssl", "pkcs12", "-export", "-in", str(certs.broker_cert), "-inkey",
                     str(certs.broker_key), "-passout", "pass:secret", "-out", str(store)],
                    check=True, capture_output=True)
-    monkeypatch.setitem(sys.modules, "cryptography", None)  # as on a machine without it
+    for name in ["cryptography", *[m for m in sys.modules if m.startswith("cryptography.")]]:
+        monkeypatch.setitem(sys.modules, name, None)  # as on a machine without it
     with pytest.raises(TlsConfigError, match=r"needs the 'cryptography' package"):
         server_context({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(store),
                         "ssl.keystore.password": "secret"})
