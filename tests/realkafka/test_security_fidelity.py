@@ -86,10 +86,12 @@ def observe(bootstrap: str) -> dict:
                      ResourcePattern(ResourceType.GROUP, "team-", prefixed))
     read_topic = ACL("User:alice", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
                      ResourcePattern(ResourceType.TOPIC, "orders-", prefixed))
+    # Real brokers learn new ACLs from the metadata log a moment after CreateAcls answers.
     seen["create group acl"] = admin.create_acls([read_group])
+    time.sleep(1)
     seen["group acl only"] = consume()
     seen["create topic acl"] = admin.create_acls([read_topic])
-    time.sleep(1)  # real brokers learn ACLs from the metadata log a moment later
+    time.sleep(1)
     seen["both acls"] = consume()
     seen["alice sees with acl"] = [t == topic for t in KafkaAdminClient(**alice).list_topics()
                                    if t.startswith("orders-")]
