@@ -38,8 +38,11 @@ __all__ = [
     "InvalidAcl",
     "PatternType",
     "ResourceType",
+    "STANDARD_AUTHORIZER",
+    "SUPPORTED_OPERATIONS",
     "WILDCARD",
     "WILDCARD_PRINCIPAL",
+    "all_operations",
 ]
 
 WILDCARD = "*"

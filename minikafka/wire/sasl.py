@@ -53,6 +53,10 @@ class SaslStep:
         self.passthrough = passthrough  # not the authenticator's: dispatch it as usual
 
 
+# A failed login, whatever the mechanism: str() is the message Kafka sends back.
+LoginFailed = ScramError
+
+
 class _Plain:
     def __init__(self, users: dict[str, str]) -> None:
         self.users = users
@@ -62,18 +66,18 @@ class _Plain:
     def evaluate(self, token: bytes) -> bytes:
         parts = token.split(b"\0")
         if len(parts) != 3:
-            raise ScramError("Authentication failed: Invalid SASL/PLAIN response: expected 3 "
+            raise LoginFailed("Authentication failed: Invalid SASL/PLAIN response: expected 3 "
                              f"tokens, got {len(parts)}")
         authzid, user, password = (p.decode("utf-8", "replace") for p in parts)
         if not user:
-            raise ScramError("Authentication failed: username not specified")
+            raise LoginFailed("Authentication failed: username not specified")
         if not password:
-            raise ScramError("Authentication failed: password not specified")
+            raise LoginFailed("Authentication failed: password not specified")
         expected = self.users.get(user)
         if expected is None or expected != password:
-            raise ScramError("Authentication failed: Invalid username or password")
+            raise LoginFailed("Authentication failed: Invalid username or password")
         if authzid and authzid != user:
-            raise ScramError("Authentication failed: Client requested an authorization id "
+            raise LoginFailed("Authentication failed: Client requested an authorization id "
                              "that is different from username")
         self.username, self.complete = user, True
         return b""
@@ -113,7 +117,7 @@ class SaslAuthenticator:
         """A bare token after a v0 handshake: (token to send back or None, close reason)."""
         try:
             answer = self._server.evaluate(token)
-        except ScramError as exc:
+        except LoginFailed as exc:
             return None, self._failure(exc)
         if self._server.complete:
             self._succeed()
@@ -144,7 +148,7 @@ class SaslAuthenticator:
         version = request.api_version
         try:
             answer = self._server.evaluate(bytes(request.body.auth_bytes))
-        except ScramError as exc:
+        except LoginFailed as exc:
             message = self._failure(exc)
             return SaslStep(SaslAuthenticateResponse(
                 version=version, error_code=errors.SASL_AUTHENTICATION_FAILED,
@@ -155,7 +159,7 @@ class SaslAuthenticator:
             version=version, error_code=errors.NONE, error_message=None, auth_bytes=answer,
             session_lifetime_ms=0))
 
-    def _failure(self, exc: ScramError) -> str:
+    def _failure(self, exc: LoginFailed) -> str:
         text = str(exc)
         if text.startswith("Authentication failed"):
             return text
