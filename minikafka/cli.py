@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -58,6 +59,10 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
                    help="a feature level of the new cluster, as kafka-storage.sh format "
                         "--feature takes it, e.g. eligible.leader.replicas.version=0 for the "
                         "rules before Kafka 4.1 (repeatable)")
+    p.add_argument("--add-scram", action="append", default=[], metavar="CREDENTIAL",
+                   help="a SCRAM user, as kafka-storage.sh format --add-scram takes it, e.g. "
+                        "'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable); "
+                        "kafka-configs.sh --alter --add-config adds more while serving")
     p.add_argument("--journal-events", type=int, default=DEFAULT_JOURNAL_EVENTS, metavar="N",
                    help="bound the window of the cluster's journal, the history the checkers "
                         "read, to N (an event counts once plus once per record it carries; "
@@ -95,7 +100,9 @@ def serve(args: argparse.Namespace) -> int:
     from kafka.errors import InvalidConfigurationError
 
     from .cluster import Cluster
+    from .core.acl import STANDARD_AUTHORIZER, Authorizer
     from .core.recovery import LogDirError
+    from .core.security_config import client_listeners, parse_scram_argument
     from .core.server_config import (
         ServerConfigError,
         parse_overrides,
@@ -103,6 +110,7 @@ def serve(args: argparse.Namespace) -> int:
         read_properties,
     )
     from .tools._common import kafka_message
+    from .wire.tls import TlsConfigError
 
     def fail(message: str) -> int:
         print(f"minikafka serve: {message}", file=sys.stderr)
@@ -130,6 +138,24 @@ def serve(args: argparse.Namespace) -> int:
         return fail(str(exc))
     except ValueError as exc:
         return fail(f"Invalid value {exc} for configuration listeners")
+    try:
+        listeners = client_listeners({**raw, **config.server})
+        scram = [parse_scram_argument(item) for item in args.add_scram]
+    except ValueError as exc:
+        return fail(str(exc))
+    # Brokers in one process have no inter-broker traffic: its listener is left out when
+    # there is another. --port and --host apply to the first.
+    listeners = [item for item in listeners if item.name != inter_broker] or listeners
+    listeners.sort(key=lambda item: (item.host, item.port) != listener)
+    authorizer = config.security.get("authorizer.class.name", "").strip()
+    if authorizer and authorizer != STANDARD_AUTHORIZER:
+        return fail(f"authorizer.class.name={authorizer}: minikafka has Kafka's KRaft "
+                    f"authorizer only, {STANDARD_AUTHORIZER}")
+    rules = config.security.get("ssl.principal.mapping.rules", "DEFAULT").strip()
+    if rules != "DEFAULT":
+        print("minikafka serve: warning: ssl.principal.mapping.rules is not applied: a client "
+              "certificate's principal is User:<its whole subject>, as with DEFAULT",
+              file=sys.stderr)
     for key in config.unknown:
         print(f"minikafka serve: warning: unknown config {key!r} (not a Kafka broker key "
               "minikafka knows), ignored", file=sys.stderr)
@@ -167,16 +193,28 @@ def serve(args: argparse.Namespace) -> int:
         print(f"log dirs: {log_dir}/broker-N (cluster.id {cluster.cluster_id})", flush=True)
         for line in cluster.recovery_messages:
             print(f"recovery: {line}", flush=True)
+    if authorizer:
+        cluster.authorizer = Authorizer.from_config(cluster.controller.acls, config.security)
+    for user, mechanism, password, iterations in scram:
+        known = cluster.controller.scram_credentials.get((user, mechanism))
+        if known is None or not known.check_password(password):
+            cluster.set_scram_credential(user, password, mechanism, iterations,
+                                         salt=os.urandom(32))
     try:
         server = cluster.serve(port=port, host=host,
-                               advertised_host=advertised[0] if advertised else None)
+                               advertised_host=advertised[0] if advertised else None,
+                               listeners=listeners)
+    except TlsConfigError as exc:
+        return fail(str(exc))
     except OSError as exc:
         print(f"minikafka serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1
     with contextlib.ExitStack() as stack:
         stack.enter_context(server)
-        for broker_id, bound in server.ports.items():
-            print(f"broker {broker_id} listening on {host}:{bound}")
+        for wire in server.wires.values():
+            label = "" if wire.listener is None else f" ({wire.listener.protocol})"
+            for broker_id, bound in wire.bound_ports.items():
+                print(f"broker {broker_id} listening on {wire.host}:{bound}{label}")
         if args.metrics_port is not None:
             from .monitoring import MetricsServer
 

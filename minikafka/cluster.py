@@ -24,6 +24,14 @@ from typing import Any
 
 from . import errors as kerrors
 from .core import api, errors
+from .core.acl import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    Authorizer,
+    InvalidAcl,
+    ResourceType,
+)
 from .core.broker import Broker
 from .core.clock import EPOCH_MS, SimClock
 from .core.config import BROKER_DEFAULTS, TopicConfig
@@ -47,6 +55,7 @@ from .core.recovery import (
     write_topic_id,
 )
 from .core.replica import Replica
+from .core.scram import ScramCredential, make_credential
 from .core.server_config import (
     DYNAMIC_KEYS,
     ServerConfigError,
@@ -159,6 +168,9 @@ class Cluster:
         self.dynamic_broker_config: dict[str, tuple[int | None, Any]] = {}
         self.features = _features(features)
         self.lock = threading.RLock()
+        # The StandardAuthorizer once enable_acls() (or authorizer.class.name) turns it on;
+        # None: every principal may do everything, as Kafka without an authorizer.
+        self.authorizer: Authorizer | None = None
         # KRaft combined mode: the first 1 or 3 brokers also vote in the controller quorum.
         voters = tuple(controllers) if controllers is not None else tuple(
             ids[:3] if len(ids) >= 3 else ids[:1])
@@ -917,6 +929,72 @@ class Cluster:
         """A KafkaAdminClient (kafka-python's method names) connected to this cluster."""
         from .client.admin import KafkaAdminClient
         return KafkaAdminClient(self, **config)
+
+    # -- security: ACLs and SCRAM credentials (kept in the metadata log) ---------------
+    def enable_acls(self, super_users: Iterable[str] = (),
+                    allow_everyone_if_no_acl_found: bool = False) -> Authorizer:
+        """Turn on the StandardAuthorizer (authorizer.class.name), with super.users given
+        as principals ("User:admin") and allow.everyone.if.no.acl.found."""
+        self.authorizer = Authorizer(self.controller.acls, super_users,
+                                     allow_everyone_if_no_acl_found)
+        return self.authorizer
+
+    def authorize(self, principal: str, host: str, operation: AclOperation,
+                  resource_type: ResourceType, name: str) -> bool:
+        """Whether `principal` connecting from `host` may do `operation` on the resource
+        (always, with no authorizer)."""
+        authorizer = self.authorizer
+        return authorizer is None or authorizer.authorize(principal, host, operation,
+                                                          resource_type, name)
+
+    def create_acls(self, bindings: Iterable[AclBinding]) -> list[tuple[AclBinding, int, str]]:
+        """CreateAcls: (binding, error code, message) for each, in order."""
+        out = []
+        for binding in bindings:
+            try:
+                self.controller.create_acl(binding)
+                out.append((binding, errors.NONE, ""))
+            except InvalidAcl as exc:
+                out.append((binding, errors.INVALID_REQUEST, str(exc)))
+            except errors.KafkaCoreError as exc:
+                out.append((binding, exc.code, exc.message))
+        self._sync_metadata()
+        return out
+
+    def describe_acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
+        return [acl for _, acl in self.controller.acls.matching(acl_filter)]
+
+    def delete_acls(self, filters: Iterable[AclBindingFilter]) -> list[list[AclBinding]]:
+        """DeleteAcls: for each filter, the ACLs it removed."""
+        out = []
+        for acl_filter in filters:
+            matched = self.controller.acls.matching(acl_filter)
+            for acl_id, _ in matched:
+                self.controller.delete_acl(acl_id)
+            out.append([acl for _, acl in matched])
+        self._sync_metadata()
+        return out
+
+    @_wrap
+    def set_scram_credential(self, user: str, password: str, mechanism: str = "SCRAM-SHA-256",
+                             iterations: int = 4096, salt: bytes | None = None) -> None:
+        """A user's SCRAM credential, as kafka-configs --add-config
+        'SCRAM-SHA-256=[password=...]' --entity-type users sets it. The salt is drawn
+        from the seeded random unless given (serve gives one from the OS)."""
+        salt = salt if salt is not None else self.random.randbytes(32)
+        self.put_scram_credential(user, make_credential(mechanism, password, iterations, salt))
+
+    @_wrap
+    def put_scram_credential(self, user: str, credential: ScramCredential) -> None:
+        """Store a credential made elsewhere (AlterUserScramCredentials sends the salted
+        password, never the password)."""
+        self.controller.set_scram_credential(user, credential)
+        self._sync_metadata()
+
+    @_wrap
+    def delete_scram_credential(self, user: str, mechanism: str = "SCRAM-SHA-256") -> None:
+        self.controller.delete_scram_credential(user, mechanism)
+        self._sync_metadata()
 
     def serve(self, port: int = 9092, host: str = "127.0.0.1", **options: Any):
         """Serve this cluster to real Kafka clients, one listener per broker on

@@ -23,6 +23,11 @@ from typing import Any
 
 from kafka import errors as Errors
 from kafka.admin import (
+    ACL,
+    ACLFilter,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
     AlterConfigOp,
     ConfigFilterType,
     ConfigResource,
@@ -33,7 +38,9 @@ from kafka.admin import (
     OffsetTimestamp,
     PartitionProducerState,
     ProducerState,
+    ResourcePattern,
 )
+from kafka.admin import ResourceType as KafkaResourceType
 from kafka.admin.client import KafkaAdminClient as _KafkaPythonAdmin
 from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
@@ -43,6 +50,15 @@ from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 from .. import errors as kerrors
 from ..core import api, errors
+from ..core.acl import (
+    CLUSTER_NAME,
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
 from ..core.groups.classic import DEAD, EMPTY, CommittedOffset
 from ..core.offset_reset import (
     NoCommittedOffset,
@@ -50,6 +66,7 @@ from ..core.offset_reset import (
     parse_duration,
     target_offset,
 )
+from .security import IN_PROCESS_HOST, authenticate, check, refused_topics
 
 # kafka-python 2.x return types of describe_consumer_groups.
 GroupInformation = namedtuple(
@@ -105,6 +122,7 @@ class KafkaAdminClient:
             raise Errors.KafkaConfigurationError(f"Unrecognized configs: {unknown}")
         self.cluster = cluster
         self.config = {"client_id": "adminclient-1", "request_timeout_ms": 30_000, **configs}
+        self.principal = authenticate(cluster, self.config)
         self._closed = False
 
     def close(self) -> None:
@@ -133,7 +151,10 @@ class KafkaAdminClient:
 
     # -- topics (enough for a lesson) ------------------------------------------------------------
     def list_topics(self) -> list[str]:
-        return self.cluster.list_topics(internal=True)
+        """Every topic the principal may DESCRIBE."""
+        names = self.cluster.list_topics(internal=True)
+        hidden = refused_topics(self.cluster, self.principal, AclOperation.DESCRIBE, names)
+        return [n for n in names if n not in hidden]
 
     def create_topics(self, new_topics: Any, timeout_ms: int | None = None,
                       validate_only: bool = False, raise_errors: bool = True) -> dict[str, Any]:
@@ -150,6 +171,11 @@ class KafkaAdminClient:
                     specs[t.name] = {"num_partitions": t.num_partitions,
                                      "replication_factor": t.replication_factor,
                                      "configs": t.topic_configs}
+        # CREATE on the cluster or on each topic, as the broker checks it
+        if not self._may(AclOperation.CREATE, ResourceType.CLUSTER):
+            for name in specs:
+                check(self.cluster, self.principal, AclOperation.CREATE, ResourceType.TOPIC,
+                      name)
         request = api.CreateTopicsRequest(
             [api.CreatableTopic(name, spec.get("num_partitions", -1),
                                 spec.get("replication_factor", -1),
@@ -160,8 +186,17 @@ class KafkaAdminClient:
 
     def delete_topics(self, topics: Iterable[str], timeout_ms: int | None = None,
                       raise_errors: bool = True) -> dict[str, Any]:
-        """DeleteTopics: {name: None, or the error when raise_errors is False}."""
-        return _by_name(api.delete_topics(self.cluster, list(topics)), raise_errors)
+        """DeleteTopics: {name: None, or the error when raise_errors is False}. Each topic
+        needs DELETE (TopicAuthorizationFailedError), as the broker checks it."""
+        names = list(topics)
+        refused = refused_topics(self.cluster, self.principal, AclOperation.DELETE, names)
+        if refused and raise_errors:
+            raise Errors.TopicAuthorizationFailedError(refused)
+        out = _by_name(api.delete_topics(self.cluster, [n for n in names if n not in refused]),
+                       raise_errors)
+        for name in refused:
+            out[name] = Errors.TopicAuthorizationFailedError({name})
+        return {name: out[name] for name in names}
 
     def create_partitions(self, topic_partitions: Mapping[str, Any], timeout_ms: int | None = None,
                           validate_only: bool = False, raise_errors: bool = True
@@ -309,6 +344,49 @@ class KafkaAdminClient:
                 str(kerrors.for_code(r.error_code, r.error_message or ""))
             out.setdefault(ConfigResourceType(r.resource_type).name.lower(), {})[r.name] = answer
         return out
+
+    # -- ACLs (kafka-python's shapes: ACL, ACLFilter, ResourcePattern) -----------------------
+    def _may(self, operation: AclOperation, kind: ResourceType, name: str = CLUSTER_NAME) -> bool:
+        return self.cluster.authorize(self.principal, IN_PROCESS_HOST, operation, kind, name)
+
+    def _acls_enabled(self) -> None:
+        if self.cluster.authorizer is None:
+            raise Errors.SecurityDisabledError("No Authorizer is configured.")
+
+    def create_acls(self, acls: Iterable[ACL]) -> dict[str, list]:
+        """{"succeeded": [ACL...], "failed": [error class...]}, as kafka-python returns
+        it; needs ALTER on the cluster."""
+        acls = list(acls)
+        for acl in acls:
+            if not isinstance(acl, ACL):
+                raise Errors.IllegalArgumentError("acls must contain ACL objects")
+        self._acls_enabled()
+        if not self._may(AclOperation.ALTER, ResourceType.CLUSTER):
+            return {"succeeded": [], "failed": [Errors.ClusterAuthorizationFailedError] * len(acls)}
+        out: dict[str, list] = {"succeeded": [], "failed": []}
+        for acl, (_, code, _message) in zip(acls, self.cluster.create_acls(
+                [_binding(a) for a in acls])):
+            if code == errors.NONE:
+                out["succeeded"].append(acl)
+            else:
+                out["failed"].append(Errors.for_code(code))
+        return out
+
+    def describe_acls(self, acl_filter: ACLFilter) -> tuple[list[ACL], type]:
+        """(the ACLs the filter matches, NoError); needs DESCRIBE on the cluster."""
+        self._acls_enabled()
+        check(self.cluster, self.principal, AclOperation.DESCRIBE, ResourceType.CLUSTER)
+        return [_acl(b) for b in self.cluster.describe_acls(_filter(acl_filter))], Errors.NoError
+
+    def delete_acls(self, acl_filters: Iterable[ACLFilter]) -> list[tuple]:
+        """[(filter, [the ACLs it removed], error class)]; needs ALTER on the cluster."""
+        acl_filters = list(acl_filters)
+        self._acls_enabled()
+        if not self._may(AclOperation.ALTER, ResourceType.CLUSTER):
+            return [(f, [], Errors.ClusterAuthorizationFailedError) for f in acl_filters]
+        removed = self.cluster.delete_acls([_filter(f) for f in acl_filters])
+        return [(f, [_acl(b) for b in gone], Errors.NoError)
+                for f, gone in zip(acl_filters, removed)]
 
     def _bounds(self, tp: TopicPartition) -> tuple[int, int]:
         """(earliest, latest) offsets of a partition: ListOffsets to its leader."""
@@ -654,6 +732,30 @@ class KafkaAdminClient:
                 out.extend(TopicPartition(name, p)
                            for p in range(self.cluster.partitions_for(name)))
         return sorted(set(out))
+
+
+def _binding(acl: ACL) -> AclBinding:
+    pattern = acl.resource_pattern
+    return AclBinding(ResourceType(int(pattern.resource_type)), pattern.resource_name,
+                      PatternType(int(pattern.pattern_type)), acl.principal, acl.host,
+                      AclOperation(int(acl.operation)),
+                      AclPermissionType(int(acl.permission_type)))
+
+
+def _filter(acl_filter: ACLFilter) -> AclBindingFilter:
+    pattern = acl_filter.resource_pattern
+    return AclBindingFilter(ResourceType(int(pattern.resource_type)), pattern.resource_name,
+                            PatternType(int(pattern.pattern_type)), acl_filter.principal,
+                            acl_filter.host, AclOperation(int(acl_filter.operation)),
+                            AclPermissionType(int(acl_filter.permission_type)))
+
+
+def _acl(binding: AclBinding) -> ACL:
+    return ACL(binding.principal, binding.host, ACLOperation(int(binding.operation)),
+               ACLPermissionType(int(binding.permission_type)),
+               ResourcePattern(KafkaResourceType(int(binding.resource_type)),
+                               binding.resource_name,
+                               ACLResourcePatternType(int(binding.pattern_type))))
 
 
 def format_describe(rows: Iterable[PartitionLag]) -> str:

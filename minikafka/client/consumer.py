@@ -23,8 +23,10 @@ from kafka.structs import ConsumerGroupMetadata, OffsetAndTimestamp, TopicPartit
 
 from .. import errors as kerrors
 from ..core import api, errors
+from ..core.acl import AclOperation, ResourceType
 from ..core.api.fetch import committed_batches
 from ..core.records import LOG_APPEND_TIME
+from .security import SECURITY_DEFAULTS, authenticate, check, refused_topics
 
 DEFAULTS: dict[str, Any] = {
     "bootstrap_servers": "minikafka",
@@ -60,6 +62,7 @@ DEFAULTS: dict[str, Any] = {
     # group_remote_assignor picks its assignor ("uniform" or "range", group.remote.assignor).
     "group_protocol": "classic",
     "group_remote_assignor": None,
+    **SECURITY_DEFAULTS,  # who the consumer is: client/security.py
 }
 
 
@@ -84,6 +87,7 @@ class KafkaConsumer:
                     "Value must be at least 0")
         self.config = cfg
         self.cluster = cluster
+        self.principal = authenticate(cluster, cfg)
         self.client_id = cfg["client_id"] or cluster.new_client_id("consumer")
         self.read_committed = cfg["isolation_level"] == "read_committed"
         self._isolation = api.IsolationLevel.of(cfg["isolation_level"])
@@ -299,6 +303,7 @@ class KafkaConsumer:
         """Records for assigned partitions; waits up to timeout_ms (simulated) for some."""
         if self._closed:
             raise IllegalStateError("Consumer is closed")
+        self._check_access()
         if self._group is not None:
             self._group.poll()
         if not self._assignment and self._group is None:
@@ -325,6 +330,20 @@ class KafkaConsumer:
             if result or cluster.now_ms >= deadline or (
                     cluster.now_ms == before and group.needs_poll()):
                 return result
+
+    def _check_access(self) -> None:
+        """With an authorizer: READ on the group (looked up first, as the coordinator
+        is), then READ on every topic read, else kafka-python's errors."""
+        cluster = self.cluster
+        if cluster.authorizer is None:
+            return
+        group_id = self.config["group_id"]
+        if group_id is not None:
+            check(cluster, self.principal, AclOperation.READ, ResourceType.GROUP, group_id)
+        topics = self._subscription | {tp.topic for tp in self._assignment}
+        refused = refused_topics(cluster, self.principal, AclOperation.READ, topics)
+        if refused:
+            raise kerrors.TopicAuthorizationFailedError(refused)
 
     def _wait(self, deadline: int) -> None:
         """Run the clock until records arrive, the group needs this thread, or deadline.

@@ -28,6 +28,7 @@ from kafka.structs import TopicPartition
 
 from .. import errors as kerrors
 from ..core import api, errors
+from ..core.acl import AclOperation, ResourceType
 from ..core.clock import Deadlines
 from ..core.records import COMPRESSION_IDS, LOG_APPEND_TIME, RecordBatch, record_size
 from ..core.transactions import ProducerTxnState as TxnState
@@ -35,6 +36,7 @@ from ..core.transactions import producer_transition
 from .codec import compressed_size
 from .future import Future
 from .partitioner import SEED, DefaultPartitioner, murmurhash2
+from .security import SECURITY_DEFAULTS, authenticate, check
 
 DEFAULTS: dict[str, Any] = {
     "bootstrap_servers": "minikafka",
@@ -65,6 +67,7 @@ DEFAULTS: dict[str, Any] = {
     "allow_auto_create_topics": True,
     "metadata_max_age_ms": 300_000,
     "api_version": None,
+    **SECURITY_DEFAULTS,  # who the producer is: client/security.py
 }
 
 
@@ -203,6 +206,7 @@ class KafkaProducer:
         cfg = {**DEFAULTS, **configs}
         self.config = cfg
         self.cluster = cluster
+        self.principal = authenticate(cluster, cfg)
         self.acks = _acks(cfg["acks"])
         self.client_id = cfg["client_id"] or cluster.new_client_id("producer")
         # Backoff jitter from a generator of its own (seeded by the cluster's seed and the
@@ -329,7 +333,8 @@ class KafkaProducer:
              partition: int | None = None, timestamp_ms: int | None = None) -> FutureRecordMetadata:
         """Append a record to its partition's batch; the future resolves when acknowledged."""
         # Fast path (keyed bytes, default partitioner): the hot loop of every producer.
-        fast = self._fast_topics.get(topic)
+        # (With an authorizer every send is checked, on the slow path.)
+        fast = self._fast_topics.get(topic) if self.cluster.authorizer is None else None
         if fast is not None and key is not None and value is not None and not headers \
                 and partition is None and timestamp_ms is None:
             cache, batches = fast
@@ -386,6 +391,7 @@ class KafkaProducer:
                 "Cannot call send in state " + self._txn_state + ": begin_transaction() first")
         if value is None and key is None:
             raise AssertionError("Need at least one: key or value")
+        check(self.cluster, self.principal, AclOperation.WRITE, ResourceType.TOPIC, topic)
         if self.key_serializer is not None and key is not None:
             key = self.key_serializer(key)
         if self.value_serializer is not None and value is not None:
@@ -838,6 +844,8 @@ class KafkaProducer:
     def init_transactions(self) -> None:
         if not self.transactional_id:
             raise IllegalStateError("init_transactions needs a transactional_id")
+        check(self.cluster, self.principal, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+              self.transactional_id)
         self._move(TxnState.INITIALIZING)
         result = api.init_producer_id(self.cluster, api.InitProducerIdRequest(
             self.client_id, self.transactional_id, int(self.config["transaction_timeout_ms"])))

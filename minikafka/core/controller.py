@@ -13,8 +13,10 @@ import uuid
 from dataclasses import dataclass, field, replace
 
 from . import errors
+from .acl import AclBinding, AclStore
 from .config import TopicConfig, validate_topic_config, validate_topic_name
 from .placement import place_replicas
+from .scram import ScramCredential
 
 NO_LEADER = -1
 # Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: one request creates at most
@@ -98,6 +100,10 @@ class Controller:
         # Dynamic broker configs, as ConfigRecords of BROKER resources keep them:
         # (broker id, or "" for the cluster-wide default; key) -> value (None: removed).
         self.broker_configs: dict[tuple[str, str], object] = {}
+        # ACLs (AccessControlEntryRecord) and SCRAM credentials (UserScramCredentialRecord):
+        # the StandardAuthorizer and SASL/SCRAM read them, whether or not they are enabled.
+        self.acls = AclStore()
+        self.scram_credentials: dict[tuple[str, str], ScramCredential] = {}
 
     # -- the metadata log -------------------------------------------------------------
     def _append(self, type_: str, **fields) -> MetadataRecord:
@@ -338,6 +344,27 @@ class Controller:
             self._append("ConfigRecord", resource_type="BROKER", resource=resource, name=key,
                          value=value)
             self.broker_configs[(resource, key)] = value
+
+    def create_acl(self, binding: AclBinding) -> str:
+        """Add an ACL (an identical one already there is kept); returns its id."""
+        binding.validate()
+        acl_id = self.acls.find(binding)
+        if acl_id is None:
+            acl_id = self.acls.add(binding, str(uuid.UUID(int=self.rng.getrandbits(128))))
+            self._append("AccessControlEntryRecord", id=acl_id, **binding.as_record())
+        return acl_id
+
+    def delete_acl(self, acl_id: str) -> None:
+        if self.acls.remove(acl_id) is not None:
+            self._append("RemoveAccessControlEntryRecord", id=acl_id)
+
+    def set_scram_credential(self, user: str, credential: ScramCredential) -> None:
+        self._append("UserScramCredentialRecord", name=user, **credential.as_record())
+        self.scram_credentials[(user, credential.mechanism)] = credential
+
+    def delete_scram_credential(self, user: str, mechanism: str) -> None:
+        self._append("RemoveUserScramCredentialRecord", name=user, mechanism=mechanism)
+        self.scram_credentials.pop((user, mechanism), None)
 
     def _topic(self, name: str) -> TopicMetadata:
         topic = self.topics.get(name)

@@ -14,8 +14,8 @@ SNAPSHOT_AFTER_RECORDS records writes a snapshot, `<end offset>-<term>.checkpoin
 the state as records, and the log goes on from that offset.
 
 replay() rebuilds the controller's state (brokers, topics and their configs,
-partitions with leaders, ISR, ELR and epochs, dynamic broker configs, the producer
-id counter) from the records, as a restarted Kafka controller replays its log.
+partitions with leaders, ISR, ELR and epochs, dynamic broker configs, ACLs, SCRAM
+credentials, the producer id counter) from the records, as a restarted Kafka controller replays its log.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from .acl import AclBinding
 from .config import TopicConfig, validate_topic_config
 from .controller import (
     BrokerRegistration,
@@ -34,6 +35,7 @@ from .controller import (
     TopicMetadata,
 )
 from .records import RecordBatch
+from .scram import ScramCredential
 from .storage import encode_batch, read_segment, segment_name, write_atomically
 
 METADATA_DIR = "__cluster_metadata-0"
@@ -197,6 +199,10 @@ def state_records(controller: Controller) -> list[MetadataRecord]:
                 last_known_elr=list(part.last_known_elr))
     for (resource, key), value in sorted(controller.broker_configs.items()):
         add("ConfigRecord", resource_type="BROKER", resource=resource, name=key, value=value)
+    for acl_id, acl in controller.acls.by_id.items():
+        add("AccessControlEntryRecord", id=acl_id, **acl.as_record())
+    for (user, _), credential in sorted(controller.scram_credentials.items()):
+        add("UserScramCredentialRecord", name=user, **credential.as_record())
     add("ProducerIdsRecord", next_producer_id=controller.next_producer_id)
     return out
 
@@ -252,6 +258,15 @@ def replay(controller: Controller, records: Sequence[MetadataRecord]) -> set[str
         elif kind == "RemoveTopicRecord":
             topics.pop(f["name"], None)
             removed.add(f["topic_id"])
+        elif kind == "AccessControlEntryRecord":
+            controller.acls.add(AclBinding.from_record(f), f["id"])
+        elif kind == "RemoveAccessControlEntryRecord":
+            controller.acls.remove(f["id"])
+        elif kind == "UserScramCredentialRecord":
+            controller.scram_credentials[(f["name"], f["mechanism"])] = \
+                ScramCredential.from_record(f)
+        elif kind == "RemoveUserScramCredentialRecord":
+            controller.scram_credentials.pop((f["name"], f["mechanism"]), None)
         elif kind == "ProducerIdsRecord":
             controller.next_producer_id = max(controller.next_producer_id,
                                               f["next_producer_id"])

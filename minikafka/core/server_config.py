@@ -4,6 +4,7 @@
     raw.update(parse_overrides(["num.partitions=3"]))              # --override key=value
     config = parse_server_config(raw)
     config.values        # the keys minikafka models, parsed, e.g. {"num.partitions": 3}
+    config.security      # listeners' security, SASL, ssl.*, the authorizer (raw text)
     config.ignored       # real Kafka keys minikafka accepts but does not model
     config.unknown       # keys Kafka does not have either: worth a warning
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 
 from .config import BROKER_DEFAULTS, TOPIC_CONFIGS
 from .kafka_keys import KAFKA_ONLY_KEYS
+from .security_config import is_security_key
 
 # Broker keys that set a topic config's default ("synonyms" in DescribeConfigs), as
 # Kafka's LogConfig maps them. retention.ms and segment.ms have unit variants, ms first.
@@ -82,6 +84,8 @@ class ServerConfigError(ValueError):
 class ServerConfig:
     values: dict[str, object] = field(default_factory=dict)  # what minikafka models, parsed
     server: dict[str, str] = field(default_factory=dict)     # node.id, listeners, log.dirs ...
+    # listener security, SASL/JAAS, ssl.*, the authorizer (core.security_config reads them)
+    security: dict[str, str] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
 
@@ -194,6 +198,8 @@ def parse_server_config(raw: Mapping[str, str]) -> ServerConfig:
         elif key in BROKER_DEFAULTS:
             config.values[key] = value = _parse_value(key, text, BROKER_DEFAULTS[key])
             check_broker_value(key, text, value)
+        elif is_security_key(key):
+            config.security[key] = text.strip()
         elif key in IGNORED_KEYS:
             config.ignored.append(key)
         else:

@@ -106,9 +106,52 @@ NODE_KEYS = frozenset({
 
 
 def broker_overrides(settings: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
-    """(the settings the three nodes share, the node-specific keys left out)."""
+    """(the settings the three nodes share, the node-specific keys left out).
+
+    A file whose client listener is secured (SASL_PLAINTEXT, SSL, SASL_SSL: the one
+    `minikafka serve` serves) gives its security protocol to the nodes' EXTERNAL listener,
+    and its listener.name.<listener>.* keys (JAAS, ssl.*) become listener.name.external.*.
+    INTERNAL and CONTROLLER stay PLAINTEXT on 127.0.0.1: with an authorizer their
+    principal, User:ANONYMOUS, must be a super user, and is made one."""
     shared = {k: v for k, v in settings.items() if k not in NODE_KEYS}
+    client = _secured_client_listener(settings)
+    if client is not None:
+        name, protocol = client
+        shared["listener.security.protocol.map"] = \
+            f"INTERNAL:PLAINTEXT,EXTERNAL:{protocol},CONTROLLER:PLAINTEXT"
+        prefix = f"listener.name.{name.lower()}."
+        for key in [k for k in shared if k.startswith(prefix)]:
+            shared["listener.name.external." + key[len(prefix):]] = shared.pop(key)
+        if shared.get("authorizer.class.name"):
+            supers = [p.strip() for p in shared.get("super.users", "").split(";") if p.strip()]
+            if "User:ANONYMOUS" not in supers:
+                shared["super.users"] = ";".join([*supers, "User:ANONYMOUS"])
     return shared, sorted(set(settings) - set(shared))
+
+
+def _secured_client_listener(settings: Mapping[str, str]) -> tuple[str, str] | None:
+    """(name, protocol) of the file's client listener when it is not PLAINTEXT: the first
+    listener that is neither a controller listener nor, when there is another, the
+    inter-broker one."""
+    from ..core.security_config import DEFAULT_PROTOCOL_MAP, parse_listeners
+    try:
+        listeners = parse_listeners(settings.get("listeners", ""))
+    except ValueError:
+        return None
+    controller = {n.strip().upper() for n in
+                  settings.get("controller.listener.names", "CONTROLLER").split(",")}
+    inter = settings.get("inter.broker.listener.name", "").strip().upper()
+    names = [n for n, _, _ in listeners if n not in controller]
+    names = [n for n in names if n != inter] or names
+    if not names:
+        return None
+    protocols = dict(DEFAULT_PROTOCOL_MAP)
+    for item in settings.get("listener.security.protocol.map", "").split(","):
+        key, sep, value = item.partition(":")
+        if sep:
+            protocols[key.strip().upper()] = value.strip().upper()
+    protocol = protocols.get(names[0], "PLAINTEXT")
+    return (names[0], protocol) if protocol != "PLAINTEXT" else None
 
 
 class KafkaNodeError(RuntimeError):
@@ -225,7 +268,8 @@ class NativeKafka:
         running = [s for s in self.status() if s.running]
         if not running:
             return None
-        quorum = _ask(f"localhost:{running[0].port}", "describe_metadata_quorum", timeout_s)
+        quorum = _ask(f"127.0.0.1:{running[0].internal_port}", "describe_metadata_quorum",
+                      timeout_s)
         if quorum is None:
             return None
         return quorum["topics"][0]["partitions"][0]["leader_id"]
@@ -316,7 +360,8 @@ class NativeKafka:
                 if self._pid(node) is None:
                     raise KafkaNodeError(f"node {node} exited while starting; the end of its "
                                          f"log ({self.log_path(node)}):\n{self._tail(node)}")
-                if _answers_metadata(self.client_port(node), set(nodes)):
+                # INTERNAL: PLAINTEXT whatever security the client listener has
+                if _answers_metadata(self.internal_port(node), set(nodes)):
                     waiting.remove(node)
             if waiting and time.monotonic() > deadline:
                 raise KafkaNodeError(f"node(s) {waiting} did not answer Metadata in time; the "

@@ -29,6 +29,8 @@ from typing import Any, Protocol
 
 from kafka.protocol.api_message import ApiMessage
 
+from ..core.acl import ANONYMOUS
+from ..core.security_config import ListenerConfig
 from .codec import (
     API_VERSIONS_KEY,
     DEFAULT_MAX_REQUEST_BYTES,
@@ -42,6 +44,7 @@ from .codec import (
     request_class,
     response_parts,
 )
+from .sasl import SaslAuthenticator, SaslStep
 
 __all__ = [
     "CloseConnection",
@@ -61,6 +64,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("minikafka.wire")
+
+# connection.failed.authentication.delay.ms, Kafka's default
+FAILED_AUTHENTICATION_DELAY_MS = 100
 
 # KIP-511: ClientSoftwareName/Version must match this (Kafka's ApiVersionsRequest.isValid).
 _SOFTWARE_RE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
@@ -88,6 +94,10 @@ class RequestContext:
     # KIP-511: what the client said in its ApiVersions v3+ on this connection.
     client_software_name: str = ""
     client_software_version: str = ""
+    # Who the connection authenticated as (SASL, or a TLS client certificate), as Kafka's
+    # KafkaPrincipal prints it; the authorizer (core.acl) decides with it and client_host.
+    principal: str = ANONYMOUS
+    listener: str = ""  # the listener's name (PLAINTEXT, SASL_PLAINTEXT, ...)
 
 
 class Deferred:
@@ -274,7 +284,8 @@ class Session:
                  client_host: str = "", client_port: int = 0,
                  lock: AbstractContextManager[Any] | None = None,
                  max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
-                 stats: SessionStats | None = None) -> None:
+                 stats: SessionStats | None = None, listener: ListenerConfig | None = None,
+                 principal: str = ANONYMOUS) -> None:
         self.registry = registry
         self.broker_id = broker_id
         self.cluster = cluster
@@ -287,6 +298,14 @@ class Session:
         self.client_software_version = ""
         self.close_reason: RequestError | None = None
         self._parked: _Parked | None = None
+        # After a failed login the server sends the answer and closes this much later
+        # (Kafka's connection.failed.authentication.delay.ms).
+        self.close_delay_ms = 0
+        self.listener = listener.name if listener is not None else ""
+        self.principal = principal
+        # A SASL listener's connections authenticate first (wire/sasl.py).
+        self.sasl = SaslAuthenticator(listener, cluster) \
+            if listener is not None and listener.sasl else None
 
     @property
     def parked(self) -> bool:
@@ -315,13 +334,47 @@ class Session:
             if isinstance(frame, RequestError):
                 self._close(frame)
                 break
+            sasl = self.sasl
+            if sasl is not None and sasl.raw_tokens and not sasl.complete:
+                self._raw_token(sasl, frame, out)
+                continue
             registry = self.registry
             request = decode_request(frame, registry.version_ranges(), registry.decoders())
             if isinstance(request, RequestError):
                 self._close(request)
                 break
+            if sasl is not None and not sasl.complete:
+                with self.lock:
+                    step = sasl.receive(request)
+                if not step.passthrough:
+                    self._sasl_step(sasl, step, request, out)
+                    continue
             self._dispatch(request, now_ms, out)
         return SessionOutput(b"".join(out), self.close_reason)
+
+    def _sasl_step(self, sasl: SaslAuthenticator, step: SaslStep, request: KafkaRequest,
+                   out: list[bytes]) -> None:
+        if step.response is not None:
+            out.extend(response_parts(step.response, request.api_key, request.api_version,
+                                      request.correlation_id))
+        if step.close is not None:
+            if step.response is not None:
+                self.close_delay_ms = FAILED_AUTHENTICATION_DELAY_MS
+            self._close(RequestError(step.close, request.api_key, request.api_version,
+                                     request.correlation_id))
+        elif sasl.complete:
+            self.principal = sasl.principal or ANONYMOUS
+
+    def _raw_token(self, sasl: SaslAuthenticator, frame: bytes, out: list[bytes]) -> None:
+        """A SASL token after a v0 SaslHandshake: a bare frame each way."""
+        with self.lock:
+            answer, close = sasl.receive_token(bytes(frame))
+        if answer is not None:
+            out.append(len(answer).to_bytes(4, "big") + answer)
+        if close is not None:
+            self._close(RequestError(close))
+        elif sasl.complete:
+            self.principal = sasl.principal or ANONYMOUS
 
     def _dispatch(self, request: KafkaRequest, now_ms: int, out: list[bytes]) -> None:
         registration = self.registry.get(request.api_key)
@@ -329,7 +382,8 @@ class Session:
         ctx = RequestContext(
             self.broker_id, self.cluster, self.registry, request.api_key, request.api_version,
             request.correlation_id, request.client_id, self.client_host, self.client_port, now_ms,
-            self.client_software_name, self.client_software_version,
+            self.client_software_name, self.client_software_version, self.principal,
+            self.listener,
         )
         stats = self.stats
         stats.requests += 1

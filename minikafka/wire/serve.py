@@ -23,11 +23,14 @@ retention.ms=-1.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
+from ..core.security_config import ListenerConfig
 from .listeners import advertise, forget, is_served
 from .registry import HandlerRegistry, default_registry
 from .server import WireServer
+from .tls import server_context
 
 __all__ = ["ClusterServer", "serve"]
 
@@ -53,23 +56,36 @@ class ClusterServer:
     def __init__(self, cluster: Any, port: int = 9092, host: str = "127.0.0.1", *,
                  tick_ms: int = DEFAULT_TICK_MS, idle_tick_ms: int = IDLE_TICK_MS,
                  registry: HandlerRegistry | None = None,
-                 advertised_host: str | None = None) -> None:
+                 advertised_host: str | None = None,
+                 listeners: Sequence[ListenerConfig] | None = None) -> None:
         self.cluster = cluster
         self.host = host
         # advertised.listeners: the host clients are told to connect to (default: host)
         self.advertised_host = advertised_host or host
         ids = sorted(cluster.brokers)
-        ports = [0] * len(ids) if port == 0 else [port + i for i in range(len(ids))]
         self._offset = 0  # simulated ms minus monotonic ms
         self._listening = dict.fromkeys(ids, True)
-        self.wire = WireServer(
-            cluster, host, ports, ids, registry=registry or default_registry(),
-            lock=cluster.lock, tick_ms=tick_ms, idle_tick_ms=idle_tick_ms, on_tick=self._tick,
-            clock=_monotonic_ms,
-            max_request_bytes=int(cluster.broker_config["socket.request.max.bytes"]),
-            send_buffer_bytes=int(cluster.broker_config["socket.send.buffer.bytes"]),
-            receive_buffer_bytes=int(cluster.broker_config["socket.receive.buffer.bytes"]),
-            connections_max_idle_ms=int(cluster.broker_config["connections.max.idle.ms"]))
+        registry = registry or default_registry()
+        # One WireServer per listener (PLAINTEXT, SASL_SSL, ...); the first also ticks.
+        # `port` and `host` are the first listener's; each counts its brokers up from its
+        # own port, as `port` does.
+        specs = list(listeners) if listeners else [ListenerConfig("PLAINTEXT", host, port)]
+        self.wires: dict[str, WireServer] = {}
+        for i, spec in enumerate(specs):
+            base = port if i == 0 else spec.port
+            ports = [0] * len(ids) if base == 0 else [base + n for n in range(len(ids))]
+            self.wires[spec.name] = WireServer(
+                cluster, (host if i == 0 else spec.host) or host, ports, ids,
+                registry=registry, lock=cluster.lock, tick_ms=tick_ms,
+                idle_tick_ms=idle_tick_ms, on_tick=self._tick if i == 0 else None,
+                clock=_monotonic_ms,
+                max_request_bytes=int(cluster.broker_config["socket.request.max.bytes"]),
+                send_buffer_bytes=int(cluster.broker_config["socket.send.buffer.bytes"]),
+                receive_buffer_bytes=int(cluster.broker_config["socket.receive.buffer.bytes"]),
+                connections_max_idle_ms=int(cluster.broker_config["connections.max.idle.ms"]),
+                listener=spec if spec.sasl or spec.tls else None,
+                ssl_context=server_context(spec.ssl) if spec.tls else None)
+        self.wire = next(iter(self.wires.values()))
 
     # -- lifecycle ----------------------------------------------------------------
     def start(self) -> ClusterServer:
@@ -81,17 +97,29 @@ class ClusterServer:
             if wall > cluster.clock.now_ms:
                 cluster.advance_to(wall)
             self._offset = cluster.clock.now_ms - _monotonic_ms()
-        self.wire.start()
-        advertise(cluster, self.advertised_host, self.wire.bound_ports)
+        started = []
+        try:
+            for name, wire in self.wires.items():
+                wire.start()
+                started.append(wire)
+                host = self.advertised_host if wire is self.wire else wire.host
+                advertise(cluster, host, wire.bound_ports, name)
+        except BaseException:
+            for wire in started:
+                wire.stop()
+            forget(cluster)
+            raise
         with cluster.lock:
             stopped = [b for b, broker in cluster.brokers.items() if not broker.running]
         for b in stopped:  # outside the lock: the loop thread may be waiting for it
-            self.wire.stop_listener(b)
+            for wire in self.wires.values():
+                wire.stop_listener(b)
             self._listening[b] = False
         return self
 
     def stop(self) -> None:
-        self.wire.stop()
+        for wire in self.wires.values():
+            wire.stop()
         forget(self.cluster)
 
     close = stop
@@ -121,7 +149,12 @@ class ClusterServer:
 
     def notify(self) -> None:
         """Re-poll parked requests now (after changing the cluster from another thread)."""
-        self.wire.notify()
+        for wire in self.wires.values():
+            wire.notify()
+
+    def listener_bootstrap(self, name: str) -> str:
+        """bootstrap.servers of the listener `name` (e.g. "SASL_SSL")."""
+        return self.wires[name].bootstrap_servers
 
     def __repr__(self) -> str:
         return f"<ClusterServer {self.bootstrap_servers} running={self.running}>"
@@ -147,6 +180,9 @@ class ClusterServer:
                     self.wire.start_listener(b)
                 else:
                     self.wire.stop_listener(b)
+                for wire in self.wires.values():
+                    if wire is not self.wire:
+                        wire.schedule_listener(b, want)
 
 
 def _fenced(cluster: Any, broker_id: int) -> bool:

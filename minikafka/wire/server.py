@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+import ssl
 import threading
 import time
 from collections import deque
@@ -20,8 +21,11 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from ..core.acl import ANONYMOUS
+from ..core.security_config import ListenerConfig
 from .codec import DEFAULT_MAX_REQUEST_BYTES, RequestError
 from .registry import HandlerRegistry, Session, SessionStats, default_registry
+from .tls import principal_from_cert
 
 __all__ = ["WireServer"]
 
@@ -56,7 +60,7 @@ def _size_buffers(sock: socket.socket | None, send: int, receive: int) -> None:
 
 class _Connection(asyncio.Protocol):
     __slots__ = ("server", "broker_id", "transport", "session", "peer", "pending", "write_paused",
-                 "read_paused", "active_ms")
+                 "read_paused", "active_ms", "tls")
 
     def __init__(self, server: WireServer, broker_id: int) -> None:
         self.server = server
@@ -68,6 +72,7 @@ class _Connection(asyncio.Protocol):
         self.write_paused = False  # output is waiting: run no more requests until it is sent
         self.read_paused = False
         self.active_ms = server.now_ms()  # last read or write: connections.max.idle.ms
+        self.tls = server.ssl_context is not None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         server = self.server
@@ -77,12 +82,20 @@ class _Connection(asyncio.Protocol):
         self.peer = (str(peer[0]), int(peer[1]))
         _size_buffers(transport.get_extra_info("socket"), server.send_buffer_bytes,
                       server.receive_buffer_bytes)
-        transport.set_write_buffer_limits(high=0)  # pause_writing() as soon as a send falls short
+        # On TLS, a verified client certificate names the principal (SASL may rename it).
+        principal = principal_from_cert(transport.get_extra_info("peercert")) \
+            if server.ssl_context is not None else None
         self.session = Session(
             server.registry, broker_id=self.broker_id, cluster=server.cluster,
             client_host=self.peer[0], client_port=self.peer[1], lock=server.lock,
             max_request_bytes=server.max_request_bytes, stats=server.stats,
+            listener=server.listener, principal=principal or ANONYMOUS,
         )
+        if not self.tls:
+            # pause_writing() as soon as a send falls short. (asyncio's TLS transport keeps
+            # its default limits: it counts TLS records not yet handed to the socket, and
+            # with a limit of 0 it would pause before the first write and never resume.)
+            transport.set_write_buffer_limits(high=0)
         if self.broker_id in server._stopped:
             # Accepted just before its listener closed: the broker is gone.
             transport.abort()
@@ -106,15 +119,21 @@ class _Connection(asyncio.Protocol):
             return
         served = session.stats.requests
         out = session.process(self.server.now_ms())
+        if out.close is not None and session.close_delay_ms and self.server._loop is not None:
+            # A failed login: Kafka holds the answer back for
+            # connection.failed.authentication.delay.ms, then sends it and closes.
+            self.server._record_close(self, out.close)
+            transport.pause_reading()
+            self.pending.append(memoryview(out.data))
+            self.server._loop.call_later(session.close_delay_ms / 1000, self._close_now)
+            return
         if out.data:
             self.active_ms = self.server.now_ms()
             self.pending.append(memoryview(out.data))
             self._flush()
         if out.close is not None:
             self.server._record_close(self, out.close)
-            while self.pending:
-                transport.write(self.pending.popleft())
-            transport.close()  # flushes what was written first
+            self._close_now()
             return
         server = self.server
         if session.parked:
@@ -125,6 +144,14 @@ class _Connection(asyncio.Protocol):
         self._update_reading()
         if session.stats.requests != served and server._waiting:
             server._schedule_poll()
+
+    def _close_now(self) -> None:
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        while self.pending:
+            transport.write(self.pending.popleft())
+        transport.close()  # flushes what was written first
 
     def _update_reading(self) -> None:
         session, transport = self.session, self.transport
@@ -140,6 +167,11 @@ class _Connection(asyncio.Protocol):
     def _flush(self) -> None:
         transport, pending = self.transport, self.pending
         assert transport is not None
+        if self.tls:
+            # TLS: hand everything over; the transport's own flow control pauses us.
+            while pending and not transport.is_closing():
+                transport.write(pending.popleft())  # may call pause_writing()
+            return
         # A send that failed (the client hung up) closes the transport at once but reports
         # connection_lost later: writing on would log a warning per remaining chunk.
         while pending and not transport.get_write_buffer_size() and not transport.is_closing():
@@ -166,6 +198,8 @@ class _Connection(asyncio.Protocol):
     def resume_writing(self) -> None:
         if self.transport is None or self.transport.is_closing():
             return
+        if self.tls:
+            self.write_paused = False
         self._flush()
         if not self.write_paused:
             self.pump()
@@ -206,12 +240,17 @@ class WireServer:
                  clock: Callable[[], int] = _monotonic_ms,
                  idle_tick_ms: int | None = None,
                  send_buffer_bytes: int = -1, receive_buffer_bytes: int = -1,
-                 connections_max_idle_ms: int = 600_000) -> None:
+                 connections_max_idle_ms: int = 600_000,
+                 listener: ListenerConfig | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         ids = list(broker_ids) if broker_ids is not None else list(range(len(ports)))
         if len(ids) != len(ports) or len(set(ids)) != len(ids):
             raise ValueError(f"need one distinct broker id per port: ids={ids} ports={list(ports)}")
         self.cluster = cluster
         self.host = host
+        # The listener's security (SASL, TLS): None is PLAINTEXT, every client anonymous.
+        self.listener = listener
+        self.ssl_context = ssl_context
         self.registry = registry if registry is not None else default_registry()
         if lock is None:
             lock = getattr(cluster, "lock", None) or threading.RLock()
@@ -306,6 +345,16 @@ class WireServer:
         """The broker comes back, on the same port as before."""
         self._call(self._start_listener(broker_id), timeout)
 
+    def schedule_listener(self, broker_id: int, listening: bool) -> None:
+        """start_listener or stop_listener without waiting for it: from another server's
+        loop thread (a served cluster's other listeners), which holds the cluster lock
+        this loop may be waiting for."""
+        loop = self._loop
+        if loop is None or not self.running:
+            return
+        coro = self._start_listener(broker_id) if listening else self._stop_listener(broker_id)
+        asyncio.run_coroutine_threadsafe(coro, loop)
+
     def notify(self) -> None:
         """Re-poll parked requests soon. Safe from any thread."""
         self._schedule_poll()
@@ -357,7 +406,7 @@ class WireServer:
         loop = asyncio.get_running_loop()
         listener = await loop.create_server(
             lambda: _Connection(self, broker_id), self.host, self._ports[broker_id],
-            reuse_address=True, backlog=128,
+            reuse_address=True, backlog=128, ssl=self.ssl_context,
         )
         self._ports[broker_id] = listener.sockets[0].getsockname()[1]
         self._listeners[broker_id] = listener

@@ -448,3 +448,112 @@ def test_kafka_consumer_groups_on_a_kip848_group(served):
         assert member[-5:] == ["2", "2", f"{topic}:0,1", "2", f"{topic}:0,1"]
     finally:
         consumer.close()
+
+
+ADMIN_PLAIN = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+               'username="{user}" password="{password}";')
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory):
+    """`minikafka serve` with a SASL_PLAINTEXT listener (PLAIN and SCRAM-SHA-256) and the
+    StandardAuthorizer, User:admin its super user: the broker file of docs/cli.md."""
+    from minikafka.core.security_config import client_listeners
+    users = 'user_admin="admin-secret" user_alice="alice-secret"'
+    listeners = client_listeners({
+        "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+            f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};",
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config":
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;"})
+    cluster = Cluster(brokers=3)
+    cluster.enable_acls(super_users=["User:admin"])
+    configs = tmp_path_factory.mktemp("clients")
+    for user in ("admin", "alice"):
+        (configs / f"{user}.properties").write_text(
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
+            + ADMIN_PLAIN.format(user=user, password=f"{user}-secret") + "\n")
+    with cluster.serve(port=0, listeners=listeners) as server:
+        yield server, configs
+
+
+def test_kafka_acls(secured):
+    """kafka-acls.sh as the super user: --add a prefixed and a literal ACL, --list all and
+    what applies to one topic (--resource-pattern-type match), --remove; a user without
+    ALTER on the cluster is refused. kafka-configs.sh adds a SCRAM user that then logs in."""
+    server, configs = secured
+    admin = ("--command-config", str(configs / "admin.properties"))
+
+    def acls(*args: str, config=admin, rc: int = 0):
+        return tool(server, "AclCommand", *config, *args, rc=rc)
+
+    added = acls("--add", "--allow-principal", "User:alice", "--operation", "Read",
+                 "--topic", "orders-", "--resource-pattern-type", "prefixed")
+    assert added.stdout == (
+        "Adding ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders-, "
+        "patternType=PREFIXED)`: \n \t(principal=User:alice, host=*, operation=READ, "
+        "permissionType=ALLOW)\n\n")
+    acls("--add", "--allow-principal", "User:alice", "--operation", "Read", "--group", "team-eu")
+    topic_acl = ("Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders-, "
+                 "patternType=PREFIXED)`:\n\t(principal=User:alice, host=*, operation=READ, "
+                 "permissionType=ALLOW)\n\n")
+    group_acl = ("Current ACLs for resource `ResourcePattern(resourceType=GROUP, name=team-eu, "
+                 "patternType=LITERAL)`:\n\t(principal=User:alice, host=*, operation=READ, "
+                 "permissionType=ALLOW)\n\n")
+    # the tool groups ACLs in a HashMap keyed by enum-holding patterns: any order
+    listed = acls("--list").stdout
+    assert sorted([topic_acl, group_acl]) == sorted(b + "\n\n" for b in listed.split("\n\n") if b)
+    assert acls("--list", "--topic", "orders-eu", "--resource-pattern-type", "match"
+                ).stdout == topic_acl
+    refused = acls("--list", config=("--command-config", str(configs / "alice.properties")),
+                   rc=1)
+    assert ("Error while executing ACL command: org.apache.kafka.common.errors."
+            "ClusterAuthorizationException: Cluster authorization failed.") in refused.stdout
+    acls("--remove", "--force", "--allow-principal", "User:alice", "--operation", "Read",
+         "--group", "team-eu")
+    assert acls("--list").stdout == topic_acl
+
+    # A SCRAM user made with kafka-configs (AlterUserScramCredentials) logs in with it.
+    made = tool(server, "ConfigCommand", *admin, "--alter", "--entity-type", "users",
+                "--entity-name", "bob", "--add-config",
+                "SCRAM-SHA-256=[iterations=8192,password=bob-secret]")
+    assert made.stdout == "Completed updating config for user bob.\n"
+    acls("--add", "--allow-principal", "User:bob", "--operation", "Describe", "--topic", "*")
+    from kafka import KafkaAdminClient
+    bob = KafkaAdminClient(bootstrap_servers=server.bootstrap_servers,
+                           security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
+                           sasl_plain_username="bob", sasl_plain_password="bob-secret")
+    assert isinstance(bob.list_topics(), list)
+    bob.close()
+
+
+def test_kafka_tools_over_sasl_ssl_with_scram(tmp_path):
+    """Kafka's Java client (in kafka-acls.sh and kafka-topics.sh) over a SASL_SSL listener:
+    TLS with a PEM truststore and hostname verification, SCRAM-SHA-512 login."""
+    from tls_certs import make_certificates
+
+    from minikafka.core.security_config import client_listeners
+    certs = make_certificates(tmp_path / "certs")
+    listeners = client_listeners({
+        "listeners": "SASL_SSL://127.0.0.1:0", "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config":
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        "ssl.keystore.type": "PEM", "ssl.keystore.location": str(certs.broker)})
+    config = tmp_path / "admin.properties"
+    config.write_text(
+        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nssl.truststore.type=PEM\n"
+        f"ssl.truststore.location={certs.ca}\nsasl.jaas.config=org.apache.kafka.common."
+        'security.scram.ScramLoginModule required username="admin" password="admin-secret";\n')
+    cluster = Cluster(brokers=1)
+    cluster.enable_acls(super_users=["User:admin"])
+    cluster.set_scram_credential("admin", "admin-secret", "SCRAM-SHA-512")
+    with cluster.serve(port=0, listeners=listeners) as server:
+        created = tool(server, "TopicCommand", "--command-config", str(config), "--create",
+                       "--topic", "over-tls")
+        assert created.stdout == "Created topic over-tls.\n"
+        added = tool(server, "AclCommand", "--command-config", str(config), "--add",
+                     "--allow-principal", "User:alice", "--operation", "Write", "--topic",
+                     "over-tls")
+        assert "(principal=User:alice, host=*, operation=WRITE, permissionType=ALLOW)" in \
+            added.stdout

@@ -15,6 +15,7 @@ from typing import Any
 from kafka.errors import KafkaError
 
 from ...core import errors
+from ...core.acl import CLUSTER_NAME, AclOperation, ResourceType, all_operations
 from ...core.broker import Broker
 from ...core.controller import NO_LEADER
 from ...core.errors import KafkaCoreError
@@ -34,10 +35,26 @@ KAFKA_ERRORS = (KafkaCoreError, KafkaError)
 
 # Kafka's AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
 # CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12,
-# CREATE_TOKENS 13, DESCRIBE_TOKENS 14. minikafka has no ACLs: everything is allowed.
+# CREATE_TOKENS 13, DESCRIBE_TOKENS 14. Without an authorizer everything is allowed.
 # kafka-python's messages take them as sets of bits (None: "not requested", INT32_MIN).
-TOPIC_OPERATION_SET = frozenset({3, 4, 5, 6, 7, 8, 10, 11})
-CLUSTER_OPERATION_SET = frozenset({5, 7, 8, 9, 10, 11, 12, 13, 14})
+TOPIC_OPERATION_SET = frozenset(all_operations(ResourceType.TOPIC))
+CLUSTER_OPERATION_SET = frozenset(all_operations(ResourceType.CLUSTER))
+
+
+def authorize(ctx: RequestContext, operation: AclOperation, resource_type: ResourceType,
+              name: str = CLUSTER_NAME) -> bool:
+    """Whether the connection's principal may do `operation` on the resource (the
+    cluster's authorizer decides; without one, yes)."""
+    return ctx.cluster.authorize(ctx.principal, ctx.client_host, operation, resource_type, name)
+
+
+def authorized_operations(ctx: RequestContext, resource_type: ResourceType,
+                          name: str = CLUSTER_NAME) -> set[int]:
+    """authorized_operations of a Metadata, DescribeGroups or DescribeCluster answer."""
+    authorizer = ctx.cluster.authorizer
+    if authorizer is None:
+        return all_operations(resource_type)
+    return authorizer.authorized_operations(ctx.principal, ctx.client_host, resource_type, name)
 
 
 def serving_broker(ctx: RequestContext) -> Broker:
@@ -125,9 +142,9 @@ def current_leader(cluster: Any, name: str, index: int) -> tuple[int, int] | Non
     return registration.leader, registration.leader_epoch
 
 
-def node_endpoints(cluster: Any, broker_ids: set[int]) -> list[NodeEndpoint]:
+def node_endpoints(cluster: Any, broker_ids: set[int], listener: str = "") -> list[NodeEndpoint]:
     """Where `broker_ids` listen, as KIP-951's NodeEndpoints list them."""
-    return [(b, *endpoint(cluster, b), cluster.brokers[b].rack) for b in sorted(broker_ids)]
+    return [(b, *endpoint(cluster, b, listener), cluster.brokers[b].rack) for b in sorted(broker_ids)]
 
 
 def topic_name_for_id(cluster: Any, topic_id: uuid.UUID | None) -> str | None:
@@ -139,3 +156,26 @@ def topic_name_for_id(cluster: Any, topic_id: uuid.UUID | None) -> str | None:
         if topic.topic_id == wanted:
             return name
     return None
+
+
+# ConfigResource types (TOPIC 2, BROKER 4, BROKER_LOGGER 8, CLIENT_METRICS 16, GROUP 32)
+# as the ACL resource whose DESCRIBE_CONFIGS/ALTER_CONFIGS guards them, with the error.
+_CONFIG_ACL = {
+    2: (ResourceType.TOPIC, errors.TOPIC_AUTHORIZATION_FAILED),
+    4: (ResourceType.CLUSTER, errors.CLUSTER_AUTHORIZATION_FAILED),
+    8: (ResourceType.CLUSTER, errors.CLUSTER_AUTHORIZATION_FAILED),
+    16: (ResourceType.CLUSTER, errors.CLUSTER_AUTHORIZATION_FAILED),
+    32: (ResourceType.GROUP, errors.GROUP_AUTHORIZATION_FAILED),
+}
+
+
+def config_refusal(ctx: RequestContext, operation: AclOperation, config_type: int,
+                   name: str) -> int:
+    """The error a DescribeConfigs/AlterConfigs resource gets without the operation on it
+    (errors.NONE when allowed, or when the type is not one Kafka guards)."""
+    acl = _CONFIG_ACL.get(config_type)
+    if acl is None:
+        return errors.NONE
+    resource_type, code = acl
+    target = name if resource_type != ResourceType.CLUSTER else CLUSTER_NAME
+    return errors.NONE if authorize(ctx, operation, resource_type, target) else code

@@ -14,11 +14,6 @@ from typing import Any, TypeVar
 
 from ..registry import Deferred, RequestContext
 
-# Kafka's AclEntry.supportedOperations(GROUP): READ 3, DELETE 6, DESCRIBE 8,
-# DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11. A broker without an authorizer allows
-# them all, so that is the group's authorized_operations.
-GROUP_OPERATION_SET = frozenset({3, 6, 8, 10, 11})
-
 # Beyond the coordinator's own limit (rebalance timeout, offsets.commit.timeout.ms),
 # how long a parked request may wait before the wire layer gives up on it. The
 # coordinator always answers first unless the served clock stalls.

@@ -10,9 +10,16 @@ from __future__ import annotations
 from kafka.protocol.producer import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
-from ._common import KAFKA_ERRORS, OPERATION_NOT_ATTEMPTED, error_code, serving_broker
+from ._common import (
+    KAFKA_ERRORS,
+    OPERATION_NOT_ATTEMPTED,
+    authorize,
+    error_code,
+    serving_broker,
+)
 from ._transactions import check_producer, coordinator
 
 API_KEY = 24
@@ -24,13 +31,22 @@ _Topic = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
 _Partition = _Topic.AddPartitionsToTxnPartitionResult
 
 
-def _add(cluster, txn_id: str, pid: int, epoch: int, topics, verify_only: bool) -> list:
+def _add(ctx: RequestContext, txn_id: str, pid: int, epoch: int, topics,
+         verify_only: bool) -> list:
+    cluster = ctx.cluster
     wanted = [(t.name, p) for t in topics for p in t.partitions]
     known = cluster.controller.topics
     unknown = {tp for tp in wanted
                if tp[0] not in known or not 0 <= tp[1] < len(known[tp[0]].partitions)}
+    refused = {tp for tp in wanted
+               if not authorize(ctx, AclOperation.WRITE, ResourceType.TOPIC, tp[0])}
     codes: dict[tuple[str, int], int] = {}
-    if unknown:
+    if not authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id):
+        codes = dict.fromkeys(wanted, errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    elif refused:
+        codes = {tp: errors.TOPIC_AUTHORIZATION_FAILED if tp in refused
+                 else OPERATION_NOT_ATTEMPTED for tp in wanted}
+    elif unknown:
         codes = {tp: errors.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
                  else OPERATION_NOT_ATTEMPTED for tp in wanted}
     else:
@@ -54,17 +70,16 @@ def _add(cluster, txn_id: str, pid: int, epoch: int, topics, verify_only: bool) 
 
 def handle(ctx: RequestContext,
            request: AddPartitionsToTxnRequest) -> AddPartitionsToTxnResponse:
-    cluster = ctx.cluster
     serving_broker(ctx)
     version = ctx.api_version
     if version <= 3:
-        results = _add(cluster, request.v3_and_below_transactional_id,
+        results = _add(ctx, request.v3_and_below_transactional_id,
                        request.v3_and_below_producer_id, request.v3_and_below_producer_epoch,
                        request.v3_and_below_topics, False)
         return AddPartitionsToTxnResponse(version=version, throttle_time_ms=0,
                                           results_by_topic_v3_and_below=results)
     by_txn = [_Txn(transactional_id=t.transactional_id,
-                   topic_results=_add(cluster, t.transactional_id, t.producer_id,
+                   topic_results=_add(ctx, t.transactional_id, t.producer_id,
                                       t.producer_epoch, t.topics, t.verify_only))
               for t in request.transactions]
     return AddPartitionsToTxnResponse(version=version, throttle_time_ms=0,

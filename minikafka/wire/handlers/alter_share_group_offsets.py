@@ -3,9 +3,11 @@
 there with nothing in flight. A group with members answers NON_EMPTY_GROUP."""
 from __future__ import annotations
 
+from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...wire.messages import AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import authorize, serving_broker
 from ._share import topic_id
 
 API_KEY = 91
@@ -20,11 +22,24 @@ def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequest
            ) -> AlterShareGroupOffsetsResponse:
     serving_broker(ctx)
     cluster = ctx.cluster
+    # READ on the group, else the whole request is refused; READ on each topic, else its
+    # partitions answer TOPIC_AUTHORIZATION_FAILED and are left as they are.
+    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return AlterShareGroupOffsetsResponse(
+            version=ctx.api_version, throttle_time_ms=0,
+            error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None, responses=[])
+    refused = {t.topic_name for t in request.topics
+               if not authorize(ctx, AclOperation.READ, ResourceType.TOPIC, t.topic_name)}
     wanted = {(t.topic_name, p.partition_index): p.start_offset
-              for t in request.topics for p in t.partitions}
+              for t in request.topics if t.topic_name not in refused for p in t.partitions}
     code, message, results = cluster.share_groups.alter_offsets(ctx.broker_id, request.group_id,
                                                                 wanted)
     topics: dict[str, list] = {}
+    for t in request.topics:
+        if t.topic_name in refused:
+            topics.setdefault(t.topic_name, []).extend(_Partition(
+                partition_index=p.partition_index, error_code=errors.TOPIC_AUTHORIZATION_FAILED,
+                error_message=None) for p in t.partitions)
     for (topic, partition), partition_code in results.items():
         topics.setdefault(topic, []).append(_Partition(
             partition_index=partition, error_code=partition_code, error_message=None))

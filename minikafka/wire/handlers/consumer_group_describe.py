@@ -7,10 +7,10 @@ from __future__ import annotations
 import uuid
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 from ..registry import RequestContext
-from ._common import serving_broker
-from ._groups import GROUP_OPERATION_SET
+from ._common import authorize, authorized_operations, serving_broker
 
 API_KEY = 69
 MIN_VERSION = 0
@@ -38,9 +38,16 @@ def handle(ctx: RequestContext,
     version = ctx.api_version
     out = []
     for group_id in request.group_ids:
+        if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            out.append(_Group(error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None,
+                              group_id=group_id, group_state="", group_epoch=0,
+                              assignment_epoch=0, assignor_name="", members=[],
+                              authorized_operations=NOT_REQUESTED))
+            continue
         g = ctx.cluster.groups.consumer_group_describe(ctx.broker_id, group_id)
         # a bit field of AclOperation codes; INT32_MIN means "not requested"
-        operations = sum(1 << op for op in GROUP_OPERATION_SET) \
+        operations = sum(1 << op for op in authorized_operations(
+            ctx, ResourceType.GROUP, group_id)) \
             if request.include_authorized_operations else NOT_REQUESTED
         out.append(_Group(
             error_code=g.error, error_message=g.error_message, group_id=group_id,

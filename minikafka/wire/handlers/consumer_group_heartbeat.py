@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import uuid
 
+from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.groups.consumer_protocol import ConsumerHeartbeat
 from ..messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import authorize, serving_broker
 from ._groups import member_host
 
 API_KEY = 68
@@ -30,6 +32,16 @@ def handle(ctx: RequestContext,
     owned = None if request.topic_partitions is None else tuple(
         (str(t.topic_id), tuple(t.partitions)) for t in request.topic_partitions)
     names = request.subscribed_topic_names
+    # READ on the group, then DESCRIBE on every subscribed topic (Kafka's KafkaApis).
+    refused = errors.GROUP_AUTHORIZATION_FAILED \
+        if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id) else \
+        errors.TOPIC_AUTHORIZATION_FAILED if any(
+            not authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t)
+            for t in names or ()) else errors.NONE
+    if refused:
+        return ConsumerGroupHeartbeatResponse(
+            version=version, throttle_time_ms=0, error_code=refused, error_message=None,
+            member_id=None, member_epoch=0, heartbeat_interval_ms=0, assignment=None)
     answer = ctx.cluster.groups.consumer_group_heartbeat(ctx.broker_id, ConsumerHeartbeat(
         group_id=request.group_id, member_id=request.member_id,
         member_epoch=request.member_epoch, instance_id=request.instance_id,

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from kafka.protocol.admin import CreatePartitionsRequest, CreatePartitionsResponse
 
-from ...core import api
+from ...core import api, errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import authorize, serving_broker
 
 API_KEY = 37
 MIN_VERSION = 0
@@ -16,12 +17,25 @@ _Result = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreatePartitionsResponse:
     serving_broker(ctx)
-    results = api.create_partitions(
+    # ALTER on each topic (Kafka's handleCreatePartitionsRequest); a topic named twice is
+    # left to the core function, which refuses it as a duplicate first.
+    names = [t.name for t in request.topics]
+    refused = {n for n in names if names.count(n) == 1
+               and not authorize(ctx, AclOperation.ALTER, ResourceType.TOPIC, n)}
+    done = iter(api.create_partitions(
         ctx.cluster, [api.NewPartitions(t.name, t.count,
                                         [list(a.broker_ids) for a in t.assignments]
                                         if t.assignments else None)
-                      for t in request.topics], validate_only=request.validate_only)
-    return CreatePartitionsResponse(
-        version=ctx.api_version, throttle_time_ms=0,
-        results=[_Result(name=r.name, error_code=r.error_code, error_message=r.error_message)
-                 for r in results])
+                      for t in request.topics if t.name not in refused],
+        validate_only=request.validate_only))
+    results = []
+    for t in request.topics:
+        if t.name in refused:
+            results.append(_Result(name=t.name, error_code=errors.TOPIC_AUTHORIZATION_FAILED,
+                                   error_message="Authorization failed."))
+            continue
+        r = next(done)
+        results.append(_Result(name=r.name, error_code=r.error_code,
+                               error_message=r.error_message))
+    return CreatePartitionsResponse(version=ctx.api_version, throttle_time_ms=0,
+                                    results=results)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse
 
-from ...core import api
+from ...core import api, errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.api.configs import topic_entries
 from ..registry import RequestContext
-from ._common import serving_broker, topic_uuid
+from ._common import authorize, serving_broker, topic_uuid
 
 API_KEY = 19
 MIN_VERSION = 2
@@ -23,13 +24,26 @@ _Config = _Result.CreatableTopicConfigs
 def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
     cluster = ctx.cluster
     serving_broker(ctx)
+    # CREATE on the cluster, or on the topic (Kafka's KafkaApis.handleCreateTopicsRequest).
+    anywhere = authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER)
+    refused = set() if anywhere else {
+        t.name for t in request.topics
+        if not authorize(ctx, AclOperation.CREATE, ResourceType.TOPIC, t.name)}
     asked = api.CreateTopicsRequest(
         [api.CreatableTopic(t.name, t.num_partitions, t.replication_factor,
                             {a.partition_index: list(a.broker_ids) for a in t.assignments},
                             {c.name: c.value for c in t.configs})
-         for t in request.topics], validate_only=bool(request.validate_only))
+         for t in request.topics if t.name not in refused],
+        validate_only=bool(request.validate_only))
+    created = iter(api.create_topics(cluster, asked))
     results = []
-    for r in api.create_topics(cluster, asked):
+    for t in request.topics:
+        if t.name in refused:
+            results.append(_Result(name=t.name, error_code=errors.TOPIC_AUTHORIZATION_FAILED,
+                                   error_message="Authorization failed.", num_partitions=-1,
+                                   replication_factor=-1, configs=[]))
+            continue
+        r = next(created)
         result = _Result(name=r.name, error_code=r.error_code, error_message=r.error_message,
                          num_partitions=r.num_partitions, replication_factor=r.replication_factor,
                          configs=[])

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from kafka.protocol.admin import DeleteRecordsRequest, DeleteRecordsResponse
 
-from ...core import api
+from ...core import api, errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import (
+    authorize,
+    serving_broker,
+)
 
 API_KEY = 21
 MIN_VERSION = 0
@@ -20,6 +24,12 @@ def handle(ctx: RequestContext, request: DeleteRecordsRequest) -> DeleteRecordsR
     broker = serving_broker(ctx)
     out = []
     for topic in request.topics:
+        if not authorize(ctx, AclOperation.DELETE, ResourceType.TOPIC, topic.name):
+            out.append(_Topic(name=topic.name, partitions=[
+                _Partition(partition_index=p.partition_index, low_watermark=-1,
+                           error_code=errors.TOPIC_AUTHORIZATION_FAILED)
+                for p in topic.partitions]))
+            continue
         results = api.delete_records(ctx.cluster, broker, [
             api.DeleteRecordsPartition(topic.name, p.partition_index, p.offset)
             for p in topic.partitions])

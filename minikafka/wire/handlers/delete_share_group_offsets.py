@@ -3,9 +3,11 @@ topics (`kafka-share-groups.sh --delete-offsets`); a later assignment starts the
 from share.auto.offset.reset. A group with members answers NON_EMPTY_GROUP."""
 from __future__ import annotations
 
+from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...wire.messages import DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import authorize, serving_broker
 from ._share import topic_id
 
 API_KEY = 92
@@ -19,8 +21,18 @@ def handle(ctx: RequestContext, request: DeleteShareGroupOffsetsRequest
            ) -> DeleteShareGroupOffsetsResponse:
     serving_broker(ctx)
     cluster = ctx.cluster
+    # DELETE on the group, else the whole request is refused; READ on each topic, else it
+    # answers TOPIC_AUTHORIZATION_FAILED and keeps its state.
+    if not authorize(ctx, AclOperation.DELETE, ResourceType.GROUP, request.group_id):
+        return DeleteShareGroupOffsetsResponse(
+            version=ctx.api_version, throttle_time_ms=0,
+            error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None, responses=[])
+    names = [t.topic_name for t in request.topics]
+    refused = {t for t in names
+               if not authorize(ctx, AclOperation.READ, ResourceType.TOPIC, t)}
     code, message, results = cluster.share_groups.delete_offsets(
-        ctx.broker_id, request.group_id, [t.topic_name for t in request.topics])
+        ctx.broker_id, request.group_id, [t for t in names if t not in refused])
+    results = {**results, **dict.fromkeys(refused, errors.TOPIC_AUTHORIZATION_FAILED)}
     return DeleteShareGroupOffsetsResponse(
         version=ctx.api_version, throttle_time_ms=0, error_code=code, error_message=message,
         responses=[_Topic(topic_name=t, topic_id=topic_id(cluster, t), error_code=c,

@@ -6,8 +6,9 @@ import uuid
 from kafka.protocol.admin import DeleteTopicsRequest, DeleteTopicsResponse
 
 from ...core import api, errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker, topic_name_for_id
+from ._common import authorize, serving_broker, topic_name_for_id
 
 API_KEY = 20
 MIN_VERSION = 1
@@ -36,6 +37,13 @@ def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsRes
                 result.error_code = errors.UNKNOWN_TOPIC_ID
                 continue
             result.name = name
+        # DESCRIBE first (not saying whether the topic exists), then DELETE.
+        if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name) or (
+                name in cluster.controller.topics
+                and not authorize(ctx, AclOperation.DELETE, ResourceType.TOPIC, name)):
+            result.error_code = errors.TOPIC_AUTHORIZATION_FAILED
+            result.error_message = "Authorization failed."
+            continue
         named.append(result)
     for result, done in zip(named, api.delete_topics(cluster, [r.name for r in named]),
                             strict=True):

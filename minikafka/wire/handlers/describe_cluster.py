@@ -5,10 +5,12 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeClusterRequest, DescribeClusterResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..listeners import endpoint
 from ..registry import RequestContext
 from ._common import (
-    CLUSTER_OPERATION_SET,
+    authorize,
+    authorized_operations,
     cluster_id,
     controller_id,
     live_brokers,
@@ -40,12 +42,15 @@ def handle(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClus
         else live
     brokers = []
     for b in ids:
-        host, port = endpoint(cluster, b)
+        host, port = endpoint(cluster, b, ctx.listener)
         brokers.append(_Broker(broker_id=b, host=host, port=port, rack=cluster.brokers[b].rack,
                                is_fenced=b not in live))
     # a set of AclOperation bits in kafka-python; None encodes "not requested"
-    operations = set(CLUSTER_OPERATION_SET) if request.include_cluster_authorized_operations \
-        else None
+    # Kafka computes them only for a principal that may DESCRIBE the cluster.
+    operations = None
+    if request.include_cluster_authorized_operations:
+        operations = authorized_operations(ctx, ResourceType.CLUSTER) \
+            if authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER) else set()
     return DescribeClusterResponse(
         version=version, throttle_time_ms=0, error_code=errors.NONE, error_message=None,
         endpoint_type=BROKERS_ENDPOINT, cluster_id=cluster_id(cluster),

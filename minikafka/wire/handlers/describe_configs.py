@@ -1,13 +1,15 @@
 """DescribeConfigs (key 32), v1-v4, for topics and brokers: a thin codec over
 core.api.describe_configs (every setting with its source; the default broker resource ""
-lists the cluster-wide dynamic values only)."""
+lists the cluster-wide dynamic values only). Each resource needs DESCRIBE_CONFIGS on it
+(the cluster for brokers), else its type's authorization error and no entries."""
 from __future__ import annotations
 
 from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 
 from ...core import api
+from ...core.acl import AclOperation
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import config_refusal, serving_broker
 
 API_KEY = 32
 MIN_VERSION = 1
@@ -22,18 +24,28 @@ def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConf
     serving_broker(ctx)
     synonyms = request.include_synonyms
     documentation = ctx.api_version >= 3 and request.include_documentation
-    found = api.describe_configs(ctx.cluster, [
+    refusals = [config_refusal(ctx, AclOperation.DESCRIBE_CONFIGS, r.resource_type,
+                               r.resource_name) for r in request.resources]
+    found = iter(api.describe_configs(ctx.cluster, [
         api.ConfigResource(r.resource_type, r.resource_name, r.configuration_keys)
-        for r in request.resources])
-    results = [_Result(
-        error_code=r.error_code, error_message=r.error_message,
-        resource_type=r.resource_type, resource_name=r.name,
-        configs=[_Entry(name=e.name, value=e.value, read_only=e.read_only,
-                        config_source=e.source, is_sensitive=False,
-                        config_type=e.config_type,
-                        documentation=e.documentation if documentation else None,
-                        synonyms=[_Synonym(name=e.name, value=e.value, source=e.source)]
-                        if synonyms else [])
-                 for e in r.entries]) for r in found]
+        for r, refused in zip(request.resources, refusals) if not refused]))
+    results = []
+    for resource, refused in zip(request.resources, refusals):
+        if refused:
+            results.append(_Result(error_code=refused, error_message=None,
+                                   resource_type=resource.resource_type,
+                                   resource_name=resource.resource_name, configs=[]))
+            continue
+        r = next(found)
+        results.append(_Result(
+            error_code=r.error_code, error_message=r.error_message,
+            resource_type=r.resource_type, resource_name=r.name,
+            configs=[_Entry(name=e.name, value=e.value, read_only=e.read_only,
+                            config_source=e.source, is_sensitive=False,
+                            config_type=e.config_type,
+                            documentation=e.documentation if documentation else None,
+                            synonyms=[_Synonym(name=e.name, value=e.value, source=e.source)]
+                            if synonyms else [])
+                     for e in r.entries]))
     return DescribeConfigsResponse(version=ctx.api_version, throttle_time_ms=0,
                                    results=results)

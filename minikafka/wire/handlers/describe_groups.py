@@ -3,18 +3,19 @@
 As Kafka's coordinator describes them: a Stable group shows its protocol and each
 member's subscription and assignment; in any other state the members are listed
 without them. An unknown group is Dead, with GROUP_ID_NOT_FOUND from v6 on
-(KIP-1043); so is a consumer group (KIP-848), which ConsumerGroupDescribe describes. authorized_operations (v3+, when asked) is what a broker without an
-authorizer allows on a group.
+(KIP-1043); so is a consumer group (KIP-848), which ConsumerGroupDescribe describes.
+DESCRIBE on the group is needed (GROUP_AUTHORIZATION_FAILED); authorized_operations (v3+,
+when asked) are the principal's.
 """
 from __future__ import annotations
 
 from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.groups.classic import DEAD, STABLE
 from ..registry import RequestContext
-from ._common import serving_broker
-from ._groups import GROUP_OPERATION_SET
+from ._common import authorize, authorized_operations, serving_broker
 
 API_KEY = 15
 MIN_VERSION = 0
@@ -24,8 +25,13 @@ _Group = DescribeGroupsResponse.DescribedGroup
 _Member = _Group.DescribedGroupMember
 
 
-def _describe(ctx: RequestContext, group_id: str, operations: set[int] | None) -> _Group:
+def _describe(ctx: RequestContext, group_id: str, wanted: bool) -> _Group:
     version = ctx.api_version
+    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return _Group(error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None,
+                      group_id=group_id, group_state="", protocol_type="", protocol_data="",
+                      members=[], authorized_operations=None)
+    operations = authorized_operations(ctx, ResourceType.GROUP, group_id) if wanted else None
     d = ctx.cluster.groups.describe_group(ctx.broker_id, group_id)
     code, message = d.error, None
     if code == errors.GROUP_ID_NOT_FOUND:  # a consumer group (KIP-848): not described here
@@ -50,7 +56,6 @@ def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroup
     version = ctx.api_version
     # a set of AclOperation bits in kafka-python; None encodes "not requested"
     wanted = version >= 3 and request.include_authorized_operations
-    operations = set(GROUP_OPERATION_SET) if wanted else None
     return DescribeGroupsResponse(
         version=version, throttle_time_ms=0,
-        groups=[_describe(ctx, g, operations) for g in request.groups])
+        groups=[_describe(ctx, g, wanted) for g in request.groups])

@@ -5,8 +5,9 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeLogDirsRequest, DescribeLogDirsResponse
 
 from ...core import api, errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import authorize, serving_broker
 
 API_KEY = 35
 MIN_VERSION = 1
@@ -19,6 +20,10 @@ _Partition = _Topic.DescribeLogDirsPartition
 
 def handle(ctx: RequestContext, request: DescribeLogDirsRequest) -> DescribeLogDirsResponse:
     broker = serving_broker(ctx)
+    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+        return DescribeLogDirsResponse(version=ctx.api_version, throttle_time_ms=0,
+                                       error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
+                                       results=[])
     wanted = None if request.topics is None else \
         {t.topic: list(t.partitions) for t in request.topics}
     found = api.describe_log_dirs(ctx.cluster, broker.id, wanted)

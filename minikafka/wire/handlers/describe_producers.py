@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from kafka.protocol.admin.transactions import DescribeProducersRequest, DescribeProducersResponse
 
-from ...core import api
+from ...core import api, errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import authorize, serving_broker
 
 API_KEY = 61
 MIN_VERSION = 0
@@ -19,9 +20,20 @@ _State = _Partition.ProducerState
 
 def handle(ctx: RequestContext, request: DescribeProducersRequest) -> DescribeProducersResponse:
     broker = serving_broker(ctx)
+    # READ on each topic (Kafka's handleDescribeProducersRequest); a refused topic's
+    # partitions answer TOPIC_AUTHORIZATION_FAILED and are not looked up.
+    refused = {t.name for t in request.topics
+               if not authorize(ctx, AclOperation.READ, ResourceType.TOPIC, t.name)}
     found = api.describe_producers(ctx.cluster, broker.id, [
-        (t.name, p) for t in request.topics for p in t.partition_indexes])
-    topics: dict[str, list] = {}
+        (t.name, p) for t in request.topics if t.name not in refused
+        for p in t.partition_indexes])
+    topics: dict[str, list] = {t.name: [] for t in request.topics}  # in the request's order
+    for t in request.topics:
+        if t.name in refused:
+            topics[t.name].extend(
+                _Partition(partition_index=p, error_code=errors.TOPIC_AUTHORIZATION_FAILED,
+                           error_message=None, active_producers=[])
+                for p in t.partition_indexes)
     for r in found:
         topics.setdefault(r.topic, []).append(_Partition(
             partition_index=r.partition, error_code=r.error_code, error_message=None,

@@ -9,9 +9,15 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.config import validate_topic_name
 from ..registry import RequestContext
-from ._common import live_brokers, serving_broker, topic_uuid
+from ._common import (
+    authorize,
+    live_brokers,
+    serving_broker,
+    topic_uuid,
+)
 
 API_KEY = 75
 MIN_VERSION = 0
@@ -61,6 +67,11 @@ def handle(ctx: RequestContext,
             next_cursor = _Cursor(topic_name=name, partition_index=0)
             break
         meta = controller.topics.get(name)
+        if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+            if asked:  # a listing leaves it out; a name asked for is refused
+                topics.append(_Topic(error_code=errors.TOPIC_AUTHORIZATION_FAILED, name=name,
+                                     is_internal=False, partitions=[]))
+            continue
         if meta is None:
             if asked:  # a listing of every topic skips what it cannot describe
                 topics.append(_missing(name))

@@ -6,8 +6,15 @@ from __future__ import annotations
 from kafka.protocol.producer import EndTxnRequest, EndTxnResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
+from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
-from ._common import KAFKA_ERRORS, error_code, serving_broker
+from ._common import (
+    KAFKA_ERRORS,
+    authorize,
+    error_code,
+    serving_broker,
+)
 from ._transactions import coordinator
 
 API_KEY = 26
@@ -20,6 +27,9 @@ def handle(ctx: RequestContext, request: EndTxnRequest) -> EndTxnResponse:
     serving_broker(ctx)
     code = errors.NONE
     try:
+        if not authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                         request.transactional_id):
+            raise KafkaCoreError(errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "")
         coordinator(cluster).end_txn(request.transactional_id, request.producer_id,
                                      request.producer_epoch, bool(request.committed))
     except KAFKA_ERRORS as exc:

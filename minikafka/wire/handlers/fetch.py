@@ -22,10 +22,17 @@ from uuid import UUID
 from kafka.protocol.consumer import FetchRequest
 
 from ...core import api, errors
+from ...core.acl import AclOperation, ResourceType
 from ..batches import write_batch
 from ..fetch_response import PartitionData, encode_fetch_response
 from ..registry import Deferred, RequestContext
-from ._common import current_leader, node_endpoints, serving_broker, topic_name_for_id
+from ._common import (
+    authorize,
+    current_leader,
+    node_endpoints,
+    serving_broker,
+    topic_name_for_id,
+)
 
 API_KEY = 1
 MIN_VERSION = 4
@@ -60,8 +67,10 @@ def _partition(broker, topics, name: str, wanted, isolation: api.IsolationLevel,
     return out
 
 
-def _collect(broker, cluster, request: FetchRequest, version: int) -> tuple[list, int, bool]:
-    """(topics for the response, record bytes in it, whether any partition erred)."""
+def _collect(broker, cluster, request: FetchRequest, version: int,
+             refused: frozenset[str] = frozenset()) -> tuple[list, int, bool]:
+    """(topics for the response, record bytes in it, whether any partition erred);
+    topics in `refused` (no READ) get TOPIC_AUTHORIZATION_FAILED."""
     isolation = api.READ_COMMITTED if request.isolation_level == api.READ_COMMITTED \
         else api.READ_UNCOMMITTED
     topics = cluster.controller.topics
@@ -80,6 +89,11 @@ def _collect(broker, cluster, request: FetchRequest, version: int) -> tuple[list
                                   for p in topic.partitions]))
                 failed = True
                 continue
+        if name in refused:
+            out.append((key, [PartitionData(p.partition, errors.TOPIC_AUTHORIZATION_FAILED)
+                              for p in topic.partitions]))
+            failed = True
+            continue
         partitions = []
         for wanted in topic.partitions:
             data = _partition(broker, topics, name, wanted, isolation, budget, version)
@@ -94,6 +108,17 @@ def _collect(broker, cluster, request: FetchRequest, version: int) -> tuple[list
     return out, total, failed
 
 
+def _unreadable(ctx: RequestContext, request: FetchRequest, version: int) -> frozenset[str]:
+    """The topics asked for that the principal may not READ."""
+    cluster = ctx.cluster
+    if cluster.authorizer is None:
+        return frozenset()
+    names = [t.topic if version < TOPIC_IDS else topic_name_for_id(cluster, t.topic_id or _NO_ID)
+             for t in request.topics]
+    return frozenset(n for n in names if n is not None
+                     and not authorize(ctx, AclOperation.READ, ResourceType.TOPIC, n))
+
+
 def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
     cluster = ctx.cluster
     broker = serving_broker(ctx)
@@ -104,7 +129,8 @@ def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
             return _answer(cluster, version, [], INVALID_FETCH_SESSION_EPOCH)
         if session_id != 0 and epoch > 0:
             return _answer(cluster, version, [], FETCH_SESSION_ID_NOT_FOUND)
-    topics, total, failed = _collect(broker, cluster, request, version)
+    refused = _unreadable(ctx, request, version)
+    topics, total, failed = _collect(broker, cluster, request, version, refused)
     # A replica's fetch would be FetchFollower; real clients send consumer fetches.
     counted = broker.request_metrics.timed("FetchConsumer", cluster.clock, lambda body: body)
     if failed or total >= request.min_bytes or request.max_wait_ms <= 0 or not topics:
@@ -113,13 +139,14 @@ def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
     def poll() -> list | None:
         if not broker.running:
             return None  # the listener is closing this connection
-        again, size, erred = _collect(broker, cluster, request, version)
+        again, size, erred = _collect(broker, cluster, request, version, refused)
         if erred or size >= request.min_bytes:
             return counted(_answer(cluster, version, again))
         return None
 
     def on_timeout() -> list:
-        return counted(_answer(cluster, version, _collect(broker, cluster, request, version)[0]))
+        return counted(_answer(cluster, version,
+                               _collect(broker, cluster, request, version, refused)[0]))
 
     return Deferred(ctx.now_ms + request.max_wait_ms, poll, on_timeout)
 

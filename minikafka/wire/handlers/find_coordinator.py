@@ -16,12 +16,14 @@ from collections.abc import Callable
 from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.errors import KafkaCoreError
 from ..listeners import endpoint
 from ..registry import RequestContext
 from ._common import (
     INVALID_REQUEST,
     KAFKA_ERRORS,
+    authorize,
     error_code,
     error_message,
     group_coordinator,
@@ -61,13 +63,18 @@ RESOLVERS: dict[int, Callable[[RequestContext, str], int]] = {
 def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[int, str | None, int, str, int]:
     """(error code, message, node id, host, port)."""
     resolver = RESOLVERS.get(key_type)
+    if key_type == GROUP and not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, key):
+        return errors.GROUP_AUTHORIZATION_FAILED, None, -1, "", -1
+    if key_type == TRANSACTION and not authorize(ctx, AclOperation.DESCRIBE,
+                                                 ResourceType.TRANSACTIONAL_ID, key):
+        return errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None, -1, "", -1
     try:
         if resolver is None:
             raise KafkaCoreError(INVALID_REQUEST, f"Unknown coordinator type {key_type}")
         node = resolver(ctx, key)
     except KAFKA_ERRORS as exc:
         return error_code(exc), error_message(exc), -1, "", -1
-    host, port = endpoint(ctx.cluster, node)
+    host, port = endpoint(ctx.cluster, node, ctx.listener)
     return errors.NONE, None, node, host, port
 
 

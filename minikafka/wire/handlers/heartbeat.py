@@ -5,8 +5,13 @@ from __future__ import annotations
 
 from kafka.protocol.consumer.group import HeartbeatRequest, HeartbeatResponse
 
+from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import (
+    authorize,
+    serving_broker,
+)
 
 API_KEY = 12
 MIN_VERSION = 0
@@ -16,6 +21,9 @@ MAX_VERSION = 4
 def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
     serving_broker(ctx)
     instance_id = request.group_instance_id if ctx.api_version >= 3 else None
+    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return HeartbeatResponse(version=ctx.api_version, throttle_time_ms=0,
+                                 error_code=errors.GROUP_AUTHORIZATION_FAILED)
     code = ctx.cluster.groups.heartbeat(ctx.broker_id, request.group_id, request.member_id,
                                         instance_id, request.generation_id)
     return HeartbeatResponse(version=ctx.api_version, throttle_time_ms=0, error_code=code)

@@ -10,8 +10,12 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import LeaveGroupRequest, LeaveGroupResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import (
+    authorize,
+    serving_broker,
+)
 
 API_KEY = 13
 MIN_VERSION = 0
@@ -25,6 +29,9 @@ def handle(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupRespons
     serving_broker(ctx)
     version = ctx.api_version
     groups = ctx.cluster.groups
+    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return LeaveGroupResponse(version=version, throttle_time_ms=0,
+                                  error_code=errors.GROUP_AUTHORIZATION_FAILED, members=[])
     if version < 3:
         code, per_member = groups.leave_group(ctx.broker_id, request.group_id,
                                               [(request.member_id, None)])

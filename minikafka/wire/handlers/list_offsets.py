@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
 
-from ...core import api
+from ...core import api, errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import authorize, serving_broker
 
 API_KEY = 2
 MIN_VERSION = 1
@@ -21,15 +22,24 @@ def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsRespo
     version = ctx.api_version
     isolation = api.READ_COMMITTED if version >= 2 and \
         request.isolation_level == api.READ_COMMITTED else api.READ_UNCOMMITTED
+    # DESCRIBE on a topic is needed to list its offsets.
+    refused = {t.name for t in request.topics
+               if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name)}
     asked = api.ListOffsetsRequest(
         [api.ListOffsetsPartition(topic.name, p.partition_index, p.timestamp,
                                   p.current_leader_epoch if version >= 4 else -1)
-         for topic in request.topics for p in topic.partitions], isolation)
+         for topic in request.topics if topic.name not in refused for p in topic.partitions],
+        isolation)
     results = iter(api.list_offsets(broker, ctx.cluster.controller.topics, asked))
     out = []
     for topic in request.topics:
         answers = []
-        for _ in topic.partitions:
+        for p in topic.partitions:
+            if topic.name in refused:
+                answers.append(_Partition(partition_index=p.partition_index,
+                                          error_code=errors.TOPIC_AUTHORIZATION_FAILED,
+                                          timestamp=-1, offset=-1, leader_epoch=-1))
+                continue
             r = next(results)
             answers.append(_Partition(partition_index=r.partition, error_code=r.error_code,
                                       timestamp=r.timestamp, offset=r.offset,

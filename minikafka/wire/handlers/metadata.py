@@ -5,6 +5,11 @@ An unknown topic is created on the spot when the request allows it (v4+ flag; al
 before v4) and auto.create.topics.enable is true (the default), with num.partitions and
 default.replication.factor (capped at the live brokers, as the in-process producer
 does). Internal topics are never auto-created.
+
+With an authorizer, as Kafka's KafkaApis: a topic listing leaves out the topics the
+principal may not DESCRIBE; a topic asked for by name without DESCRIBE gets
+TOPIC_AUTHORIZATION_FAILED (whether it exists or not); auto-creation needs CREATE on
+the cluster or the topic. authorized_operations are the principal's when asked for.
 """
 from __future__ import annotations
 
@@ -13,13 +18,14 @@ import uuid
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.controller import MAX_PARTITIONS_PER_BATCH, NO_LEADER
 from ..listeners import endpoint
 from ..registry import RequestContext
 from ._common import (
-    CLUSTER_OPERATION_SET,
     KAFKA_ERRORS,
-    TOPIC_OPERATION_SET,
+    authorize,
+    authorized_operations,
     cluster_id,
     controller_id,
     error_code,
@@ -54,6 +60,12 @@ def _auto_create(cluster, name: str) -> int:
     return errors.NONE
 
 
+def _may_create(ctx: RequestContext, name: str) -> bool:
+    """Auto-creation needs CREATE on the cluster or on the topic."""
+    return authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER) or \
+        authorize(ctx, AclOperation.CREATE, ResourceType.TOPIC, name)
+
+
 def _topic(cluster, name: str, live: set[int], version: int,
            operations: set[int] | None) -> _Topic:
     meta = cluster.controller.topics[name]
@@ -83,16 +95,22 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     live = set(live_ids)
     brokers = []
     for b in live_ids:
-        host, port = endpoint(cluster, b)
+        host, port = endpoint(cluster, b, ctx.listener)
         brokers.append(_Broker(node_id=b, host=host, port=port, rack=cluster.brokers[b].rack))
-    # None encodes as INT32_MIN, "not requested"
-    operations = set(TOPIC_OPERATION_SET) if version >= 8 and \
-        request.include_topic_authorized_operations else None
+    want_operations = version >= 8 and request.include_topic_authorized_operations
+
+    def operations(name: str) -> set[int] | None:  # None encodes INT32_MIN, "not requested"
+        return authorized_operations(ctx, ResourceType.TOPIC, name) if want_operations else None
+
+    def describable(name: str) -> bool:
+        return authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)
+
     requested = request.topics
     topics = []
     if requested is None or (version == 0 and not requested):
-        topics = [_topic(cluster, name, live, version, operations)
-                  for name in cluster.list_topics(internal=True)]
+        # All topics: those the principal may not DESCRIBE are left out, unmentioned.
+        topics = [_topic(cluster, name, live, version, operations(name))
+                  for name in cluster.list_topics(internal=True) if describable(name)]
     else:
         auto = (version < 4 or request.allow_auto_topic_creation) \
             and cluster.broker_config["auto.create.topics.enable"]
@@ -107,8 +125,18 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
                 if name is None:
                     topics.append(_unknown(None, errors.UNKNOWN_TOPIC_ID, topic_id))
                     continue
+                if not describable(name):
+                    topics.append(_unknown(None, errors.TOPIC_AUTHORIZATION_FAILED, topic_id))
+                    continue
+            if not describable(name):
+                # Kafka does not say whether a topic the principal may not see exists.
+                topics.append(_unknown(name, errors.TOPIC_AUTHORIZATION_FAILED))
+                continue
             if name not in controller.topics:
                 wanted_partitions = int(cluster.broker_config["num.partitions"])
+                if auto and wanted_partitions <= budget and not _may_create(ctx, name):
+                    topics.append(_unknown(name, errors.TOPIC_AUTHORIZATION_FAILED))
+                    continue
                 if auto and wanted_partitions <= budget:
                     code = _auto_create(cluster, name)
                     budget -= wanted_partitions
@@ -117,9 +145,12 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
                 if code != errors.NONE or name not in controller.topics:
                     topics.append(_unknown(name, code or errors.UNKNOWN_TOPIC_OR_PARTITION))
                     continue
-            topics.append(_topic(cluster, name, live, version, operations))
-    cluster_operations = set(CLUSTER_OPERATION_SET) if 8 <= version <= 10 and \
-        request.include_cluster_authorized_operations else None
+            topics.append(_topic(cluster, name, live, version, operations(name)))
+    cluster_operations = None
+    if 8 <= version <= 10 and request.include_cluster_authorized_operations:
+        # Kafka computes them only for a principal that may DESCRIBE the cluster.
+        cluster_operations = authorized_operations(ctx, ResourceType.CLUSTER) \
+            if authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER) else set()
     return MetadataResponse(
         version=version, throttle_time_ms=0, brokers=brokers, cluster_id=cluster_id(cluster),
         controller_id=controller_id(cluster), topics=topics,

@@ -13,8 +13,12 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import OffsetCommitRequest, OffsetCommitResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import (
+    authorize,
+    serving_broker,
+)
 from ._groups import answer_later
 
 API_KEY = 8
@@ -44,11 +48,21 @@ def handle(ctx: RequestContext, request: OffsetCommitRequest):
     order: list[tuple[str, list[int]]] = []
     codes: dict[TP, int] = {}
     offsets: dict[TP, tuple[int, int, str]] = {}
+    # READ on the group (else every partition fails), then READ on each topic.
+    group_refused = not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id)
     for topic in request.topics:
         order.append((topic.name, [p.partition_index for p in topic.partitions]))
         meta = known.get(topic.name)
+        topic_refused = not group_refused and not authorize(
+            ctx, AclOperation.READ, ResourceType.TOPIC, topic.name)
         for p in topic.partitions:
             tp = (topic.name, p.partition_index)
+            if group_refused:
+                codes[tp] = errors.GROUP_AUTHORIZATION_FAILED
+                continue
+            if topic_refused:
+                codes[tp] = errors.TOPIC_AUTHORIZATION_FAILED
+                continue
             if meta is None or not 0 <= p.partition_index < len(meta.partitions):
                 codes[tp] = errors.UNKNOWN_TOPIC_OR_PARTITION
                 continue

@@ -6,8 +6,12 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import OffsetDeleteRequest, OffsetDeleteResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import (
+    authorize,
+    serving_broker,
+)
 
 API_KEY = 47
 MIN_VERSION = 0
@@ -20,15 +24,23 @@ _Partition = _Topic.OffsetDeleteResponsePartition
 def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDeleteResponse:
     serving_broker(ctx)
     known = ctx.cluster.controller.topics
+    if not authorize(ctx, AclOperation.DELETE, ResourceType.GROUP, request.group_id):
+        return OffsetDeleteResponse(version=0, error_code=errors.GROUP_AUTHORIZATION_FAILED,
+                                    throttle_time_ms=0, topics=[])
     asked = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics]
+    refused = {name for name, _ in asked
+               if not authorize(ctx, AclOperation.READ, ResourceType.TOPIC, name)}
     unknown = {(name, p) for name, parts in asked for p in parts
                if name not in known or not 0 <= p < len(known[name].partitions)}
     code, result = ctx.cluster.groups.delete_offsets(
         ctx.broker_id, request.group_id,
-        [(name, p) for name, parts in asked for p in parts if (name, p) not in unknown])
+        [(name, p) for name, parts in asked if name not in refused for p in parts
+         if (name, p) not in unknown])
     if code != errors.NONE:
         return OffsetDeleteResponse(version=0, error_code=code, throttle_time_ms=0, topics=[])
-    codes = {**result, **dict.fromkeys(unknown, errors.UNKNOWN_TOPIC_OR_PARTITION)}
+    codes = {**result, **dict.fromkeys(unknown, errors.UNKNOWN_TOPIC_OR_PARTITION),
+             **{(n, p): errors.TOPIC_AUTHORIZATION_FAILED for n, ps in asked if n in refused
+                for p in ps}}
     return OffsetDeleteResponse(version=0, error_code=errors.NONE, throttle_time_ms=0, topics=[
         _Topic(name=name, partitions=[_Partition(partition_index=p, error_code=codes[(name, p)])
                                       for p in parts])

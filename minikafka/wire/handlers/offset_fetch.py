@@ -17,8 +17,9 @@ from typing import Any
 from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import authorize, serving_broker
 
 API_KEY = 9
 MIN_VERSION = 1
@@ -45,10 +46,23 @@ def _fetch(ctx: RequestContext, group_id: str, topics: list[tuple[str, list[int]
            require_stable: bool, member_id: str | None = None,
            member_epoch: int = -1) -> tuple[int, Rows]:
     """(group error, rows). With a group error the rows list the asked partitions. A
-    KIP-848 member (v9+) names itself and its epoch, which the coordinator checks."""
-    wanted = None if topics is None else [(t, p) for t, parts in topics for p in parts]
-    code, found = ctx.cluster.groups.offset_fetch(ctx.broker_id, group_id, wanted,
-                                                  member_id, member_epoch)
+    KIP-848 member (v9+) names itself and its epoch, which the coordinator checks.
+
+    DESCRIBE on the group is needed (GROUP_AUTHORIZATION_FAILED), and on each topic:
+    one asked for gets TOPIC_AUTHORIZATION_FAILED, and all-topics leaves it out."""
+    def describable(topic: str) -> bool:
+        return authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)
+
+    refused = {t for t, _ in topics or [] if not describable(t)}
+    wanted = None if topics is None else \
+        [(t, p) for t, parts in topics if t not in refused for p in parts]
+    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        code, found = errors.GROUP_AUTHORIZATION_FAILED, {}
+    else:
+        code, found = ctx.cluster.groups.offset_fetch(ctx.broker_id, group_id, wanted,
+                                                      member_id, member_epoch)
+        if topics is None and ctx.cluster.authorizer is not None:
+            found = {tp: c for tp, c in found.items() if describable(tp[0])}
     rows: Rows = {}
     if code != errors.NONE:
         for topic, parts in topics or []:
@@ -64,6 +78,9 @@ def _fetch(ctx: RequestContext, group_id: str, topics: list[tuple[str, list[int]
             row = (partition, committed.offset, committed.leader_epoch, committed.metadata,
                    errors.NONE)
         rows.setdefault(topic, []).append(row)
+    for topic, parts in topics or []:
+        if topic in refused:
+            rows[topic] = [(p, -1, -1, "", errors.TOPIC_AUTHORIZATION_FAILED) for p in parts]
     return code, rows
 
 

@@ -11,9 +11,13 @@ from __future__ import annotations
 from kafka.protocol.consumer import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.api import led_replica
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import (
+    authorize,
+    serving_broker,
+)
 
 API_KEY = 23
 MIN_VERSION = 2
@@ -36,6 +40,9 @@ def handle(ctx: RequestContext,
             answer = _Partition(error_code=errors.NONE, partition=index, leader_epoch=-1,
                                 end_offset=-1)
             answers.append(answer)
+            if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.topic):
+                answer.error_code = errors.TOPIC_AUTHORIZATION_FAILED
+                continue
             answer.error_code, replica = led_replica(broker, topics, topic.topic, index,
                                                      wanted.current_leader_epoch)
             if replica is not None:

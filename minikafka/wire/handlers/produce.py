@@ -17,13 +17,20 @@ from __future__ import annotations
 from uuid import UUID
 
 from ...core import api, errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.api.produce import BatchRecords
 from ...core.records import LOG_APPEND_TIME
 from .. import produce_codec
 from ..batches import InvalidBatch, WireRecordBatch, parse_batch, stamp_log_append_time
 from ..produce_codec import ProduceRequestData, encode_produce_response
 from ..registry import Deferred, RequestContext
-from ._common import current_leader, node_endpoints, serving_broker, topic_name_for_id
+from ._common import (
+    authorize,
+    current_leader,
+    node_endpoints,
+    serving_broker,
+    topic_name_for_id,
+)
 
 API_KEY = 0
 MIN_VERSION = 3
@@ -78,6 +85,11 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
     results: dict[TP, tuple] = {}
     batches: dict[TP, WireRecordBatch] = {}
     order: list[Asked] = []
+    secured = cluster.authorizer is not None
+    # Transactional records need WRITE on the transactional id: without it every
+    # partition fails (Kafka's KafkaApis.handleProduceRequest).
+    txn_refused = secured and request.transactional_id is not None and not authorize(
+        ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
     for topic in request.topic_data:
         if topic.topic_id is not None:
             key, name = topic.topic_id, topic_name_for_id(cluster, topic.topic_id)
@@ -88,11 +100,16 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
             key = name = topic.name
         meta = topics.get(name)
         partitions = []
+        refused = secured and not authorize(ctx, AclOperation.WRITE, ResourceType.TOPIC, name)
         for data in topic.partition_data:
             tp = (name, data.index)
             partitions.append(data.index)
             if acks not in (0, 1, -1):
                 results[tp] = (errors.INVALID_REQUIRED_ACKS, -1, None)
+            elif txn_refused:
+                results[tp] = (errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, None)
+            elif refused:
+                results[tp] = (errors.TOPIC_AUTHORIZATION_FAILED, -1, None)
             elif meta is None or not 0 <= data.index < len(meta.partitions):
                 results[tp] = (errors.UNKNOWN_TOPIC_OR_PARTITION, -1, None)
             elif not data.records:

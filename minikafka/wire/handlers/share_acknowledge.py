@@ -4,10 +4,12 @@ the records the member still holds). Epoch 0 is INVALID_SHARE_SESSION_EPOCH: onl
 ShareFetch opens a session. v2 adds IsRenewAck and AcquisitionLockTimeoutMs."""
 from __future__ import annotations
 
+from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.api import share as api
 from ...wire.messages import ShareAcknowledgeRequest, ShareAcknowledgeResponse
 from ..registry import RequestContext
-from ._common import serving_broker
+from ._common import authorize, serving_broker
 from ._share import acknowledgements, topic_id, topic_name
 
 API_KEY = 79
@@ -23,13 +25,25 @@ UNKNOWN_TOPIC_ID = 100
 def handle(ctx: RequestContext, request: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse:
     serving_broker(ctx)
     cluster = ctx.cluster
+    # READ on the group, else the whole request is refused; READ on each topic, else its
+    # partitions answer TOPIC_AUTHORIZATION_FAILED (their acknowledgements unapplied).
+    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id or ""):
+        return ShareAcknowledgeResponse(
+            version=ctx.api_version, throttle_time_ms=0,
+            error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None,
+            acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[])
     acks: dict[tuple[str, int], list] = {}
-    unknown: list[tuple] = []
+    unknown: list[tuple] = []  # (topic id, partition, error code) answered here
     for topic in request.topics:
         name = topic_name(cluster, topic.topic_id)
+        refused = name is not None and not authorize(ctx, AclOperation.READ,
+                                                     ResourceType.TOPIC, name)
         for p in topic.partitions:
             if name is None:
-                unknown.append((topic.topic_id, p.partition_index))
+                unknown.append((topic.topic_id, p.partition_index, UNKNOWN_TOPIC_ID))
+            elif refused:
+                unknown.append((topic.topic_id, p.partition_index,
+                                errors.TOPIC_AUTHORIZATION_FAILED))
             else:
                 acks[(name, p.partition_index)] = acknowledgements(p.acknowledgement_batches)
     result = api.share_acknowledge(cluster, ctx.broker_id, api.ShareAcknowledgeRequest(
@@ -39,9 +53,9 @@ def handle(ctx: RequestContext, request: ShareAcknowledgeRequest) -> ShareAcknow
         topics.setdefault(topic_id(cluster, name), []).append(_Partition(
             partition_index=index, error_code=code,
             current_leader=_Leader(leader_id=-1, leader_epoch=-1)))
-    for key, index in unknown:
+    for key, index, code in unknown:
         topics.setdefault(key, []).append(_Partition(
-            partition_index=index, error_code=UNKNOWN_TOPIC_ID,
+            partition_index=index, error_code=code,
             current_leader=_Leader(leader_id=-1, leader_epoch=-1)))
     return ShareAcknowledgeResponse(
         version=ctx.api_version, throttle_time_ms=0, error_code=result.error_code,

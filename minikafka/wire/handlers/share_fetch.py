@@ -12,12 +12,14 @@ acquires record by record up to MaxRecords, which serves both acquire modes.
 """
 from __future__ import annotations
 
+from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.api import share as api
 from ...core.api.share import ShareFetchedPartition, ShareFetchResult
 from ...core.share.sessions import FINAL_EPOCH
 from ...wire.messages import ShareFetchRequest, ShareFetchResponse
 from ..registry import Deferred, RequestContext
-from ._common import current_leader, node_endpoints, serving_broker
+from ._common import authorize, current_leader, node_endpoints, serving_broker
 from ._share import acknowledgements, records_bytes, topic_id, topic_name
 
 API_KEY = 78
@@ -36,13 +38,25 @@ NOT_LEADER_OR_FOLLOWER = 6
 def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchResponse | Deferred:
     broker = serving_broker(ctx)
     cluster = ctx.cluster
+    # READ on the group, else the whole request is refused; READ on each topic, else its
+    # partitions answer TOPIC_AUTHORIZATION_FAILED (their acknowledgements unapplied).
+    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id or ""):
+        return ShareFetchResponse(
+            version=ctx.api_version, throttle_time_ms=0,
+            error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None,
+            acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[])
     fetch: dict[tuple[str, int], list] = {}
-    unknown: list[tuple] = []
+    unknown: list[tuple] = []  # (topic id, partition, error code) answered here
     for topic in request.topics:
         name = topic_name(cluster, topic.topic_id)
+        refused = name is not None and not authorize(ctx, AclOperation.READ,
+                                                     ResourceType.TOPIC, name)
         for p in topic.partitions:
             if name is None:
-                unknown.append((topic.topic_id, p.partition_index))
+                unknown.append((topic.topic_id, p.partition_index, UNKNOWN_TOPIC_ID))
+            elif refused:
+                unknown.append((topic.topic_id, p.partition_index,
+                                errors.TOPIC_AUTHORIZATION_FAILED))
             else:
                 fetch[(name, p.partition_index)] = acknowledgements(p.acknowledgement_batches)
     forgotten = [(name, p) for t in request.forgotten_topics_data
@@ -102,9 +116,9 @@ def _answer(ctx: RequestContext, result: ShareFetchResult, unknown: list) -> Sha
             records=records_bytes(p.batches),
             acquired_records=[_Acquired(first_offset=r.first_offset, last_offset=r.last_offset,
                                         delivery_count=r.delivery_count) for r in p.acquired]))
-    for key, index in unknown:
+    for key, index, code in unknown:
         topics.setdefault(key, []).append(_Partition(
-            partition_index=index, error_code=UNKNOWN_TOPIC_ID,
+            partition_index=index, error_code=code,
             current_leader=_Leader(leader_id=-1, leader_epoch=-1), records=None,
             acquired_records=[]))
     return ShareFetchResponse(

@@ -2,10 +2,11 @@
 members with their subscriptions and assignments; an unknown group is GROUP_ID_NOT_FOUND."""
 from __future__ import annotations
 
+from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...wire.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
 from ..registry import RequestContext
-from ._common import serving_broker
-from ._groups import GROUP_OPERATION_SET
+from ._common import authorize, authorized_operations, serving_broker
 from ._share import topic_id
 
 API_KEY = 77
@@ -16,7 +17,6 @@ _Group = ShareGroupDescribeResponse.DescribedGroup
 _Member = _Group.Member
 _Assignment = _Member.Assignment
 _TopicPartitions = _Assignment.TopicPartitions
-_OPERATIONS = sum(1 << op for op in GROUP_OPERATION_SET)  # the field is a plain int32 here
 _NOT_REQUESTED = -2**31
 
 
@@ -25,6 +25,12 @@ def handle(ctx: RequestContext, request: ShareGroupDescribeRequest) -> ShareGrou
     cluster = ctx.cluster
     groups = []
     for group_id in request.group_ids:
+        if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            groups.append(_Group(
+                error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None,
+                group_id=group_id, group_state="", group_epoch=0, assignment_epoch=0,
+                assignor_name="", members=[], authorized_operations=_NOT_REQUESTED))
+            continue
         d = cluster.share_groups.describe(ctx.broker_id, group_id)
         members = [_Member(
             member_id=m.member_id, rack_id=m.rack_id, member_epoch=m.member_epoch,
@@ -38,6 +44,8 @@ def handle(ctx: RequestContext, request: ShareGroupDescribeRequest) -> ShareGrou
             error_code=d.error_code, error_message=d.error_message, group_id=group_id,
             group_state=d.state if not d.error_code else "", group_epoch=d.group_epoch,
             assignment_epoch=d.assignment_epoch, assignor_name=d.assignor, members=members,
-            authorized_operations=_OPERATIONS if request.include_authorized_operations
-            else _NOT_REQUESTED))
+            # the field is a plain int32 of AclOperation bits here
+            authorized_operations=sum(1 << op for op in authorized_operations(
+                ctx, ResourceType.GROUP, group_id))
+            if request.include_authorized_operations else _NOT_REQUESTED))
     return ShareGroupDescribeResponse(version=ctx.api_version, throttle_time_ms=0, groups=groups)

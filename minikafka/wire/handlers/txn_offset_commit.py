@@ -12,9 +12,17 @@ from kafka.protocol.producer import TxnOffsetCommitRequest, TxnOffsetCommitRespo
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
-from ._common import JOIN_GROUP_KEY, KAFKA_ERRORS, error_code, group_coordinator, serving_broker
+from ._common import (
+    JOIN_GROUP_KEY,
+    KAFKA_ERRORS,
+    authorize,
+    error_code,
+    group_coordinator,
+    serving_broker,
+)
 from ._transactions import check_producer, coordinator
 
 API_KEY = 28
@@ -31,6 +39,11 @@ def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCom
     version = ctx.api_version
     known = cluster.controller.topics
     try:
+        if not authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                         request.transactional_id):
+            raise KafkaCoreError(errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "")
+        if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+            raise KafkaCoreError(errors.GROUP_AUTHORIZATION_FAILED, "")
         if JOIN_GROUP_KEY in ctx.registry and \
                 group_coordinator(ctx, request.group_id) != ctx.broker_id:
             raise KafkaCoreError(errors.NOT_COORDINATOR,
@@ -48,6 +61,9 @@ def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCom
         answers = []
         for p in topic.partitions:
             code = common
+            if code == errors.NONE and not authorize(ctx, AclOperation.READ,
+                                                     ResourceType.TOPIC, topic.name):
+                code = errors.TOPIC_AUTHORIZATION_FAILED
             meta = known.get(topic.name)
             if code == errors.NONE and (meta is None
                                         or not 0 <= p.partition_index < len(meta.partitions)):
