@@ -28,7 +28,7 @@ from .core.broker import Broker
 from .core.clock import EPOCH_MS, SimClock
 from .core.config import BROKER_DEFAULTS, TopicConfig
 from .core.controller import NO_LEADER, Controller
-from .core.group import GroupCoordinator
+from .core.groups.coordinator import GroupCoordinator
 from .core.journal import Journal
 from .core.log_manager import LogManager
 from .core.metadata_log import MetadataLogFiles, replay, state_records

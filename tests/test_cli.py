@@ -355,3 +355,38 @@ def test_the_installed_command_reads_stdin_in_a_subprocess(served):
         values = [r.value for b in replica.log.read(0, replica.high_watermark, 1 << 20)
                   for r in b.iter_records()]
     assert values == [b"one", b"two", b"three"]
+
+
+def test_consumer_groups_describes_a_kip848_group(served):
+    """A consumer group of type consumer (confluent-kafka, group.protocol=consumer):
+    --describe, --state and --members --verbose read it with ConsumerGroupDescribe."""
+    from confluent_kafka import Consumer
+
+    cluster, bootstrap = served
+    topic, group = "kip848-orders", "kip848-billing"
+    assert cli("topics", "--bootstrap-server", bootstrap, "--create", "--topic", topic,
+               "--partitions", "2", "--replication-factor", "3")[0] == 0
+    member = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                       "group.protocol": "consumer", "client.id": "ck"})
+    member.subscribe([topic])
+    try:
+        deadline = time.monotonic() + 30
+        while len(member.assignment()) < 2:
+            assert time.monotonic() < deadline, "no assignment"
+            member.poll(0.1)
+        with cluster.lock:
+            [member_id] = cluster.groups.groups[group].members
+        rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--describe",
+                         "--group", group)
+        assert rc == 0
+        assert [row[1:3] + row[6:] for row in table(out)] == [
+            [topic, "0", member_id, "/127.0.0.1", "ck"], [topic, "1", member_id, "/127.0.0.1", "ck"]]
+        rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--describe",
+                         "--group", group, "--state")
+        assert rc == 0 and table(out)[0][-3:] == ["uniform", "Stable", "1"]
+        rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--describe",
+                         "--group", group, "--members", "--verbose")
+        assert rc == 0 and table(out) == [[group, member_id, "/127.0.0.1", "ck", "2", "1",
+                                           f"{topic}:0,1", "1", f"{topic}:0,1"]]
+    finally:
+        member.close()

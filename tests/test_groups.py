@@ -23,8 +23,8 @@ from kafka.structs import MemberState
 
 from minikafka.client.group import parse_assignors, rebalance_protocol, settle_group
 from minikafka.cluster import Cluster
-from minikafka.core import group as g
 from minikafka.core.assignors import RebalanceProtocol
+from minikafka.core.groups import classic as g
 
 TOPIC = "orders"
 

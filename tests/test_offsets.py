@@ -19,8 +19,8 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from minikafka.client.group import settle_group
 from minikafka.cluster import Cluster
-from minikafka.core import group as g
 from minikafka.core.errors import KafkaCoreError
+from minikafka.core.groups import classic as g
 from minikafka.core.offsets import (
     OFFSETS_TOPIC,
     ConsumerAssignment,

@@ -33,7 +33,7 @@ from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 from .. import errors as kerrors
 from ..core import api, errors
-from ..core.group import DEAD, EMPTY, CommittedOffset
+from ..core.groups.classic import DEAD, EMPTY, CommittedOffset
 
 # kafka-python 2.x return types of describe_consumer_groups.
 GroupInformation = namedtuple(
@@ -246,15 +246,14 @@ class KafkaAdminClient:
                     states_filter: Iterable[Any] | None = None,
                     types_filter: Iterable[Any] | None = None) -> list[dict]:
         states = [getattr(s, "value", s) for s in states_filter] if states_filter else None
-        if types_filter and not any(str(getattr(t, "value", t)).lower() == "classic"
-                                    for t in types_filter):
-            return []
+        types = [str(getattr(t, "value", t)) for t in types_filter] if types_filter else None
         brokers = list(broker_ids) if broker_ids is not None else [None]
         out = []
         for broker in brokers:
-            for group_id, protocol_type, state in self._groups.list_groups(broker, states):
+            for group_id, protocol_type, state, kind in self._groups.list_groups(
+                    broker, states, types):
                 out.append({"group_id": group_id, "protocol_type": protocol_type,
-                            "group_state": state, "group_type": "classic"})
+                            "group_state": state, "group_type": kind})
         return out
 
     def describe_groups(self, group_ids: Iterable[str], group_coordinator_id: int | None = None,

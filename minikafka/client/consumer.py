@@ -55,6 +55,10 @@ DEFAULTS: dict[str, Any] = {
     "allow_auto_create_topics": True,
     "api_version": None,
     "rebalance_timeout_ms": None,
+    # KIP-848 (Kafka 4.0+): "consumer" makes the coordinator assign (group.protocol);
+    # group_remote_assignor picks its assignor ("uniform" or "range", group.remote.assignor).
+    "group_protocol": "classic",
+    "group_remote_assignor": None,
 }
 
 
@@ -67,6 +71,9 @@ class KafkaConsumer:
         if cfg["auto_offset_reset"] not in ("earliest", "latest", "none"):
             raise KafkaConfigurationError(
                 f"Invalid auto_offset_reset {cfg['auto_offset_reset']!r}: earliest, latest or none")
+        if str(cfg["group_protocol"]).lower() not in ("classic", "consumer"):
+            raise KafkaConfigurationError(
+                f"Invalid group_protocol {cfg['group_protocol']!r}: classic or consumer")
         if cfg["isolation_level"] not in ("read_uncommitted", "read_committed"):
             raise KafkaConfigurationError(f"Invalid isolation_level {cfg['isolation_level']!r}")
         for name in ("fetch_min_bytes", "fetch_max_wait_ms"):

@@ -40,8 +40,9 @@ from ..core.assignors import (
     Subscription,
     get_assignor,
 )
-from ..core.group import STABLE as GROUP_STABLE
-from ..core.group import JoinResult, SyncResult
+from ..core.groups.classic import STABLE as GROUP_STABLE
+from ..core.groups.classic import JoinResult, SyncResult
+from ..core.groups.consumer import ConsumerGroup
 from ..core.offsets import (
     ConsumerAssignment,
     ConsumerSubscription,
@@ -106,7 +107,12 @@ def rebalance_protocol(assignors: Sequence[str]) -> RebalanceProtocol:
 
 
 def attach_member(consumer: Any) -> GroupMember:
-    """The hook KafkaConsumer calls when it has a group_id."""
+    """The hook KafkaConsumer calls when it has a group_id: a classic member, or a
+    member of a KIP-848 consumer group with group_protocol="consumer"."""
+    if str(consumer.config.get("group_protocol", "classic")).lower() == "consumer":
+        from .consumer_member import ConsumerGroupMember
+
+        return ConsumerGroupMember(consumer)
     return GroupMember(consumer)
 
 
@@ -860,6 +866,8 @@ def settle_group(consumers: Sequence[Any], timeout_ms: int = 120_000, poll_ms: i
             return False
         if {m.member_id for m in members} != set(group.members):
             return False
+        if isinstance(group, ConsumerGroup):
+            return all(m.settled_in(group) for m in members)
         return all(m.state == STABLE and not m.rejoin_needed and m.generation ==
                    group.generation_id for m in members)
 

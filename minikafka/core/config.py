@@ -95,6 +95,18 @@ BROKER_DEFAULTS: dict[str, object] = {
     "group.min.session.timeout.ms": 6_000,
     "group.max.session.timeout.ms": 1_800_000,
     "group.max.size": 2_147_483_647,
+    # The consumer group protocol (KIP-848): the broker sets the session timeout and
+    # the heartbeat interval; the assignors are Kafka's UniformAssignor and RangeAssignor.
+    "group.consumer.session.timeout.ms": 45_000,
+    "group.consumer.min.session.timeout.ms": 45_000,
+    "group.consumer.max.session.timeout.ms": 60_000,
+    "group.consumer.heartbeat.interval.ms": 5_000,
+    "group.consumer.min.heartbeat.interval.ms": 5_000,
+    "group.consumer.max.heartbeat.interval.ms": 15_000,
+    "group.consumer.max.size": 2_147_483_647,
+    "group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.UniformAssignor,"
+                                "org.apache.kafka.coordinator.group.assignor.RangeAssignor",
+    "group.consumer.migration.policy": "bidirectional",
     "transaction.state.log.num.partitions": 50,
     "transaction.max.timeout.ms": 900_000,
     # How often the transaction coordinator aborts transactions older than their

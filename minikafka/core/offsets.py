@@ -35,6 +35,8 @@ import json
 import struct
 from dataclasses import dataclass
 
+from .groups import records as cg
+
 OFFSETS_TOPIC = "__consumer_offsets"
 
 OFFSET_KEY_VERSION = 1
@@ -218,22 +220,29 @@ def group_metadata_value(value: GroupValue) -> bytes:
     return w.done()
 
 
-def decode_key(data: bytes) -> OffsetKey | GroupKey:
+def decode_key(data: bytes) -> OffsetKey | GroupKey | cg.ConsumerGroupKey:
+    """The key of a __consumer_offsets record: an offset commit, a classic group, or one
+    of a consumer group's (KIP-848) records (types 3-8, ``groups.records``). Other types
+    (share and streams groups) raise ValueError."""
     r = _Reader(data)
     version = r.i16()
     if version in (0, 1):
         return OffsetKey(r.string(), r.string(), r.i32())
     if version == 2:
         return GroupKey(r.string())
+    if version in cg.KEY_TYPES:
+        return cg.decode_key(data)
     raise ValueError(f"unknown __consumer_offsets key version {version}")
 
 
-def decode_value(key: bytes | OffsetKey | GroupKey, data: bytes | None
-                 ) -> OffsetValue | GroupValue | None:
+def decode_value(key: bytes | OffsetKey | GroupKey | cg.ConsumerGroupKey, data: bytes | None
+                 ) -> OffsetValue | GroupValue | cg.Value | None:
     """The value for a key; None for a tombstone."""
     if data is None:
         return None
     k = decode_key(key) if isinstance(key, bytes | bytearray | memoryview) else key
+    if isinstance(k, cg.ConsumerGroupKey):
+        return cg.decode_value(k, data)
     r = _Reader(data)
     version = r.i16()
     if isinstance(k, OffsetKey):
@@ -270,7 +279,9 @@ def format_record(key: bytes, value: bytes | None) -> str:
     if v is None:
         out["value"] = None
     else:
-        if isinstance(v, OffsetValue):
+        if isinstance(k, cg.ConsumerGroupKey):
+            data = _camel(v)
+        elif isinstance(v, OffsetValue):
             data = {"offset": v.offset, "leaderEpoch": v.leader_epoch,
                     "metadata": v.metadata, "commitTimestamp": v.commit_timestamp}
         else:
@@ -285,6 +296,17 @@ def format_record(key: bytes, value: bytes | None) -> str:
                                  "assignment": m.assignment.hex()} for m in v.members]}
         out["value"] = {"version": _I16.unpack_from(value)[0], "data": data}
     return json.dumps(out)
+
+
+def _camel(value: object) -> dict:
+    """A consumer-group record's fields as Kafka's JSON formatter names them."""
+    out = {}
+    for name, v in value.__dict__.items():
+        head, *rest = name.split("_")
+        if isinstance(v, tuple) and v and isinstance(v[0], tuple):
+            v = [{"topicId": t, "partitions": list(ps)} for t, ps in v]
+        out[head + "".join(w.title() for w in rest)] = list(v) if isinstance(v, tuple) else v
+    return out
 
 
 # -- the consumer's embedded protocol ---------------------------------------------------------

@@ -14,6 +14,10 @@ the high watermark, LAG the distance from the committed offset to it. A reset is
 refused, with Kafka's message, while the group has members; without --execute it is
 a dry run that prints the plan. --to-datetime without a zone is taken as UTC, as
 Kafka takes it (Utils.getDateTime appends the Z).
+
+A consumer group of type consumer (KIP-848, ``group.protocol=consumer``) is described
+with ConsumerGroupDescribe, as Kafka's tool does; ``--members --verbose`` adds each
+member's epoch and current and target assignment.
 """
 from __future__ import annotations
 
@@ -55,6 +59,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="the group (repeatable for --describe and --delete)")
     p.add_argument("--all-groups", action="store_true", help="every group")
     p.add_argument("--members", action="store_true", help="with --describe: the members")
+    p.add_argument("--verbose", action="store_true",
+                   help="with --describe --members: epochs and target assignments "
+                        "(consumer groups)")
     p.add_argument("--state", nargs="?", const="", default=None, metavar="STATE",
                    help="with --describe: the group's state and coordinator; with --list: "
                         "show states, or only groups in STATE")
@@ -156,10 +163,55 @@ def _describe_group(admin: Any, group: str) -> dict:
     described = admin.describe_groups([group])[group]
     if described.get("group_state") == "Dead" or (
             described.get("error") and "GroupIdNotFound" in described["error"]):
-        raise ToolError(f"Consumer group '{group}' does not exist.")
+        # DescribeGroups describes classic groups only: try it as a KIP-848 group.
+        found = _describe_consumer_group(admin, group)
+        if found is None:
+            raise ToolError(f"Consumer group '{group}' does not exist.")
+        return found
     if described.get("error"):
         raise ToolError(described["error"])
     return described
+
+
+def _describe_consumer_group(admin: Any, group: str) -> dict | None:
+    """ConsumerGroupDescribe (API 69, which kafka-python lacks: minikafka's message class)
+    in describe_groups()'s shape, plus epochs and target assignments; None if the group
+    is not a consumer group."""
+    from kafka.errors import for_code
+
+    from ..wire.messages import ConsumerGroupDescribeRequest
+
+    async def ask() -> Any:
+        coordinator = await admin._find_coordinator_id(group)
+        request = ConsumerGroupDescribeRequest(group_ids=[group],
+                                               include_authorized_operations=False)
+        return await admin._manager.send(request, node_id=coordinator)
+
+    [found] = admin._manager.run(ask).groups
+    if found.error_code == 69:  # GROUP_ID_NOT_FOUND: unknown, or a classic group
+        return None
+    if found.error_code:
+        raise ToolError(str(for_code(found.error_code)(found.error_message or "")))
+
+    def partitions(assignment: Any) -> dict:
+        return {"assigned_partitions": [{"topic": t.topic_name, "partitions": list(t.partitions)}
+                                        for t in assignment.topic_partitions]}
+
+    members = [{"member_id": m.member_id, "client_host": m.client_host,
+                "client_id": m.client_id, "member_epoch": m.member_epoch,
+                "member_assignment": partitions(m.assignment),
+                "target_assignment": partitions(m.target_assignment)}
+               for m in found.members]
+    return {"group_id": group, "group_state": found.group_state, "group_type": "consumer",
+            "protocol_data": found.assignor_name, "assignment_epoch": found.assignment_epoch,
+            "members": members, "error": None}
+
+
+def _assignment_text(assignment: dict) -> str:
+    """Kafka's CURRENT-ASSIGNMENT cell: topic:0,1 per topic, or -."""
+    parts = [f"{t['topic']}:{','.join(map(str, sorted(t['partitions'])))}"
+             for t in assignment.get("assigned_partitions", []) if t["partitions"]]
+    return ";".join(parts) or MISSING
 
 
 def _assigned(member: dict) -> list[Any]:
@@ -228,8 +280,17 @@ def _describe(admin: Any, args: argparse.Namespace, groups: list[str]) -> int:
         if args.members:
             rows = [[group, m["member_id"], m["client_host"], m["client_id"],
                      str(len(_assigned(m)))] for m in members]
-            print(_table(["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"], rows,
-                         [15, 15, 15, 15, None]))
+            head = ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"]
+            widths: list[int | None] = [15, 15, 15, 15, None]
+            if args.verbose and described.get("group_type") == "consumer":
+                epoch = str(described["assignment_epoch"])
+                for row, m in zip(rows, members, strict=True):
+                    row += [str(m["member_epoch"]), _assignment_text(m["member_assignment"]),
+                            epoch, _assignment_text(m["target_assignment"])]
+                head += ["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH",
+                         "TARGET-ASSIGNMENT"]
+                widths = [15, 15, 15, 15, 15, 15, 20, 15, None]
+            print(_table(head, rows, widths))
             continue
         rows = offset_rows(admin, group, described)
         print(_table(["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",

@@ -26,6 +26,11 @@ group coordinator, `kafka-consumer-groups.sh --describe` output, a hand-made exa
       ],
     }
 
+A consumer group of type "consumer" (KIP-848) adds "type": "consumer", "group_epoch",
+"assignment_epoch", and per member "epoch", "member_state" and "target" (the partitions
+the coordinator means it to have): the picture then shows each member's epoch and draws
+a dashed arrow to a target partition the member does not own yet.
+
 Partitions come from "partitions" and from every member's assignment; one assigned to
 nobody is drawn as unassigned. `group_description()` builds this dict for a group of a
 live cluster.
@@ -70,11 +75,13 @@ def group_description(cluster: Any, group_id: str,
         snap = {"state": "unknown", "generation": None, "protocol": None, "leader": None,
                 "coordinator": None, "members": {}, "offsets": {}}
     members = [{"member_id": mid, "client_id": m.get("client_id"),
-                "instance_id": m.get("instance"), "assignment": list(m.get("assignment", []))}
+                "instance_id": m.get("instance"), "assignment": list(m.get("assignment", [])),
+                **({"epoch": m["epoch"], "member_state": m.get("member_state"),
+                    "target": list(m.get("target", []))} if "epoch" in m else {})}
                for mid, m in sorted(snap["members"].items())]
     wanted: set[TP] = {_tp(k) for k in snap["offsets"]}
     for m in members:
-        wanted.update(_tp(a) for a in m["assignment"])
+        wanted.update(_tp(a) for a in m["assignment"] + m.get("target", []))
     for topic in topics:
         if topic in cluster.controller.topics:
             wanted.update((topic, p) for p in range(cluster.partitions_for(topic)))
@@ -90,7 +97,10 @@ def group_description(cluster: Any, group_id: str,
     return {"group_id": group_id, "state": snap["state"], "generation": snap["generation"],
             "protocol": snap["protocol"], "leader": snap["leader"],
             "coordinator": snap.get("coordinator"), "members": members,
-            "partitions": partitions}
+            "partitions": partitions,
+            **({"type": "consumer", "group_epoch": snap["group_epoch"],
+                "assignment_epoch": snap["assignment_epoch"]}
+               if snap.get("type") == "consumer" else {})}
 
 
 def group_rows(description: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -131,6 +141,9 @@ def _member_label(m: Mapping[str, Any], leader: bool, count: int) -> str:
         lines.append(f"client {esc(clip(str(m['client_id']), 24))}")
     if m.get("instance_id"):
         lines.append(f"static: {esc(clip(str(m['instance_id']), 20))}")
+    if m.get("epoch") is not None:
+        state = str(m.get("member_state") or "").replace("_", " ").lower()
+        lines.append(f"member epoch {m['epoch']}" + (f" · {esc(state)}" if state else ""))
     if leader:
         lines.append("group leader (runs the assignor)")
     lines.append(f"{count} partition{'s' if count != 1 else ''}" if count
@@ -178,14 +191,18 @@ def group_view(description: Mapping[str, Any], *,
     state = description.get("state", "?")
     total = sum(r["lag"] or 0 for r in rows.values())
     head = [f"group {description.get('group_id', '?')}", f"state {state}"]
-    if description.get("generation") is not None:
+    if description.get("type") == "consumer":
+        head.append(f"group epoch {description.get('group_epoch')}")
+        head.append(f"target epoch {description.get('assignment_epoch')}")
+    elif description.get("generation") is not None:
         head.append(f"generation {description['generation']}")
     if description.get("protocol"):
         head.append(f"assignor {description['protocol']}")
     if description.get("coordinator") is not None:
         head.append(f"coordinator broker {description['coordinator']}")
     head.append(f"total lag {total}")
-    rebalancing = state in ("PreparingRebalance", "CompletingRebalance")
+    rebalancing = state in ("PreparingRebalance", "CompletingRebalance", "Assigning",
+                            "Reconciling")
     g = graphviz.Digraph("group", graph_attr={
         "rankdir": "LR", "fontname": FONT, "nodesep": "0.15", "ranksep": "1.0",
         "label": ("⟳ REBALANCING · " if rebalancing else "") + " · ".join(head),
@@ -220,5 +237,11 @@ def group_view(description: Mapping[str, Any], *,
         member = rows[tp]["member"]
         if member is not None:
             g.edge(_node_id("member", member), _node_id("tp", f"{tp[0]}-{tp[1]}"))
+    for m in members:  # KIP-848: where the coordinator is moving a partition
+        for item in m.get("target", []):
+            tp = _tp(item)
+            if tp in rows and rows[tp]["member"] != m["member_id"]:
+                g.edge(_node_id("member", m["member_id"]), _node_id("tp", f"{tp[0]}-{tp[1]}"),
+                       style="dashed", color=LIGHT_GREY, label="target", fontsize="8")
     g.node("legend", _legend())
     return g

@@ -296,3 +296,67 @@ def leave_group_reassigns(door):
     finally:
         for m in members:
             m.halt()
+
+
+class Kip848Member(CkMember):
+    """A confluent-kafka member of a KIP-848 consumer group (group.protocol=consumer): no
+    client-side assignor, no session timeout; the broker sets the heartbeat interval."""
+
+    def __init__(self, door, topic: str, group: str, client_id: str, assignor: str) -> None:
+        threading.Thread.__init__(self, daemon=True)
+        self.consumer = door.ck_consumer(**{
+            "group.id": group, "client.id": client_id, "group.protocol": "consumer",
+            "group.remote.assignor": assignor, "auto.offset.reset": "earliest"})
+        self.consumer.subscribe([topic])
+        self.assigned = []
+        self.running = True
+        self.lock = threading.Lock()
+
+
+@scenario("groups", lesson="09", client=CONFLUENT)
+def confluent_kip848_group(door):
+    """KIP-848 (group.protocol=consumer, range assignor on the broker): members join one at
+    a time; every partition is owned once; ConsumerGroupDescribe shows a Stable "consumer"
+    group whose members own their target assignment, and kafka-python's classic
+    DescribeGroups and ListGroups what they say of it; a member that leaves hands its
+    partitions over."""
+    from confluent_kafka import ConsumerGroupType
+    topic, group = door.topic("kip848"), door.topic("g")
+    door.create_topic(topic, partitions=4)
+    admin = door.ck_admin()
+    members: list = []
+    steps = []
+
+    def describe() -> dict:
+        d = admin.describe_consumer_groups([group])[group].result()
+        def parts(a) -> list[int]:
+            return sorted(tp.partition for tp in (a.topic_partitions if a else []))
+        return {"type": str(d.type), "state": str(d.state), "assignor": d.partition_assignor,
+                "members": sorted([parts(m.assignment), parts(m.target_assignment)]
+                                  for m in d.members)}
+
+    try:
+        for i in range(2):
+            m = Kip848Member(door, topic, group, f"c{i}", "range")
+            m.start()
+            members.append(m)
+            steps.append(sorted(stable(members, 4, timeout_s=60)))
+        described = describe()
+        listed = admin.list_consumer_groups(types={ConsumerGroupType.CONSUMER}).result()
+        # kafka-python speaks the classic APIs only: what do they say of a consumer group?
+        kp = door.admin()
+        classic_view = kp.describe_groups([group])[group]
+        classic_view = {k: (classic_view.get(k) or "").replace(group, "G")
+                        if k == "error" else classic_view.get(k)
+                        for k in ("group_state", "error", "members")}
+        kp_listed = [(g["group_id"] == group, g["group_type"], g["protocol_type"])
+                     for g in kp.list_groups() if g["group_id"] == group]
+        members[0].halt()
+        members[0].consumer.close()
+        after_leave = stable(members[1:], 4, timeout_s=60)
+    finally:
+        for m in members:
+            m.halt()
+    return {"steps": steps, "described": described, "after_leave": after_leave,
+            "listed": [g.group_id == group for g in listed.valid],
+            "describe_groups": classic_view, "list_groups": kp_listed}

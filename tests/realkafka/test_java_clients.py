@@ -21,11 +21,7 @@ from .jvm import compile_java, kafka_classpath, run_java
 pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(900)]
 
 SOURCE = Path(__file__).resolve().parents[1] / "java" / "RoundTrip.java"
-KIP_848_REFUSED = {
-    "error": "org.apache.kafka.common.errors.UnsupportedVersionException",
-    "message": "The cluster does not support the new CONSUMER group protocol. Set "
-               "group.protocol=classic on the consumer configs to revert to the CLASSIC "
-               "protocol until the cluster is upgraded."}
+
 
 
 @pytest.fixture(scope="module")
@@ -88,22 +84,23 @@ def test_classic_consumer_group(on_minikafka):
     assert group["fetched"] == group["committed"]
 
 
-def test_consumer_protocol_group_is_refused(on_minikafka):
-    """KIP-848's group.protocol=consumer needs ConsumerGroupHeartbeat, which minikafka does
-    not serve yet: the consumer's first poll fails cleanly (a known difference, docs/cli.md)."""
-    assert on_minikafka["consumer_group"] == KIP_848_REFUSED
+def test_consumer_protocol_group(on_minikafka):
+    """KIP-848's group.protocol=consumer: ConsumerGroupHeartbeat forms the group, the Admin
+    describes it with ConsumerGroupDescribe (type Consumer), commits carry the member epoch."""
+    group = on_minikafka["consumer_group"]
+    assert group["records"] == 30 and group["assigned"] == 3
+    assert group["live"] == "Stable Consumer 1 member(s)"
+    assert group["after_close"] == "Empty 0 member(s)"
+    assert sum(group["committed"].values()) == 30
+    assert group["fetched"] == group["committed"]
 
 
 def test_the_java_client_sees_the_same_on_apache_kafka(on_minikafka, classes, real_kafka):
     on_kafka = round_trip(classes, real_kafka.bootstrap_servers)
-    for scenario in ("admin", "idempotent", "transactions", "classic_group"):
+    for scenario in ("admin", "idempotent", "transactions", "classic_group", "consumer_group"):
         expected = dict(on_minikafka[scenario])
         seen = dict(on_kafka[scenario])
         if scenario == "admin":  # the topic names differ (one prefix per run)
             expected["create_again"] = expected["create_again"].split("'")[0]
             seen["create_again"] = seen["create_again"].split("'")[0]
         assert seen == expected, scenario
-    # On Apache Kafka the consumer protocol works; minikafka refuses it (above).
-    kip_848 = on_kafka["consumer_group"]
-    assert kip_848["records"] == 30 and kip_848["live"] == "Stable Consumer 1 member(s)"
-    assert kip_848["after_close"] == "Empty 0 member(s)"

@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
@@ -377,3 +378,35 @@ def test_kafka_dump_log(tmp_path):
     assert kafka.returncode == ours.returncode == 0, kafka.stderr + ours.stderr
     assert "offset: 99 " in kafka.stdout and f"Dumping {segment}.index\noffset: " in kafka.stdout
     assert ours.stdout == kafka.stdout
+
+
+def test_kafka_consumer_groups_on_a_kip848_group(served):
+    """docs/cli.md's KIP-848 section: a confluent-kafka consumer with group.protocol=consumer;
+    kafka-consumer-groups.sh lists the group by type and describes it (ConsumerGroupDescribe):
+    assignor, state, each member's epoch and current and target assignment."""
+    from confluent_kafka import Consumer
+
+    topic, group = unique("orders"), unique("billing")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "2")
+    consumer = Consumer({"bootstrap.servers": served.bootstrap_servers, "group.id": group,
+                         "group.protocol": "consumer", "auto.offset.reset": "earliest"})
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while len(consumer.assignment()) < 2:
+            assert time.monotonic() < deadline, "no assignment"
+            consumer.poll(0.1)
+        listed = tool(served, "consumer.group.ConsumerGroupCommand", "--list", "--type",
+                      "consumer").stdout
+        assert [group, "Consumer"] in [line.split() for line in listed.splitlines()]
+        state = tool(served, "consumer.group.ConsumerGroupCommand", "--describe", "--group",
+                     group, "--state").stdout
+        [row] = [line.split() for line in state.splitlines() if line.startswith(group)]
+        assert row[-3:] == ["uniform", "Stable", "1"]
+        members = tool(served, "consumer.group.ConsumerGroupCommand", "--describe", "--group",
+                       group, "--members", "--verbose").stdout
+        [member] = [line.split() for line in members.splitlines() if line.startswith(group)]
+        # #PARTITIONS CURRENT-EPOCH CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT
+        assert member[-5:] == ["2", "1", f"{topic}:0,1", "1", f"{topic}:0,1"]
+    finally:
+        consumer.close()

@@ -276,3 +276,41 @@ def test_serve_refuses_a_directory_of_another_cluster_and_leaves_it_as_it_is(tmp
     assert done.stderr.startswith("minikafka serve: the log directories belong to different "
                                   "clusters") and str(props) in done.stderr
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+def test_a_restart_keeps_a_kip848_consumer_group(tmp_path):
+    """A consumer group of type consumer (group.protocol=consumer) is records in
+    __consumer_offsets too: after kill -9 and a restart it is still there, with its member,
+    epochs, assignment and committed offsets, until the member's session expires."""
+    from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, ConsumerGroupType
+    from confluent_kafka import TopicPartition as CTP
+    from confluent_kafka.admin import AdminClient
+
+    port = free_port_run(1)
+    server = Server(tmp_path, port, brokers=1)
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=server.bootstrap)
+        admin.create_topics([NewTopic("orders", 2, 1)])
+        admin.close()
+        consumer = Consumer({"bootstrap.servers": server.bootstrap, "group.id": "kip848",
+                             "group.protocol": "consumer", "enable.auto.commit": False})
+        consumer.subscribe(["orders"])
+        deadline = time.monotonic() + 60
+        while len(consumer.assignment()) < 2:
+            assert time.monotonic() < deadline, "no assignment"
+            consumer.poll(0.1)
+        consumer.commit(offsets=[CTP("orders", 0, 3), CTP("orders", 1, 4)], asynchronous=False)
+        server.stop("kill")  # the consumer never leaves
+        server = Server(tmp_path, port, brokers=1)
+        ck = AdminClient({"bootstrap.servers": server.bootstrap})
+        described = ck.describe_consumer_groups(["kip848"])["kip848"].result(timeout=30)
+        assert described.type == ConsumerGroupType.CONSUMER
+        assert str(described.state).endswith("STABLE")
+        [member] = described.members
+        assert sorted(tp.partition for tp in member.assignment.topic_partitions) == [0, 1]
+        committed = ck.list_consumer_group_offsets([ConsumerGroupTopicPartitions("kip848")])
+        offsets = committed["kip848"].result(timeout=30).topic_partitions
+        assert sorted((tp.partition, tp.offset) for tp in offsets) == [(0, 3), (1, 4)]
+        consumer.close()
+    finally:
+        server.kill_if_running()

@@ -1,6 +1,6 @@
 """What the consumer-group handlers share.
 
-The group coordinator (minikafka.core.group) answers JoinGroup, SyncGroup and
+The group coordinator (minikafka.core.groups) answers JoinGroup, SyncGroup and
 OffsetCommit through a callback, often later: a join waits at the rebalance
 barrier until every member has rejoined, a sync until the leader's assignment is
 written, a commit until __consumer_offsets has replicated it. `answer_later`

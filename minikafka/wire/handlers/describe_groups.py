@@ -3,7 +3,7 @@
 As Kafka's coordinator describes them: a Stable group shows its protocol and each
 member's subscription and assignment; in any other state the members are listed
 without them. An unknown group is Dead, with GROUP_ID_NOT_FOUND from v6 on
-(KIP-1043). authorized_operations (v3+, when asked) is what a broker without an
+(KIP-1043); so is a consumer group (KIP-848), which ConsumerGroupDescribe describes. authorized_operations (v3+, when asked) is what a broker without an
 authorizer allows on a group.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
 
 from ...core import errors
-from ...core.group import DEAD, STABLE
+from ...core.groups.classic import DEAD, STABLE
 from ..registry import RequestContext
 from ._common import serving_broker
 from ._groups import GROUP_OPERATION_SET
@@ -28,7 +28,10 @@ def _describe(ctx: RequestContext, group_id: str, operations: set[int] | None) -
     version = ctx.api_version
     d = ctx.cluster.groups.describe_group(ctx.broker_id, group_id)
     code, message = d.error, None
-    if code == errors.NONE and d.state == DEAD and version >= 6:
+    if code == errors.GROUP_ID_NOT_FOUND:  # a consumer group (KIP-848): not described here
+        code, message = (code, f"Group {group_id} is not a classic group.") if version >= 6 \
+            else (errors.NONE, None)
+    elif code == errors.NONE and d.state == DEAD and version >= 6:
         code, message = errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
     stable = d.state == STABLE
     members = [_Member(member_id=m.member_id, group_instance_id=m.group_instance_id,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import JoinGroupRequest, JoinGroupResponse
 
 from ...core import errors
-from ...core.group import JoinResult
+from ...core.groups.classic import JoinResult
 from ..registry import RequestContext
 from ._common import serving_broker
 from ._groups import answer_later, member_host

@@ -1,6 +1,6 @@
 """ListGroups (key 16), v0-v5: the groups this broker coordinates (a client asks
 every broker to list them all), with their state (v4+, filterable) and type (v5+,
-"classic": minikafka's groups use the classic protocol, not KIP-848's)."""
+filterable: "classic", or "consumer" for KIP-848's consumer groups)."""
 from __future__ import annotations
 
 from kafka.protocol.admin import ListGroupsRequest, ListGroupsResponse
@@ -13,7 +13,6 @@ API_KEY = 16
 MIN_VERSION = 0
 MAX_VERSION = 5
 
-CLASSIC = "classic"
 _Group = ListGroupsResponse.ListedGroup
 
 
@@ -21,10 +20,9 @@ def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsRespons
     serving_broker(ctx)
     version = ctx.api_version
     states = list(request.states_filter or []) if version >= 4 else []
-    types = {t.lower() for t in request.types_filter or []} if version >= 5 else set()
-    listed = [] if types and CLASSIC not in types else \
-        ctx.cluster.groups.list_groups(ctx.broker_id, states or None)
+    types = list(request.types_filter or []) if version >= 5 else []
+    listed = ctx.cluster.groups.list_groups(ctx.broker_id, states or None, types or None)
     return ListGroupsResponse(
         version=version, throttle_time_ms=0, error_code=errors.NONE,
         groups=[_Group(group_id=g, protocol_type=protocol_type, group_state=state,
-                       group_type=CLASSIC) for g, protocol_type, state in listed])
+                       group_type=kind) for g, protocol_type, state, kind in listed])

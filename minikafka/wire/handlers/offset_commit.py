@@ -62,7 +62,7 @@ def handle(ctx: RequestContext, request: OffsetCommitRequest):
     def start(respond) -> None:
         cluster.groups.offset_commit(
             ctx.broker_id, request.group_id, request.generation_id_or_member_epoch,
-            request.member_id, instance_id, offsets, respond)
+            request.member_id, instance_id, offsets, respond, version)
 
     def answer(result: dict[TP, int]) -> OffsetCommitResponse:
         return _response(version, order, {**result, **codes})

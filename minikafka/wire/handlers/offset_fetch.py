@@ -42,10 +42,13 @@ def _unstable(cluster: Any, group_id: str) -> set[TP]:
 
 
 def _fetch(ctx: RequestContext, group_id: str, topics: list[tuple[str, list[int]]] | None,
-           require_stable: bool) -> tuple[int, Rows]:
-    """(group error, rows). With a group error the rows list the asked partitions."""
+           require_stable: bool, member_id: str | None = None,
+           member_epoch: int = -1) -> tuple[int, Rows]:
+    """(group error, rows). With a group error the rows list the asked partitions. A
+    KIP-848 member (v9+) names itself and its epoch, which the coordinator checks."""
     wanted = None if topics is None else [(t, p) for t, parts in topics for p in parts]
-    code, found = ctx.cluster.groups.offset_fetch(ctx.broker_id, group_id, wanted)
+    code, found = ctx.cluster.groups.offset_fetch(ctx.broker_id, group_id, wanted,
+                                                  member_id, member_epoch)
     rows: Rows = {}
     if code != errors.NONE:
         for topic, parts in topics or []:
@@ -77,7 +80,8 @@ def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchRespo
     if version >= 8:
         groups = []
         for group in request.groups:
-            code, rows = _fetch(ctx, group.group_id, _asked(group.topics), stable)
+            member = (group.member_id, group.member_epoch) if version >= 9 else (None, -1)
+            code, rows = _fetch(ctx, group.group_id, _asked(group.topics), stable, *member)
             groups.append(_Group(group_id=group.group_id, error_code=code, topics=[
                 _GroupTopic(name=topic, partitions=[
                     _GroupPartition(partition_index=p, committed_offset=o,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import SyncGroupRequest, SyncGroupResponse
 
 from ...core import errors
-from ...core.group import SyncResult
+from ...core.groups.classic import SyncResult
 from ..registry import RequestContext
 from ._common import serving_broker
 from ._groups import answer_later, group_rebalance_timeout

@@ -1,0 +1,297 @@
+"""Consumer groups of type "consumer" (KIP-848): the coordinator's ConsumerGroupHeartbeat,
+driven directly (the request the wire handler decodes), and the in-process consumer with
+group_protocol="consumer" on top of it."""
+from __future__ import annotations
+
+import pytest
+from kafka.errors import CommitFailedError
+
+from minikafka.client.group import settle_group
+from minikafka.cluster import Cluster
+from minikafka.core import errors
+from minikafka.core.groups import assignors
+from minikafka.core.groups import records as rec
+from minikafka.core.groups.consumer import MEMBER_TRANSITIONS, MemberState
+from minikafka.core.groups.consumer_protocol import INVALID_REGULAR_EXPRESSION, ConsumerHeartbeat
+from minikafka.core.offsets import decode_key, format_record
+
+
+def cluster_with(partitions: int = 3, **kw) -> Cluster:
+    cluster = Cluster(brokers=1, seed=7, **kw)
+    cluster.create_topic("t", partitions=partitions)
+    return cluster
+
+
+def hb(cluster: Cluster, member: str, epoch: int, owned=(), group: str = "g", **kw):
+    join = epoch == 0
+    request = ConsumerHeartbeat(
+        group_id=group, member_id=member, member_epoch=epoch,
+        rebalance_timeout_ms=kw.pop("rebalance_timeout_ms", 60_000 if join else -1),
+        subscribed_topic_names=kw.pop("topics", ("t",) if join else None),
+        owned=owned, client_id=member, **kw)
+    return cluster.groups.consumer_group_heartbeat(None, request)
+
+
+def parts(answer) -> set[int]:
+    return {p for _, ps in answer.assignment or () for p in ps}
+
+
+def rows(cluster: Cluster, *partitions: int):
+    return ((cluster.controller.topics["t"].topic_id, tuple(partitions)),) if partitions else ()
+
+
+def test_a_partition_moves_only_after_its_owner_revoked_it():
+    cluster = cluster_with(partitions=2)
+    a = hb(cluster, "a", 0)
+    assert (a.error, a.member_epoch, parts(a)) == (errors.NONE, 1, {0, 1})
+    b = hb(cluster, "b", 0)
+    # b is in epoch 2 but gets nothing yet: its target partition is still a's.
+    assert (b.member_epoch, parts(b)) == (2, set())
+    snap = cluster.groups.snapshot()["g"]
+    assert snap["state"] == "Reconciling" and snap["type"] == "consumer"
+    assert snap["members"]["b"]["member_state"] == "UNRELEASED_PARTITIONS"
+    give_up = hb(cluster, "a", 1, rows(cluster, 0, 1))
+    lost = {0, 1} - parts(give_up)
+    assert give_up.member_epoch == 1 and len(lost) == 1  # revoke first, same epoch
+    assert hb(cluster, "b", 2).assignment is None  # still waiting for a
+    done = hb(cluster, "a", 1, rows(cluster, *parts(give_up)))
+    assert done.member_epoch == 2 and done.assignment is None
+    got = hb(cluster, "b", 2, ())
+    assert parts(got) == lost and got.member_epoch == 2
+    assert cluster.groups.snapshot()["g"]["state"] == "Stable"
+
+
+def test_leaving_and_a_session_timeout_bump_the_group_epoch():
+    cluster = cluster_with(partitions=4)
+    a, b = hb(cluster, "a", 0), hb(cluster, "b", 0)
+    assert hb(cluster, "x", 2, ()).error == errors.UNKNOWN_MEMBER_ID
+    left = hb(cluster, "b", -1)
+    assert (left.error, left.member_epoch) == (errors.NONE, -1)
+    assert cluster.groups.groups["g"].group_epoch == 3
+    # a never heard of b: it still owns everything, which is its target again
+    again = hb(cluster, "a", 1, rows(cluster, *parts(a)))
+    assert again.member_epoch == 3 and again.assignment is None
+    assert cluster.groups.snapshot()["g"]["members"]["a"]["assignment"] == [
+        "t-0", "t-1", "t-2", "t-3"]
+    # a stops heartbeating: group.consumer.session.timeout.ms (45 s) later it is gone.
+    cluster.advance(45_001)
+    assert cluster.groups.snapshot()["g"]["state"] == "Empty"
+    assert b.error == errors.NONE
+
+
+def test_epochs_are_fenced_and_a_lost_answer_is_forgiven():
+    cluster = cluster_with(partitions=2)
+    a = hb(cluster, "a", 0)
+    assert hb(cluster, "a", 5, rows(cluster, 0, 1)).error == errors.FENCED_MEMBER_EPOCH
+    hb(cluster, "b", 0)
+    revoke = hb(cluster, "a", 1, rows(cluster, 0, 1))
+    at2 = hb(cluster, "a", 1, rows(cluster, *parts(revoke)))
+    assert at2.member_epoch == 2
+    # the answer with epoch 2 was lost: epoch 1 with a subset of the partitions is fine
+    assert hb(cluster, "a", 1, rows(cluster, *parts(revoke))).error == errors.NONE
+    assert hb(cluster, "a", 1, rows(cluster, 0, 1)).error == errors.FENCED_MEMBER_EPOCH
+    assert a.member_epoch == 1
+
+
+@pytest.mark.parametrize("request_fields, code", [
+    ({"rebalance_timeout_ms": -1}, errors.INVALID_REQUEST),
+    ({"topics": None}, errors.INVALID_REQUEST),
+    ({"server_assignor": "sticky"}, errors.UNSUPPORTED_ASSIGNOR),
+    ({"subscribed_topic_regex": "(("}, INVALID_REGULAR_EXPRESSION),
+])
+def test_bad_first_heartbeats(request_fields, code):
+    cluster = cluster_with()
+    answer = hb(cluster, "a", 0, **request_fields)
+    assert answer.error == code and answer.error_message
+
+
+def test_range_assignor_and_regex_subscriptions():
+    cluster = cluster_with(partitions=3)
+    cluster.create_topic("t2", partitions=3)
+    hb(cluster, "a", 0, server_assignor="range", topics=(), subscribed_topic_regex="t.*")
+    hb(cluster, "b", 0, server_assignor="range", topics=(), subscribed_topic_regex="t.*")
+    described = cluster.groups.consumer_group_describe(None, "g")
+    assert described.assignor_name == "range" and described.group_epoch == 2
+    targets = {m.member_id: {(cluster.groups.consumer.topic_name(t), p)
+                             for t, ps in m.target_assignment for p in ps}
+               for m in described.members}
+    assert targets == {"a": {("t", 0), ("t", 1), ("t2", 0), ("t2", 1)},
+                       "b": {("t", 2), ("t2", 2)}}
+
+
+def test_uniform_assignor_is_balanced_and_sticky():
+    topics = {"x": 7}
+    subs = {m: {"x"} for m in "abc"}
+    first = assignors.uniform(subs, topics, {})
+    sizes = sorted(len(a["x"]) for a in first.values())
+    assert sizes == [2, 2, 3]
+    del subs["c"]
+    second = assignors.uniform(subs, topics, first)
+    assert all(first[m]["x"] <= second[m]["x"] for m in "ab")  # nobody loses a partition
+    assert sorted(len(a["x"]) for a in second.values()) == [3, 4]
+
+
+def test_member_moves_follow_the_table():
+    assert (MemberState.STABLE, MemberState.UNREVOKED_PARTITIONS) in MEMBER_TRANSITIONS
+    assert (MemberState.STABLE, MemberState.UNKNOWN) not in MEMBER_TRANSITIONS
+
+
+def test_static_member_leaves_for_a_while_and_comes_back():
+    cluster = cluster_with(partitions=2)
+    a = hb(cluster, "a", 0, instance_id="i1")
+    assert hb(cluster, "a2", 0, instance_id="i1").error == errors.UNRELEASED_INSTANCE_ID
+    away = hb(cluster, "a", -2, instance_id="i1")
+    assert away.member_epoch == -2
+    back = hb(cluster, "a2", 0, instance_id="i1")
+    assert back.error == errors.NONE and parts(back) == parts(a) == {0, 1}
+    assert set(cluster.groups.groups["g"].members) == {"a2"}
+    assert hb(cluster, "a", 1, rows(cluster, 0, 1), instance_id="i1").error \
+        == errors.FENCED_INSTANCE_ID
+
+
+def test_offset_commits_carry_the_member_epoch():
+    cluster = cluster_with(partitions=1)
+    a = hb(cluster, "a", 0)
+    out: list = []
+    cluster.groups.offset_commit(None, "g", 0, "a", None, {("t", 0): (5, -1, "")}, out.append)
+    cluster.groups.offset_commit(None, "g", a.member_epoch, "a", None,
+                                 {("t", 0): (7, -1, "")}, out.append)
+    cluster.advance(100)  # the commit is replicated; the member's session goes on
+    cluster.groups.offset_commit(None, "g", a.member_epoch, "a", None,
+                                 {("t", 0): (6, -1, "")}, out.append, api_version=8)
+    assert sorted(r[("t", 0)] for r in out) == [
+        errors.NONE, errors.UNSUPPORTED_VERSION,  # a KIP-848 member commits with v9+
+        errors.STALE_MEMBER_EPOCH]
+    assert cluster.groups.offset_fetch(None, "g", [("t", 0)], "a", 0)[0] \
+        == errors.STALE_MEMBER_EPOCH
+    code, found = cluster.groups.offset_fetch(None, "g", [("t", 0)], "a", 1)
+    assert code == errors.NONE and found[("t", 0)].offset == 7
+
+
+def test_classic_and_consumer_groups_convert_only_when_empty():
+    cluster = cluster_with()
+    classic = cluster.consumer("t", group_id="g", enable_auto_commit=False)
+    settle_group([classic])
+    refused = hb(cluster, "a", 0)
+    assert (refused.error, refused.error_message) == (
+        errors.GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
+    classic.commit(dict.fromkeys(classic.assignment(), 1))
+    classic.close()
+    assert hb(cluster, "a", 0).error == errors.NONE  # the empty classic group converts
+    assert [(g[0], g[3]) for g in cluster.groups.list_groups(types=["consumer"])] == [
+        ("g", "consumer")]
+    assert cluster.groups.list_groups(types=["classic"]) == []
+    assert cluster.groups.offset_fetch(None, "g")[1][("t", 0)].offset == 1  # offsets stay
+    assert cluster.groups.describe_group(None, "g").error == errors.GROUP_ID_NOT_FOUND
+    again = cluster.consumer("t", group_id="g")
+    with pytest.raises(Exception, match="InconsistentGroupProtocol"):
+        again.poll(timeout_ms=1_000)
+    hb(cluster, "a", -1)
+    settle_group([cluster.consumer("t", group_id="g")])  # an empty consumer group converts
+    assert cluster.groups.list_groups()[0][3] == "classic"
+
+
+def test_consumer_group_survives_a_restart(tmp_path):
+    cluster = Cluster(brokers=1, seed=3, log_dir=tmp_path)
+    cluster.create_topic("t", partitions=2)
+    a = hb(cluster, "a", 0)
+    hb(cluster, "b", 0)
+    hb(cluster, "a", 1, rows(cluster, *parts(a)))
+    before = cluster.groups.snapshot()["g"]
+    again = Cluster(brokers=1, seed=3, log_dir=tmp_path)
+    again.groups.list_groups()  # loads the coordinator's partitions
+    after = again.groups.snapshot()["g"]
+    for key in ("type", "state", "group_epoch", "assignment_epoch", "members"):
+        assert after[key] == before[key], key
+    # The records are Kafka's, readable by dump-log's formatter.
+    log = again.leader_replica("__consumer_offsets", before["partition"]).log
+    types = [decode_key(r.key).type for b in log.batches() for r in b.iter_records()
+             if r.key and decode_key(r.key).__class__ is rec.ConsumerGroupKey]
+    assert {rec.GROUP_METADATA, rec.MEMBER_METADATA, rec.TARGET_METADATA, rec.TARGET_MEMBER,
+            rec.CURRENT_ASSIGNMENT} <= set(types)
+    first = next(r for b in log.batches() for r in b.iter_records() if r.key)
+    assert '"key"' in format_record(first.key, first.value)
+
+
+def test_in_process_consumers_share_the_partitions_and_rebalance():
+    cluster = Cluster(brokers=3, seed=5)
+    cluster.create_topic("t", partitions=6, replication_factor=3)
+    producer = cluster.producer()
+    for i in range(60):
+        producer.send("t", b"%d" % i, partition=i % 6)
+    producer.flush()
+    consumers = [cluster.consumer("t", group_id="g", group_protocol="consumer",
+                                  auto_offset_reset="earliest") for _ in range(3)]
+    got = settle_group(consumers)
+    while sum(map(len, got)) < 60:
+        for i, c in enumerate(consumers):
+            got[i].extend(r for rs in c.poll(timeout_ms=100).values() for r in rs)
+    owned = [{tp.partition for tp in c.assignment()} for c in consumers]
+    assert sorted(p for o in owned for p in o) == list(range(6))
+    assert sorted(len(o) for o in owned) == [2, 2, 2]
+    assert sorted(int(r.value) for rs in got for r in rs) == list(range(60))
+    snap = cluster.groups.snapshot()["g"]
+    assert snap["state"] == "Stable" and snap["group_epoch"] == 3
+    assert {m["epoch"] for m in snap["members"].values()} == {3}
+    consumers[0].commit()
+    consumers[0].close()
+    settle_group(consumers[1:])
+    assert sorted(p for c in consumers[1:] for p in (tp.partition for tp in c.assignment())) \
+        == list(range(6))
+    assert cluster.groups.snapshot()["g"]["group_epoch"] == 4
+    stale = consumers[1]
+    stale._group.epoch = 1  # an old epoch: the coordinator refuses the commit
+    with pytest.raises(CommitFailedError):
+        stale.commit()
+
+
+def test_the_group_picture_shows_member_epochs_and_the_target():
+    from minikafka.viz.groupview import group_description, group_view
+
+    cluster = cluster_with(partitions=2)
+    hb(cluster, "a", 0)
+    hb(cluster, "b", 0)
+    described = group_description(cluster, "g", ["t"])
+    assert [(m["member_id"], m["epoch"], m["target"]) for m in described["members"]] == [
+        ("a", 1, ["t-0"]), ("b", 2, ["t-1"])]
+    source = group_view(described).source
+    assert "member epoch 2 · unreleased partitions" in source and "group epoch 2" in source
+    assert 'label=target style=dashed' in source or "style=dashed" in source
+
+
+def test_a_member_that_does_not_revoke_in_time_is_fenced():
+    cluster = cluster_with(partitions=2)
+    a = hb(cluster, "a", 0, rebalance_timeout_ms=10_000)
+    hb(cluster, "b", 0)
+    revoke = hb(cluster, "a", 1, rows(cluster, 0, 1))  # asked to give one partition up
+    assert revoke.member_epoch == 1 and len(parts(revoke)) == 1
+    for _ in range(3):  # a keeps heartbeating but never releases the partition
+        cluster.advance(3_000)
+        hb(cluster, "a", 1, rows(cluster, 0, 1))
+        hb(cluster, "b", 2)
+    cluster.advance(1_500)  # the rebalance timeout (10 s) has passed
+    assert "a" not in cluster.groups.groups["g"].members
+    removed = cluster.journal.of_kind("group.member.removed")
+    assert [e.member for e in removed] == ["a"] and "rebalance timeout" in removed[0].reason
+    assert hb(cluster, "a", 1, rows(cluster, 0, 1)).error == errors.UNKNOWN_MEMBER_ID
+    again = hb(cluster, "b", 2, ())
+    assert (again.member_epoch, parts(again)) == (3, {0, 1}) and a.error == errors.NONE
+
+
+def test_deleting_a_consumer_group_and_its_offsets():
+    cluster = cluster_with(partitions=1)
+    cluster.create_topic("other", partitions=1)
+    hb(cluster, "a", 0)
+    out: list = []
+    cluster.groups.offset_commit(None, "g", 1, "a", None,
+                                 {("t", 0): (3, -1, ""), ("other", 0): (1, -1, "")}, out.append)
+    assert cluster.groups.delete_groups(None, ["g"]) == {"g": errors.NON_EMPTY_GROUP}
+    code, per_partition = cluster.groups.delete_offsets(None, "g", [("t", 0), ("other", 0)])
+    assert code == errors.NONE and per_partition == {
+        ("t", 0): 86, ("other", 0): errors.NONE}  # GROUP_SUBSCRIBED_TO_TOPIC for "t"
+    hb(cluster, "a", -1)
+    assert cluster.groups.delete_groups(None, ["g"]) == {"g": errors.NONE}
+    assert "g" not in cluster.groups.groups
+    assert cluster.groups.consumer_group_describe(None, "g").error == errors.GROUP_ID_NOT_FOUND
+    assert [(e.previous, e.state) for e in cluster.journal.of_kind("group.state")][-1] == (
+        "Empty", "Dead")
