@@ -14,8 +14,10 @@ from . import errors
 from .client.partitioner import murmur2, partition_for_key
 from .cluster import Cluster, PartitionDescription, TopicDescription
 from .core.checkers import CheckResult, Write, acknowledged_writes, check
+from .core.share.partition import AcknowledgeType  # share consumers' acknowledge(record, ...)
 
 __all__ = [
+    "AcknowledgeType",
     "CheckResult",
     "Cluster",
     "OffsetAndMetadata",

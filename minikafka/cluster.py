@@ -52,6 +52,7 @@ from .core.server_config import (
     parse_broker_value,
     topic_defaults,
 )
+from .core.share.coordinator import ShareGroupCoordinator
 from .core.storage import BatchEncoder, LogDir
 from .core.transactions import TransactionCoordinator, TransactionMetadata
 
@@ -173,6 +174,7 @@ class Cluster:
         # The transaction coordinator, made on first use: see transaction_coordinator.
         self.transactions: TransactionCoordinator | None = None
         self._groups: GroupCoordinator | None = None  # created on first use
+        self._share_groups: ShareGroupCoordinator | None = None  # likewise
         # Retention and the log cleaner on every broker, armed whenever data arrives.
         self.log_manager = LogManager(self.clock, self.journal, self.broker_config,
                                       self._running_replicas)
@@ -595,6 +597,7 @@ class Cluster:
         broker = self._broker(broker_id)
         if not broker.running:
             return
+        led = [tp for tp, r in broker.replicas.items() if r.is_leader]
         if clean and self._can_heartbeat(broker_id):
             self.controller.fence_broker(broker_id, controlled=True)
             self._publish()
@@ -604,6 +607,8 @@ class Cluster:
             self.log_dirs[broker_id].write_checkpoints(broker.replicas.values())
         self.network.down.add(broker_id)
         self.journal.record(self.now_ms, "broker.stopped", broker=broker_id, clean=clean)
+        if self._share_groups is not None:
+            self._share_groups.broker_stopped(broker_id, led)
         self._topology_changed()
 
     def crash_broker(self, broker_id: int) -> None:
@@ -875,6 +880,19 @@ class Cluster:
         from .client.consumer import KafkaConsumer
         return KafkaConsumer(self, *topics, **config)
 
+    def share_consumer(self, group_id: str, topics: Iterable[str] | str = (), **config: Any):
+        """A KafkaShareConsumer (KIP-932) in share group `group_id`, subscribed to `topics`."""
+        from .client.share_consumer import KafkaShareConsumer
+        return KafkaShareConsumer(self, group_id, topics, **config)
+
+    def alter_share_group_config(self, group_id: str, changes: Mapping[str, Any]) -> None:
+        """A share group's own configs (share.auto.offset.reset, share.record.lock.duration.ms,
+        share.delivery.count.limit, ...), as `kafka-configs --entity-type groups` sets them."""
+        try:
+            self.share_groups.alter_group_config(group_id, changes)
+        except errors.KafkaCoreError as exc:
+            raise kerrors.translate(exc) from None
+
     def admin(self, **config: Any):
         """A KafkaAdminClient (kafka-python's method names) connected to this cluster."""
         from .client.admin import KafkaAdminClient
@@ -950,6 +968,19 @@ class Cluster:
         if self._groups is None:
             self._groups = GroupCoordinator(self)
         return self._groups
+
+    @property
+    def share_groups(self) -> ShareGroupCoordinator:
+        """The share-group coordinator (KIP-932), made on first use; with log directories
+        its state is kept in share-group-state.json beside them."""
+        if self._share_groups is None:
+            self._share_groups = ShareGroupCoordinator(self)
+            if self.log_dirs:
+                from .core.share import state_file
+                path = next(iter(self.log_dirs.values())).path.parent / state_file.FILE_NAME
+                self._share_groups.restore(state_file.load(path))
+                self._share_groups.persist = state_file.writer(path)
+        return self._share_groups
 
     def __repr__(self) -> str:
         live = self.live_brokers()

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from . import errors
+from .share.coordinator import SHARE_DEFAULTS
 
 DAY_MS = 24 * 3600 * 1000
 
@@ -141,6 +142,8 @@ BROKER_DEFAULTS: dict[str, object] = {
     "log.roll.ms": None,
     "log.roll.hours": 168,
     "unclean.leader.election.enable": False,
+    # Share groups (KIP-932): sessions, locks, delivery counts, with their group-config bounds.
+    **SHARE_DEFAULTS,
 }
 
 

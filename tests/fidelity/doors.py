@@ -117,6 +117,10 @@ class WireDoor(Door):
         from confluent_kafka.admin import AdminClient
         return AdminClient({"bootstrap.servers": self.bootstrap, **config})
 
+    def ck_share_consumer(self, **config: Any) -> Any:
+        from confluent_kafka import ShareConsumer
+        return self._keep(ShareConsumer({"bootstrap.servers": self.bootstrap, **config}))
+
     # faults
     def stop(self, node: int) -> None:
         self._faults.stop(node)

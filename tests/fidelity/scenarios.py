@@ -6,5 +6,6 @@ from . import (  # noqa: F401
     s_failover,
     s_groups,
     s_produce,
+    s_share,
     s_txn,
 )

@@ -361,6 +361,44 @@ def test_kafka_delete_records_and_log_dirs(served, tmp_path):
         assert partition["partition"] == f"{topic}-0" and partition["size"] > 0
 
 
+def test_kafka_console_share_consumer_and_share_groups(served):
+    """kafka-console-share-consumer.sh and kafka-share-groups.sh (KIP-932, docs/cli.md):
+    a share group set to read from the earliest offset with kafka-configs.sh, the console
+    share consumer reading (and accepting) every record, then the group described, listed
+    and deleted."""
+    topic, group = unique("jobs"), unique("console-share")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "1",
+         "--replication-factor", "3")
+    configured = tool(served, "ConfigCommand", "--alter", "--entity-type", "groups",
+                      "--entity-name", group, "--add-config", "share.auto.offset.reset=earliest")
+    assert configured.stdout.strip() == f"Completed updating config for group {group}."
+    produce(served, topic, [(None, b"job-%d" % i) for i in range(5)])
+    consumed = tool(served, "consumer.ConsoleShareConsumer", "--topic", topic, "--group", group,
+                    "--max-messages", "5", "--timeout-ms", "30000")
+    assert consumed.stdout.splitlines() == [f"job-{i}" for i in range(5)]
+    assert "Processed a total of 5 messages" in consumed.stderr
+    described = tool(served, "consumer.group.ShareGroupCommand", "--describe", "--group", group)
+    rows = [line.split() for line in described.stdout.splitlines() if line.strip()]
+    # The share state as last written: the close accepted offsets 0-4 in one write, made with
+    # the start offset as it was (0); nothing is left to deliver (lag 0).
+    assert rows == [["GROUP", "TOPIC", "PARTITION", "START-OFFSET", "LAG"],
+                    [group, topic, "0", "0", "0"]]
+    listed = tool(served, "consumer.group.ShareGroupCommand", "--list").stdout.split()
+    assert group in listed
+    members = tool(served, "consumer.group.ShareGroupCommand", "--describe", "--group", group,
+                   "--members")
+    assert f"Share group '{group}' has no active members." in members.stdout + members.stderr
+    reset = tool(served, "consumer.group.ShareGroupCommand", "--reset-offsets", "--to-earliest",
+                 "--topic", topic, "--group", group, "--execute")
+    assert [line.split() for line in reset.stdout.splitlines() if line.strip()] == [
+        ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"], [group, topic, "0", "0"]]
+    described = tool(served, "consumer.group.ShareGroupCommand", "--describe", "--group", group)
+    assert described.stdout.split()[-3:] == ["0", "0", "5"]  # all five to deliver again
+    deleted = tool(served, "consumer.group.ShareGroupCommand", "--delete", "--group", group)
+    assert f"Deletion of requested share groups ('{group}') was successful." in deleted.stdout
+    assert group not in tool(served, "consumer.group.ShareGroupCommand", "--list").stdout.split()
+
+
 def test_kafka_dump_log(tmp_path):
     """kafka-dump-log.sh (lessons 9 and 11) reads the segment files minikafka writes
     (`minikafka serve --log-dir`) and prints what `minikafka dump-log` prints."""

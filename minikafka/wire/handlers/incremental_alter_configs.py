@@ -3,7 +3,9 @@ default), and APPEND / SUBTRACT on list configs (cleanup.policy); and for BROKER
 the cluster-wide default ("") or one broker ("1", what kafka-python sends): SET and
 DELETE of the keys Kafka can change on a running broker (log.retention.ms,
 min.insync.replicas, ...; core.server_config.DYNAMIC_KEYS). minikafka's brokers share
-one configuration, so a value set on one broker applies to all of them.
+one configuration, so a value set on one broker applies to all of them. For GROUP
+resources: SET and DELETE of a share group's own configs (share.auto.offset.reset,
+share.record.lock.duration.ms, ...; core.share.coordinator.GROUP_CONFIGS).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ MIN_VERSION = 0
 MAX_VERSION = 1
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+GROUP = 32
 
 _Result = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
 
@@ -76,6 +79,17 @@ def _alter_broker(cluster, resource, validate_only: bool) -> None:
                                 broker_id=int(name) if name else None)
 
 
+def _alter_group(cluster, resource, validate_only: bool) -> None:
+    changes: dict[str, str | None] = {}
+    for c in resource.configs:
+        if c.config_operation not in (SET, DELETE):
+            raise KafkaCoreError(errors.INVALID_CONFIG,
+                                 f"Config value append is not allowed for config key: {c.name}")
+        changes[c.name] = c.value if c.config_operation == SET else None
+    if not validate_only:
+        cluster.share_groups.alter_group_config(resource.resource_name, changes)
+
+
 def handle(ctx: RequestContext,
            request: IncrementalAlterConfigsRequest) -> IncrementalAlterConfigsResponse:
     cluster = ctx.cluster
@@ -89,6 +103,9 @@ def handle(ctx: RequestContext,
         try:
             if resource.resource_type == BROKER:
                 _alter_broker(cluster, resource, request.validate_only)
+                continue
+            if resource.resource_type == GROUP:
+                _alter_group(cluster, resource, request.validate_only)
                 continue
             if resource.resource_type != TOPIC:
                 raise KafkaCoreError(INVALID_REQUEST,

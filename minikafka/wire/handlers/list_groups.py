@@ -1,6 +1,7 @@
 """ListGroups (key 16), v0-v5: the groups this broker coordinates (a client asks
 every broker to list them all), with their state (v4+, filterable) and type (v5+,
-filterable: "classic", or "consumer" for KIP-848's consumer groups)."""
+filterable: "classic", "consumer" for KIP-848's consumer groups, "share" for KIP-932's
+share groups)."""
 from __future__ import annotations
 
 from kafka.protocol.admin import ListGroupsRequest, ListGroupsResponse
@@ -13,6 +14,7 @@ API_KEY = 16
 MIN_VERSION = 0
 MAX_VERSION = 5
 
+SHARE = "share"
 _Group = ListGroupsResponse.ListedGroup
 
 
@@ -22,7 +24,12 @@ def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsRespons
     states = list(request.states_filter or []) if version >= 4 else []
     types = list(request.types_filter or []) if version >= 5 else []
     listed = ctx.cluster.groups.list_groups(ctx.broker_id, states or None, types or None)
-    return ListGroupsResponse(
-        version=version, throttle_time_ms=0, error_code=errors.NONE,
-        groups=[_Group(group_id=g, protocol_type=protocol_type, group_state=state,
-                       group_type=kind) for g, protocol_type, state, kind in listed])
+    groups = [_Group(group_id=g, protocol_type=protocol_type, group_state=state,
+                     group_type=kind) for g, protocol_type, state, kind in listed]
+    wanted = {t.lower() for t in types}
+    if version >= 5 and (not wanted or SHARE in wanted):  # a client before v5 knows no types
+        groups += [_Group(group_id=g, protocol_type=SHARE, group_state=state, group_type=SHARE)
+                   for g, state in ctx.cluster.share_groups.list_groups(ctx.broker_id,
+                                                                        states or None)]
+    return ListGroupsResponse(version=version, throttle_time_ms=0, error_code=errors.NONE,
+                              groups=groups)

@@ -1,0 +1,34 @@
+"""AlterShareGroupOffsets (key 91), v0: set an empty share group's start offsets
+(`kafka-share-groups.sh --reset-offsets --execute`); each share-partition starts again
+there with nothing in flight. A group with members answers NON_EMPTY_GROUP."""
+from __future__ import annotations
+
+from ...wire.messages import AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse
+from ..registry import RequestContext
+from ._common import serving_broker
+from ._share import topic_id
+
+API_KEY = 91
+MIN_VERSION = 0
+MAX_VERSION = 0
+
+_Topic = AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponseTopic
+_Partition = _Topic.AlterShareGroupOffsetsResponsePartition
+
+
+def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequest
+           ) -> AlterShareGroupOffsetsResponse:
+    serving_broker(ctx)
+    cluster = ctx.cluster
+    wanted = {(t.topic_name, p.partition_index): p.start_offset
+              for t in request.topics for p in t.partitions}
+    code, message, results = cluster.share_groups.alter_offsets(ctx.broker_id, request.group_id,
+                                                                wanted)
+    topics: dict[str, list] = {}
+    for (topic, partition), partition_code in results.items():
+        topics.setdefault(topic, []).append(_Partition(
+            partition_index=partition, error_code=partition_code, error_message=None))
+    return AlterShareGroupOffsetsResponse(
+        version=ctx.api_version, throttle_time_ms=0, error_code=code, error_message=message,
+        responses=[_Topic(topic_name=t, topic_id=topic_id(cluster, t), partitions=ps)
+                   for t, ps in topics.items()])
