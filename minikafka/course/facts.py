@@ -53,6 +53,8 @@ DEFAULTS: dict[str, Default] = {
     "enable.auto.commit": Default(True),
     "auto.offset.reset": Default("latest"),
     "isolation.level": Default("read_uncommitted"),
+    "group.protocol": Default("classic"),  # kafka-python has only the classic protocol
+    "share.acknowledgement.mode": Default("implicit"),  # share consumers
     # -- broker ------------------------------------------------------------------------
     "replica.lag.time.max.ms": Default(30_000),
     "broker.session.timeout.ms": Default(9_000),
@@ -63,6 +65,15 @@ DEFAULTS: dict[str, Default] = {
     "auto.create.topics.enable": Default(True),
     "offsets.retention.minutes": Default(10_080),
     "group.initial.rebalance.delay.ms": Default(3_000),
+    # consumer groups of type consumer (KIP-848) and share groups (KIP-932): checked in
+    # GroupCoordinatorConfig and ShareGroupConfig of Kafka 4.4.0's group coordinator
+    "group.consumer.session.timeout.ms": Default(45_000),
+    "group.consumer.heartbeat.interval.ms": Default(5_000),
+    "group.share.session.timeout.ms": Default(45_000),
+    "group.share.heartbeat.interval.ms": Default(5_000),
+    "group.share.record.lock.duration.ms": Default(30_000),
+    "group.share.delivery.count.limit": Default(5),
+    "group.share.partition.max.record.locks": Default(2_000),
     "log.retention.hours": Default(168),
     "log.retention.check.interval.ms": Default(300_000),
     "controller.quorum.fetch.timeout.ms": Default(2_000),
@@ -77,6 +88,8 @@ DEFAULTS: dict[str, Default] = {
     "delete.retention.ms": Default(DAY_MS),
     "min.cleanable.dirty.ratio": Default(0.5),
     "min.compaction.lag.ms": Default(0),
+    # -- group configs (kafka-configs --entity-type groups) -----------------------------
+    "share.auto.offset.reset": Default("latest"),
     # -- Connect / MirrorMaker 2 -------------------------------------------------------
     "offset.lag.max": Default(100),
     "sync.group.offsets.enabled": Default(False),

@@ -29,7 +29,9 @@ from kafka.structs import TopicPartition
 from ..client.group import settle_group
 from ..cluster import Cluster
 
-__all__ = ["PROTOCOLS", "protocol_timeline", "protocol_timelines", "unowned_intervals"]
+__all__ = ["CLASSIC_CONSUMER_CONFIG", "CONSUMER_PROTOCOL_UNSUPPORTED", "PROTOCOLS",
+           "in_process_settings", "protocol_timeline", "protocol_timelines",
+           "unowned_intervals"]
 
 # label -> the consumer settings that choose it
 PROTOCOLS: dict[str, dict[str, Any]] = {
@@ -38,6 +40,42 @@ PROTOCOLS: dict[str, dict[str, Any]] = {
         {"partition_assignment_strategy": ["cooperative-sticky"]},
     "consumer · KIP-848 (uniform)": {"group_protocol": "consumer"},
 }
+
+# A classic consumer's configuration as a confluent-kafka (librdkafka) or Java
+# application writes it: the starting point of the lesson's exercise.
+CLASSIC_CONSUMER_CONFIG: dict[str, Any] = {
+    "bootstrap.servers": "localhost:9092",
+    "group.id": "orders-app",
+    "client.id": "orders-app",
+    "auto.offset.reset": "earliest",
+    "enable.auto.commit": False,
+    "max.poll.interval.ms": 300_000,
+    "partition.assignment.strategy": "cooperative-sticky",
+    "session.timeout.ms": 45_000,
+    "heartbeat.interval.ms": 3_000,
+}
+
+# Client settings the consumer protocol moved to the broker: the Java client
+# (ConsumerConfig's CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS) and librdkafka refuse them
+# with group.protocol=consumer.
+CONSUMER_PROTOCOL_UNSUPPORTED: dict[str, str] = {
+    "partition.assignment.strategy": "the broker assigns: name one of its assignors "
+                                     "with group.remote.assignor (uniform or range)",
+    "session.timeout.ms": "the broker's group.consumer.session.timeout.ms (or the group's "
+                          "consumer.session.timeout.ms) sets it",
+    "heartbeat.interval.ms": "the broker's group.consumer.heartbeat.interval.ms (or the "
+                             "group's consumer.heartbeat.interval.ms) sets it",
+}
+
+# Broker-side assignors of Kafka 4.x (group.consumer.assignors' defaults).
+REMOTE_ASSIGNORS = ("uniform", "range")
+
+
+def in_process_settings(config: dict[str, Any]) -> dict[str, Any]:
+    """A Java/librdkafka-style consumer config as minikafka's in-process consumer takes
+    it (kafka-python's names: dots become underscores); bootstrap.servers is dropped."""
+    return {k.replace(".", "_"): v for k, v in config.items() if k != "bootstrap.servers"}
+
 
 TOPIC = "orders"
 GROUP = "orders-app"

@@ -11,6 +11,8 @@ from typing import Any
 
 from kafka.structs import OffsetAndMetadata
 
+from ..core.share.partition import AcknowledgeType
+
 # -- lessons ----------------------------------------------------------------------------------
 
 
@@ -109,6 +111,24 @@ def voters_needed(failures: int) -> int:
 def document_id(record: Any) -> str:
     # Where the record sits in Kafka identifies it: a replay writes the same id again.
     return f"{record.topic}-{record.partition}-{record.offset}"
+
+
+def to_consumer_protocol(classic: dict) -> dict:
+    # The broker assigns and times out members now: drop the client-side assignor,
+    # session timeout and heartbeat interval; ask for the broker's assignor by name.
+    dropped = {"partition.assignment.strategy", "session.timeout.ms", "heartbeat.interval.ms"}
+    config = {k: v for k, v in classic.items() if k not in dropped}
+    return {**config, "group.protocol": "consumer", "group.remote.assignor": "uniform"}
+
+
+def acknowledge_type(record: Any, error: Exception | None) -> Any:
+    # Done: accept. A timeout may pass: release, so it comes again (delivery count + 1).
+    # A record that cannot be parsed never will be: reject, so it is not tried again.
+    if error is None:
+        return AcknowledgeType.ACCEPT
+    if isinstance(error, TimeoutError):
+        return AcknowledgeType.RELEASE
+    return AcknowledgeType.REJECT
 
 
 # -- labs -------------------------------------------------------------------------------------
