@@ -30,8 +30,8 @@ from ..client.group import settle_group
 from ..cluster import Cluster
 
 __all__ = ["CLASSIC_CONSUMER_CONFIG", "CONSUMER_PROTOCOL_UNSUPPORTED", "PROTOCOLS",
-           "in_process_settings", "protocol_timeline", "protocol_timelines",
-           "unowned_intervals"]
+           "in_process_settings", "member_epochs", "protocol_timeline", "protocol_timelines",
+           "timeline_summary", "unowned_intervals"]
 
 # label -> the consumer settings that choose it
 PROTOCOLS: dict[str, dict[str, Any]] = {
@@ -190,3 +190,51 @@ def unowned_intervals(moments: list[dict[str, Any]],
 def protocol_timelines(**kwargs: Any) -> list[dict[str, Any]]:
     """The scenario under every protocol of PROTOCOLS, in order."""
     return [protocol_timeline(label, **kwargs) for label in PROTOCOLS]
+
+
+def timeline_summary(timelines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per protocol: the worst moment and the total reading time lost."""
+    return [{"protocol": t["label"],
+             "most partitions unread at once": t["stopped_at_once"],
+             "partition-seconds unread": round(sum(t["idle_ms"].values()) / 1000, 1),
+             "longest pause of one partition (s)":
+                 round(max((end - begin for _, begin, end in
+                            unowned_intervals(t["moments"], t["end_ms"])), default=0) / 1000, 1)}
+            for t in timelines]
+
+
+def member_epochs(cluster: Cluster, group_id: str, since_seq: int = 0,
+                  start_ms: int | None = None) -> list[dict[str, Any]]:
+    """The coordinator's journal of a consumer group (KIP-848) since a journal mark
+    (``cluster.journal.next_seq``), one row per change: the group epoch moving on, a new
+    target assignment, a member reaching an epoch (with what it owns and what it still
+    has to revoke). Members are named by client id; times count from `start_ms` (the
+    first row's time when not given)."""
+    names = {e.fields["member"]: e.fields.get("client") or e.fields["member"]
+             for e in cluster.journal.of_kind("group.member.joined")
+             if e.fields.get("group") == group_id}  # removed members keep their names
+    start = start_ms
+    rows = []
+    for e in cluster.journal.since(since_seq):
+        f = e.fields
+        if f.get("group") != group_id or e.kind not in (
+                "group.epoch", "group.target", "group.member.epoch", "group.member.removed"):
+            continue
+        start = e.time_ms if start is None else start
+        row = {"time (s)": round((e.time_ms - start) / 1000, 3), "event": e.kind[6:]}
+        if e.kind == "group.epoch":
+            row |= {"member": None, "epoch": f["epoch"], "detail": "group epoch"}
+        elif e.kind == "group.target":
+            row |= {"member": None, "epoch": f["epoch"], "detail": "target: " + "; ".join(
+                f"{names.get(m, m)} {','.join(p.split('-')[-1] for p in ps)}"
+                for m, ps in sorted(f["target"].items(), key=lambda i: names.get(i[0], i[0])))}
+        elif e.kind == "group.member.removed":
+            row |= {"member": names.get(f["member"], f["member"]), "epoch": None,
+                    "detail": f"removed: {f.get('reason')}"}
+        else:
+            row |= {"member": names.get(f["member"], f["member"]), "epoch": f["epoch"],
+                    "detail": f"{f['state']}: owns {','.join(p.split('-')[-1] for p in f['assigned']) or '-'}"
+                    + (f"; revoking {','.join(p.split('-')[-1] for p in f['revoking'])}"
+                       if f["revoking"] else "")}
+        rows.append(row)
+    return rows
