@@ -41,11 +41,11 @@ STATE_STYLES: dict[str, Style] = {
     "DONE": Style(LIGHT_GREY, BLACK, "✓", "done", line="dotted"),
     "NEW": Style(WHITE, BLACK, "·", "not yet", line="dotted"),
 }
-NOTE = ("done: below the share-partition start offset (SPSO), finished with · not yet: "
-        "past the share-partition end offset (SPEO), never delivered · a lock runs out "
-        "after the lock duration and the record is available again")
+NOTE = ("✓ done: below the share-partition start offset (SPSO) · not yet: past the "
+        "share-partition end offset (SPEO), never delivered · a lock that runs out makes "
+        "its record available again")
 BEFORE = 2  # done offsets drawn before the SPSO
-WIDTH = 84
+WIDTH = 100
 
 
 def window_cells(state: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -78,27 +78,27 @@ def share_partition_view(state: Mapping[str, Any], *, title: str | None = None) 
         style = STATE_STYLES[c["kind"]]
         mark = " / ".join(m for m, at in (("SPSO ▼", spso), ("SPEO ▼", speo))
                           if at is not None and c["offset"] == at)
-        marks.append(td(mark, border=0, point=9, bold=bool(mark), width=WIDTH, height=14))
+        marks.append(td(mark, border=0, point=9, bold=bool(mark), width=WIDTH, height=16))
         offsets.append(td(str(c["offset"]), border=0, point=10, bold=True, width=WIDTH,
-                          height=14))
+                          height=16))
         states.append(td(f"{style.symbol} {style.word}", style=style, point=9, width=WIDTH,
-                         height=22))
+                         height=24))
         count = c["delivery_count"]
         said = "" if count is None else f"delivered {count}×"
         if count is not None and count >= limit:
             said += " (limit)"
-        counts.append(td(said, border=0, point=9, width=WIDTH, height=14))
+        counts.append(td(said, border=0, point=9, width=WIDTH, height=16))
         held = c["member"] or ""
         if c["lock_left_ms"] is not None:
             held += f" · {c['lock_left_ms'] / 1000:g} s"
-        holders.append(td(held, border=0, point=9, width=WIDTH, height=14))
+        holders.append(td(held, border=0, point=9, width=WIDTH, height=16))
     if not cells:
         states.append(td("nothing in flight, nothing to deliver", border=0, point=10))
     label = ('<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="2">'
              "<TR>" + td(head, colspan=n + 1, border=0, bold=True, point=11, align="LEFT")
              + "</TR>"
              + "".join("<TR>" + td(name, border=0, point=9, bold=bool(name), align="RIGHT",
-                                   width=76, height=22)
+                                   width=84, height=24)
                        + "".join(row) + "</TR>"
                        for name, row in (("", marks), ("offset", offsets), ("state", states),
                                          ("", counts), ("lock held by", holders)) if row)
