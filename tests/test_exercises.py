@@ -145,6 +145,18 @@ def wrong_save_payment(db, payment):
                (payment["payment_id"], payment["amount"]))
 
 
+def wrong_consumer_protocol(classic):
+    # the protocol switched, the client-side group settings kept
+    return {**classic, "group.protocol": "consumer"}
+
+
+def wrong_acknowledge_type(record, error):
+    # every failure released: the poison record comes back until the limit
+    from minikafka import AcknowledgeType
+
+    return AcknowledgeType.ACCEPT if error is None else AcknowledgeType.RELEASE
+
+
 LAB_WRONG = {
     "lab1-create-topic": (wrong_create_command, "min.insync.replicas=2 is missing"),
     "lab2-safe-producer": (wrong_producer, "acks=1: the leader confirms alone"),
@@ -172,6 +184,8 @@ WRONG = {
     "11-retention": (wrong_retention, "the budget is"),
     "12-quorum": (wrong_voters, "no controller is elected"),
     "13-sink-ids": (wrong_document_id, "overwrote each other"),
+    "17-consumer-protocol": (wrong_consumer_protocol, "confluent-kafka refuses the configuration"),
+    "18-acknowledge": (wrong_acknowledge_type, "was delivered 5 times"),
     **LAB_WRONG,
 }
 
