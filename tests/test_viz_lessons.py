@@ -298,8 +298,9 @@ def test_share_partition_state_and_view() -> None:
     assert rows_[1]["state"] == "not delivered yet"
     cells = window_cells(state)
     assert [c_["kind"] for c_ in cells] == ["DONE", "DONE", "ACQUIRED"] + ["NEW"] * 5
-    label = text(node_label(share_partition_view(state), "window"))
-    assert "delivery count limit 5 · lock 30 s" in label
+    g = share_partition_view(state)
+    label = text(node_label(g, "window"))
+    assert "delivery count limit 5 · lock 30 s" in text(node_label(g, "title"))
     assert "SPSO ▼ / SPEO ▼" in label  # one record in flight: both marks on offset 2
     assert "w1 · 20 s" in label and "● acquired" in label and "· not yet" in label
 

@@ -72,7 +72,6 @@ def share_partition_view(state: Mapping[str, Any], *, title: str | None = None) 
     head = title or (f"share group {state['group']} · {state['topic']}-{state['partition']}"
                      f" · delivery count limit {limit} · lock "
                      f"{state['lock_duration_ms'] / 1000:g} s")
-    n = max(len(cells), 1)
     marks, offsets, states, counts, holders = [], [], [], [], []
     for c in cells:
         style = STATE_STYLES[c["kind"]]
@@ -94,17 +93,22 @@ def share_partition_view(state: Mapping[str, Any], *, title: str | None = None) 
         holders.append(td(held, border=0, point=9, width=WIDTH, height=16))
     if not cells:
         states.append(td("nothing in flight, nothing to deliver", border=0, point=10))
+    # The title and the note are nodes of their own: a row wider than the strip would
+    # stretch the strip's fixed-size cells out of line.
     label = ('<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="2">'
-             "<TR>" + td(head, colspan=n + 1, border=0, bold=True, point=11, align="LEFT")
-             + "</TR>"
              + "".join("<TR>" + td(name, border=0, point=9, bold=bool(name), align="RIGHT",
                                    width=84, height=24)
                        + "".join(row) + "</TR>"
                        for name, row in (("", marks), ("offset", offsets), ("state", states),
                                          ("", counts), ("lock held by", holders)) if row)
-             + "<TR>" + td(NOTE, colspan=n + 1, border=0, point=9, italic=True, align="LEFT")
-             + "</TR></TABLE>>")
-    g = graphviz.Digraph("share_partition", graph_attr={"fontname": FONT},
+             + "</TABLE>>")
+    g = graphviz.Digraph("share_partition", graph_attr={"fontname": FONT, "ranksep": "0.1"},
                          node_attr={"shape": "plain", "fontname": FONT})
+    g.node("title", f'<<TABLE BORDER="0"><TR>{td(head, border=0, bold=True, point=11)}</TR>'
+                    "</TABLE>>")
     g.node("window", label)
+    g.node("note", f'<<TABLE BORDER="0"><TR>{td(NOTE, border=0, point=9, italic=True)}</TR>'
+                   "</TABLE>>")
+    g.edge("title", "window", style="invis")
+    g.edge("window", "note", style="invis")
     return g
