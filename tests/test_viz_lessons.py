@@ -264,11 +264,31 @@ def test_protocol_timeline_view_marks_unread_slots(protocol_runs: list[dict]) ->
     assert max(sum(row[i] is None for row in kip_slots) for i in range(len(kip_slots[0]))) == 1
     g = protocol_timeline_view(protocol_runs)
     first, third = text(node_label(g, "t0")), text(node_label(g, "t2"))
-    assert first.startswith("classic · eager (range) · at most 6 of 6 partitions unread")
-    assert "consumer · KIP-848 (uniform) · at most 1 of 6" in third
+    assert first.startswith("classic · eager (range) at most 6 of 6 partitions unread")
+    assert "consumer · KIP-848 (uniform) at most 1 of 6" in third
     assert "joins" in first and "leaves" in first
     assert first.count("✕") > third.count("✕") > 0
     assert "1 = c1" in text(node_label(g, "legend"))
+
+
+def test_a_kip848_group_picture_stays_narrow_and_shows_the_target() -> None:
+    from minikafka.client.group import settle_group
+    from minikafka.lessons import keep_polling
+    from minikafka.viz import group_description, group_view
+
+    c = Cluster(brokers=3, seed=17)
+    c.create_topic("orders", partitions=6, replication_factor=3)
+    group = [c.consumer("orders", group_id="g", client_id=f"c{i}", group_protocol="consumer")
+             for i in (1, 2, 3)]
+    settle_group(group)
+    group.append(c.consumer("orders", group_id="g", client_id="c4", group_protocol="consumer"))
+    keep_polling(group, 500)
+    g = group_view(group_description(c, "g", ["orders"]))
+    label = g.graph_attr["label"]
+    # the epochs make the heading long: it takes two left-justified lines
+    assert label.count("\\l") == 2 and "group epoch 4 · target epoch 4\\l" in label
+    targets = [e for e in edges(g) if "target" in e]
+    assert len(targets) == 1 and "fontsize=10" in targets[0]
 
 
 # -- lesson 18: a share partition -------------------------------------------------------

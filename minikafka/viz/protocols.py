@@ -20,7 +20,7 @@ from typing import Any
 
 import graphviz
 
-from .html import td
+from .html import esc, td
 from .palette import (
     BLACK,
     BLUE,
@@ -84,11 +84,11 @@ def _mark_cells(marks: list[str], span: int) -> str:
     while i < len(marks):
         if marks[i]:
             width = min(span, len(marks) - i)
-            cells.append(td(marks[i], raw=True, border=0, point=8, align="LEFT",
+            cells.append(td(marks[i], raw=True, border=0, point=10, align="LEFT",
                             colspan=width))
             i += width
         else:
-            cells.append(td("", border=0, width=16, height=22))
+            cells.append(td("", border=0, width=22, height=26))
             i += 1
     return "".join(cells)
 
@@ -97,31 +97,32 @@ def _grid(timeline: Mapping[str, Any], slot_ms: int, colours: Mapping[str, tuple
     grid = slot_owners(timeline, slot_ms)
     n = len(grid[0]) if grid else 0
     idle_s = sum(timeline["idle_ms"].values()) / 1000
-    head = (f"{timeline['label']} · at most {timeline['stopped_at_once']} of "
-            f"{timeline['partitions']} partitions unread at once · {idle_s:.1f} "
-            f"partition-seconds unread")
+    head = (f"{esc(timeline['label'])}<BR/><FONT POINT-SIZE=\"10\">at most "
+            f"{timeline['stopped_at_once']} of {timeline['partitions']} partitions unread at "
+            f"once · {idle_s:.1f} partition-seconds unread</FONT>")
     every = max(1, 2_000 // slot_ms)  # a time label every 2 s
-    times = "".join(td(f"{i * slot_ms / 1000:g} s", border=0, point=8, align="LEFT",
+    times = "".join(td(f"{i * slot_ms / 1000:g} s", border=0, point=10, align="LEFT",
                        colspan=min(every, n - i)) for i in range(0, n, every))
-    rows = ["<TR>" + td(head, colspan=n + 1, border=0, bold=True, point=11, align="LEFT")
+    rows = ["<TR>" + td(head, colspan=n + 1, border=0, bold=True, point=11, align="LEFT",
+                        raw=True)
             + "</TR>",
-            "<TR>" + td("time", border=0, point=9, bold=True, align="RIGHT") + times
+            "<TR>" + td("time", border=0, point=10, bold=True, align="RIGHT") + times
             + "</TR>",
-            "<TR>" + td("group", border=0, point=9, bold=True, align="RIGHT")
+            "<TR>" + td("group", border=0, point=10, bold=True, align="RIGHT")
             + _mark_cells(_marks(timeline, slot_ms, n), every) + "</TR>"]
     for p, owners in enumerate(grid):
-        cells = [td(f"partition {p}", border=0, point=10, bold=True, align="RIGHT")]
+        cells = [td(f"partition {p}", border=0, point=11, bold=True, align="RIGHT")]
         for owner in owners:
             fill, colour = colours[owner] if owner else NOBODY
             cells.append(td(owner[1:] if owner else NOBODY_MARK, fill=fill, color=colour,
-                            point=9, bold=owner is None, width=16, height=16))
+                            point=11, bold=owner is None, width=22, height=20))
         rows.append("<TR>" + "".join(cells) + "</TR>")
     return ('<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="1" CELLPADDING="1">'
             + "".join(rows) + "</TABLE>>")
 
 
 def protocol_timeline_view(timelines: Sequence[Mapping[str, Any]], *,
-                           slot_ms: int = 500) -> graphviz.Digraph:
+                           slot_ms: int = 1_000) -> graphviz.Digraph:
     """The timelines stacked, one grid each, with one legend for the members."""
     members: list[str] = []
     for timeline in timelines:
