@@ -476,15 +476,17 @@ _QUIZZES = [
         "when group.protocol=consumer."),
     QuizSpec(
         "17-epoch",
-        "A member's heartbeat carries member epoch 7, but the coordinator has moved on and "
-        "removed it (its session timed out). What does the coordinator answer?",
-        ("It takes the heartbeat and raises the member's epoch to the group's",
-         "FENCED_MEMBER_EPOCH: the member drops its partitions and joins again with epoch 0",
+        "A member of a consumer-protocol group freezes for 60 s (a long garbage-collection "
+        "pause), then heartbeats again. What does the coordinator answer?",
+        ("Its usual answer: the session timeout only applies to the classic protocol",
+         "UNKNOWN_MEMBER_ID: the member gives up its partitions and joins again with epoch 0",
          "It starts a rebalance of the whole group, as JoinGroup would, and every member "
          "rejoins with a new generation"),
         "b",
-        "Epochs make stale members visible: a fenced member loses its partitions (they may "
-        "already be someone else's) and rejoins from epoch 0; nobody else is disturbed."),
+        "After group.consumer.session.timeout.ms (45 s) without a heartbeat the coordinator "
+        "removed the member and handed its partitions to others. A member it no longer "
+        "knows, or one with a stale epoch (FENCED_MEMBER_EPOCH), must abandon what it owns "
+        "and start again from epoch 0; the other members are not disturbed."),
     # -- lesson 18 --------------------------------------------------------------------
     QuizSpec(
         "18-lock",
