@@ -197,6 +197,8 @@ def expect_17(o: dict) -> None:
     stopped, idle = o["stopped_at_once"], o["idle_ms"]
     assert stopped["eager"] == 6 and stopped["KIP-848"] <= 1 < stopped["cooperative"] < 6
     assert idle["eager"] > idle["cooperative"] > idle["KIP-848"]
+    longest = o["longest_pause_s"]  # cooperative: fewer partitions stop, not for less long
+    assert longest["cooperative"] > longest["eager"] > longest["KIP-848"]
     assert 40 <= o["removed_after_s"] <= 45
     assert o["shares"] == [3, 3] and o["received"] >= 30
 

@@ -177,14 +177,20 @@ def protocol_timeline(label: str, *, seed: int = 17, partitions: int = 6,
 
 def unowned_intervals(moments: list[dict[str, Any]],
                       end_ms: int) -> list[tuple[int, int, int]]:
-    """(partition, from_ms, to_ms) for every stretch in which nobody owned a partition."""
+    """(partition, from_ms, to_ms) for every stretch in which nobody owned a partition
+    (one stretch however many moments it spans)."""
+    open_since: dict[int, int] = {}
     out = []
     for i, m in enumerate(moments):
         until = moments[i + 1]["time_ms"] if i + 1 < len(moments) else end_ms
         for p, owner in m["owners"].items():
-            if owner is None and until > m["time_ms"]:
-                out.append((p, m["time_ms"], until))
-    return out
+            if owner is None:
+                open_since.setdefault(p, m["time_ms"])
+            elif p in open_since:
+                out.append((p, open_since.pop(p), m["time_ms"]))
+        if i + 1 == len(moments):
+            out += [(p, begin, until) for p, begin in open_since.items()]
+    return sorted((p, b, e) for p, b, e in out if e > b)
 
 
 def protocol_timelines(**kwargs: Any) -> list[dict[str, Any]]:
