@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from kafka.errors import CommitFailedError
 
-from minikafka.client.group import settle_group
-from minikafka.cluster import Cluster
+from minikafka.cluster import Cluster, settle_group
 from minikafka.core import errors
 from minikafka.core.groups import assignors
 from minikafka.core.groups import records as rec

@@ -370,8 +370,7 @@ def test_librdkafka_refuses_what_the_consumer_protocol_moved_to_the_broker() -> 
 
 
 def test_member_epochs_name_members_even_after_they_are_removed() -> None:
-    from minikafka.client.group import settle_group
-    from minikafka.cluster import Cluster
+    from minikafka.cluster import Cluster, settle_group
     from minikafka.course.group_protocols import in_process_settings, member_epochs
     from minikafka.course.reading import keep_polling
 

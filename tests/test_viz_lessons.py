@@ -17,15 +17,15 @@ from minikafka import AcknowledgeType
 from minikafka.client.partitioner import partition_for_key
 from minikafka.cluster import Cluster
 from minikafka.course.connectors import SinkConnector, SourceConnector
-from minikafka.course.reading import read_topic
-from minikafka.course.rebalance import rebalance_timeline
-from minikafka.course.trucks import truck_reports
 from minikafka.course.group_protocols import (
     protocol_timelines,
     timeline_summary,
     unowned_intervals,
 )
+from minikafka.course.reading import read_topic
+from minikafka.course.rebalance import rebalance_timeline
 from minikafka.course.share_groups import share_partition_state, share_table_rows
+from minikafka.course.trucks import truck_reports
 from minikafka.viz import (
     batch_anatomy,
     batch_view,
@@ -269,7 +269,7 @@ def test_protocol_timeline_view_marks_unread_slots(protocol_runs: list[dict]) ->
 
 
 def test_a_kip848_group_picture_stays_narrow_and_shows_the_target() -> None:
-    from minikafka.client.group import settle_group
+    from minikafka.cluster import settle_group
     from minikafka.course.reading import keep_polling
     from minikafka.viz import group_description, group_view
 

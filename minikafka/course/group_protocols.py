@@ -26,8 +26,7 @@ from typing import Any
 
 from kafka.structs import TopicPartition
 
-from ..client.group import settle_group
-from ..cluster import Cluster
+from ..cluster import Cluster, settle_group
 
 __all__ = ["CLASSIC_CONSUMER_CONFIG", "CONSUMER_PROTOCOL_UNSUPPORTED", "PROTOCOLS",
            "in_process_settings", "member_epochs", "protocol_timeline", "protocol_timelines",

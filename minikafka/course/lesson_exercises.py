@@ -905,7 +905,7 @@ def _librdkafka_refusal(config: dict) -> str | None:
                "heartbeat.interval.ms. Keep everything else as it was.",
           solution=solutions.to_consumer_protocol)
 def check_consumer_protocol(to_consumer_protocol: Callable[[dict], dict]) -> Outcome:
-    from ..client.group import settle_group
+    from ..cluster import settle_group
     from .group_protocols import (
         CLASSIC_CONSUMER_CONFIG,
         CONSUMER_PROTOCOL_UNSUPPORTED,

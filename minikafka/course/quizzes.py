@@ -576,7 +576,6 @@ _QUIZZES = [
         "c",
         "A mock only repeats what you believe Kafka does. An in-process cluster behaves like "
         "Kafka and still costs no real time or setup per test."),
-        "At-least-once delivery into an idempotent write gives an exactly-once effect."),
     # -- lesson 17 --------------------------------------------------------------------
     QuizSpec(
         "17-stop",
