@@ -23,7 +23,6 @@ from kafka.structs import MemberState
 
 from minikafka.client.group import parse_assignors, rebalance_protocol
 from minikafka.cluster import Cluster, settle_group
-from minikafka.core.groups import classic as g
 from minikafka.core.assignors import RebalanceProtocol
 from minikafka.core.groups import classic as g
 

@@ -18,7 +18,6 @@ from kafka.protocol.consumer.metadata import (
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from minikafka.cluster import Cluster, settle_group
-from minikafka.core.groups import classic as g
 from minikafka.core.errors import KafkaCoreError
 from minikafka.core.groups import classic as g
 from minikafka.core.offsets import (
