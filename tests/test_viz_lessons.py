@@ -283,7 +283,7 @@ def test_a_kip848_group_picture_stays_narrow_and_shows_the_target() -> None:
     g = group_view(group_description(c, "g", ["orders"]))
     label = g.graph_attr["label"]
     # the epochs make the heading long: it takes two left-justified lines
-    assert label.count("\\l") == 2 and "group epoch 4 · target epoch 4\\l" in label
+    assert label.count("\\l") == 2 and "group epoch 5 · target epoch 5\\l" in label
     targets = [e for e in edges(g) if "target" in e]
     assert len(targets) == 1 and "fontsize=10" in targets[0]
 
