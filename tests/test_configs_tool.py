@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from minikafka.cli import main
-from minikafka.lessons import real_cluster
+from minikafka.course.served import real_cluster
 from minikafka.tools.configs import parse_add_config
 
 

@@ -155,7 +155,7 @@ def wrong_should_page(metrics):
 
 def wrong_app_test(cluster, run_app):
     # looks at the good orders only: a record that goes missing is not noticed
-    from minikafka.lessons import read_topic
+    from minikafka.course.reading import read_topic
 
     producer = cluster.producer()
     producer.send("orders", value=b'{"id": 1, "amount": 10}')
@@ -172,6 +172,18 @@ def wrong_rolling_restart(cluster):
         cluster.advance(5_000)
         cluster.start_broker(broker)
         cluster.advance(1_000)
+
+
+def wrong_consumer_protocol(classic):
+    # the protocol switched, the client-side group settings kept
+    return {**classic, "group.protocol": "consumer"}
+
+
+def wrong_acknowledge_type(record, error):
+    # every failure released: the poison record comes back until the limit
+    from minikafka import AcknowledgeType
+
+    return AcknowledgeType.ACCEPT if error is None else AcknowledgeType.RELEASE
 
 
 LAB_WRONG = {
@@ -204,6 +216,8 @@ WRONG = {
     "14-rolling-restart": (wrong_rolling_restart, "writes were refused with NOT_ENOUGH_REPLICAS"),
     "15-page": (wrong_should_page, "a false alarm"),
     "16-test": (wrong_app_test, "the bug was not caught"),
+    "17-consumer-protocol": (wrong_consumer_protocol, "confluent-kafka refuses the configuration"),
+    "18-acknowledge": (wrong_acknowledge_type, "was delivered 5 times"),
     **LAB_WRONG,
 }
 
@@ -334,3 +348,44 @@ def test_the_solution_check_finds_a_pasted_answer() -> None:
     for fn in (solutions.key_for, solutions.process_batch):
         pasted = _shown_windows(["x = 1\n" + inspect.getsource(fn)])
         assert all(w in pasted for w in _solution_windows(fn))
+
+
+# -- lessons 17 and 18: the pieces the checks rely on ----------------------------------------
+
+def test_librdkafka_refuses_what_the_consumer_protocol_moved_to_the_broker() -> None:
+    from minikafka.course.group_protocols import (
+        CLASSIC_CONSUMER_CONFIG,
+        CONSUMER_PROTOCOL_UNSUPPORTED,
+    )
+    from minikafka.course.lesson_exercises import _librdkafka_refusal
+
+    base = {"group.id": "g", "group.protocol": "consumer"}
+    assert _librdkafka_refusal(base) is None
+    assert _librdkafka_refusal({**base, "group.remote.assignor": "range"}) is None
+    for key in CONSUMER_PROTOCOL_UNSUPPORTED:
+        refusal = _librdkafka_refusal({**base, key: CLASSIC_CONSUMER_CONFIG[key]})
+        assert refusal and f"`{key}` is not supported" in refusal, (key, refusal)
+    # the classic protocol still takes them
+    assert _librdkafka_refusal({**CLASSIC_CONSUMER_CONFIG}) is None
+
+
+def test_member_epochs_name_members_even_after_they_are_removed() -> None:
+    from minikafka.cluster import Cluster, settle_group
+    from minikafka.course.group_protocols import in_process_settings, member_epochs
+    from minikafka.course.reading import keep_polling
+
+    assert in_process_settings({"bootstrap.servers": "x", "group.id": "g",
+                                "group.remote.assignor": "range"}) == {
+        "group_id": "g", "group_remote_assignor": "range"}
+    c = Cluster(brokers=3, seed=17)
+    c.create_topic("orders", partitions=4, replication_factor=3)
+    group = [c.consumer("orders", group_id="g", client_id=f"c{i}", group_protocol="consumer")
+             for i in (1, 2)]
+    settle_group(group)
+    mark, start = c.journal.next_seq, c.now_ms
+    group[1].crash()
+    keep_polling(group[:1], 55_000)
+    rows = member_epochs(c, "g", since_seq=mark, start_ms=start)
+    removed = [r for r in rows if r["event"] == "member.removed"]
+    assert [r["member"] for r in removed] == ["c2"] and 40 <= removed[0]["time (s)"] <= 45
+    assert rows[-1]["member"] == "c1" and rows[-1]["detail"] == "STABLE: owns 0,1,2,3"

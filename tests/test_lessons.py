@@ -220,6 +220,34 @@ def expect_16(o: dict) -> None:
     assert o["poison_polls"] == [None, "JSONDecodeError", "JSONDecodeError"]
     assert o["stuck_at"] == 2 and o["after_seek"] == [3, 4] and o["calls"] == [3, 5]
     assert o["parked"] == [2, 5, 7] and o["valid"] == 5 and o["pytest"] == "5 passed"
+def expect_17(o: dict) -> None:
+    # Mid-change, c4 waits for c2's partition while c1 and c3 are not disturbed; over the
+    # same scenario eager stops all 6 partitions at once, cooperative fewer, KIP-848 at
+    # most one, with the least reading time lost; a crashed member is removed after the
+    # broker's 45 s session timeout; confluent-kafka forms a KIP-848 group against serve.
+    assert o["waiting_for"] == "c2" and o["untouched"] == ["c1", "c3"]
+    stopped, idle = o["stopped_at_once"], o["idle_ms"]
+    assert stopped["eager"] == 6 and stopped["KIP-848"] <= 1 < stopped["cooperative"] < 6
+    assert idle["eager"] > idle["cooperative"] > idle["KIP-848"]
+    longest = o["longest_pause_s"]  # cooperative: fewer partitions stop, not for less long
+    assert longest["cooperative"] > longest["eager"] > longest["KIP-848"]
+    assert 40 <= o["removed_after_s"] <= 45
+    assert o["shares"] == [3, 3] and o["received"] >= 30
+
+
+def expect_18(o: dict) -> None:
+    # Two share consumers split one partition; after accept/release/reject the SPSO is 1,
+    # the released record comes again with delivery count 2, the rejected one is
+    # archived; a crashed consumer's record comes back after its lock; a poison record
+    # is delivered 5 times, then archived; delivery is out of offset order; confluent-
+    # kafka's ShareConsumer accepts all 12 jobs against serve.
+    assert o["first_polls"] == [[0, 1, 2], [3, 4, 5]] and o["spso_after_acks"] == 1
+    assert o["states"] == {"1": "AVAILABLE", "2": "ARCHIVED", "3": "ACKNOWLEDGED",
+                           "4": "ACQUIRED", "5": "ACKNOWLEDGED"}
+    assert o["released_again"] == [1, 2] and o["lock_retry"]
+    assert o["poison_deliveries"] == [1, 2, 3, 4, 5]
+    assert o["delivery_order"] != sorted(o["delivery_order"])
+    assert o["real_accepted"] == 12
 
 
 EXPECT = {name[:2]: fn for name, fn in
@@ -267,7 +295,7 @@ def test_lesson_structure(path: Path) -> None:
         else:
             assert not re.search(r"^\s*(def|class) ", c.source, re.M), c.source
         assert not c.get("outputs") and c.get("execution_count") is None
-    # "Next:" names the lesson that follows (the last lesson has none).
+    # "Next:" names the lesson that follows (the last one of a run of lessons has none).
     number = int(path.stem[:2])
     assert re.findall(r"Next: \*\*Lesson (\d+)\*\*", markdown) == (
         [str(number + 1)] if number < LAST else [])
@@ -280,7 +308,8 @@ def test_lesson_structure(path: Path) -> None:
 def test_every_lesson_exists_in_order_with_its_checks() -> None:
     assert [int(n[:2]) for n in NAMES] == list(range(LAST + 1)) and LAST >= 16
     assert NAMES[0] == "00-why-kafka"  # setup.sh opens this one
-    assert {"14-operating-a-cluster", "15-monitoring", "16-failures-in-applications"} <= set(NAMES)
+    assert {"14-operating-a-cluster", "15-monitoring", "16-failures-in-applications",
+            "17-consumer-group-protocol", "18-share-groups"} <= set(NAMES)
     assert sorted(EXPECT) == [f"{i:02d}" for i in range(LAST + 1)]
 
 

@@ -217,7 +217,7 @@ def test_serve_metrics_port() -> None:
 def test_real_clients_are_counted_by_a_served_cluster() -> None:
     from kafka import KafkaConsumer, KafkaProducer
 
-    from minikafka.lessons import real_cluster
+    from minikafka.course.served import real_cluster
 
     with real_cluster(topics={"readings": 1}) as server:
         producer = KafkaProducer(bootstrap_servers=server.bootstrap_servers)

@@ -381,28 +381,3 @@ def test_a_share_consumer_rides_out_a_coordinator_failover():
     cluster.producer(acks="all").send("jobs", value=b"after").get()
     assert [r.value for recs in a.poll(5_000).values() for r in recs] == [b"after"]
     assert cluster.share_groups.describe(None, GROUP).state == "Stable"
-
-
-def test_a_picture_of_the_share_partition():
-    from minikafka.viz import share_partition_state, share_partition_view, to_svg
-    from minikafka.viz.svg import has_dot
-    cluster = cluster_with(records=4)
-    a = explicit(cluster)
-    polled = a.poll(1000)[("jobs", 0)]
-    a.acknowledge(polled[0])
-    a.acknowledge(polled[1], AcknowledgeType.RELEASE)
-    a.acknowledge(polled[2], AcknowledgeType.REJECT)
-    a.acknowledge(polled[3])
-    a.commit_sync()
-    b = explicit(cluster)
-    b.poll(1000)
-    state = share_partition_state(cluster, GROUP, "jobs", 0)
-    assert (state["start_offset"], state["high_watermark"]) == (1, 4)
-    assert [(r["offset"], r["state"], r["delivery_count"]) for r in state["records"]] == [
-        (1, "ACQUIRED", 2), (2, "ARCHIVED", 1), (3, "ACKNOWLEDGED", 1)]
-    source = share_partition_view(state).source
-    for words in ("▲ SPSO", "acquired", "archived", "acknowledged", "delivery 2/5",
-                  "done"):
-        assert words in source
-    if has_dot():
-        assert "acquired" in to_svg(share_partition_view(state))

@@ -13,11 +13,18 @@ import pytest
 from lesson_pictures import picture_cells
 from test_viz import node_label, rows, text
 
+from minikafka import AcknowledgeType
 from minikafka.client.partitioner import partition_for_key
 from minikafka.cluster import Cluster
 from minikafka.course.connectors import SinkConnector, SourceConnector
+from minikafka.course.group_protocols import (
+    protocol_timelines,
+    timeline_summary,
+    unowned_intervals,
+)
 from minikafka.course.reading import read_topic
 from minikafka.course.rebalance import rebalance_timeline
+from minikafka.course.share_groups import share_partition_state, share_table_rows
 from minikafka.course.trucks import truck_reports
 from minikafka.viz import (
     batch_anatomy,
@@ -29,11 +36,15 @@ from minikafka.viz import (
     pipeline_view,
     poll_commit_timeline,
     position_timeline_view,
+    protocol_timeline_view,
     rebalance_view,
+    share_partition_view,
     to_svg,
     transaction_state,
     transaction_view,
 )
+from minikafka.viz.protocols import slot_owners
+from minikafka.viz.sharepartition import window_cells
 
 LESSONS = sorted((Path(__file__).resolve().parent.parent / "lessons").glob("[0-9][0-9]-*.ipynb"))
 needs_dot = pytest.mark.skipif(not has_dot(), reason="Graphviz's dot is not installed")
@@ -212,6 +223,105 @@ def test_eager_stops_every_partition_cooperative_only_those_that_move() -> None:
     assert f"read throughout: {kept}" in second
 
 
+# -- lesson 17: one group under three protocols ----------------------------------------
+
+@pytest.fixture(scope="module")
+def protocol_runs() -> list[dict]:
+    return protocol_timelines()
+
+
+def test_protocol_timelines_follow_who_owns_what(protocol_runs: list[dict]) -> None:
+    eager, coop, kip848 = protocol_runs
+    for tl in protocol_runs:
+        owners = [m["owners"] for m in tl["moments"]]
+        # three members share all six partitions, c2 ends with none, c4 with some
+        assert all(o is not None for o in owners[0].values()) and len(owners[0]) == 6
+        assert "c2" not in owners[-1].values() and "c4" in owners[-1].values()
+        assert all(o is not None for o in owners[-1].values())
+        whats = [m["what"] for m in tl["moments"]]
+        assert "c4 joins" in whats and "c2 leaves" in whats
+        # idle time is the sum of the unowned stretches
+        assert sum(tl["idle_ms"].values()) == sum(
+            e - b for _, b, e in unowned_intervals(tl["moments"], tl["end_ms"]))
+    assert eager["stopped_at_once"] == 6 and kip848["stopped_at_once"] == 1
+    assert kip848["protocol"] == "consumer" and eager["protocol"] == "classic"
+    # KIP-848: a partition that stays with its member is never unowned
+    stays = [p for p in range(6) if len({m["owners"][p] for m in kip848["moments"]}) == 1]
+    assert stays and all(kip848["idle_ms"][p] == 0 for p in stays)
+    assert protocol_timelines() == protocol_runs  # seeded: the same story every time
+    rows_ = {r["protocol"]: r for r in timeline_summary(protocol_runs)}
+    assert rows_["classic · eager (range)"]["most partitions unread at once"] == 6
+
+
+def test_protocol_timeline_view_marks_unread_slots(protocol_runs: list[dict]) -> None:
+    eager, _, kip848 = protocol_runs
+    assert any(None in row for row in slot_owners(eager, 500))
+    kip_slots = slot_owners(kip848, 500)
+    # at most one ✕ per time slot under KIP-848
+    assert max(sum(row[i] is None for row in kip_slots) for i in range(len(kip_slots[0]))) == 1
+    g = protocol_timeline_view(protocol_runs)
+    first, third = text(node_label(g, "t0")), text(node_label(g, "t2"))
+    assert first.startswith("classic · eager (range) at most 6 of 6 partitions unread")
+    assert "consumer · KIP-848 (uniform) at most 1 of 6" in third
+    assert "joins" in first and "leaves" in first
+    assert first.count("✕") > third.count("✕") > 0
+    assert "1 = c1" in text(node_label(g, "legend"))
+
+
+def test_a_kip848_group_picture_stays_narrow_and_shows_the_target() -> None:
+    from minikafka.cluster import settle_group
+    from minikafka.course.reading import keep_polling
+    from minikafka.viz import group_description, group_view
+
+    c = Cluster(brokers=3, seed=17)
+    c.create_topic("orders", partitions=6, replication_factor=3)
+    group = [c.consumer("orders", group_id="g", client_id=f"c{i}", group_protocol="consumer")
+             for i in (1, 2, 3)]
+    settle_group(group)
+    group.append(c.consumer("orders", group_id="g", client_id="c4", group_protocol="consumer"))
+    keep_polling(group, 500)
+    g = group_view(group_description(c, "g", ["orders"]))
+    label = g.graph_attr["label"]
+    # the epochs make the heading long: it takes two left-justified lines
+    assert label.count("\\l") == 2 and "group epoch 5 · target epoch 5\\l" in label
+    targets = [e for e in edges(g) if "target" in e]
+    assert len(targets) == 1 and "fontsize=10" in targets[0]
+
+
+# -- lesson 18: a share partition -------------------------------------------------------
+
+def test_share_partition_state_and_view() -> None:
+    c = Cluster(brokers=3, seed=18)
+    c.create_topic("jobs", partitions=1, replication_factor=3)
+    c.alter_share_group_config("workers", {"share.auto.offset.reset": "earliest"})
+    producer = c.producer()
+    for i in range(8):
+        producer.send("jobs", value=b"job-%d" % i)
+    producer.flush()
+    assert share_partition_state(c, "workers", "jobs")["start_offset"] is None  # no member
+    w1 = c.share_consumer("workers", ["jobs"], max_poll_records=3,
+                          share_acknowledgement_mode="explicit")
+    records = [r for rs in w1.poll(timeout_ms=1_000).values() for r in rs]
+    w1.acknowledge(records[0], AcknowledgeType.ACCEPT)
+    w1.acknowledge(records[1], AcknowledgeType.REJECT)
+    w1.commit_sync()
+    c.advance(10_000)
+    state = share_partition_state(c, "workers", "jobs", names={"w1": w1})
+    assert (state["start_offset"], state["next_offset"], state["log_end_offset"]) == (2, 3, 8)
+    assert state["records"] == [{"offset": 2, "state": "ACQUIRED", "delivery_count": 1,
+                                 "member": "w1", "lock_left_ms": 20_000}]
+    rows_ = share_table_rows(state)
+    assert [r["offset"] for r in rows_] == list(range(2, 8))
+    assert rows_[1]["state"] == "not delivered yet"
+    cells = window_cells(state)
+    assert [c_["kind"] for c_ in cells] == ["DONE", "DONE", "ACQUIRED"] + ["NEW"] * 5
+    g = share_partition_view(state)
+    label = text(node_label(g, "window"))
+    assert "delivery count limit 5 · lock 30 s" in text(node_label(g, "title"))
+    assert "SPSO ▼ / SPEO ▼" in label  # one record in flight: both marks on offset 2
+    assert "w1 · 20 s" in label and "● acquired" in label and "· not yet" in label
+
+
 # -- lesson 13: the pipeline -----------------------------------------------------------
 
 def test_pipeline_state_counts_what_each_stage_holds() -> None:
@@ -258,7 +368,8 @@ def test_every_lesson_draws_a_picture_or_panel(path: Path) -> None:
 def test_the_new_pictures_sit_in_their_lessons() -> None:
     wanted = {"03": "key_placement_view", "06": "transaction_view", "07": "batch_view",
               "08": "position_timeline_view", "10": "rebalance_view", "13": "pipeline_view",
-              "14": "cluster_view", "15": "metrics_view", "16": "dead_letter_view"}
+              "14": "cluster_view", "15": "metrics_view", "16": "dead_letter_view",
+              "17": "protocol_timeline_view", "18": "share_partition_view"}
     import nbformat
 
     for path in LESSONS:

@@ -16,9 +16,9 @@ import json
 import pytest
 
 from minikafka import Cluster
+from minikafka.course.reading import read_topic
 from minikafka.examples import orders_app
 from minikafka.examples.orders_app import DEAD_LETTERS, SOURCE, VALID, Pricing
-from minikafka.lessons import read_topic
 
 
 @pytest.fixture

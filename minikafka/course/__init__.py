@@ -33,4 +33,7 @@ For both:
 - ``exercises``: the "Your turn" checks (``exercises.check(id, answer)``), with their
   scenarios in ``lesson_exercises`` and ``lab_exercises`` and the worked answers, shown only
   on request, in ``solutions``.
+- ``group_protocols`` and ``share_groups``: the experiments of lessons 17 and 18 (one
+  group under the classic and the KIP-848 protocol as a timeline; a share partition's
+  in-flight records as plain data), drawn by ``minikafka.viz``.
 """

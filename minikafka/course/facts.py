@@ -55,6 +55,8 @@ DEFAULTS: dict[str, Default] = {
     "metadata.max.age.ms": Default(300_000),
     "isolation.level": Default("read_uncommitted"),
     "metrics.sample.window.ms": Default(30_000),  # also the producer's and the broker's
+    "group.protocol": Default("classic"),  # kafka-python has only the classic protocol
+    "share.acknowledgement.mode": Default("implicit"),  # share consumers
     # -- broker ------------------------------------------------------------------------
     "replica.lag.time.max.ms": Default(30_000),
     "broker.session.timeout.ms": Default(9_000),
@@ -67,6 +69,15 @@ DEFAULTS: dict[str, Default] = {
     "delete.topic.enable": Default(True),
     "offsets.retention.minutes": Default(10_080),
     "group.initial.rebalance.delay.ms": Default(3_000),
+    # consumer groups of type consumer (KIP-848) and share groups (KIP-932): checked in
+    # GroupCoordinatorConfig and ShareGroupConfig of Kafka 4.4.0's group coordinator
+    "group.consumer.session.timeout.ms": Default(45_000),
+    "group.consumer.heartbeat.interval.ms": Default(5_000),
+    "group.share.session.timeout.ms": Default(45_000),
+    "group.share.heartbeat.interval.ms": Default(5_000),
+    "group.share.record.lock.duration.ms": Default(30_000),
+    "group.share.delivery.count.limit": Default(5),
+    "group.share.partition.max.record.locks": Default(2_000),
     "log.retention.hours": Default(168),
     "log.retention.check.interval.ms": Default(300_000),
     "controller.quorum.fetch.timeout.ms": Default(2_000),
@@ -88,6 +99,8 @@ DEFAULTS: dict[str, Default] = {
     "message.timestamp.after.max.ms": Default(3_600_000),
     "file.delete.delay.ms": Default(60_000),
     "log.segment.delete.delay.ms": Default(60_000),
+    # -- group configs (kafka-configs --entity-type groups) -----------------------------
+    "share.auto.offset.reset": Default("latest"),
     # -- Connect / MirrorMaker 2 -------------------------------------------------------
     "offset.flush.interval.ms": Default(60_000),
     "offset.storage.partitions": Default(25),

@@ -870,4 +870,182 @@ def check_rolling_restart(rolling_restart: Callable[[Cluster], None]) -> Outcome
                f"{urp} partitions are still under-replicated at the end")
     out.verdict = (f"{report['refused']} writes refused, longest pause "
                    f"{report['longest pause ms'] / 1000:g} s, {report['lost']} lost")
+# -- lesson 17 ------------------------------------------------------------------------------------
+
+def _librdkafka_refusal(config: dict) -> str | None:
+    """What librdkafka (confluent-kafka) says when it is given this consumer config, or
+    None when it takes it. Only the configuration is checked: nothing connects."""
+    import logging
+
+    try:
+        import confluent_kafka
+    except ImportError:  # without confluent-kafka, the same rules as Kafka's Java client
+        from .group_protocols import CONSUMER_PROTOCOL_UNSUPPORTED
+        if str(config.get("group.protocol", "classic")).lower() == "consumer":
+            for key in CONSUMER_PROTOCOL_UNSUPPORTED:
+                if key in config:
+                    return f"`{key}` is not supported for `group.protocol=consumer`"
+        return None
+    quiet = logging.getLogger("minikafka.exercise.librdkafka")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    settings = {**config, "bootstrap.servers": "127.0.0.1:9"}  # never contacted
+    try:
+        consumer = confluent_kafka.Consumer(settings, logger=quiet)
+    except Exception as exc:  # KafkaException / ValueError / TypeError from librdkafka
+        return str(exc.args[0].str() if exc.args and hasattr(exc.args[0], "str") else exc)
+    consumer.close()
+    return None
+
+
+@exercise("17-consumer-protocol", "Lesson 17 · move a consumer to the new protocol",
+          hint="Set group.protocol to consumer. Three settings are the broker's now: drop "
+               "partition.assignment.strategy (name a broker assignor, uniform or range, "
+               "with group.remote.assignor instead), session.timeout.ms and "
+               "heartbeat.interval.ms. Keep everything else as it was.",
+          solution=solutions.to_consumer_protocol)
+def check_consumer_protocol(to_consumer_protocol: Callable[[dict], dict]) -> Outcome:
+    from ..cluster import settle_group
+    from .group_protocols import (
+        CLASSIC_CONSUMER_CONFIG,
+        CONSUMER_PROTOCOL_UNSUPPORTED,
+        REMOTE_ASSIGNORS,
+        in_process_settings,
+    )
+
+    out = Outcome()
+    config = to_consumer_protocol(dict(CLASSIC_CONSUMER_CONFIG))
+    if not isinstance(config, dict):
+        raise TypeError(f"return the new config as a dict, not {type(config).__name__}")
+    out.expect(config.get("group.protocol") == "consumer",
+               "group.protocol=consumer: the new protocol",
+               f"group.protocol is {config.get('group.protocol', 'not set (classic)')!r}: "
+               "the consumer stays in a classic group")
+    for key, why in CONSUMER_PROTOCOL_UNSUPPORTED.items():
+        out.expect(key not in config, f"no {key}: {why}",
+                   f"{key} is still set: with group.protocol=consumer {why}")
+    kept = [k for k in CLASSIC_CONSUMER_CONFIG if k not in CONSUMER_PROTOCOL_UNSUPPORTED]
+    changed = [k for k in kept if config.get(k) != CLASSIC_CONSUMER_CONFIG[k]]
+    out.expect(not changed, "the other settings are kept (they still work as before)",
+               f"changed or dropped: {', '.join(changed)}; they still apply to the new "
+               "protocol")
+    assignor = config.get("group.remote.assignor")
+    out.expect(assignor is None or assignor in REMOTE_ASSIGNORS,
+               f"group.remote.assignor {assignor or 'unset (the broker picks uniform)'}",
+               f"group.remote.assignor={assignor!r}: the broker knows "
+               f"{' and '.join(REMOTE_ASSIGNORS)} (UNSUPPORTED_ASSIGNOR)")
+    refusal = _librdkafka_refusal(config)
+    out.expect(refusal is None, "confluent-kafka (librdkafka) accepts the configuration",
+               f"confluent-kafka refuses the configuration: {refusal}")
+    out.history.append("librdkafka: " + (refusal or "Consumer(config) created"))
+    if not out.passed:
+        out.verdict = "the group was not started: fix the configuration first"
+        return out
+    # The same settings in process: three members and a fourth joining, as in the lesson.
+    cluster = Cluster(brokers=3, seed=17)
+    cluster.create_topic("orders", partitions=6, replication_factor=3)
+    settings = in_process_settings({k: v for k, v in config.items() if k != "client.id"})
+    group = [cluster.consumer("orders", client_id=f"c{i}", **settings) for i in (1, 2, 3)]
+    settle_group(group)
+    group.append(cluster.consumer("orders", client_id="c4", **settings))
+    settle_group(group)
+    snap = cluster.groups.snapshot()[config["group.id"]]
+    out.expect(snap.get("type") == "consumer", "the coordinator formed a consumer group "
+               "(type consumer) and assigned it",
+               f"the coordinator formed a {snap.get('type', 'classic')} group")
+    for m in sorted(snap["members"].values(), key=lambda m: m.get("client_id") or ""):
+        owned = ", ".join(m.get("assignment", [])) or "-"
+        out.history.append(f"{m.get('client_id')}: member epoch {m.get('epoch')}, owns {owned}")
+    out.verdict = (f"group {config['group.id']}: type {snap.get('type', 'classic')}, group "
+                   f"epoch {snap.get('group_epoch')}, {len(snap['members'])} members")
+    for c in group:
+        c.close(autocommit=False)
+    return out
+
+
+# -- lesson 18 ------------------------------------------------------------------------------------
+
+POISON_OFFSET = 3
+SLOW_JOBS = (5, 7)  # the mail server times out on their first delivery
+
+
+def _send_email(record: Any, sent: list) -> Exception | None:
+    """Lesson 18's worker: parse the job, send the e-mail; the error, if any."""
+    try:
+        job = json.loads(record.value)
+    except ValueError as exc:
+        return exc
+    if job["id"] in SLOW_JOBS and record.delivery_count == 1:
+        return TimeoutError("the mail server did not answer within 10 s")
+    sent.append(job["id"])
+    return None
+
+
+@exercise("18-acknowledge", "Lesson 18 · accept, release or reject",
+          hint="ACCEPT what was processed. RELEASE what failed for a passing reason (a "
+               "timeout): it comes again, to this or another consumer. REJECT what can "
+               "never succeed (a record that does not parse): released, it would come back "
+               "until group.share.delivery.count.limit.",
+          solution=solutions.acknowledge_type)
+def check_acknowledge(acknowledge_type: Callable[[Any, Exception | None], Any]) -> Outcome:
+    from ..core.share.partition import AcknowledgeType
+
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=18)
+    cluster.create_topic("emails", partitions=1, replication_factor=3)
+    cluster.alter_share_group_config("mailers", {"share.auto.offset.reset": "earliest"})
+    producer = cluster.producer()
+    jobs = 10
+    for i in range(jobs):
+        value = b"{not json" if i == POISON_OFFSET else json.dumps(
+            {"id": i, "to": f"customer-{i}@example.com"}).encode()
+        producer.send("emails", value=value)
+    producer.flush()
+    workers = {name: cluster.share_consumer("mailers", ["emails"], client_id=name,
+                                            share_acknowledgement_mode="explicit",
+                                            max_poll_records=3) for name in ("w1", "w2")}
+    sent: list[int] = []
+    deliveries: dict[int, int] = {}
+    for _ in range(12):
+        for name, worker in workers.items():
+            for record in worker.poll(timeout_ms=1_000).get(TopicPartition("emails", 0), []):
+                error = _send_email(record, sent)
+                kind = acknowledge_type(record, error)
+                if kind not in (AcknowledgeType.ACCEPT, AcknowledgeType.RELEASE,
+                                AcknowledgeType.REJECT):
+                    raise TypeError(f"return AcknowledgeType.ACCEPT, RELEASE or REJECT, "
+                                    f"not {kind!r}")
+                kind = AcknowledgeType(kind)
+                worker.acknowledge(record, kind)
+                deliveries[record.offset] = record.delivery_count
+                said = "ok" if error is None else f"{type(error).__name__}"
+                out.history.append(f"{name} got offset {record.offset} (delivery "
+                                   f"{record.delivery_count}): {said} → {kind.name}")
+            worker.commit_sync()
+    sp = cluster.share_groups.partitions[("mailers", "emails", 0)]
+    good = [i for i in range(jobs) if i != POISON_OFFSET]
+    twice = sorted({i for i in sent if sent.count(i) > 1})
+    missing = [i for i in good if i not in sent]
+    out.expect(not missing, f"every good job sent ({len(good)} e-mails)",
+               f"jobs {missing} were never sent: a record that failed for a passing reason "
+               "was given up on")
+    out.expect(not twice, "no e-mail sent twice",
+               f"jobs {twice} were sent more than once: a processed record was not accepted")
+    slow_ok = all(deliveries.get(i, 0) >= 2 for i in SLOW_JOBS) and not missing
+    out.expect(slow_ok, f"the timed-out jobs {list(SLOW_JOBS)} came again and were sent on "
+               "their second delivery",
+               f"the timed-out jobs {list(SLOW_JOBS)} were not delivered again")
+    poison = deliveries.get(POISON_OFFSET, 0)
+    out.expect(poison == 1, "the unparsable record was archived after one delivery",
+               f"the unparsable record (offset {POISON_OFFSET}) was delivered {poison} times "
+               f"before it was archived (group.share.delivery.count.limit is "
+               f"{cluster.share_groups.settings('mailers').delivery_count_limit})")
+    out.expect(sp.start_offset == jobs, f"the share-partition start offset reached {jobs}: "
+               "nothing left in flight",
+               f"the share-partition start offset is {sp.start_offset}, not {jobs}: records "
+               "are still in flight")
+    out.verdict = (f"{len(sent)} e-mails sent for {len(good)} jobs; the poison record was "
+                   f"delivered {poison}×; start offset {sp.start_offset} of {jobs}")
+    for worker in workers.values():
+        worker.close()
     return out

@@ -576,6 +576,80 @@ _QUIZZES = [
         "c",
         "A mock only repeats what you believe Kafka does. An in-process cluster behaves like "
         "Kafka and still costs no real time or setup per test."),
+    # -- lesson 17 --------------------------------------------------------------------
+    QuizSpec(
+        "17-stop",
+        "A fourth consumer joins a group of three that uses group.protocol=consumer. Which "
+        "partitions go unread for a while?",
+        ("All of them: every member gives up everything until the coordinator has computed "
+         "and sent the new assignment",
+         "Only those that move: from their old owner's revocation until their new owner "
+         "takes them",
+         "None: old and new owner read a moving partition side by side for a while"),
+        "b",
+        "The coordinator gives a partition to its new owner only once the previous owner has "
+        "revoked it, and no member waits for the others; the partitions that stay put are "
+        "read throughout."),
+    QuizSpec(
+        "17-session",
+        "Your consumer runs with group.protocol=consumer and you want dead members noticed "
+        "sooner. What do you change?",
+        ("The broker's group.consumer.session.timeout.ms, or the group config "
+         "consumer.session.timeout.ms",
+         "session.timeout.ms in the consumer's own settings",
+         "heartbeat.interval.ms in the consumer's own settings, down to 1 s"),
+        "a",
+        "Under the new protocol the coordinator decides how long a member may stay silent; "
+        "the Java client and librdkafka refuse session.timeout.ms and heartbeat.interval.ms "
+        "when group.protocol=consumer."),
+    QuizSpec(
+        "17-epoch",
+        "A member of a consumer-protocol group freezes for 60 s (a long garbage-collection "
+        "pause), then heartbeats again. What does the coordinator answer?",
+        ("Its usual answer: the session timeout only applies to the classic protocol",
+         "UNKNOWN_MEMBER_ID: the member gives up its partitions and joins again with epoch 0",
+         "It starts a rebalance of the whole group, as JoinGroup would, and every member "
+         "rejoins with a new generation"),
+        "b",
+        "After group.consumer.session.timeout.ms (45 s) without a heartbeat the coordinator "
+        "removed the member and handed its partitions to others. A member it no longer "
+        "knows, or one with a stale epoch (FENCED_MEMBER_EPOCH), must abandon what it owns "
+        "and start again from epoch 0; the other members are not disturbed."),
+    # -- lesson 18 --------------------------------------------------------------------
+    QuizSpec(
+        "18-lock",
+        "A share consumer crashes holding records 10-14 (acquired, not acknowledged). "
+        "What becomes of them?",
+        ("They stay with the crashed consumer until an operator resets the share group",
+         "They are gone: once delivered, a share group never delivers a record again",
+         "When the acquisition lock runs out they are available again, and another "
+         "consumer gets them with delivery count 2"),
+        "c",
+        "A lock lasts group.share.record.lock.duration.ms (30 s by default); records whose "
+        "lock expires go back to AVAILABLE and count one more delivery next time."),
+    QuizSpec(
+        "18-poison",
+        "One record crashes every worker that processes it, and each worker releases it. "
+        "With the default delivery count limit, what happens?",
+        ("After its fifth delivery it is archived and never delivered again",
+         "It is delivered again and again, for ever",
+         "The partition stops at that record until someone skips it by hand"),
+        "a",
+        "group.share.delivery.count.limit (5) bounds the attempts: at the limit a released "
+        "or timed-out record is archived. A consumer group, by contrast, would be stuck at "
+        "that offset."),
+    QuizSpec(
+        "18-when",
+        "Which job suits a share group better than a consumer group?",
+        ("Applying each customer's account events to their balance, strictly in the order "
+         "they happened, spread over many workers",
+         "Sending e-mails from a topic of independent jobs, with more workers than "
+         "partitions when a backlog builds up",
+         "Rebuilding a search index from last week's events"),
+        "b",
+        "Independent jobs need no order, and a share group lets any number of consumers "
+        "take records from the same partitions. Per-key order and replays from an offset "
+        "are consumer-group jobs."),
 ]
 
 QUIZZES: dict[str, QuizSpec] = {q.id: q for q in _QUIZZES}

@@ -11,6 +11,8 @@ from typing import Any
 
 from kafka.structs import OffsetAndMetadata
 
+from ..core.share.partition import AcknowledgeType
+
 # -- lessons ----------------------------------------------------------------------------------
 
 
@@ -123,7 +125,7 @@ def should_page(metrics: dict) -> bool:
             or totals.get("kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount", 0) > 0)
 
 def test_bad_orders_are_parked(cluster: Any, run_app: Any) -> None:
-    from minikafka.lessons import read_topic
+    from minikafka.course.reading import read_topic
 
     # A poison pill between two good orders; then read BOTH outputs back.
     producer = cluster.producer()
@@ -147,6 +149,23 @@ def rolling_restart(cluster: Any) -> None:
         # Wait until every partition is fully replicated again before the next one.
         while m.totals(m.cluster_metrics(cluster))[m.URP] > 0:
             cluster.advance(1_000)
+def to_consumer_protocol(classic: dict) -> dict:
+    # The broker assigns and times out members now: drop the client-side assignor,
+    # session timeout and heartbeat interval; ask for the broker's assignor by name.
+    dropped = {"partition.assignment.strategy", "session.timeout.ms", "heartbeat.interval.ms"}
+    config = {k: v for k, v in classic.items() if k not in dropped}
+    return {**config, "group.protocol": "consumer", "group.remote.assignor": "uniform"}
+
+
+def acknowledge_type(record: Any, error: Exception | None) -> Any:
+    # Done: accept. A timeout may pass: release, so it comes again (delivery count + 1).
+    # A record that cannot be parsed never will be: reject, so it is not tried again.
+    if error is None:
+        return AcknowledgeType.ACCEPT
+    if isinstance(error, TimeoutError):
+        return AcknowledgeType.RELEASE
+    return AcknowledgeType.REJECT
+
 
 # -- labs -------------------------------------------------------------------------------------
 

@@ -16,9 +16,10 @@ from .logview import log_view, partition_log_view
 from .metricsview import MetricsDashboard, metrics_view
 from .pipeline import pipeline_state, pipeline_view
 from .positions import Sample, poll_commit_timeline, position_timeline_view
+from .protocols import protocol_timeline_view
 from .rebalance import rebalance_view
 from .sequence import Step, produce_sequence, produce_sequence_view, sequence_view
-from .shareview import share_partition_state, share_partition_view
+from .sharepartition import share_partition_view
 from .svg import has_dot, to_svg
 from .transactions import transaction_state, transaction_view
 
@@ -46,11 +47,11 @@ __all__ = [
     "poll_commit_timeline",
     "position_timeline_view",
     "produce_sequence",
+    "protocol_timeline_view",
     "produce_sequence_view",
     "rebalance_view",
     "replica_states",
     "sequence_view",
-    "share_partition_state",
     "share_partition_view",
     "to_svg",
     "transaction_state",

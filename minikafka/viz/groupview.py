@@ -205,7 +205,10 @@ def group_view(description: Mapping[str, Any], *,
                             "Reconciling")
     g = graphviz.Digraph("group", graph_attr={
         "rankdir": "LR", "fontname": FONT, "nodesep": "0.15", "ranksep": "1.0",
-        "label": ("⟳ REBALANCING · " if rebalancing else "") + " · ".join(head),
+        # Two lines when long (a KIP-848 group's epochs), so the picture stays narrow.
+        "label": ("⟳ REBALANCING · " if rebalancing else "") + (
+            " · ".join(head) if len(head) <= 4
+            else " · ".join(head[:4]) + "\\l" + " · ".join(head[4:]) + "\\l"),
         "labelloc": "t", "labeljust": "l", "fontsize": "13",
         "bgcolor": YELLOW if rebalancing else WHITE},
         node_attr={"shape": "plain", "fontname": FONT},
@@ -242,6 +245,6 @@ def group_view(description: Mapping[str, Any], *,
             tp = _tp(item)
             if tp in rows and rows[tp]["member"] != m["member_id"]:
                 g.edge(_node_id("member", m["member_id"]), _node_id("tp", f"{tp[0]}-{tp[1]}"),
-                       style="dashed", color=LIGHT_GREY, label="target", fontsize="8")
+                       style="dashed", color=LIGHT_GREY, label="target", fontsize="10")
     g.node("legend", _legend())
     return g
