@@ -66,6 +66,15 @@ DEFAULTS: dict[str, Default] = {
     "log.retention.hours": Default(168),
     "log.retention.check.interval.ms": Default(300_000),
     "controller.quorum.fetch.timeout.ms": Default(2_000),
+    # -- broker security (KafkaConfig; the authorizer's own setting from the security docs)
+    "allow.everyone.if.no.acl.found": Default(False),
+    "sasl.enabled.mechanisms": Default("GSSAPI"),
+    "ssl.client.auth": Default("none"),
+    "connection.failed.authentication.delay.ms": Default(100),
+    "quota.window.num": Default(11),
+    "quota.window.size.seconds": Default(1),
+    # -- client security ---------------------------------------------------------------
+    "security.protocol": Default("PLAINTEXT"),
     # -- topic -------------------------------------------------------------------------
     "cleanup.policy": Default("delete"),
     "retention.ms": Default(7 * DAY_MS),

@@ -189,3 +189,22 @@ def save_payment(db: Any, payment: dict) -> None:
     db.execute("INSERT INTO payments (payment_id, amount) VALUES (?, ?) "
                "ON CONFLICT (payment_id) DO UPDATE SET amount = excluded.amount",
                (payment["payment_id"], payment["amount"]))
+
+
+def billing_acls() -> list:
+    from kafka.admin import (
+        ACL,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        ResourcePattern,
+        ResourceType,
+    )
+
+    # READ on every topic named orders-...: the dash keeps orders_archive out. READ also
+    # allows DESCRIBE, which the consumer's metadata requests need.
+    topics = ResourcePattern(ResourceType.TOPIC, "orders-", ACLResourcePatternType.PREFIXED)
+    # READ on this one group, literal: joining, fetching offsets and committing them.
+    group = ResourcePattern(ResourceType.GROUP, "billing-app", ACLResourcePatternType.LITERAL)
+    return [ACL("User:billing", "*", ACLOperation.READ, ACLPermissionType.ALLOW, topics),
+            ACL("User:billing", "*", ACLOperation.READ, ACLPermissionType.ALLOW, group)]

@@ -1,0 +1,65 @@
+"""Lesson 19's helpers: what a SASL login puts on the wire, and a cluster's ACLs as
+kafka-acls lists them.
+
+`sasl_exchange` runs one login with kafka-python's own SASL mechanism classes (the bytes
+its client sends) against minikafka's broker side (minikafka.core.scram, the bytes a
+broker answers), so the lesson shows the real messages, not a description of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.net.sasl.plain import SaslMechanismPlain
+from kafka.net.sasl.scram import SaslMechanismScram
+
+from ..core.scram import ScramServer
+from ..lessons import Table
+
+__all__ = ["acl_table", "sasl_exchange"]
+
+
+def _shown(message: bytes) -> str:
+    return repr(message)[2:-1] if message else "(empty: the login succeeded)"
+
+
+def sasl_exchange(cluster: Any, mechanism: str, user: str, password: str) -> Table:
+    """The SaslAuthenticate messages of one login, in order: who sent each and its bytes.
+
+    PLAIN is one message holding the password itself; SCRAM is two round trips in which
+    the password never travels, only a proof computed from it. The broker side checks the
+    user's SCRAM credential in `cluster` (made with cluster.set_scram_credential); nonces
+    are fixed so the table is the same on every run."""
+    config = {"security_protocol": "SASL_SSL", "sasl_mechanism": mechanism,
+              "sasl_plain_username": user, "sasl_plain_password": password}
+    rows = []
+    if mechanism == "PLAIN":
+        client = SaslMechanismPlain(**config)
+        rows.append({"from": "client", "message": _shown(client.auth_bytes())})
+        rows.append({"from": "broker", "message": _shown(b"")})
+        return Table(rows, title=f"SASL/{mechanism} login of {user}")
+    client = SaslMechanismScram(**config)
+    client._scram_client.nonce = b"clientnonce0019"  # kafka-python draws a random one
+    credentials = cluster.controller.scram_credentials
+    server = ScramServer(mechanism, lambda name: credentials.get((name, mechanism)),
+                         nonce="brokernonce0019")
+    while not client.is_done():
+        sent = client.auth_bytes()
+        rows.append({"from": "client", "message": _shown(sent)})
+        answer = server.evaluate(sent)
+        rows.append({"from": "broker", "message": _shown(answer)})
+        client.receive(answer)
+    return Table(rows, title=f"SASL/{mechanism} login of {user}")
+
+
+def acl_table(cluster: Any) -> Table:
+    """Every ACL in the cluster's metadata, one row each, as kafka-acls --list groups
+    them: resource pattern, then principal, host, operation and permission."""
+    rows = [{"resource": f"{a.resource_type.name}:{a.pattern_type.name}:{a.resource_name}",
+             "principal": a.principal, "host": a.host, "operation": a.operation.name,
+             "permission": a.permission_type.name}
+            for a in sorted(cluster.controller.acls,
+                            key=lambda a: (a.resource_type, a.resource_name, a.principal,
+                                           a.operation))]
+    return Table(rows, columns=["resource", "principal", "host", "operation", "permission"],
+                 title=f"{len(rows)} ACLs")
