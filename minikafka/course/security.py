@@ -8,6 +8,12 @@ broker answers), so the lesson shows the real messages, not a description of the
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kafka.net.sasl.plain import SaslMechanismPlain
@@ -16,7 +22,7 @@ from kafka.net.sasl.scram import SaslMechanismScram
 from ..core.scram import ScramServer
 from ..lessons import Table
 
-__all__ = ["acl_table", "sasl_exchange"]
+__all__ = ["Served", "acl_table", "sasl_exchange", "serve_properties"]
 
 
 def _shown(message: bytes) -> str:
@@ -63,3 +69,40 @@ def acl_table(cluster: Any) -> Table:
                                            a.operation))]
     return Table(rows, columns=["resource", "principal", "host", "operation", "permission"],
                  title=f"{len(rows)} ACLs")
+
+
+@dataclass
+class Served:
+    """A `minikafka serve` process: its bootstrap servers and what it printed on start."""
+
+    bootstrap_servers: str = ""
+    lines: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def serve_properties(path: str | Path, *flags: str, timeout_s: float = 60) -> Iterator[Served]:
+    """Run `minikafka serve PATH --port 0 FLAGS...` (a broker file, as a student runs it,
+    on free ports) until the block ends; yields its bootstrap servers and start lines."""
+    # The console script `minikafka`, run by this interpreter (so in this environment).
+    command = [sys.executable, "-c", "import sys; from minikafka.cli import main; "
+               "sys.exit(main(sys.argv[1:]))", "serve", str(path), "--port", "0", *flags]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    served = Served()
+    try:
+        for line in proc.stdout:
+            served.lines.append(line.rstrip())
+            if line.startswith("bootstrap servers:"):
+                served.bootstrap_servers = line.split()[2]
+                break
+        if not served.bootstrap_servers:
+            raise RuntimeError(f"minikafka serve {path} did not start (exit code "
+                               f"{proc.wait(timeout_s)}): {proc.stderr.read().strip()}")
+        yield served
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
