@@ -188,6 +188,18 @@ def expect_13(o: dict) -> None:
     assert o["mirrored"] == 9 and o["dr_twice"] == 0 and o["dr_never"] == 2
 
 
+def expect_19(o: dict) -> None:
+    # alice's consumer is refused for its group, then for its topic, then reads both
+    # orders- topics after two prefixed ACLs; a DENY beats her ALLOW; with
+    # allow.everyone.if.no.acl.found bob loses a topic once someone else gets an ACL on it;
+    # minikafka serve on the course's SASL broker file refuses, then serves, kafka-python.
+    assert o["first_refusal"] == "GroupAuthorizationFailedError"
+    assert o["second_refusal"] == "TopicAuthorizationFailedError"
+    assert o["alice_topics"] == ["orders-eu", "orders-us"]
+    assert o["deny_wins"] and o["bob_allowed"] == 0 and o["open_then_closed"] == [True, False]
+    assert o["served"] == ["GroupAuthorizationFailedError", 1]
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 
@@ -243,10 +255,12 @@ def test_lesson_structure(path: Path) -> None:
             assert "seed=" in call, call
 
 
-def test_all_fourteen_lessons_exist_with_their_checks() -> None:
-    assert [int(n[:2]) for n in NAMES] == list(range(14))
+def test_all_lessons_exist_with_their_checks() -> None:
+    # The fourteen core lessons, then the later ones (19: security).
+    numbers = [int(n[:2]) for n in NAMES]
+    assert numbers[:14] == list(range(14)) and 19 in numbers
     assert NAMES[0] == "00-why-kafka"  # setup.sh opens this one
-    assert sorted(EXPECT) == [f"{i:02d}" for i in range(14)]
+    assert sorted(EXPECT) == [n[:2] for n in NAMES]
 
 
 # -- the helpers -----------------------------------------------------------------------------
