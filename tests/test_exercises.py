@@ -145,6 +145,24 @@ def wrong_save_payment(db, payment):
                (payment["payment_id"], payment["amount"]))
 
 
+def wrong_billing_acls() -> list:
+    # "orders" without the dash also covers orders_archive
+    from kafka.admin import (
+        ACL,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        ResourcePattern,
+        ResourceType,
+    )
+
+    return [ACL("User:billing", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
+                ResourcePattern(ResourceType.TOPIC, "orders", ACLResourcePatternType.PREFIXED)),
+            ACL("User:billing", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
+                ResourcePattern(ResourceType.GROUP, "billing-app",
+                                ACLResourcePatternType.LITERAL))]
+
+
 LAB_WRONG = {
     "lab1-create-topic": (wrong_create_command, "min.insync.replicas=2 is missing"),
     "lab2-safe-producer": (wrong_producer, "acks=1: the leader confirms alone"),
@@ -172,6 +190,7 @@ WRONG = {
     "11-retention": (wrong_retention, "the budget is"),
     "12-quorum": (wrong_voters, "no controller is elected"),
     "13-sink-ids": (wrong_document_id, "overwrote each other"),
+    "19-acls": (wrong_billing_acls, "User:billing may READ topic orders_archive"),
     **LAB_WRONG,
 }
 

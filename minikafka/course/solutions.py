@@ -192,19 +192,12 @@ def save_payment(db: Any, payment: dict) -> None:
 
 
 def billing_acls() -> list:
-    from kafka.admin import (
-        ACL,
-        ACLOperation,
-        ACLPermissionType,
-        ACLResourcePatternType,
-        ResourcePattern,
-        ResourceType,
-    )
+    from kafka import admin as k
 
     # READ on every topic named orders-...: the dash keeps orders_archive out. READ also
     # allows DESCRIBE, which the consumer's metadata requests need.
-    topics = ResourcePattern(ResourceType.TOPIC, "orders-", ACLResourcePatternType.PREFIXED)
+    topics = k.ResourcePattern(k.ResourceType.TOPIC, "orders-", k.ACLResourcePatternType.PREFIXED)
     # READ on this one group, literal: joining, fetching offsets and committing them.
-    group = ResourcePattern(ResourceType.GROUP, "billing-app", ACLResourcePatternType.LITERAL)
-    return [ACL("User:billing", "*", ACLOperation.READ, ACLPermissionType.ALLOW, topics),
-            ACL("User:billing", "*", ACLOperation.READ, ACLPermissionType.ALLOW, group)]
+    group = k.ResourcePattern(k.ResourceType.GROUP, "billing-app", k.ACLResourcePatternType.LITERAL)
+    return [k.ACL("User:billing", "*", k.ACLOperation.READ, k.ACLPermissionType.ALLOW, topics),
+            k.ACL("User:billing", "*", k.ACLOperation.READ, k.ACLPermissionType.ALLOW, group)]
