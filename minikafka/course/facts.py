@@ -75,6 +75,7 @@ DEFAULTS: dict[str, Default] = {
     "quota.window.size.seconds": Default(1),
     # -- client security ---------------------------------------------------------------
     "security.protocol": Default("PLAINTEXT"),
+    "ssl.endpoint.identification.algorithm": Default("https"),
     # -- topic -------------------------------------------------------------------------
     "cleanup.policy": Default("delete"),
     "retention.ms": Default(7 * DAY_MS),
