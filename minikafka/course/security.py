@@ -22,7 +22,11 @@ from kafka.net.sasl.scram import SaslMechanismScram
 from ..core.scram import ScramServer
 from ..lessons import Table
 
-__all__ = ["Served", "acl_table", "sasl_exchange", "serve_properties"]
+__all__ = ["SASL_BROKER_FILE", "Served", "acl_table", "sasl_exchange", "serve_properties"]
+
+# The course's broker file with SASL and ACLs, for minikafka serve and Kafka alike (in the
+# repository's docs/, beside docs/cli.md which explains it).
+SASL_BROKER_FILE = Path(__file__).resolve().parents[2] / "docs" / "server-sasl.properties"
 
 
 def _shown(message: bytes) -> str:

@@ -85,6 +85,10 @@ def acl_matrix(authorizer: Authorizer, principals: Sequence[str],
 
 
 def _cell(answers: list[dict[str, Any]]) -> str:
+    if all(a["rule"] == SUPER_USER for a in answers):
+        return (f'<FONT COLOR="{BLUISH_GREEN}">{ALLOW_MARK}</FONT> <B>everything</B>'
+                '<BR ALIGN="LEFT"/><FONT POINT-SIZE="9">super user: no ACL is read</FONT>'
+                '<BR ALIGN="LEFT"/>')
     lines = []
     for a in answers:
         if a["allowed"]:
@@ -95,33 +99,37 @@ def _cell(answers: list[dict[str, Any]]) -> str:
             mark, colour = NONE_MARK, GREY
         bold = a["allowed"] or a["rule"] == DENIED
         word = f"<B>{esc(a['operation'])}</B>" if bold else esc(a["operation"])
-        lines.append(f'<FONT COLOR="{colour}">{mark}</FONT> {word} '
-                     f'<FONT POINT-SIZE="8">{esc(a["why"])}</FONT>')
-    return "<BR ALIGN=\"LEFT\"/>".join(lines) + "<BR ALIGN=\"LEFT\"/>"
+        lines.append(f'<FONT COLOR="{colour}">{mark}</FONT> {word}<BR ALIGN="LEFT"/>'
+                     f'<FONT POINT-SIZE="9">   {esc(a["why"])}</FONT>')
+    return '<BR ALIGN="LEFT"/>'.join(lines) + '<BR ALIGN="LEFT"/>'
 
 
 def acl_matrix_view(matrix: Mapping[str, Any]) -> graphviz.Digraph:
-    """One table: a row per principal, a column per resource; each cell lists the
-    operations with ✔ allowed, ✖ denied by a DENY, · not allowed (no ACL), and why."""
-    resources = matrix["resources"]
-    head = [td("principal", bold=True, point=10, fill=LIGHT_GREY)]
-    head += [td(f"{r['type'].lower()}<BR/><B>{esc(r['name'])}</B>", raw=True, point=10,
-                fill=LIGHT_GREY) for r in resources]
+    """One table: a row per resource, a column per principal; each cell lists the
+    operations with ✔ allowed, ✖ denied by a DENY, · not allowed (no ACL), each with the
+    rule that decided it."""
+    principals = matrix["principals"]
+    head = [td("resource", bold=True, point=10, fill=LIGHT_GREY)]
+    head += [td(esc(p) + ("<BR/>(super user)" if p in matrix["super_users"] else ""),
+                raw=True, bold=True, point=10, fill=LIGHT_GREY) for p in principals]
     rows = ["<TR>" + "".join(head) + "</TR>"]
-    for principal in matrix["principals"]:
-        answers = matrix["cells"][principal]
-        role = " (super user)" if principal in matrix["super_users"] else ""
-        row = [td(principal + role, bold=True, point=10, align="LEFT")]
-        for per_resource in answers:
-            any_allowed = any(a["allowed"] for a in per_resource)
-            row.append(td(_cell(per_resource), raw=True, point=10, align="LEFT",
+    for i, r in enumerate(matrix["resources"]):
+        row = [td(f"{r['type'].lower()}<BR ALIGN=\"LEFT\"/><B>{esc(r['name'])}</B>"
+                  "<BR ALIGN=\"LEFT\"/>", raw=True, point=10,
+                  align="LEFT")]
+        for p in principals:
+            answers = matrix["cells"][p][i]
+            any_allowed = any(a["allowed"] for a in answers)
+            row.append(td(_cell(answers), raw=True, point=10, align="LEFT",
                           fill=WHITE if any_allowed else LIGHT_GREY))
         rows.append("<TR>" + "".join(row) + "</TR>")
-    legend = (f"{ALLOW_MARK} allowed   {DENY_MARK} denied by a DENY ACL   {NONE_MARK} not "
-              f"allowed: no ACL matches   ·   super.users={';'.join(matrix['super_users']) or '-'}"
-              f"   ·   allow.everyone.if.no.acl.found={str(matrix['everyone_if_no_acl']).lower()}")
-    rows.append("<TR>" + td(legend, colspan=len(resources) + 1, border=0, point=9,
-                            align="LEFT", italic=True) + "</TR>")
+    legend = [f"{ALLOW_MARK} allowed   {DENY_MARK} denied by a DENY ACL   {NONE_MARK} not "
+              "allowed: no ACL allows it",
+              f"super.users={';'.join(matrix['super_users']) or '-'}   "
+              f"allow.everyone.if.no.acl.found={str(matrix['everyone_if_no_acl']).lower()}"]
+    for line in legend:
+        rows.append("<TR>" + td(line, colspan=len(principals) + 1, border=0, point=9,
+                                align="LEFT", italic=True) + "</TR>")
     g = graphviz.Digraph("acl_matrix", graph_attr={
         "fontname": FONT, "label": f"who may do what · {len(matrix['acls'])} ACLs",
         "labelloc": "t", "fontsize": "12"},
