@@ -19,10 +19,11 @@ from typing import Any
 from kafka.net.sasl.plain import SaslMechanismPlain
 from kafka.net.sasl.scram import SaslMechanismScram
 
+from ..core.acl import AclOperation, Authorizer, ResourceType
 from ..core.scram import ScramServer
 from ..lessons import Table
 
-__all__ = ["SASL_BROKER_FILE", "Served", "acl_table", "sasl_exchange", "serve_properties"]
+__all__ = ["SASL_BROKER_FILE", "Served", "acl_table", "ask", "sasl_exchange", "serve_properties"]
 
 # The course's broker file with SASL and ACLs, for minikafka serve and Kafka alike (in the
 # repository's docs/, beside docs/cli.md which explains it).
@@ -60,6 +61,17 @@ def sasl_exchange(cluster: Any, mechanism: str, user: str, password: str) -> Tab
         rows.append({"from": "broker", "message": _shown(answer)})
         client.receive(answer)
     return Table(rows, title=f"SASL/{mechanism} login of {user}")
+
+
+def ask(authorizer: Authorizer, principal: str, operation: str, resource_type: str,
+        name: str, host: str = "127.0.0.1") -> str:
+    """The authorizer's answer in one sentence, with the rule and the ACL that decided:
+    "User:alice may READ topic orders-eu: an ALLOW matched: (principal=...) on ..."."""
+    d = authorizer.decide(principal, host, AclOperation[operation.upper()],
+                          ResourceType[resource_type.upper()], name)
+    verb = "may" if d.allowed else "may not"
+    why = d.rule + (f": {d.acl}" if d.acl is not None else "")
+    return f"{principal} {verb} {operation.upper()} {resource_type.lower()} {name} ({why})"
 
 
 def acl_table(cluster: Any) -> Table:
