@@ -7,4 +7,6 @@
 - ``exercises``: the "Your turn" checks (``exercises.check(id, answer)``), with their
   scenarios in ``lesson_exercises`` and ``lab_exercises`` and the worked answers, shown only
   on request, in ``solutions``.
+- ``security``: lesson 19's helpers: a SASL login's messages, the authorizer's answers in
+  words, a cluster's ACLs as a table, and ``minikafka serve`` run on a broker file.
 """
