@@ -184,6 +184,22 @@ def wrong_acknowledge_type(record, error):
     from minikafka import AcknowledgeType
 
     return AcknowledgeType.ACCEPT if error is None else AcknowledgeType.RELEASE
+def wrong_billing_acls() -> list:
+    # "orders" without the dash also covers orders_archive
+    from kafka.admin import (
+        ACL,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        ResourcePattern,
+        ResourceType,
+    )
+
+    return [ACL("User:billing", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
+                ResourcePattern(ResourceType.TOPIC, "orders", ACLResourcePatternType.PREFIXED)),
+            ACL("User:billing", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
+                ResourcePattern(ResourceType.GROUP, "billing-app",
+                                ACLResourcePatternType.LITERAL))]
 
 
 LAB_WRONG = {
@@ -218,6 +234,7 @@ WRONG = {
     "16-test": (wrong_app_test, "the bug was not caught"),
     "17-consumer-protocol": (wrong_consumer_protocol, "confluent-kafka refuses the configuration"),
     "18-acknowledge": (wrong_acknowledge_type, "was delivered 5 times"),
+    "19-acls": (wrong_billing_acls, "User:billing may READ topic orders_archive"),
     **LAB_WRONG,
 }
 

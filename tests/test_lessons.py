@@ -220,6 +220,8 @@ def expect_16(o: dict) -> None:
     assert o["poison_polls"] == [None, "JSONDecodeError", "JSONDecodeError"]
     assert o["stuck_at"] == 2 and o["after_seek"] == [3, 4] and o["calls"] == [3, 5]
     assert o["parked"] == [2, 5, 7] and o["valid"] == 5 and o["pytest"] == "5 passed"
+
+
 def expect_17(o: dict) -> None:
     # Mid-change, c4 waits for c2's partition while c1 and c3 are not disturbed; over the
     # same scenario eager stops all 6 partitions at once, cooperative fewer, KIP-848 at
@@ -248,6 +250,18 @@ def expect_18(o: dict) -> None:
     assert o["poison_deliveries"] == [1, 2, 3, 4, 5]
     assert o["delivery_order"] != sorted(o["delivery_order"])
     assert o["real_accepted"] == 12
+
+
+def expect_19(o: dict) -> None:
+    # alice's consumer is refused for its group, then for its topic, then reads both
+    # orders- topics after two prefixed ACLs; a DENY beats her ALLOW; with
+    # allow.everyone.if.no.acl.found bob loses a topic once someone else gets an ACL on it;
+    # minikafka serve on the course's SASL broker file refuses, then serves, kafka-python.
+    assert o["first_refusal"] == "GroupAuthorizationFailedError"
+    assert o["second_refusal"] == "TopicAuthorizationFailedError"
+    assert o["alice_topics"] == ["orders-eu", "orders-us"]
+    assert o["deny_wins"] and o["bob_allowed"] == 0 and o["open_then_closed"] == [True, False]
+    assert o["served"] == ["GroupAuthorizationFailedError", 1]
 
 
 EXPECT = {name[:2]: fn for name, fn in
@@ -309,7 +323,7 @@ def test_every_lesson_exists_in_order_with_its_checks() -> None:
     assert [int(n[:2]) for n in NAMES] == list(range(LAST + 1)) and LAST >= 16
     assert NAMES[0] == "00-why-kafka"  # setup.sh opens this one
     assert {"14-operating-a-cluster", "15-monitoring", "16-failures-in-applications",
-            "17-consumer-group-protocol", "18-share-groups"} <= set(NAMES)
+            "17-consumer-group-protocol", "18-share-groups", "19-security"} <= set(NAMES)
     assert sorted(EXPECT) == [f"{i:02d}" for i in range(LAST + 1)]
 
 

@@ -27,6 +27,8 @@ from minikafka.course.rebalance import rebalance_timeline
 from minikafka.course.share_groups import share_partition_state, share_table_rows
 from minikafka.course.trucks import truck_reports
 from minikafka.viz import (
+    acl_matrix,
+    acl_matrix_view,
     batch_anatomy,
     batch_view,
     has_dot,
@@ -352,6 +354,40 @@ def test_pipeline_state_counts_what_each_stage_holds() -> None:
     assert "compacted · 1 records" in text(node_label(g, "side0"))
 
 
+# -- lesson 19: who may do what -----------------------------------------------------------
+
+def test_acl_matrix_shows_each_answer_and_why() -> None:
+    from minikafka.core.acl import (
+        AclBinding,
+        AclOperation,
+        AclPermissionType,
+        PatternType,
+        ResourceType,
+    )
+
+    c = Cluster(brokers=3, seed=19)
+    auth = c.enable_acls(super_users=["User:admin"])
+    c.create_acls([
+        AclBinding(ResourceType.TOPIC, "orders-", PatternType.PREFIXED, "User:alice", "*",
+                   AclOperation.READ, AclPermissionType.ALLOW),
+        AclBinding(ResourceType.TOPIC, "orders-internal", PatternType.LITERAL, "User:*", "*",
+                   AclOperation.READ, AclPermissionType.DENY)])
+    m = acl_matrix(auth, ["User:admin", "User:alice", "User:bob"],
+                   [("TOPIC", "orders-eu"), ("TOPIC", "orders-internal"), ("GROUP", "g")])
+    alice = [{a["operation"]: a for a in cell} for cell in m["cells"]["User:alice"]]
+    assert alice[0]["READ"]["why"] == "allow prefixed orders-"
+    assert alice[0]["DESCRIBE"]["why"] == "allow prefixed orders- (via READ)"
+    assert not alice[0]["WRITE"]["allowed"] and alice[0]["WRITE"]["why"] == "no ACL"
+    assert not alice[1]["READ"]["allowed"] and alice[1]["READ"]["why"] == "deny literal orders-internal"
+    assert all(a["why"] == "super user" for cell in m["cells"]["User:admin"] for a in cell)
+    assert not any(a["allowed"] for cell in m["cells"]["User:bob"] for a in cell)
+    assert len(m["acls"]) == 2 and m["super_users"] == ["User:admin"]
+    label = text(node_label(acl_matrix_view(m), "matrix"))
+    assert "User:admin (super user)" in label and "deny literal orders-internal" in label
+    assert "✖ READ" in label and "✔ READ" in label and "· WRITE" in label
+    assert "allow.everyone.if.no.acl.found=false" in label
+
+
 @needs_dot
 def test_lesson_pictures_draw_with_dot(trucks: Cluster) -> None:
     svg = to_svg(key_placement_view(key_placement(trucks, "trucks_gps")))
@@ -369,7 +405,8 @@ def test_the_new_pictures_sit_in_their_lessons() -> None:
     wanted = {"03": "key_placement_view", "06": "transaction_view", "07": "batch_view",
               "08": "position_timeline_view", "10": "rebalance_view", "13": "pipeline_view",
               "14": "cluster_view", "15": "metrics_view", "16": "dead_letter_view",
-              "17": "protocol_timeline_view", "18": "share_partition_view"}
+              "17": "protocol_timeline_view", "18": "share_partition_view",
+              "19": "acl_matrix_view"}
     import nbformat
 
     for path in LESSONS:

@@ -27,18 +27,24 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 __all__ = [
+    "ALLOWED",
     "ANONYMOUS",
     "CLUSTER_NAME",
+    "DENIED",
     "AclBinding",
     "AclBindingFilter",
     "AclOperation",
     "AclPermissionType",
     "AclStore",
     "Authorizer",
+    "Decision",
     "InvalidAcl",
+    "NO_ACL_EVERYONE",
+    "NO_MATCH",
     "PatternType",
     "ResourceType",
     "STANDARD_AUTHORIZER",
+    "SUPER_USER",
     "SUPPORTED_OPERATIONS",
     "WILDCARD",
     "WILDCARD_PRINCIPAL",
@@ -271,6 +277,24 @@ def _applies(acl: AclBinding, principal: str, host: str, operation: AclOperation
     return acl.operation == operation
 
 
+# Why the authorizer answered as it did (Decision.rule).
+SUPER_USER = "super user"
+DENIED = "a DENY matched"
+ALLOWED = "an ALLOW matched"
+NO_ACL_EVERYONE = "no ACL on the resource, allow.everyone.if.no.acl.found"
+NO_MATCH = "no ACL allows it"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One authorisation: allowed or not, the rule that decided, and the deciding ACL
+    (the first DENY that matched, else the first ALLOW; None for the other rules)."""
+
+    allowed: bool
+    rule: str
+    acl: AclBinding | None = None
+
+
 class Authorizer:
     """The StandardAuthorizer over an AclStore; settings as server.properties gives them."""
 
@@ -289,18 +313,25 @@ class Authorizer:
 
     def authorize(self, principal: str, host: str, operation: AclOperation,
                   resource_type: ResourceType, name: str) -> bool:
+        return self.decide(principal, host, operation, resource_type, name).allowed
+
+    def decide(self, principal: str, host: str, operation: AclOperation,
+               resource_type: ResourceType, name: str) -> Decision:
+        """The answer and the rule that gave it (what the authorizer's audit log says)."""
         if principal in self.super_users:
-            return True
+            return Decision(True, SUPER_USER)
         found = _resource_acls(self.acls, resource_type, name)
-        allowed = False
+        allowing = None
         for acl in found:
             if _applies(acl, principal, host, operation):
                 if acl.permission_type == AclPermissionType.DENY:
-                    return False
-                allowed = True
-        if allowed:
-            return True
-        return not found and self.allow_everyone_if_no_acl_found
+                    return Decision(False, DENIED, acl)
+                allowing = allowing or acl
+        if allowing is not None:
+            return Decision(True, ALLOWED, allowing)
+        if not found and self.allow_everyone_if_no_acl_found:
+            return Decision(True, NO_ACL_EVERYONE)
+        return Decision(False, NO_MATCH)
 
     def authorize_by_resource_type(self, principal: str, host: str, operation: AclOperation,
                                    resource_type: ResourceType) -> bool:

@@ -36,4 +36,6 @@ For both:
 - ``group_protocols`` and ``share_groups``: the experiments of lessons 17 and 18 (one
   group under the classic and the KIP-848 protocol as a timeline; a share partition's
   in-flight records as plain data), drawn by ``minikafka.viz``.
+- ``security``: lesson 19's helpers: a SASL login's messages, the authorizer's answers in
+  words, a cluster's ACLs as a table, and ``minikafka serve`` run on a broker file.
 """

@@ -84,6 +84,16 @@ DEFAULTS: dict[str, Default] = {
     "controller.quorum.election.timeout.ms": Default(1_000),
     "metadata.log.max.record.bytes.between.snapshots": Default(20_971_520),
     "metadata.log.max.snapshot.interval.ms": Default(3_600_000),
+    # -- broker security (KafkaConfig; the authorizer's own setting from the security docs)
+    "allow.everyone.if.no.acl.found": Default(False),
+    "sasl.enabled.mechanisms": Default("GSSAPI"),
+    "ssl.client.auth": Default("none"),
+    "connection.failed.authentication.delay.ms": Default(100),
+    "quota.window.num": Default(11),
+    "quota.window.size.seconds": Default(1),
+    # -- client security ---------------------------------------------------------------
+    "security.protocol": Default("PLAINTEXT"),
+    "ssl.endpoint.identification.algorithm": Default("https"),
     # -- topic -------------------------------------------------------------------------
     "cleanup.policy": Default("delete"),
     "retention.ms": Default(7 * DAY_MS),

@@ -1048,4 +1048,91 @@ def check_acknowledge(acknowledge_type: Callable[[Any, Exception | None], Any]) 
                    f"delivered {poison}×; start offset {sp.start_offset} of {jobs}")
     for worker in workers.values():
         worker.close()
+# -- lesson 19 ------------------------------------------------------------------------------------
+
+BILLING = {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-256",
+           "sasl_plain_username": "billing", "sasl_plain_password": "billing-secret"}
+BILLING_TOPICS = ("orders-eu", "orders-us")
+# What billing must not be able to do: (principal, operation, resource type, name).
+BILLING_REFUSED = (
+    ("User:billing", "READ", "TOPIC", "payments"),
+    ("User:billing", "READ", "TOPIC", "orders_archive"),
+    ("User:billing", "DESCRIBE", "TOPIC", "payments"),
+    ("User:billing", "WRITE", "TOPIC", "orders-eu"),
+    ("User:billing", "DELETE", "TOPIC", "orders-eu"),
+    ("User:billing", "ALTER_CONFIGS", "TOPIC", "orders-us"),
+    ("User:billing", "READ", "GROUP", "billing-app-v2"),
+    ("User:billing", "DELETE", "GROUP", "billing-app"),
+    ("User:billing", "CREATE", "CLUSTER", "kafka-cluster"),
+    ("User:shipping", "READ", "TOPIC", "orders-eu"),
+    ("User:shipping", "READ", "GROUP", "billing-app"),
+)
+
+
+@exercise("19-acls", "Lesson 19 · the fewest ACLs for one application",
+          hint="A consumer in a group needs READ on each topic it reads and READ on its "
+               "group; READ implies DESCRIBE. Name the principal User:billing (not User:*), "
+               "a PREFIXED pattern 'orders-' (with the dash: 'orders' also covers "
+               "orders_archive) and the group as a LITERAL name.",
+          solution=solutions.billing_acls)
+def check_billing_acls(billing_acls: Callable[[], list]) -> Outcome:
+    from kafka.errors import KafkaError
+
+    from ..core.acl import AclBindingFilter, AclOperation, ResourceType
+
+    acls = list(billing_acls() or [])
+    out = Outcome()
+    cluster = Cluster(brokers=3, seed=19)
+    cluster.enable_acls(super_users=["User:admin"])
+    for user in ("admin", "billing", "shipping"):
+        cluster.set_scram_credential(user, f"{user}-secret")
+    admin_login = {**BILLING, "sasl_plain_username": "admin", "sasl_plain_password": "admin-secret"}
+    admin = cluster.admin(**admin_login)
+    names = (*BILLING_TOPICS, "orders_archive", "payments")
+    admin.create_topics({t: {"num_partitions": 1, "replication_factor": 3} for t in names})
+    producer = cluster.producer(**admin_login)
+    for topic in names:
+        producer.send(topic, f"a record in {topic}".encode())
+    producer.flush()
+    result = admin.create_acls(acls)
+    out.expect(not result["failed"], f"the broker accepted all {len(acls)} of your ACLs",
+               f"the broker refused {len(result['failed'])} of your ACLs: "
+               + ", ".join(getattr(e, "__name__", str(e)) for e in result["failed"]))
+    out.history.append(f"admin created {len(result['succeeded'])} ACLs: "
+                       + "; ".join(str(b) for b in cluster.describe_acls(AclBindingFilter())))
+    consumer = cluster.consumer(*BILLING_TOPICS, group_id="billing-app",
+                                auto_offset_reset="earliest", **BILLING)
+    try:
+        read: set[str] = set()
+        for _ in range(10):  # a poll may bring one partition's records; poll for both
+            read |= {tp.topic for tp in consumer.poll(timeout_ms=1000)}
+            if read == set(BILLING_TOPICS):
+                break
+        consumer.commit()
+        outcome = "read from " + ", ".join(sorted(read)) + " and committed"
+    except KafkaError as exc:
+        read, outcome = set(), f"refused: {type(exc).__name__}"
+    finally:
+        consumer.close()
+    out.history.append(f"billing's consumer in group billing-app, subscribed to "
+                       f"{', '.join(BILLING_TOPICS)}: {outcome}")
+    out.expect(read == set(BILLING_TOPICS),
+               "billing's consumer read orders-eu and orders-us and committed its offsets",
+               f"billing's consumer could not do its job: {outcome}")
+    too_much = []
+    for principal, op, kind, name in BILLING_REFUSED:
+        decision = cluster.authorizer.decide(principal, "127.0.0.1", AclOperation[op],
+                                             ResourceType[kind], name)
+        if decision.allowed:
+            too_much.append(f"{principal} may {op} {kind.lower()} {name} (allowed by "
+                            f"{decision.acl})")
+    out.history.append(f"asked the authorizer {len(BILLING_REFUSED)} questions billing's "
+                       f"ACLs must answer no: {len(too_much)} answered yes")
+    out.expect(not too_much, "nothing else is allowed: no other topic, group, operation or "
+                             "principal", "your ACLs allow more than the job: "
+               + "; ".join(too_much))
+    out.expect(len(acls) <= 2, f"{len(acls)} ACLs: nothing to spare",
+               f"{len(acls)} ACLs where two do the job")
+    out.verdict = (f"billing {outcome}; {len(too_much)} of {len(BILLING_REFUSED)} things it "
+                   "must not do were allowed")
     return out

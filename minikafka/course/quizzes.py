@@ -650,6 +650,39 @@ _QUIZZES = [
         "Independent jobs need no order, and a share group lets any number of consumers "
         "take records from the same partitions. Per-key order and replays from an offset "
         "are consumer-group jobs."),
+        "At-least-once delivery into an idempotent write gives an exactly-once effect."),
+    # -- lesson 19 --------------------------------------------------------------------
+    QuizSpec(
+        "19-deny",
+        "Two ACLs: ALLOW User:alice READ on topics prefixed 'orders-', and DENY User:* READ "
+        "on the literal topic 'orders-secret'. May alice read 'orders-secret'?",
+        ("Yes: her ALLOW names her, the DENY only names everyone",
+         "No: a DENY that applies beats every ALLOW",
+         "Yes: a prefixed ACL is checked before a literal one"),
+        "b",
+        "The StandardAuthorizer gathers every ACL whose pattern covers the resource; if any "
+        "applicable one is a DENY the answer is no, however specific the ALLOW is."),
+    QuizSpec(
+        "19-plain",
+        "A client logs in with SASL/PLAIN on a SASL_PLAINTEXT listener. What can someone "
+        "recording the network learn?",
+        ("The password itself, and the records too",
+         "A salted proof that cannot be replayed, nothing more",
+         "Nothing: SASL encrypts the connection after the login"),
+        "a",
+        "PLAIN sends the username and password as they are, and SASL_PLAINTEXT encrypts "
+        "nothing. Use SASL_SSL so TLS hides both; SCRAM at least keeps the password off the "
+        "wire."),
+    QuizSpec(
+        "19-no-acl",
+        "A broker runs the StandardAuthorizer with its default settings. The topic 'audit' "
+        "has no ACLs at all. Who may read it?",
+        ("Every authenticated user, until someone adds an ACL",
+         "Only the super users",
+         "Nobody, the super users included"),
+        "b",
+        "allow.everyone.if.no.acl.found is false by default: a resource without ACLs is "
+        "closed to all but super.users, who skip the ACL check entirely."),
 ]
 
 QUIZZES: dict[str, QuizSpec] = {q.id: q for q in _QUIZZES}

@@ -245,3 +245,15 @@ def save_payment(db: Any, payment: dict) -> None:
     db.execute("INSERT INTO payments (payment_id, amount) VALUES (?, ?) "
                "ON CONFLICT (payment_id) DO UPDATE SET amount = excluded.amount",
                (payment["payment_id"], payment["amount"]))
+
+
+def billing_acls() -> list:
+    from kafka import admin as k
+
+    # READ on every topic named orders-...: the dash keeps orders_archive out. READ also
+    # allows DESCRIBE, which the consumer's metadata requests need.
+    topics = k.ResourcePattern(k.ResourceType.TOPIC, "orders-", k.ACLResourcePatternType.PREFIXED)
+    # READ on this one group, literal: joining, fetching offsets and committing them.
+    group = k.ResourcePattern(k.ResourceType.GROUP, "billing-app", k.ACLResourcePatternType.LITERAL)
+    return [k.ACL("User:billing", "*", k.ACLOperation.READ, k.ACLPermissionType.ALLOW, topics),
+            k.ACL("User:billing", "*", k.ACLOperation.READ, k.ACLPermissionType.ALLOW, group)]

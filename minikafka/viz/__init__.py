@@ -6,6 +6,7 @@ description dict, journal steps), a `graphviz.Digraph` out; `to_svg()` draws one
 Nothing else in minikafka imports this package.
 """
 
+from .acls import acl_matrix, acl_matrix_view
 from .batches import batch_anatomy, batch_view
 from .clusterview import ReplicaState, cluster_view, replica_states
 from .deadletters import dead_letter_view
@@ -25,6 +26,8 @@ from .transactions import transaction_state, transaction_view
 
 __all__ = [
     "MetricsDashboard",
+    "acl_matrix",
+    "acl_matrix_view",
     "ReplicaState",
     "Sample",
     "Step",

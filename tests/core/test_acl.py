@@ -6,12 +6,18 @@ import pytest
 
 from minikafka.cluster import Cluster
 from minikafka.core.acl import (
+    ALLOWED,
+    DENIED,
+    NO_ACL_EVERYONE,
+    NO_MATCH,
+    SUPER_USER,
     AclBinding,
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
     AclStore,
     Authorizer,
+    Decision,
     InvalidAcl,
     PatternType,
     ResourceType,
@@ -67,6 +73,28 @@ def test_deny_wins_and_is_not_widened():
     everyone_denied = authorizer(acl("t", Op.READ),
                                  acl("t", Op.ALL, principal="User:*", perm=Perm.DENY))
     assert not can(everyone_denied, Op.READ, "t")
+
+
+def test_decide_names_the_rule_and_the_acl_that_decided():
+    allow = acl("orders-", Op.READ, pattern=P.PREFIXED)
+    deny = acl("orders-secret", Op.READ, principal="User:*", perm=Perm.DENY)
+    auth = authorizer(allow, deny, super_users={"User:admin"})
+    assert auth.decide("User:admin", HOST, Op.READ, T.TOPIC, "orders-secret") == Decision(
+        True, SUPER_USER)
+    assert auth.decide("User:alice", HOST, Op.READ, T.TOPIC, "orders-secret") == Decision(
+        False, DENIED, deny)
+    assert auth.decide("User:alice", HOST, Op.DESCRIBE, T.TOPIC, "orders-eu") == Decision(
+        True, ALLOWED, allow)  # the READ that implies DESCRIBE
+    assert auth.decide("User:bob", HOST, Op.READ, T.TOPIC, "orders-eu") == Decision(
+        False, NO_MATCH)
+    open_auth = authorizer(allow, allow_everyone_if_no_acl_found=True)
+    assert open_auth.decide("User:bob", HOST, Op.READ, T.TOPIC, "audit").rule == NO_ACL_EVERYONE
+    # authorize is decide's answer, for every question
+    for principal in ("User:admin", "User:alice", "User:bob"):
+        for op in (Op.READ, Op.WRITE, Op.DESCRIBE):
+            for name in ("orders-eu", "orders-secret", "audit"):
+                assert auth.authorize(principal, HOST, op, T.TOPIC, name) is auth.decide(
+                    principal, HOST, op, T.TOPIC, name).allowed
 
 
 def test_host_and_principal_must_match():
