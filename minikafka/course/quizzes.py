@@ -650,7 +650,6 @@ _QUIZZES = [
         "Independent jobs need no order, and a share group lets any number of consumers "
         "take records from the same partitions. Per-key order and replays from an offset "
         "are consumer-group jobs."),
-        "At-least-once delivery into an idempotent write gives an exactly-once effect."),
     # -- lesson 19 --------------------------------------------------------------------
     QuizSpec(
         "19-deny",
