@@ -870,6 +870,9 @@ def check_rolling_restart(rolling_restart: Callable[[Cluster], None]) -> Outcome
                f"{urp} partitions are still under-replicated at the end")
     out.verdict = (f"{report['refused']} writes refused, longest pause "
                    f"{report['longest pause ms'] / 1000:g} s, {report['lost']} lost")
+    return out
+
+
 # -- lesson 17 ------------------------------------------------------------------------------------
 
 def _librdkafka_refusal(config: dict) -> str | None:
@@ -1048,6 +1051,9 @@ def check_acknowledge(acknowledge_type: Callable[[Any, Exception | None], Any]) 
                    f"delivered {poison}×; start offset {sp.start_offset} of {jobs}")
     for worker in workers.values():
         worker.close()
+    return out
+
+
 # -- lesson 19 ------------------------------------------------------------------------------------
 
 BILLING = {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-256",
