@@ -132,7 +132,10 @@ class SandboxExecute(NbGraderPreprocessor):
         timeouts = instructor_timeouts(source_nb, self.timeout)
         # Setup and test code come from the instructor's notebook only: a code cell a student
         # added counts as an answer, and test cells are judged as the instructor wrote them.
-        source = nbformat.read(source_nb, as_version=4) if source_nb.exists() else nb
+        if not source_nb.exists():
+            # the grading process runs setup and test code: only ever the instructor's
+            raise FileNotFoundError(f"no instructor notebook {source_nb}: cannot judge")
+        source = nbformat.read(source_nb, as_version=4)
         instructor = {key: (i, c) for i, c in enumerate(source.cells) if role(c)
                       for key in [_meta(c).get("grade_id") or f"#{i}"]}
         limits = sandbox.Limits(**{**({"memory_mb": self.spark_memory_mb}
