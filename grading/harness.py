@@ -384,9 +384,10 @@ def run_calls(job: dict, emit, evidence: Evidence) -> None:
             evidence.add("harness tampering", f"during tests: {what}")
         record = {"index": call["index"], "status": "ok"}
         left = budget.get(call["cell"], 30)
-        if left <= 0:
-            emit("collected", **record, status="timeout", ename="CellTimeout",
-                 evalue="the cell ran longer than its time limit")
+        if left <= 0:  # the cell's earlier calls used up its time
+            record.update(status="timeout", ename="CellTimeout",
+                          evalue="the cell ran longer than its time limit")
+            emit("collected", **record)
             continue
         started = time.monotonic()
         with Capture() as cap:

@@ -525,6 +525,10 @@ def dict_like():
 
 def nested():
     return [1, 2, Yes()]
+
+def spin():
+    while True:
+        pass
 '''
 
 
@@ -543,6 +547,11 @@ def _verdict_notebook():
              _cell(equal + "\n\njudge(same_as_three, collect('three'))\n", "test_three", "test")]
     for name in ("int_like", "always_equal", "dict_like", "nested"):
         cells.append(_cell(f"judge(same_as_three, collect({name!r}))\n", f"test_{name}", "test"))
+    # two endless calls share their cell's 2 s; the next cell's call runs in its own time
+    budget = _cell("judge(same_as_three, collect('spin'))\njudge(same_as_three, collect('spin'))\n",
+                   "test_budget", "test")
+    budget.metadata["minikafka"] = {"timeout": 2}
+    cells += [budget, _cell("judge(same_as_three, collect('three'))\n", "test_after", "test")]
     return new_notebook(cells=cells)
 
 
@@ -576,7 +585,8 @@ def test_a_student_function_finds_no_expected_value_hidden_test_or_judge_to_stea
 def test_objects_with_their_own_eq_never_pass_as_plain_data(judged):
     root, nb = judged
     errors = _errors(nb)
-    assert "test_three" not in errors  # a plain 3 passes
+    assert "test_three" not in errors and "test_after" not in errors  # a plain 3 passes
+    assert errors["test_budget"] == ("CellTimeoutError", "spin(...): the cell ran longer than its time limit")
     for name in ("int_like", "always_equal", "dict_like", "nested"):
         ename, evalue = errors[f"test_{name}"]
         assert ename == "NotPlain" and "not plain data" in evalue, (name, evalue)
