@@ -1,22 +1,23 @@
-"""The program that runs inside a grading sandbox (stdlib and IPython only, no grading imports).
+"""The program that runs inside a grading sandbox (stdlib, IPython and minikafka's plain-data
+codec; no grading imports).
 
 It runs one of two phases of a submission, each in its own fresh sandbox:
 
     answers  the instructor's setup cells and the student's answer cells, in an IPython shell
              as in Jupyter; hands back the student's own output, the plain-data values the
              answers defined, and evidence of tampering. No test has entered this process.
-    tests    a fresh process: the setup cells, only the *definitions* of the answer cells
+    calls    a fresh process: the setup cells, only the *definitions* of the answer cells
              (def, class, import, assignments to plain names; other top-level statements
-             are not run again), the values from
-             the first phase decoded with strict types, then each test cell with plain exec
-             (no IPython, so no input transformer). Before each test cell the harness names,
-             minikafka's modules and the builtins are put back as they were after setup, and
-             every comparison a test makes refuses an object whose class the student wrote
-             with its own comparison methods.
+             are not run again), the plain values from the first phase, then the calls the
+             grader's test cells asked for (minikafka.course.autograde.collect): a function
+             name and plain arguments each. Before each call the harness names, minikafka's
+             modules and the builtins are put back as setup left them; each result goes back
+             as plain data with exact types. The test cells themselves, hidden tests and
+             expected values never come here: the grading process judges the results.
 
 The job comes on stdin (a per-run token on the first line, then JSON); results go back as JSON
 lines carrying the token on a private copy of stdout. The student's prints are captured per
-cell; anything written to file descriptors 1 and 2 directly goes nowhere.
+cell or call; anything written to file descriptors 1 and 2 directly goes nowhere.
 """
 
 from __future__ import annotations
@@ -29,72 +30,11 @@ import json
 import os
 import signal
 import sys
+import time
 import traceback
 import types
 
-PLAIN_SCALARS = (int, float, str, bytes, bool, type(None), complex)
-VALUE_BASES = (int, float, str, bytes, complex, list, tuple, dict, set, frozenset)
-COMPARISON_DUNDERS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
-                      "__contains__", "__bool__", "__len__", "__sub__", "__rsub__", "__abs__",
-                      "__float__", "__int__", "__index__", "__iter__", "__getitem__", "__get__")
-MAX_ITEMS = 200_000
-
-
-class NotPlain(TypeError):
-    pass
-
-
-# -- plain data across the boundary: exact types only ------------------------------------------
-
-def encode(value, _budget: list | None = None):
-    """A JSON-able form of value that keeps tuples, sets, bytes and non-str keys; NotPlain for
-    anything but exact builtin data types (a dict subclass or an object with its own __eq__
-    never passes as a dict)."""
-    budget = _budget if _budget is not None else [MAX_ITEMS]
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise NotPlain("too large")
-    kind = type(value)
-    if kind is bool or kind is int or kind is str or value is None:
-        return value
-    if kind is float:
-        return {"float": repr(value)}
-    if kind is bytes:
-        return {"bytes": value.hex()}
-    if kind is list:
-        return [encode(v, budget) for v in value]
-    if kind is tuple:
-        return {"tuple": [encode(v, budget) for v in value]}
-    if kind in (set, frozenset):
-        return {kind.__name__: [encode(v, budget) for v in value]}
-    if kind is dict:
-        return {"dict": [[encode(k, budget), encode(v, budget)] for k, v in value.items()]}
-    raise NotPlain(f"{kind.__module__}.{kind.__qualname__} is not plain data")
-
-
-def decode(data):
-    """The inverse of encode, building only exact builtin types."""
-    if data is None or type(data) in (bool, int, str):
-        return data
-    if type(data) is list:
-        return [decode(v) for v in data]
-    if type(data) is not dict or len(data) != 1:
-        raise NotPlain(f"malformed value {data!r:.80}")
-    (tag, v), = data.items()
-    if tag == "float":
-        return float(v)
-    if tag == "bytes":
-        return bytes.fromhex(v)
-    if tag == "tuple":
-        return tuple(decode(x) for x in v)
-    if tag == "set":
-        return {decode(x) for x in v}
-    if tag == "frozenset":
-        return frozenset(decode(x) for x in v)
-    if tag == "dict":
-        return {decode(k): decode(x) for k, x in v}
-    raise NotPlain(f"unknown tag {tag!r}")
-
+from minikafka.course.autograde import NotPlain, decode, encode
 
 # -- what the harness watches -------------------------------------------------------------------
 
@@ -158,12 +98,10 @@ class Evidence:
                 self.add("network", f"connect {address!r}")
         elif event in ("sys.settrace", "sys.setprofile") and args and args[0] is not None:
             self.add("introspection", event)
-            if self.block_spawn:
-                raise PermissionError(f"the grading sandbox does not allow {event} in tests")
-        elif event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents"):
+        elif event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents",
+                       "sys._current_frames"):
+            # Recorded, not refused: no expected value or verdict is in this process to find.
             self.add("introspection", f"{event}")
-            if self.block_spawn:
-                raise PermissionError(f"the grading sandbox does not allow {event} in tests")
 
 
 class CellTimeout(BaseException):
@@ -300,72 +238,6 @@ _MISSING = object()
 IPYTHON_NAMES = ("In", "Out", "exit", "quit", "get_ipython")
 
 
-# -- strict comparisons inside test cells -------------------------------------------------------
-
-class _Guard:
-    """Rejects a value built from a student class that compares, hashes or converts itself
-    (an always-True __eq__, an int subclass): tests compare plain data only."""
-
-    def __init__(self, trusted_types: set):
-        self.trusted = trusted_types
-
-    def student_type(self, kind: type) -> bool:
-        for klass in kind.__mro__:
-            ours = klass.__module__ == "__main__" and klass not in self.trusted
-            if ours and (issubclass(klass, VALUE_BASES)
-                         or any(d in vars(klass) for d in COMPARISON_DUNDERS)):
-                return True
-        return False
-
-    def check(self, value, depth: int = 0):
-        kind = type(value)
-        if kind in PLAIN_SCALARS:
-            return value
-        if self.student_type(kind):
-            raise AssertionError(f"got a {kind.__qualname__} object with its own comparison "
-                                 "methods; expected plain data (int, str, list, dict, ...)")
-        if depth < 4 and kind in (list, tuple, set, frozenset):
-            for v in list(value)[:10_000]:
-                self.check(v, depth + 1)
-        elif depth < 4 and kind is dict:
-            for k, v in list(value.items())[:10_000]:
-                self.check(k, depth + 1)
-                self.check(v, depth + 1)
-        return value
-
-
-class _StrictCompare(ast.NodeTransformer):
-    """a == b  ->  __mk_guard__(a) == __mk_guard__(b), for every comparison operator."""
-
-    def visit_Compare(self, node: ast.Compare) -> ast.AST:
-        self.generic_visit(node)
-
-        def wrap(expr):
-            return ast.Call(func=ast.Name("__mk_guard__", ast.Load()), args=[expr], keywords=[])
-        node.left = wrap(node.left)
-        node.comparators = [wrap(c) for c in node.comparators]
-        return node
-
-
-def compile_test(source: str, name: str):
-    tree = _StrictCompare().visit(ast.parse(source, name))
-    return compile(ast.fix_missing_locations(tree), name, "exec")
-
-
-def assigned_names(source: str) -> set[str]:
-    """Names a cell binds at its top level."""
-    names = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        else:
-            names.update(n.id for n in ast.walk(node)
-                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
-    return names
-
-
 def definitions(source: str) -> ast.Module:
     """Only the def, class and import statements of an answer cell, and assignments to plain
     names (constants, lambdas, compiled patterns the functions use): no bare calls, no
@@ -466,14 +338,22 @@ def run_answers(job: dict, emit, evidence: Evidence) -> None:
     emit("values", values=values, skipped=skipped)
 
 
-def run_tests(job: dict, emit, evidence: Evidence) -> None:
+def run_calls(job: dict, emit, evidence: Evidence) -> None:
+    """The collections the grader asked for, in a fresh process: the setup cells, only the
+    definitions of the answer cells, the answers' plain values, then each call with the
+    harness put back as setup left it. Results go back as plain data; no test code, hidden
+    test or expected value is in this process."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
     ns: dict = {"__name__": "__main__", "__builtins__": builtins}
     evidence.spawn_allowed = tuple(job.get("spawn_allowed", []))
     for cell in job["setup"]:
         evidence.cell = cell["id"]
-        from IPython.core.inputtransformer2 import TransformerManager
-        exec(compile(TransformerManager().transform_cell(cell["source"]), cell["id"], "exec"), ns)
-    trusted = {v for v in ns.values() if isinstance(v, type)}
+        _timed(cell["timeout"])
+        try:
+            exec(compile(TransformerManager().transform_cell(cell["source"]), cell["id"], "exec"), ns)
+        finally:
+            _untimed()
     watched = tuple(job.get("watched_modules", ["minikafka"]))
     snapshot = Snapshot(ns, watched)
     evidence.block_spawn = True
@@ -486,7 +366,7 @@ def run_tests(job: dict, emit, evidence: Evidence) -> None:
             emit("definitions", id=cell["id"], **_error(exc))
     evidence.cell = None
     if os_threads() > threads:
-        # A thread could keep rewriting the harness while the tests run: no test runs.
+        # A thread could keep changing the harness while the calls run: none runs.
         evidence.add("harness tampering", "the answers' definitions started a thread")
         raise RuntimeError("the answers' definitions started a thread; no test can be trusted")
     # A definition that shadows a harness name, or a decorator that patched minikafka while
@@ -494,33 +374,43 @@ def run_tests(job: dict, emit, evidence: Evidence) -> None:
     for what in snapshot.restore():
         evidence.add("harness tampering", f"definitions: {what}")
     for name, data in job["values"].items():
-        with contextlib.suppress(NotPlain):
-            ns[name] = snapshot.names[name] = decode(data)
-    guard = _Guard(trusted)
-    ns["__mk_guard__"] = guard.check
-    for cell in job["tests"]:
-        evidence.cell = cell["id"]
+        if name not in snapshot.names:
+            with contextlib.suppress(NotPlain):
+                ns[name] = decode(data)
+    budget = dict(job.get("budgets", {}))  # seconds left per test cell
+    for call in job["calls"]:
+        evidence.cell = call["cell"]
         for what in snapshot.restore():
             evidence.add("harness tampering", f"during tests: {what}")
-        ns["__mk_guard__"] = guard.check
-        record = {"id": cell["id"], "status": "ok"}
+        record = {"index": call["index"], "status": "ok"}
+        left = budget.get(call["cell"], 30)
+        if left <= 0:  # the cell's earlier calls used up its time
+            record.update(status="timeout", ename="CellTimeout",
+                          evalue="the cell ran longer than its time limit")
+            emit("collected", **record)
+            continue
+        started = time.monotonic()
         with Capture() as cap:
             try:
-                code = compile_test(cell["source"], cell["id"])
-                _timed(cell["timeout"])
-                exec(code, ns)
+                fn = ns.get(call["fn"])
+                if not callable(fn):
+                    raise NameError(f"{call['fn']!r} is not defined")
+                args, kwargs = decode(call["args"]), decode(call["kwargs"])
+                _timed(left)
+                result = fn(*args, **kwargs)
+                _untimed()
+                record["value"] = encode(result)
             except CellTimeout as exc:
                 record.update(status="timeout", **_error(exc))
+            except RecursionError:
+                record.update(status="error", ename="NotPlain", evalue="too deeply nested")
             except BaseException as exc:
                 record.update(status="error", **_error(exc))
             finally:
                 _untimed()
-        record["stdout"], record["stderr"] = cap.text()
-        emit("cell", **record)
-        # What the test cell itself bound (helpers, results, classes) is trusted from here on.
-        bound = {k: ns[k] for k in assigned_names(cell["source"]) if k in ns}
-        snapshot.names.update(bound)
-        guard.trusted.update(v for v in bound.values() if isinstance(v, type))
+        budget[call["cell"]] = left - (time.monotonic() - started)
+        record["stdout"], record["stderr"] = cap.text(4000)
+        emit("collected", **record)
 
 
 def main() -> None:
@@ -545,7 +435,7 @@ def main() -> None:
     sys.addaudithook(evidence.hook)
     signal.signal(signal.SIGALRM, _on_alarm)
     try:
-        (run_answers if job["phase"] == "answers" else run_tests)(job, emit, evidence)
+        (run_answers if job["phase"] == "answers" else run_calls)(job, emit, evidence)
     except BaseException as exc:
         emit("crash", **_error(exc))
     finally:

@@ -6,13 +6,15 @@
             network but the sandbox's own loopback; as root the process then drops to an
             unprivileged uid of its own (no account, no files). When the harness exits or the wall time runs out the
             pid namespace dies, and every process the submission started dies with it.
-    docker  the same harness in a throw-away container of the course image (--network none,
-            read-only root, tmpfs working directory, --pids-limit, --memory, --user nobody).
+    docker  the same harness in a throw-away container of the labs' image (--network none,
+            read-only root, tmpfs working directory, --pids-limit, --memory, --cpus, uid
+            nobody); at the wall time the container is killed by its name.
     none    a plain child process with the same limits and harness, no isolation: only for
             an instructor who passes --unsandboxed.
 
-Every mode applies the same resource limits (setrlimit: CPU seconds, data memory, processes,
-file size) and the same wall-time kill of the whole process group or namespace.
+bwrap and none apply the resource limits with setrlimit (CPU seconds, data memory, processes,
+file size) and kill the whole process group or namespace at the wall time; docker applies
+the same numbers with its own flags.
 """
 
 from __future__ import annotations
@@ -35,7 +37,11 @@ HARNESS = Path(__file__).with_name("harness.py")
 NOBODY = 65534
 UID_BASE, UID_RANGE = 200_000, 100_000  # uids no account uses: one per concurrent sandbox
 MODES = ("bwrap", "docker", "none")
-DOCKER_IMAGE = os.environ.get("GRADING_DOCKER_IMAGE", "minikafka-course")
+# The labs' JupyterLab + PySpark image (docker/jupyter/Dockerfile, built by docker/compose.yaml
+# as project "kafka-course", service "jupyter"): the same Python, minikafka and Spark.
+DOCKER_IMAGE = os.environ.get("GRADING_DOCKER_IMAGE", "kafka-course-jupyter")
+DOCKER_ENV = ("TMPDIR", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "MPLBACKEND",
+              "SPARK_LOCAL_IP", "HADOOP_USER_NAME", "USER", "LOGNAME")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -76,7 +82,8 @@ def describe(mode: str, limits: Limits) -> str:
                  + ("own unprivileged uid" if os.geteuid() == 0
                     else "unprivileged user namespace")
                  + ", read-only system, tmpfs work dir)",
-        "docker": f"docker container {DOCKER_IMAGE} (--network none, read-only, uid nobody)",
+        "docker": f"docker container of {DOCKER_IMAGE} (--network none, read-only, uid nobody, "
+                  "no capabilities)",
         "none": "NO SANDBOX (--unsandboxed): student code runs as the grading user",
     }[mode]
     return (f"{where}; limits: {limits.cpu_s} s CPU, {limits.memory_mb} MB memory, "
@@ -226,19 +233,29 @@ def bwrap_command(limits: Limits, argv: list[str], account_dir: Path | None = No
     return cmd + ["--", *argv]
 
 
-def docker_command(limits: Limits, argv: list[str]) -> list[str]:
-    """Untestable without a Docker engine; mirrors the bwrap mode."""
-    cmd = ["docker", "run", "--rm", "-i", "--network", "none", "--read-only",
+def docker_command(limits: Limits, name: str, image: str | None = None,
+                   harness: Path = HARNESS) -> list[str]:
+    """`docker run` of the harness in a throw-away container of the labs' image: no network
+    but the container's own loopback, read-only root, tmpfs working directory and /tmp, an
+    unprivileged uid, no capabilities, and the memory, process and CPU limits. The host's
+    paths and variables (JAVA_HOME, PYTHONPATH, ...) stay out: the image has its own.
+    Built here and tested; not run in this repository's CI, which has no Docker engine."""
+    env = environment("/submission")
+    cmd = ["docker", "run", "--rm", "-i", "--name", name,
+           "--network", "none", "--read-only",
            "--user", f"{NOBODY}:{NOBODY}", "--cap-drop", "ALL",
            "--security-opt", "no-new-privileges",
-           "--pids-limit", str(limits.processes), "--memory", f"{limits.memory_mb}m",
-           "--cpus", "1", "--tmpfs", f"/tmp:rw,size={limits.disk_mb}m",
-           "--tmpfs", f"/submission:rw,exec,size={limits.disk_mb}m", "-w", "/submission",
-           "-v", f"{HARNESS}:/harness/harness.py:ro"]
-    for k, v in environment("/submission").items():
-        if k not in ("PATH", "PYTHONPATH", "PYSPARK_PYTHON"):
-            cmd += ["-e", f"{k}={v}"]
-    return cmd + [DOCKER_IMAGE, "python", "/harness/harness.py", *argv[2:]]
+           "--pids-limit", str(limits.processes),
+           "--memory", f"{limits.memory_mb}m", "--memory-swap", f"{limits.memory_mb}m",
+           "--cpus", "1", "--ulimit", f"cpu={limits.cpu_s}:{limits.cpu_s}",
+           "--ulimit", "core=0",
+           "--tmpfs", f"/tmp:rw,nosuid,size={limits.disk_mb}m",
+           "--tmpfs", f"/submission:rw,exec,nosuid,size={limits.disk_mb}m",
+           "-w", "/submission", "-e", "HOME=/submission",
+           "-v", f"{harness}:/harness/harness.py:ro"]
+    for k in DOCKER_ENV:
+        cmd += ["-e", f"{k}={env[k]}"]
+    return cmd + [image or DOCKER_IMAGE, "python", "/harness/harness.py"]
 
 
 def _limit(limits: Limits, isolated: bool):
@@ -263,28 +280,33 @@ def run(mode: str, job: dict, limits: Limits, wall_s: float) -> Outcome:
     argv = [sys.executable, str(HARNESS)]
     job = dict(job, allowed_roots=_readonly_roots())
     outcome = Outcome(isolation=mode)
+    container = f"grading-{token[:16]}"
     with tempfile.TemporaryDirectory(prefix="grading-sbx-") as tmp:
+        preexec = _limit(limits, mode != "none")
         if mode == "bwrap":
             argv = [sys.executable, "/harness/harness.py"]
             cmd = bwrap_command(limits, argv, Path(tmp))
             cmd[1:1] = ["--perms", "0755", "--dir", "/harness",
                         "--ro-bind", str(HARNESS), "/harness/harness.py"]
-            cwd = tmp
         elif mode == "docker":
-            cmd, cwd = docker_command(limits, argv), tmp
+            # the container has its own limits; the docker client only needs its own session
+            cmd, preexec = docker_command(limits, container), os.setsid
         else:
-            cmd, cwd = argv, tmp
+            cmd = argv
         started = time.monotonic()
         env = environment(tmp) if mode == "none" else {"PATH": os.environ.get("PATH", "")}
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.PIPE,
+        proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE,
                                 stderr=None if os.environ.get("GRADING_SANDBOX_DEBUG")
                                 else subprocess.DEVNULL,
-                                preexec_fn=_limit(limits, mode != "none"))
+                                preexec_fn=preexec)
         try:
             out, _ = proc.communicate((token + "\n" + json.dumps(job)).encode(), timeout=wall_s)
         except subprocess.TimeoutExpired:
             outcome.wall_timeout = True
+            if mode == "docker":
+                # killing the client would leave the container running
+                subprocess.run(["docker", "kill", container], capture_output=True, timeout=60)
             _kill_group(proc)
             out, _ = proc.communicate()
         finally:

@@ -1,14 +1,20 @@
-"""nbgrader's Execute step replaced by two sandboxed phases, verdicts made here.
+"""nbgrader's Execute step replaced: the student's code runs in sandboxes, verdicts are made here.
 
 nbgrader stays the course manager: it restores the locked cells from the gradebook, and after
 this step its own preprocessors give each test cell its points (none when the cell shows an
 error) and write the gradebook, all in the grading process. What changes is where the
-student's code runs (see harness.py and sandbox.py):
+student's code runs and where tests are judged (see harness.py, sandbox.py and
+minikafka/course/autograde.py):
 
 1. answers: setup cells and the student's answer cells in a sandbox. Its output becomes the
    answer cells' output; the values it defined come back as plain data.
-2. tests: a fresh sandbox with the setup, the student's definitions, those values and the test
-   cells (hidden ones included). Each test cell's pass, failure or timeout comes back as data.
+2. plan (here): the instructor's setup and test cells run in this process with collect() and
+   judge() recording: which functions to call with which plain arguments, and which checks
+   to run on the results. Hidden tests included, they never leave this process.
+3. calls: a fresh sandbox with the setup, the student's definitions and values, runs the
+   calls and returns each result (or exception) as plain data with exact types.
+4. judge (here): each test cell's checks run on the decoded results; what they assert is the
+   cell's pass or failure.
 
 A phase that dies (a limit, a crash, the wall time) fails the cells it did not report, with the
 reason. Every cell's time limit comes from the instructor's source notebook, never from the
@@ -17,8 +23,12 @@ submission. Evidence of tampering is written to integrity/<assignment>/<student>
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
+import signal
+import threading
 from pathlib import Path
 
 import nbformat
@@ -26,6 +36,8 @@ from nbformat.notebooknode import NotebookNode
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Dict, Integer, Unicode
+
+from minikafka.course import autograde
 
 from . import sandbox
 
@@ -102,7 +114,8 @@ def static_values(sources: list[str]) -> dict | None:
 
 
 class SandboxExecute(NbGraderPreprocessor):
-    """Runs the notebook in two sandboxed phases (see the module docstring)."""
+    """Runs the answers and the tests' collections in sandboxes and judges in this process
+    (see the module docstring)."""
 
     isolation = Unicode("bwrap", help="bwrap, docker or none").tag(config=True)
     course_root = Unicode("", help="the course directory (source/, integrity/)").tag(config=True)
@@ -115,29 +128,40 @@ class SandboxExecute(NbGraderPreprocessor):
         assignment, notebook = info.get("assignment", ""), info.get("notebook", "")
         student = info.get("student", "")
         root = Path(self.course_root or ".")
-        timeouts = instructor_timeouts(root / "source" / assignment / f"{notebook}.ipynb",
-                                       self.timeout)
-        cells = [(i, c) for i, c in enumerate(nb.cells) if role(c)]
+        source_nb = root / "source" / assignment / f"{notebook}.ipynb"
+        timeouts = instructor_timeouts(source_nb, self.timeout)
+        # Setup and test code come from the instructor's notebook only: a code cell a student
+        # added counts as an answer, and test cells are judged as the instructor wrote them.
+        if not source_nb.exists():
+            # the grading process runs setup and test code: only ever the instructor's
+            raise FileNotFoundError(f"no instructor notebook {source_nb}: cannot judge")
+        source = nbformat.read(source_nb, as_version=4)
+        instructor = {key: (i, c) for i, c in enumerate(source.cells) if role(c)
+                      for key in [_meta(c).get("grade_id") or f"#{i}"]}
         limits = sandbox.Limits(**{**({"memory_mb": self.spark_memory_mb}
-                                      if uses_spark(nb.cells) else {}), **self.limits})
+                                      if uses_spark(source.cells) else {}), **self.limits})
 
-        def spec(i, cell, kind=None):
-            key = _meta(cell).get("grade_id") or f"#{i}"
-            return {"id": key, "kind": kind or role(cell), "source": cell.source,
+        def spec(key, cell, kind):
+            return {"id": key, "kind": kind, "source": cell.source,
                     "timeout": timeouts.get(key, self.timeout)}
 
-        setup = [spec(i, c) for i, c in cells if role(c) == "setup"]
-        answers = [spec(i, c) for i, c in cells if role(c) == "answer"]
-        tests = [spec(i, c) for i, c in cells if role(c) == "test"]
-        by_id = {spec(i, c)["id"]: c for i, c in cells}
-        for _, cell in cells:
+        setup = [spec(k, c, "setup") for k, (_, c) in instructor.items() if role(c) == "setup"]
+        setup_ids = {s["id"] for s in setup}
+        tests = [spec(k, c, "test") for k, (_, c) in instructor.items() if role(c) == "test"]
+        submitted = [(_meta(c).get("grade_id") or f"#{i}", c) for i, c in enumerate(nb.cells)
+                     if role(c)]
+        first_cells = [spec(k, instructor[k][1], "setup") if k in setup_ids
+                       else spec(k, c, "answer")
+                       for k, c in submitted if role(c) != "test"]
+        answers = [c for c in first_cells if c["kind"] == "answer"]
+        by_id = dict(submitted)
+        for _, cell in submitted:
             cell.outputs = []
             cell.execution_count = None
 
         spawn = self._spawn_allowed()
         values = static_values([a["source"] for a in answers])
         if values is None:
-            first_cells = [spec(i, c) for i, c in cells if role(c) in ("setup", "answer")]
             first = sandbox.run(self.isolation, {"phase": "answers", "cells": first_cells,
                                                  "spawn_allowed": spawn},
                                 limits, self._wall(first_cells))
@@ -148,21 +172,27 @@ class SandboxExecute(NbGraderPreprocessor):
             values = (first.of("values") or [{}])[0].get("values", {})
         else:
             # Answers that only define (def, class, import, literal constants) print nothing
-            # and need no run of their own: the tests' sandbox is the only one.
+            # and need no run of their own.
             first = sandbox.Outcome(isolation=self.isolation, records=[
                 {"kind": "values", "values": values, "skipped": {}}, {"kind": "done"}])
-        second = sandbox.run(self.isolation, {"phase": "tests", "setup": setup,
-                                              "answers": answers, "values": values,
-                                              "tests": tests, "spawn_allowed": spawn},
-                             limits, self._wall(setup + tests))
-        reported = {r.get("id"): r for r in second.of("cell")}
-        for spec_ in tests:
-            cell = by_id[spec_["id"]]
+
+        plan, planned = plan_tests(setup, tests, values, source.cells)
+        if plan.calls:
+            second = sandbox.run(self.isolation, {
+                "phase": "calls", "setup": setup, "answers": answers, "values": values,
+                "calls": plan.calls, "budgets": {t["id"]: t["timeout"] for t in tests},
+                "spawn_allowed": spawn}, limits, self._wall(setup + tests))
+        else:
+            second = sandbox.Outcome(isolation=self.isolation, records=[{"kind": "done"}])
+        collected = {r.get("index"): r for r in second.of("collected")}
+        problem = second.problem or _crash(second) or "the call did not run"
+        for test in tests:
+            cell = by_id.get(test["id"])
+            if cell is None:
+                continue
             hidden = bool(HIDDEN.search(cell.source))
-            record = reported.get(spec_["id"])
-            if record is None:
-                why = second.problem or _crash(second) or "the test did not run"
-                record = {"status": "error", "ename": "SandboxError", "evalue": why}
+            record = verdict(plan, planned[test["id"]], test["id"], collected, problem,
+                             show_student_output=not hidden, seconds=test["timeout"])
             cell.outputs = _outputs(record, hidden=hidden)
         self._record_integrity(root, assignment, student, notebook, limits, first, second)
         return nb, resources
@@ -189,7 +219,7 @@ class SandboxExecute(NbGraderPreprocessor):
             "phases": [dict(sandbox.outcome_dict(p), phase=name,
                             evidence=[e for r in p.of("evidence") for e in r.get("items", [])],
                             crash=_crash(p))
-                       for name, p in zip(("answers", "tests"), phases)],
+                       for name, p in zip(("answers", "calls"), phases)],
             "answers": {r["id"]: {"stdout": r.get("stdout", "")[:4000],
                                   "status": r.get("status"),
                                   "error": f"{r.get('ename')}: {str(r.get('evalue'))[:300]}"
@@ -198,6 +228,129 @@ class SandboxExecute(NbGraderPreprocessor):
             "values": (phases[0].of("values") or [{}])[0],
         }
         path.write_text(json.dumps(data, indent=1, sort_keys=True))
+
+
+# -- the grader's side: plan the test cells, then judge what came back ---------------------------
+
+def grader_setup(cells: list) -> list[str]:
+    """The instructor's setup cells the grading process runs before the test cells: all but
+    those marked "minikafka": {"grader": false} (a Spark session only the sandbox needs)."""
+    return [c.source for c in cells if role(c) == "setup"
+            and c.get("metadata", {}).get("minikafka", {}).get("grader", True) is not False]
+
+
+def plan_tests(setup: list[dict], tests: list[dict], values: dict,
+               source_cells: list) -> tuple[autograde.Plan, dict[str, dict]]:
+    """Run the instructor's setup and test cells here, in the grading process, with collect()
+    and judge() recording instead of running: the calls for the sandbox and the judges for
+    afterwards. Returns the plan and, per test cell, its own output or the error it raised."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    answers = {}
+    for name, data in values.items():
+        with contextlib.suppress(autograde.NotPlain, RecursionError):
+            answers[name] = autograde.decode(data)
+    plan = autograde.Plan(answers=answers)
+    ns: dict = {"__name__": "__main__"}
+    planned: dict[str, dict] = {}
+    autograde.planning(plan)
+    try:
+        for source in grader_setup(source_cells):
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(TransformerManager().transform_cell(source), "setup", "exec"), ns)
+        for test in tests:
+            plan.cell = test["id"]
+            out = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(out), time_limit(test["timeout"]):
+                    exec(compile(test["source"], test["id"], "exec"), ns)
+                planned[test["id"]] = {"status": "ok", "stdout": out.getvalue()}
+            except Exception as exc:
+                plan.drop(test["id"])
+                planned[test["id"]] = {"status": "timeout" if isinstance(exc, GraderTimeout)
+                                       else "error", "ename": type(exc).__name__,
+                                       "evalue": str(exc)[:2000]}
+    except Exception as exc:
+        why = {"status": "error", "ename": "GraderSetupError", "evalue": f"{type(exc).__name__}: {exc}"}
+        planned = {t["id"]: planned.get(t["id"], why) for t in tests}
+    finally:
+        autograde.planning(None)
+    return plan, planned
+
+
+class GraderTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Stop the grader's own work on one test cell after its time limit (the judges run
+    the instructor's code on the student's values, e.g. a producer built from the student's
+    settings). Only the main thread can take a signal; elsewhere there is no limit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise GraderTimeout("the test ran longer than its time limit")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, max(float(seconds), 0.1))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class _Failed(Exception):
+    def __init__(self, record: dict):
+        self.record = record
+
+
+def _resolve(value, collected: dict, problem: str):
+    """value with every Collected handle (also inside lists, tuples and dicts) replaced by
+    the plain data that came back, decoded with exact types."""
+    if isinstance(value, autograde.Collected):
+        record = collected.get(value.index)
+        if record is None:
+            raise _Failed({"status": "error", "ename": "SandboxError", "evalue": problem})
+        if record.get("status") != "ok":
+            status = "timeout" if record.get("status") == "timeout" else "error"
+            raise _Failed({"status": status, "ename": str(record.get("ename") or "Error"),
+                           "evalue": f"{value.call}(...): {record.get('evalue', '')}"})
+        try:
+            return autograde.decode(record.get("value"))
+        except (autograde.NotPlain, RecursionError, ValueError, TypeError) as exc:
+            raise _Failed({"status": "error", "ename": "NotPlain",
+                           "evalue": f"{value.call}(...): {exc}"}) from None
+    if type(value) in (list, tuple):
+        return type(value)(_resolve(v, collected, problem) for v in value)
+    if type(value) is dict:
+        return {k: _resolve(v, collected, problem) for k, v in value.items()}
+    return value
+
+
+def verdict(plan: autograde.Plan, planned: dict, cell: str, collected: dict, problem: str,
+            show_student_output: bool = True, seconds: float = 30) -> dict:
+    """One test cell's record: its judges run here on the collected plain data."""
+    if planned.get("status") != "ok":
+        return planned
+    student_out = "".join(collected[c["index"]].get("stdout", "") for c in plan.calls
+                          if c["cell"] == cell and c["index"] in collected)
+    out = io.StringIO()
+    record = {"status": "ok"}
+    try:
+        with contextlib.redirect_stdout(out), time_limit(seconds):
+            for check, args, kwargs in plan.judges.get(cell, []):
+                check(*_resolve(args, collected, problem), **_resolve(kwargs, collected, problem))
+    except _Failed as failed:
+        record = failed.record
+    except Exception as exc:
+        record = {"status": "timeout" if isinstance(exc, GraderTimeout) else "error",
+                  "ename": type(exc).__name__, "evalue": str(exc)[:2000]}
+    shown = (student_out if show_student_output else "") + out.getvalue()
+    record["stdout"] = shown + (planned.get("stdout", "") if record["status"] == "ok" else "")
+    return record
 
 
 def _crash(outcome: sandbox.Outcome) -> str:

@@ -7,6 +7,7 @@ nobody else's files or grades may change, and the run must finish.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -161,6 +162,48 @@ except Exception as exc:
     print("no network:", exc)
 socket.create_connection(("8.8.8.8", 53), timeout=3)
 """},
+        "stealer": {"predict_placements": STEALER + """
+def predict_placements(truck_ids, num_partitions):
+    # the expected placements: a dict of exactly these trucks -> partition numbers
+    for value in loot():
+        if type(value) is dict and value and set(value) == set(truck_ids) \\
+                and all(type(v) is int for v in value.values()):
+            return dict(value)
+    return {}
+""", "moved_trucks": STEALER + """
+def moved_trucks(truck_ids, old_partitions, new_partitions):
+    # the trucks the test's cluster moved: a set of some of these trucks
+    for value in loot():
+        if type(value) is set and value and value <= set(truck_ids):
+            return set(value)
+    return set()
+""", "truck_key": STEALER + """
+import types
+
+def truck_key(event):
+    # neuter whatever judges the order: every check_* function the process holds
+    for value in loot():
+        if isinstance(value, types.FunctionType) and value.__name__.startswith("check"):
+            value.__code__ = (lambda *a, **k: None).__code__
+    return str(event["seq"]).encode()
+"""},
+        "eqint": {"predict_placements": """
+class Partition(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+
+def predict_placements(truck_ids, num_partitions):
+    return {t: Partition(0) for t in truck_ids}
+""", "moved_trucks": """
+class Trucks(frozenset):
+    def __eq__(self, other):
+        return True
+    __hash__ = frozenset.__hash__
+
+def moved_trucks(truck_ids, old_partitions, new_partitions):
+    return Trucks()
+"""},
         "fakepass": {"predict_placements": """
 print("placements predicted correctly")
 print("each truck's events are on one partition, in order")
@@ -169,6 +212,27 @@ def predict_placements(truck_ids, num_partitions):
     return {}
 """},
     }
+
+
+# What a student function can reach from inside the process it runs in: every object the
+# garbage collector tracks, every frame up the stack and every loaded module.
+STEALER = """
+import gc, sys
+
+def loot():
+    seen = []
+    for obj in gc.get_objects():
+        seen.append(obj)
+        if type(obj) is dict:
+            seen.extend(obj.values())
+    frame = sys._getframe(1)
+    while frame is not None:
+        seen.extend(frame.f_locals.values())
+        frame = frame.f_back
+    for module in list(sys.modules.values()):
+        seen.extend(vars(module).values() if hasattr(module, "__dict__") else ())
+    return seen
+"""
 
 
 # cell metadata a student can edit: a huge and a malformed timeout, read by nothing
@@ -304,6 +368,7 @@ def test_limits_stop_the_runaway_submissions_and_say_why(graded):
         assert "file outside sandbox" in kinds(student), by_student.get(student)
     for student in ("rebind", "patcher", "thread"):
         assert "harness tampering" in kinds(student), by_student.get(student)
+    assert "introspection" in kinds("stealer")
     assert "input transformer" in kinds("transformer")
     assert "locked cell" in kinds("edited")
     assert not by_student.get("honest"), by_student.get("honest")
@@ -385,3 +450,231 @@ def test_only_definitions_of_the_answers_reach_the_tests():
     assert [type(n).__name__ for n in tree.body] == \
         ["Import", "Assign", "Assign", "FunctionDef", "ClassDef"]
     assert "print" not in ast.unparse(tree)
+
+
+# -- verdicts outside the student's process ------------------------------------------------------
+
+def _cell(source: str, grade_id: str, kind: str, points: int = 1):
+    from nbformat.v4 import new_code_cell
+    meta = {"grade_id": grade_id, "locked": kind != "answer", "schema_version": 3,
+            "solution": kind == "answer", "grade": kind == "test", "task": False}
+    if kind == "test":
+        meta["points"] = points
+    return new_code_cell(source, metadata={"nbgrader": meta})
+
+
+LOOT = '''
+import gc, sys, types
+
+def strings_in(value, out, depth=0):
+    if isinstance(value, str):
+        out.add(value)
+    elif depth < 3 and isinstance(value, (list, tuple, set, frozenset)):
+        for v in list(value)[:5000]:
+            strings_in(v, out, depth + 1)
+    elif depth < 3 and isinstance(value, dict):
+        for k, v in list(value.items())[:5000]:
+            strings_in(k, out, depth + 1)
+            strings_in(v, out, depth + 1)
+    elif isinstance(value, types.FunctionType):
+        strings_in(value.__code__.co_consts, out, depth + 1)
+    elif isinstance(value, types.CodeType):
+        strings_in(value.co_consts, out, depth + 1)
+
+def loot(marker):
+    """Every string this process holds that looks like the grader's: its expected value,
+    its hidden test, its judge; and the marker (this call's own input)."""
+    patterns = ["42" * 2, "HIDDEN" + " TESTS", "HIDDEN" + "_EXPECTED", "same_" + "as_three", marker[:12]]
+    found = set()
+    for obj in gc.get_objects():
+        strings_in(obj, found)
+    frame = sys._getframe()
+    while frame is not None:
+        strings_in(frame.f_code, found)
+        strings_in(dict(frame.f_locals), found)
+        strings_in(dict(frame.f_globals), found)
+        frame = frame.f_back
+    for module in list(sys.modules.values()):
+        strings_in(dict(getattr(module, "__dict__", {})), found)
+    return sorted(s for s in found if any(p in s for p in patterns) and s not in patterns)
+
+class Three(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+
+class Yes:
+    def __eq__(self, other):
+        return True
+
+class Table(dict):
+    def __eq__(self, other):
+        return True
+
+def three():
+    return 3
+
+def int_like():
+    return Three(4)
+
+def always_equal():
+    return Yes()
+
+def dict_like():
+    return Table()
+
+def nested():
+    return [1, 2, Yes()]
+
+def spin():
+    while True:
+        pass
+'''
+
+
+def _verdict_notebook():
+    from nbformat.v4 import new_notebook
+    setup = "from minikafka.course.autograde import collect, judge\n"
+    equal = ("def same_as_three(got):\n"
+             "    assert got == 3 and got == {'n': 3}.get('n'), f'expected 3, got {got!r}'\n")
+    cells = [_cell(setup, "setup", "setup"), _cell(LOOT, "answer", "answer"),
+             _cell("EXPECTED = 'expected-' + str(4242)\n\n\ndef report(found):\n"
+                   "    raise AssertionError(f'found {found!r}')\n\n\n"
+                   "judge(report, collect('loot', 'public-input-77'))\n", "test_loot", "test"),
+             _cell("### BEGIN HIDDEN TESTS\nHIDDEN_EXPECTED = 'hidden-4242'\n"
+                   "judge(report, collect('loot', 'hidden-input-55'))\n### END HIDDEN TESTS\n",
+                   "test_loot_hidden", "test"),
+             _cell(equal + "\n\njudge(same_as_three, collect('three'))\n", "test_three", "test")]
+    for name in ("int_like", "always_equal", "dict_like", "nested"):
+        cells.append(_cell(f"judge(same_as_three, collect({name!r}))\n", f"test_{name}", "test"))
+    # two endless calls share their cell's 2 s; the next cell's call runs in its own time
+    budget = _cell("judge(same_as_three, collect('spin'))\njudge(same_as_three, collect('spin'))\n",
+                   "test_budget", "test")
+    budget.metadata["minikafka"] = {"timeout": 2}
+    cells += [budget, _cell("judge(same_as_three, collect('three'))\n", "test_after", "test")]
+    return new_notebook(cells=cells)
+
+
+def _errors(nb) -> dict[str, tuple[str, str]]:
+    return {c.metadata["nbgrader"]["grade_id"]: (o.get("ename"), o.get("evalue"))
+            for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"}
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory):
+    root = tmp_path_factory.mktemp("verdicts")
+    nb = _verdict_notebook()
+    (root / "source" / "a").mkdir(parents=True)
+    nbformat.write(nb, root / "source" / "a" / "n.ipynb")
+    run = sandboxed.SandboxExecute(isolation=sandbox.available("bwrap"), course_root=str(root))
+    graded, _ = run.preprocess(nbformat.from_dict(nb),
+                               {"nbgrader": {"assignment": "a", "notebook": "n", "student": "s"}})
+    return root, graded
+
+
+def test_a_student_function_finds_no_expected_value_hidden_test_or_judge_to_steal(judged):
+    _, nb = judged
+    ename, evalue = _errors(nb)["test_loot"]
+    assert ename == "AssertionError"
+    # The scan works (it finds its own input), and finds nothing of the grader's.
+    assert "public-input-77" in evalue, evalue
+    assert "4242" not in evalue and "HIDDEN" not in evalue and "same_as_three" not in evalue
+    assert _errors(nb)["test_loot_hidden"] == ("AssertionError", "a hidden test failed")
+
+
+def test_objects_with_their_own_eq_never_pass_as_plain_data(judged):
+    root, nb = judged
+    errors = _errors(nb)
+    assert "test_three" not in errors and "test_after" not in errors  # a plain 3 passes
+    assert errors["test_budget"] == ("CellTimeoutError", "spin(...): the cell ran longer than its time limit")
+    for name in ("int_like", "always_equal", "dict_like", "nested"):
+        ename, evalue = errors[f"test_{name}"]
+        assert ename == "NotPlain" and "not plain data" in evalue, (name, evalue)
+    record = json.loads((root / "integrity" / "a" / "s.json").read_text())["n"]
+    calls = [p for p in record["phases"] if p["phase"] == "calls"][0]
+    assert {"kind": "introspection", "cell": "test_loot", "detail": "gc.get_objects"} \
+        in calls["evidence"]
+
+
+def test_the_grader_plans_and_judges_without_running_student_code():
+    from minikafka.course import autograde
+    cells = [_cell("from minikafka.course.autograde import answer, collect, judge\nLIMIT = 5\n",
+                   "setup", "setup")]
+    tests = [{"id": "t1", "timeout": 30, "source":
+              "seen = []\njudge(lambda got, n: seen.append((got, n)) or (got <= LIMIT) or "
+              "(_ for _ in ()).throw(AssertionError(f'{got} > {LIMIT}')), collect('f', [1]), n=2)\n"
+              "print('visible output')\n"},
+             {"id": "t2", "timeout": 30, "source": "assert answer('X') == {'a': (1, 2)}\n"},
+             {"id": "t3", "timeout": 30, "source": "answer('LIMIT')\n"}]
+    plan, planned = sandboxed.plan_tests([], tests, {"X": autograde.encode({"a": (1, 2)}),
+                                                    "LIMIT": 10**6}, cells)
+    assert plan.calls == [{"index": 0, "cell": "t1", "fn": "f", "args": [[1]],
+                           "kwargs": {"dict": []}}]
+    assert planned["t2"]["status"] == "ok"
+    # a student value cannot stand in for a name the setup defines, but answer() reads it
+    assert planned["t3"]["status"] == "ok" and "t3" not in plan.judges
+    ok = sandboxed.verdict(plan, planned["t1"], "t1", {0: {"status": "ok", "value": 4}}, "")
+    assert ok == {"status": "ok", "stdout": "visible output\n"}
+    bad = sandboxed.verdict(plan, planned["t1"], "t1", {0: {"status": "ok", "value": 9}}, "")
+    assert bad["status"] == "error" and bad["evalue"] == "9 > 5"
+    died = sandboxed.verdict(plan, planned["t1"], "t1", {}, "the submission ran too long")
+    assert died["ename"] == "SandboxError" and "too long" in died["evalue"]
+    forged = sandboxed.verdict(plan, planned["t1"], "t1",
+                               {0: {"status": "ok", "value": {"evil": 1}}}, "")
+    assert forged["ename"] == "NotPlain"
+
+
+# -- the docker mode, built but not run here ----------------------------------------------------
+
+def test_docker_command_isolates_like_the_bwrap_sandbox(monkeypatch):
+    monkeypatch.setenv("JAVA_HOME", "/host/only/java")
+    limits = sandbox.Limits(memory_mb=1024, processes=64, disk_mb=128, cpu_s=100)
+    cmd = sandbox.docker_command(limits, "grading-abc")
+    assert cmd[:3] == ["docker", "run", "--rm"]
+
+    def value(flag):
+        return [cmd[i + 1] for i, c in enumerate(cmd) if c == flag]
+    assert value("--name") == ["grading-abc"]
+    assert value("--network") == ["none"] and "--read-only" in cmd
+    assert value("--user") == ["65534:65534"] and value("--cap-drop") == ["ALL"]
+    assert value("--memory") == ["1024m"] and value("--memory-swap") == ["1024m"]
+    assert value("--pids-limit") == ["64"] and value("--cpus") == ["1"]
+    assert "cpu=100:100" in value("--ulimit")
+    assert value("--tmpfs") == ["/tmp:rw,nosuid,size=128m", "/submission:rw,exec,nosuid,size=128m"]
+    assert value("-w") == ["/submission"]
+    assert value("-v") == [f"{sandbox.HARNESS}:/harness/harness.py:ro"]
+    assert cmd[-3:] == ["kafka-course-jupyter", "python", "/harness/harness.py"]
+    assert not any("/host/only" in c or c.startswith(("PYTHONPATH=", "JAVA_HOME=")) for c in cmd)
+    assert sandbox.docker_command(limits, "x", image="other")[-3] == "other"
+
+
+def test_docker_image_is_the_labs_image():
+    compose = (Path(__file__).parents[1] / "docker" / "compose.yaml").read_text()
+    assert "name: kafka-course" in compose and "\n  jupyter:\n" in compose
+    assert os.environ.get("GRADING_DOCKER_IMAGE", "kafka-course-jupyter") == sandbox.DOCKER_IMAGE
+
+
+def test_docker_run_sends_the_job_and_kills_the_container_at_the_wall_time(monkeypatch):
+    import subprocess
+    started, killed = [], []
+
+    class FakeDocker:
+        pid, returncode = 999_999_999, -9
+
+        def __init__(self, cmd, **kwargs):
+            started.append(cmd)
+            self.calls = 0
+
+        def communicate(self, data=None, timeout=None):
+            self.calls += 1
+            if self.calls == 1:
+                assert b'"phase": "answers"' in data
+                raise subprocess.TimeoutExpired("docker", timeout)
+            return b"", b""
+
+    monkeypatch.setattr(subprocess, "Popen", FakeDocker)
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: killed.append(cmd))
+    outcome = sandbox.run("docker", {"phase": "answers", "cells": []}, sandbox.Limits(), 5)
+    name = started[0][started[0].index("--name") + 1]
+    assert started[0][:2] == ["docker", "run"] and killed == [["docker", "kill", name]]
+    assert outcome.wall_timeout and "stopped" in outcome.problem
