@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from kafka.errors import CommitFailedError
 
-from minikafka.client.group import settle_group
+from minikafka.cluster import settle_group
 from minikafka.cluster import Cluster
 from minikafka.core import errors
 from minikafka.core.groups import assignors
@@ -176,8 +176,8 @@ def test_offset_commits_carry_the_member_epoch():
     assert code == errors.NONE and found[("t", 0)].offset == 7
 
 
-def test_classic_and_consumer_groups_convert_only_when_empty():
-    cluster = cluster_with()
+def test_without_migration_a_group_converts_only_when_empty():
+    cluster = cluster_with(broker_config={"group.consumer.migration.policy": "disabled"})
     classic = cluster.consumer("t", group_id="g", enable_auto_commit=False)
     settle_group([classic])
     refused = hb(cluster, "a", 0)

@@ -14,9 +14,10 @@ Kafka's rules kept here (GroupMetadataManager.consumerGroupHeartbeat, Kafka 4.x)
   partitions it still owns, when an answer was lost): otherwise FENCED_MEMBER_EPOCH
   and the member rejoins with epoch 0;
 - a consumer member joining an empty classic group converts it (its offsets stay);
-  a classic group with members answers GROUP_ID_NOT_FOUND ("... is not a consumer
-  group"), which is Kafka's answer when group.consumer.migration.policy does not
-  allow an online upgrade: minikafka does not run mixed groups.
+  joining a classic group with members upgrades it online when
+  group.consumer.migration.policy allows (``mixed``): the classic members stay, as
+  classic members of the consumer group; otherwise GROUP_ID_NOT_FOUND ("... is not a
+  consumer group").
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from .consumer import (
     MemberState,
     reconcile,
 )
+from .mixed import MixedGroups
 
 if TYPE_CHECKING:
     from .coordinator import GroupCoordinator
@@ -150,6 +152,7 @@ class ConsumerProtocol:
         names = [_ASSIGNOR_CLASSES.get(a.strip(), a.strip())
                  for a in str(self.config["group.consumer.assignors"]).split(",")]
         self.assignors = [a for a in names if a in ASSIGNORS] or ["uniform"]
+        self.mixed = MixedGroups(self)
 
     # -- ConsumerGroupHeartbeat --------------------------------------------------------------
     def heartbeat(self, broker_id: int | None, req: ConsumerHeartbeat) -> HeartbeatAnswer:
@@ -231,6 +234,14 @@ class ConsumerProtocol:
             self.journal.record(self.clock.now_ms, "group.converted", group=group_id,
                                 previous="classic", type="consumer")
             return group
+        if create and self.mixed.may_upgrade(found):
+            # Online upgrade: the classic members stay, as classic members of the group.
+            try:
+                return self.mixed.to_consumer_group(found)
+            except ValueError:
+                raise _Refused(errors.GROUP_ID_NOT_FOUND,
+                               f"Cannot upgrade the classic group {group_id} to consumer group "
+                               f"because the embedded consumer protocol is malformed.") from None
         raise _Refused(errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
 
     def _member(self, group: ConsumerGroup, req: ConsumerHeartbeat, member_id: str,
@@ -307,7 +318,6 @@ class ConsumerProtocol:
 
     def _heartbeat(self, found: Any, req: ConsumerHeartbeat) -> HeartbeatAnswer:
         coord = self.coordinator
-        now = self.clock.now_ms
         group = self._group(found, req.group_id, req.member_epoch == JOIN_EPOCH)
         member_id = req.member_id or str(uuid.UUID(int=coord._random_bits(), version=4))
         if len(group.members) >= self.config["group.consumer.max.size"] and \
@@ -332,6 +342,27 @@ class ConsumerProtocol:
             subscribed_topic_regex=req.subscribed_topic_regex
             if req.subscribed_topic_regex is not None else member.subscribed_topic_regex,
             client_id=req.client_id, client_host=req.client_host)
+        updated = self.update_member(group, member, updated, _owned(req.owned), records,
+                                     before_state)
+        full = req.member_epoch == JOIN_EPOCH or (
+            req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
+            and req.owned is not None)
+        changed = updated.assigned != member.assigned or is_new
+        return HeartbeatAnswer(
+            errors.NONE, None, updated.member_id, updated.member_epoch,
+            self.config["group.consumer.heartbeat.interval.ms"],
+            _rows(updated.assigned) if full or changed else None)
+
+    def update_member(self, group: ConsumerGroup, member: ConsumerMember,
+                      updated: ConsumerMember, owned: Assignment | None, records: list,
+                      before_state: str) -> ConsumerMember:
+        """Steps 1-3 of a heartbeat (a ConsumerGroupHeartbeat, or a classic member's
+        JoinGroup): store the member, bump the group epoch if its subscription changed, a
+        new target if the epoch moved, then one reconciliation step; the records are
+        appended and the session timer restarts."""
+        coord = self.coordinator
+        now = self.clock.now_ms
+        is_new = member.member_id not in group.members
         bump = is_new or updated.subscription() != member.subscription()
         if is_new or self._member_value(updated) != self._member_value(member):
             records.append(self._member_record(group, updated))
@@ -339,7 +370,8 @@ class ConsumerProtocol:
         if is_new:
             self.journal.record(now, "group.member.joined", group=group.group_id,
                                 member=updated.member_id, instance=updated.instance_id,
-                                client=updated.client_id, protocol="consumer")
+                                client=updated.client_id,
+                                protocol="classic" if updated.classic else "consumer")
         metadata = self._subscription_metadata(group)
         if metadata != group.subscription_metadata:
             group.subscription_metadata = metadata
@@ -351,20 +383,12 @@ class ConsumerProtocol:
                                 epoch=group.group_epoch)
         if group.group_epoch > group.assignment_epoch:
             self._update_target(group, records)
-        updated = self._reconcile(group, group.members[updated.member_id], _owned(req.owned),
-                                  records)
+        updated = self._reconcile(group, group.members[updated.member_id], owned, records)
         self._schedule_session(group, updated)
         if records:
             coord._append(group.partition, records)
         self._note_state(group, before_state)
-        full = req.member_epoch == JOIN_EPOCH or (
-            req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
-            and req.owned is not None)
-        changed = updated.assigned != member.assigned or is_new
-        return HeartbeatAnswer(
-            errors.NONE, None, updated.member_id, updated.member_epoch,
-            self.config["group.consumer.heartbeat.interval.ms"],
-            _rows(updated.assigned) if full or changed else None)
+        return updated
 
     def _subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[str, int]]:
         topics = self.coordinator.sim.controller.topics
@@ -460,6 +484,10 @@ class ConsumerProtocol:
     def fence(self, group: ConsumerGroup, member: ConsumerMember, reason: str) -> None:
         """Remove a member (it left, or its session or rebalance timeout expired): the
         group epoch goes up and the others reconcile without it."""
+        if self.mixed.may_downgrade(group, member.member_id):
+            # Online downgrade: only classic members would be left.
+            self.mixed.to_classic_group(group, member, reason)
+            return
         before = group.state
         records: list = []
         self._drop_member(group, member, records, bump=True)
@@ -490,9 +518,11 @@ class ConsumerProtocol:
     def _schedule_session(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         if member.session_timer is not None:
             member.session_timer.cancel()
-        member.session_timer = self.clock.call_later(
-            self.config["group.consumer.session.timeout.ms"], self._session_expired, group,
-            member.member_id)
+        # A classic member keeps the session.timeout.ms of its JoinGroup.
+        timeout = member.classic.session_timeout_ms if member.classic is not None \
+            else self.config["group.consumer.session.timeout.ms"]
+        member.session_timer = self.clock.call_later(timeout, self._session_expired, group,
+                                                     member.member_id)
 
     def _session_expired(self, group: ConsumerGroup, member_id: str) -> None:
         member = group.members.get(member_id)
@@ -623,12 +653,14 @@ class ConsumerProtocol:
         member = group.members.get(member_id)
         if member is None:
             return errors.UNKNOWN_MEMBER_ID
-        if api_version is not None and api_version < 9:
+        if api_version is not None and api_version < 9 and member.classic is None:
             return errors.UNSUPPORTED_VERSION
         if instance_id is not None and member.instance_id != instance_id:
             return errors.FENCED_INSTANCE_ID
         if member_epoch != member.member_epoch:
-            return errors.STALE_MEMBER_EPOCH
+            # A classic member commits with its generation, which is its member epoch.
+            return errors.ILLEGAL_GENERATION if member.classic is not None \
+                else errors.STALE_MEMBER_EPOCH
         return errors.NONE
 
     # -- ConsumerGroupDescribe ---------------------------------------------------------------------
