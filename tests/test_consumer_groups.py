@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from kafka.errors import CommitFailedError
 
-from minikafka.cluster import settle_group
-from minikafka.cluster import Cluster
+from minikafka.cluster import Cluster, settle_group
 from minikafka.core import errors
 from minikafka.core.groups import assignors
 from minikafka.core.groups import records as rec
@@ -339,3 +338,197 @@ def test_a_new_coordinator_loads_the_group_and_its_members_carry_on():
     assert (after["group_epoch"], after["members"]) == (before["group_epoch"], before["members"])
     assert sorted(p for c in consumers for p in (tp.partition for tp in c.assignment())) \
         == [0, 1, 2, 3]
+
+
+# -- mixed groups: classic members inside a consumer group (Kafka 4.x) -------------------------
+
+def poll_until_shared(cluster: Cluster, consumers, partitions: int, rounds: int = 200) -> None:
+    """Poll round-robin until every partition has exactly one owner and the group is Stable."""
+    for _ in range(rounds):
+        for c in consumers:
+            c.poll(timeout_ms=100)
+        owned = sorted(tp.partition for c in consumers for tp in c.assignment())
+        if owned == list(range(partitions)) and cluster.groups.snapshot()["g"]["state"] == \
+                "Stable":
+            return
+    raise AssertionError(f"not shared: {[c.assignment() for c in consumers]}")
+
+
+def test_online_upgrade_keeps_the_classic_members():
+    cluster = cluster_with(partitions=4)
+    classic = cluster.consumer("t", group_id="g")
+    settle_group([classic])
+    generation = cluster.groups.groups["g"].generation_id
+    joined = hb(cluster, "a", 0)
+    assert joined.error == errors.NONE
+    snap = cluster.groups.snapshot()["g"]
+    assert snap["type"] == "consumer"
+    member = snap["members"][classic.group_metadata().member_id]
+    # the classic member keeps its partitions, at its generation as its member epoch
+    assert (member["protocol"], member["epoch"], len(member["assignment"])) == (
+        "classic", generation, 4)
+    assert snap["members"]["a"]["protocol"] == "consumer"
+    assert snap["group_epoch"] == generation + 1 and len(snap["members"]["a"]["target"]) == 2
+    assert parts(joined) == set()  # its partitions are still the classic member's
+    assert [e for e in cluster.journal.events if e.kind == "group.converted"][-1].fields[
+        "online"] is True
+    # The classic member's Heartbeat answers REBALANCE_IN_PROGRESS; it rejoins without
+    # the partitions it must give up, and then a gets them.
+    epoch = joined.member_epoch
+    got: set[int] = set()
+    for _ in range(100):
+        classic.poll(timeout_ms=100)
+        answer = hb(cluster, "a", epoch, rows(cluster, *got))
+        epoch = answer.member_epoch
+        got = parts(answer) if answer.assignment is not None else got
+        mine = {tp.partition for tp in classic.assignment()}
+        if len(got) == 2 and len(mine) == 2:
+            break
+    assert sorted(got | mine) == [0, 1, 2, 3] and not got & mine
+    snap = cluster.groups.snapshot()["g"]
+    assert snap["state"] == "Stable"
+    assert {m["epoch"] for m in snap["members"].values()} == {snap["group_epoch"]}
+
+
+@pytest.mark.parametrize("policy", ["disabled", "downgrade"])
+def test_no_online_upgrade_unless_the_policy_allows(policy):
+    cluster = cluster_with(broker_config={"group.consumer.migration.policy": policy})
+    settle_group([cluster.consumer("t", group_id="g")])
+    refused = hb(cluster, "a", 0)
+    assert (refused.error, refused.error_message) == (
+        errors.GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
+    assert cluster.groups.snapshot()["g"]["type"] == "classic"
+
+
+def test_a_group_not_using_the_consumer_protocol_type_is_not_upgraded():
+    cluster = cluster_with()
+    answers = []
+    cluster.groups.join_group(None, "g", "", None, "c", "h", "connect", [("v1", b"x")],
+                              10_000, 10_000, answers.append)
+    cluster.groups.join_group(None, "g", answers[-1].member_id, None, "c", "h", "connect",
+                              [("v1", b"x")], 10_000, 10_000, answers.append)
+    cluster.advance(5_000)
+    assert answers[-1].error == errors.NONE
+    assert hb(cluster, "a", 0).error == errors.GROUP_ID_NOT_FOUND
+
+
+def test_classic_and_consumer_members_share_a_group_and_downgrade():
+    cluster = cluster_with(partitions=6)
+    producer = cluster.producer()
+    for i in range(60):
+        producer.send("t", b"%d" % i, partition=i % 6)
+    producer.flush()
+    new = cluster.consumer("t", group_id="g", group_protocol="consumer",
+                           auto_offset_reset="earliest")
+    settle_group([new])
+    classic = cluster.consumer("t", group_id="g", auto_offset_reset="earliest")
+    poll_until_shared(cluster, [new, classic], 6)
+    snap = cluster.groups.snapshot()["g"]
+    assert snap["type"] == "consumer"
+    assert sorted(m["protocol"] for m in snap["members"].values()) == ["classic", "consumer"]
+    assert sorted(len(c.assignment()) for c in (new, classic)) == [3, 3]
+    # A classic member's JoinGroup answer: its member epoch as generation, no leader.
+    member = cluster.groups.groups["g"].members[classic.group_metadata().member_id]
+    assert classic.group_metadata().generation_id == member.member_epoch
+    new.close()  # the last consumer-protocol member leaves: back to a classic group
+    snap = cluster.groups.snapshot()["g"]
+    assert snap["type"] == "classic" and snap["state"] == "PreparingRebalance"
+    settle_group([classic])
+    assert len(classic.assignment()) == 6
+    assert cluster.groups.snapshot()["g"]["type"] == "classic"
+
+
+@pytest.mark.parametrize("policy,kind", [("bidirectional", "classic"), ("upgrade", "consumer")])
+def test_online_downgrade_needs_the_policy(policy, kind):
+    cluster = cluster_with(broker_config={"group.consumer.migration.policy": policy})
+    hb(cluster, "a", 0)
+    classic = cluster.consumer("t", group_id="g")
+    for _ in range(50):
+        classic.poll(timeout_ms=100)
+        hb(cluster, "a", cluster.groups.groups["g"].members["a"].member_epoch)
+        if cluster.groups.snapshot()["g"]["state"] == "Stable" and classic.assignment():
+            break
+    assert hb(cluster, "a", -1).error == errors.NONE
+    assert cluster.groups.snapshot()["g"]["type"] == kind
+
+
+def test_disabled_policy_keeps_classic_members_out_of_a_consumer_group():
+    cluster = cluster_with(broker_config={"group.consumer.migration.policy": "disabled"})
+    hb(cluster, "a", 0)
+    answers = []
+    cluster.groups.join_group(None, "g", "", None, "c", "h", "consumer", [("range", b"")],
+                              10_000, 10_000, answers.append)
+    assert answers[-1].error == errors.INCONSISTENT_GROUP_PROTOCOL
+
+
+def test_classic_requests_to_a_consumer_group():
+    from minikafka.core.offsets import ConsumerSubscription, decode_assignment, encode_subscription
+    cluster = cluster_with(partitions=2)
+    a = hb(cluster, "a", 0)
+    sub = encode_subscription(ConsumerSubscription(("t",)))
+    answers = []
+
+    def join(member_id, protocols=(("range", sub),), protocol_type="consumer"):
+        cluster.groups.join_group(None, "g", member_id, None, "c", "h", protocol_type,
+                                  list(protocols), 10_000, 30_000, answers.append)
+        return answers[-1]
+
+    assert join("", protocol_type="connect").error == errors.INCONSISTENT_GROUP_PROTOCOL
+    first = join("")
+    assert first.error == errors.MEMBER_ID_REQUIRED  # KIP-394, as for classic groups
+    joined = join(first.member_id)
+    # answered at once: generation = member epoch, the member's first assignor, no leader
+    assert (joined.error, joined.generation_id, joined.protocol_type, joined.protocol_name,
+            joined.leader, joined.members) == (errors.NONE, 3, "consumer", "range", "", ())
+    mid = joined.member_id
+    # a member of the group must share an assignor with the other classic members
+    assert join("", protocols=(("roundrobin", sub),)).error == \
+        errors.INCONSISTENT_GROUP_PROTOCOL
+    synced = []
+    cluster.groups.sync_group(None, "g", mid, None, 2, "consumer", "range", {}, synced.append)
+    assert synced[-1].error == errors.ILLEGAL_GENERATION
+    cluster.groups.sync_group(None, "g", mid, None, 3, "consumer", "roundrobin", {},
+                              synced.append)
+    assert synced[-1].error == errors.INCONSISTENT_GROUP_PROTOCOL
+    cluster.groups.sync_group(None, "g", mid, None, 3, "consumer", "range", {}, synced.append)
+    assert synced[-1].error == errors.NONE
+    assert decode_assignment(synced[-1].assignment).partitions == ()  # still a's partition
+    # Partition is a's until a revokes it; then the classic member must rejoin to get it.
+    assert cluster.groups.heartbeat(None, "g", mid, None, 3) == errors.NONE
+    revoked = hb(cluster, "a", 2, rows(cluster, 0, 1))
+    hb(cluster, "a", 2, rows(cluster, *parts(revoked)))
+    assert cluster.groups.heartbeat(None, "g", mid, None, 3) == errors.REBALANCE_IN_PROGRESS
+    assert cluster.groups.heartbeat(None, "g", mid, None, 2) == errors.ILLEGAL_GENERATION
+    assert cluster.groups.heartbeat(None, "g", "a", None, 3) == errors.UNKNOWN_MEMBER_ID
+    again = join(mid)
+    cluster.groups.sync_group(None, "g", mid, None, again.generation_id, "consumer", "range",
+                              {}, synced.append)
+    assert len(decode_assignment(synced[-1].assignment).partitions) == 1
+    assert cluster.groups.heartbeat(None, "g", mid, None, again.generation_id) == errors.NONE
+    # commits carry the generation (= member epoch), at classic OffsetCommit versions
+    committed = []
+    for generation in (again.generation_id - 1, again.generation_id):
+        cluster.groups.offset_commit(None, "g", generation, mid, None, {("t", 0): (5, -1, "")},
+                                     committed.append, api_version=8)
+        cluster.run_until(lambda: len(committed) > 0, 5_000)
+    del committed[1:-1]
+    assert [c[("t", 0)] for c in committed] == [errors.ILLEGAL_GENERATION, errors.NONE]
+    assert a.error == errors.NONE
+    _, errs = cluster.groups.leave_group(None, "g", [(mid, None), ("a", None)])
+    assert errs == [errors.NONE, errors.UNKNOWN_MEMBER_ID]  # a is not a classic member
+    assert set(cluster.groups.groups["g"].members) == {"a"}
+
+
+def test_a_classic_member_in_a_consumer_group_expires_after_its_session_timeout():
+    cluster = cluster_with()
+    hb(cluster, "a", 0)
+    from minikafka.core.offsets import ConsumerSubscription, encode_subscription
+    answers = []
+    sub = encode_subscription(ConsumerSubscription(("t",)))
+    cluster.groups.join_group(None, "g", "c-1", None, "c", "h", "consumer", [("range", sub)],
+                              10_000, 30_000, answers.append)
+    assert answers[-1].error == errors.NONE and "c-1" in cluster.groups.groups["g"].members
+    for _ in range(5):  # a keeps heartbeating; the classic member does not
+        cluster.advance(2_500)
+        hb(cluster, "a", cluster.groups.groups["g"].members["a"].member_epoch)
+    assert set(cluster.groups.groups["g"].members) == {"a"}
