@@ -427,6 +427,8 @@ def test_classic_and_consumer_members_share_a_group_and_downgrade():
     assert snap["type"] == "consumer"
     assert sorted(m["protocol"] for m in snap["members"].values()) == ["classic", "consumer"]
     assert sorted(len(c.assignment()) for c in (new, classic)) == [3, 3]
+    described = cluster.groups.consumer_group_describe(None, "g")
+    assert sorted(m.member_type for m in described.members) == [0, 1]  # classic, consumer
     # A classic member's JoinGroup answer: its member epoch as generation, no leader.
     member = cluster.groups.groups["g"].members[classic.group_metadata().member_id]
     assert classic.group_metadata().generation_id == member.member_epoch

@@ -105,6 +105,7 @@ class MemberView:
     assignment: Rows
     target_assignment: Rows
     state: str
+    member_type: int = 1  # ConsumerGroupDescribe v1 (KIP-1099): 0 classic, 1 consumer
 
 
 @dataclass(frozen=True)
@@ -679,7 +680,8 @@ class ConsumerProtocol:
         members = tuple(
             MemberView(m.member_id, m.instance_id, m.rack_id, m.member_epoch, m.client_id,
                        m.client_host, m.subscribed_topic_names, m.subscribed_topic_regex,
-                       _rows(m.assigned), _rows(g.target.get(m.member_id, {})), m.state.name)
+                       _rows(m.assigned), _rows(g.target.get(m.member_id, {})), m.state.name,
+                       0 if m.classic is not None else 1)
             for m in g.members.values())
         return ConsumerGroupView(errors.NONE, group_id, None, g.state, g.group_epoch,
                                  g.assignment_epoch, g.preferred_assignor() or self.assignors[0],
