@@ -534,3 +534,31 @@ def test_a_classic_member_in_a_consumer_group_expires_after_its_session_timeout(
         cluster.advance(2_500)
         hb(cluster, "a", cluster.groups.groups["g"].members["a"].member_epoch)
     assert set(cluster.groups.groups["g"].members) == {"a"}
+
+
+def test_a_classic_member_record_keeps_its_classic_metadata():
+    value = rec.MemberValue(None, None, "c", "/h", ("t",), None, 30_000, None,
+                            (10_000, (("range", b"\x00\x01sub"), ("roundrobin", b""))))
+    key = rec.member_key(rec.MEMBER_METADATA, "g", "m")
+    assert rec.decode_value(key, rec.encode_value(key, value)) == value
+    plain = rec.MemberValue(None, None, "c", "/h", ("t",), None, 30_000, "uniform")
+    assert rec.decode_value(key, rec.encode_value(key, plain)) == plain
+
+
+def test_a_mixed_group_moves_to_a_new_coordinator():
+    cluster = Cluster(brokers=3, seed=4)
+    cluster.create_topic("t", partitions=4, replication_factor=3)
+    new = cluster.consumer("t", group_id="g", group_protocol="consumer")
+    settle_group([new])
+    classic = cluster.consumer("t", group_id="g")
+    poll_until_shared(cluster, [new, classic], 4)
+    before = cluster.groups.snapshot()["g"]
+    cluster.stop_broker(before["coordinator"])
+    for _ in range(50):  # 10 s of polling: both find the new coordinator
+        for c in (new, classic):
+            c.poll(timeout_ms=200)
+    after = cluster.groups.snapshot()["g"]
+    assert after["coordinator"] != before["coordinator"] and after["state"] == "Stable"
+    assert {m: v["protocol"] for m, v in after["members"].items()} == \
+        {m: v["protocol"] for m, v in before["members"].items()}
+    assert sorted(tp.partition for c in (new, classic) for tp in c.assignment()) == [0, 1, 2, 3]

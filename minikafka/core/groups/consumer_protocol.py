@@ -36,6 +36,7 @@ from .consumer import (
     JOIN_EPOCH,
     LEAVE_EPOCH,
     STATIC_LEAVE_EPOCH,
+    ClassicMetadata,
     ConsumerGroup,
     ConsumerMember,
     MemberState,
@@ -564,9 +565,10 @@ class ConsumerProtocol:
     # -- records -----------------------------------------------------------------------------
     @staticmethod
     def _member_value(m: ConsumerMember) -> rec.MemberValue:
+        classic = (m.classic.session_timeout_ms, m.classic.protocols) if m.classic else None
         return rec.MemberValue(m.instance_id, m.rack_id, m.client_id, m.client_host,
                                m.subscribed_topic_names, m.subscribed_topic_regex,
-                               m.rebalance_timeout_ms, m.server_assignor)
+                               m.rebalance_timeout_ms, m.server_assignor, classic)
 
     def _member_record(self, group: ConsumerGroup, m: ConsumerMember) -> tuple[bytes, bytes]:
         key = rec.member_key(rec.MEMBER_METADATA, group.group_id, m.member_id)
@@ -620,7 +622,8 @@ class ConsumerProtocol:
                 subscribed_topic_names=value.subscribed_topic_names,
                 subscribed_topic_regex=value.subscribed_topic_regex,
                 rebalance_timeout_ms=value.rebalance_timeout_ms,
-                server_assignor=value.server_assignor))
+                server_assignor=value.server_assignor,
+                classic=ClassicMetadata(*value.classic) if value.classic else None))
         elif key.type == rec.TARGET_MEMBER:
             if value is None:
                 group.target.pop(key.member, None)
