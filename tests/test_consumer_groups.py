@@ -562,3 +562,48 @@ def test_a_mixed_group_moves_to_a_new_coordinator():
     assert {m: v["protocol"] for m, v in after["members"].items()} == \
         {m: v["protocol"] for m, v in before["members"].items()}
     assert sorted(tp.partition for c in (new, classic) for tp in c.assignment()) == [0, 1, 2, 3]
+
+
+def _classic_join(cluster: Cluster, member_id: str, answers: list) -> None:
+    from minikafka.core.offsets import ConsumerSubscription, encode_subscription
+    sub = encode_subscription(ConsumerSubscription(("t",)))
+    cluster.groups.join_group(None, "g", member_id, None, "c", "h", "consumer",
+                              [("range", sub)], 60_000, 20_000, answers.append)
+
+
+def test_a_classic_member_that_joins_but_does_not_sync_is_removed():
+    cluster = cluster_with()
+    hb(cluster, "a", 0)
+    answers: list = []
+    _classic_join(cluster, "c-1", answers)
+    assert answers[-1].error == errors.NONE
+    for _ in range(5):  # 25 s: past the rebalance timeout (20 s), within the session (60 s)
+        cluster.advance(5_000)
+        hb(cluster, "a", cluster.groups.groups["g"].members["a"].member_epoch)
+    assert set(cluster.groups.groups["g"].members) == {"a"}
+    removed = [e.fields["reason"] for e in cluster.journal.events
+               if e.kind == "group.member.removed"]
+    assert removed == ["the classic member did not send SyncGroup within its rebalance timeout"]
+
+
+def test_a_classic_member_asked_to_rejoin_must_rejoin_in_time():
+    cluster = cluster_with()
+    hb(cluster, "a", 0)
+    answers: list = []
+    _classic_join(cluster, "c-1", answers)
+    generation = answers[-1].generation_id
+    synced: list = []
+    cluster.groups.sync_group(None, "g", "c-1", None, generation, "consumer", "range", {},
+                              synced.append)
+    assert synced[-1].error == errors.NONE
+    hb(cluster, "b", 0)  # a new member: a new group epoch, c-1 must rejoin
+    for _ in range(5):  # c-1 heartbeats but never rejoins
+        assert cluster.groups.heartbeat(None, "g", "c-1", None, generation) == \
+            errors.REBALANCE_IN_PROGRESS
+        cluster.advance(3_000)
+        for m in ("a", "b"):
+            hb(cluster, m, cluster.groups.groups["g"].members[m].member_epoch)
+    cluster.advance(6_000)
+    assert "c-1" not in cluster.groups.groups["g"].members
+    assert cluster.groups.heartbeat(None, "g", "c-1", None, generation) == \
+        errors.UNKNOWN_MEMBER_ID

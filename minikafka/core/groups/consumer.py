@@ -98,6 +98,12 @@ class ConsumerMember:
     session_timer: Any = None
     rebalance_timer: Any = None
     classic: ClassicMetadata | None = None  # set for a member using the classic protocol
+    # a classic member's deadlines: to rejoin when asked, and to sync after joining
+    join_timer: Any = None
+    sync_timer: Any = None
+
+    def timers(self) -> tuple[Any, ...]:
+        return (self.session_timer, self.rebalance_timer, self.join_timer, self.sync_timer)
 
     def subscription(self) -> tuple:
         return (self.subscribed_topic_names, self.subscribed_topic_regex)

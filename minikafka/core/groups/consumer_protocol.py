@@ -278,7 +278,8 @@ class ConsumerProtocol:
             target = group.target.get(existing.member_id, {})
             self._drop_member(group, existing, records, bump=False)
             back = replace(existing, member_id=member_id, member_epoch=0,
-                           previous_member_epoch=0, session_timer=None, rebalance_timer=None)
+                           previous_member_epoch=0, session_timer=None, rebalance_timer=None,
+                           join_timer=None, sync_timer=None, classic=None)
             group.put_member(back)
             group.target[member_id] = target
             records.append((rec.member_key(rec.TARGET_MEMBER, group.group_id, member_id),
@@ -504,7 +505,7 @@ class ConsumerProtocol:
 
     def _drop_member(self, group: ConsumerGroup, member: ConsumerMember, records: list,
                      bump: bool) -> None:
-        for timer in (member.session_timer, member.rebalance_timer):
+        for timer in member.timers():
             if timer is not None:
                 timer.cancel()
         group.remove_member(member.member_id)
@@ -550,7 +551,7 @@ class ConsumerProtocol:
 
     def cancel_timers(self, group: ConsumerGroup) -> None:
         for member in group.members.values():
-            for timer in (member.session_timer, member.rebalance_timer):
+            for timer in member.timers():
                 if timer is not None:
                     timer.cancel()
 

@@ -268,6 +268,9 @@ class MixedGroups:
         # subscription what it still owns (cooperative): never "unknown".
         updated = self.protocol.update_member(group, member, updated,
                                               self._by_id(sub.owned_partitions), [], before)
+        self._cancel(updated, "join_timer")
+        self._deadline(group, updated, "sync_timer", "the classic member did not send "
+                       "SyncGroup within its rebalance timeout")
         respond(JoinResult(errors.NONE, updated.member_id, updated.member_epoch,
                            CONSUMER_PROTOCOL_TYPE, protocols[0][0], leader=""))
 
@@ -299,9 +302,11 @@ class MixedGroups:
             elif group.group_epoch > member.member_epoch and \
                     member.state != MemberState.UNREVOKED_PARTITIONS:
                 code = errors.REBALANCE_IN_PROGRESS
+                self._rejoin_deadline(group, member)
         if code != errors.NONE or member is None:
             respond(SyncResult(code))
             return
+        self._cancel(member, "sync_timer")
         self.protocol._schedule_session(group, member)
         respond(SyncResult(errors.NONE, CONSUMER_PROTOCOL_TYPE, member.classic.protocols[0][0],
                            self._encoded(member.assigned, member.classic.protocols[0][1])))
@@ -320,8 +325,36 @@ class MixedGroups:
                 member.state == MemberState.UNREVOKED_PARTITIONS or \
                 (member.state == MemberState.UNRELEASED_PARTITIONS
                  and not group.waiting_on_unreleased_partition(member)):
+            self._rejoin_deadline(group, member)
             return errors.REBALANCE_IN_PROGRESS
         return errors.NONE
+
+    # -- a classic member's deadlines (Kafka's join and sync timeouts) ------------------------
+    def _rejoin_deadline(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+        if member.join_timer is None:  # scheduleConsumerGroupJoinTimeoutIfAbsent
+            self._deadline(group, member, "join_timer", "the classic member did not rejoin "
+                           "within its rebalance timeout")
+
+    def _deadline(self, group: ConsumerGroup, member: ConsumerMember, which: str,
+                  reason: str) -> None:
+        self._cancel(member, which)
+        setattr(member, which, self.clock.call_later(
+            max(member.rebalance_timeout_ms, 0), self._expired, group, member.member_id,
+            which, reason))
+
+    @staticmethod
+    def _cancel(member: ConsumerMember, which: str) -> None:
+        timer = getattr(member, which)
+        if timer is not None:
+            timer.cancel()
+            setattr(member, which, None)
+
+    def _expired(self, group: ConsumerGroup, member_id: str, which: str, reason: str) -> None:
+        member = group.members.get(member_id)
+        if member is None or not self.coordinator._live(group):
+            return
+        setattr(member, which, None)
+        self.protocol.fence(group, member, reason)
 
     def leave(self, group: ConsumerGroup, members: list[tuple[str, str | None]],
               reason: str) -> list[int]:
