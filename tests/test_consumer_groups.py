@@ -607,3 +607,11 @@ def test_a_classic_member_asked_to_rejoin_must_rejoin_in_time():
     assert "c-1" not in cluster.groups.groups["g"].members
     assert cluster.groups.heartbeat(None, "g", "c-1", None, generation) == \
         errors.UNKNOWN_MEMBER_ID
+
+
+def test_an_unknown_migration_policy_is_refused():
+    cluster = cluster_with(broker_config={"group.consumer.migration.policy": "sideways"})
+    with pytest.raises(ValueError, match="group.consumer.migration.policy"):
+        _ = cluster.groups  # the coordinator starts on first use
+    assert cluster_with(broker_config={"group.consumer.migration.policy": "Upgrade"}) \
+        .groups.consumer.mixed.policy == "upgrade"

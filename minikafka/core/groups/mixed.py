@@ -70,7 +70,11 @@ class MixedGroups:
         self.clock = protocol.clock
         self.journal = protocol.journal
         policy = str(protocol.config["group.consumer.migration.policy"]).strip().lower()
-        self.policy = policy if policy in MIGRATION_POLICIES else "bidirectional"
+        if policy not in MIGRATION_POLICIES:  # Kafka refuses to start (a ConfigException)
+            raise ValueError(f"Invalid value {policy} for configuration "
+                             f"group.consumer.migration.policy: String must be one of "
+                             f"(case insensitive): {', '.join(sorted(MIGRATION_POLICIES))}")
+        self.policy = policy
 
     # -- the policy ---------------------------------------------------------------------------
     @property
