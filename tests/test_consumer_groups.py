@@ -615,3 +615,75 @@ def test_an_unknown_migration_policy_is_refused():
         _ = cluster.groups  # the coordinator starts on first use
     assert cluster_with(broker_config={"group.consumer.migration.policy": "Upgrade"}) \
         .groups.consumer.mixed.policy == "upgrade"
+
+
+def give_up(cluster: Cluster, member_id: str, **kw) -> None:
+    """The consumer-protocol member heartbeats what it owns until it has revoked what its
+    target no longer holds."""
+    for _ in range(3):
+        member = cluster.groups.groups["g"].members[member_id]
+        hb(cluster, member_id, member.member_epoch, rows(cluster, *sorted(
+            p for ps in member.assigned.values() for p in ps)), **kw)
+
+
+def _static_join(cluster: Cluster, member_id: str, instance: str, answers: list) -> None:
+    from minikafka.core.offsets import ConsumerSubscription, encode_subscription
+    sub = encode_subscription(ConsumerSubscription(("t",)))
+    cluster.groups.join_group(None, "g", member_id, instance, "c", "h", "consumer",
+                              [("range", sub)], 60_000, 20_000, answers.append)
+
+
+def _sync(cluster: Cluster, member_id: str, generation: int, instance: str | None = None):
+    from minikafka.core.offsets import decode_assignment
+    synced: list = []
+    cluster.groups.sync_group(None, "g", member_id, instance, generation, "consumer", "range",
+                              {}, synced.append)
+    return synced[-1].error, sorted(p for _, p in decode_assignment(synced[-1].assignment)
+                                    .partitions)
+
+
+def test_a_classic_static_member_comes_back_under_a_new_member_id():
+    cluster = cluster_with(partitions=2)
+    a = hb(cluster, "a", 0)
+    answers: list = []
+    _static_join(cluster, "", "i-1", answers)  # a static member gets its id at once
+    first = answers[-1]
+    assert first.error == errors.NONE
+    assert a.member_epoch == 2
+    give_up(cluster, "a")
+    again = []
+    _static_join(cluster, first.member_id, "i-1", again)
+    error, mine = _sync(cluster, first.member_id, again[-1].generation_id, "i-1")
+    assert error == errors.NONE and len(mine) == 1
+    epoch = cluster.groups.groups["g"].group_epoch
+    _static_join(cluster, "other", "i-1", answers)  # a known id that is not i-1's
+    assert answers[-1].error == errors.FENCED_INSTANCE_ID
+    _static_join(cluster, "other", "i-2", answers)  # a known id, an unknown instance
+    assert answers[-1].error == errors.UNKNOWN_MEMBER_ID
+    _static_join(cluster, "", "i-1", answers)  # restarted: a new member id, same place
+    back = answers[-1]
+    assert back.error == errors.NONE and back.member_id != first.member_id
+    assert cluster.groups.groups["g"].group_epoch == epoch  # nobody else has to move
+    assert _sync(cluster, back.member_id, back.generation_id, "i-1") == (errors.NONE, mine)
+    assert set(cluster.groups.groups["g"].members) == {"a", back.member_id}
+
+
+def test_a_classic_static_member_replacing_the_last_consumer_member_downgrades():
+    cluster = cluster_with(partitions=2)
+    hb(cluster, "a", 0, instance_id="i-a")
+    answers: list = []
+    _static_join(cluster, "", "i-c", answers)
+    classic_id = answers[-1].member_id
+    give_up(cluster, "a", instance_id="i-a")
+    _static_join(cluster, classic_id, "i-c", answers)
+    a_had = sorted(p for ps in cluster.groups.groups["g"].members["a"].assigned.values()
+                   for p in ps)
+    assert len(a_had) == 1
+    # i-a restarts as a classic consumer: the group is classic again, nobody rebalances
+    _static_join(cluster, "", "i-a", answers)
+    joined = answers[-1]
+    snap = cluster.groups.snapshot()["g"]
+    assert joined.error == errors.NONE and (snap["type"], snap["state"]) == (
+        "classic", "Stable")
+    assert _sync(cluster, joined.member_id, joined.generation_id, "i-a") == (
+        errors.NONE, a_had)

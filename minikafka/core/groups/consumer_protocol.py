@@ -272,23 +272,7 @@ class ConsumerProtocol:
                                f"Static member {member_id} with instance id "
                                f"{req.instance_id} cannot join the group because the instance "
                                f"id is owned by {existing.member_id} member.")
-            # The static member is back under a new member id: it takes the old one's
-            # place at epoch 0, its partitions and target included, with no new group
-            # epoch (Kafka's replaceMember), so nobody else has to move.
-            target = group.target.get(existing.member_id, {})
-            self._drop_member(group, existing, records, bump=False)
-            back = replace(existing, member_id=member_id, member_epoch=0,
-                           previous_member_epoch=0, session_timer=None, rebalance_timer=None,
-                           join_timer=None, sync_timer=None, classic=None)
-            group.put_member(back)
-            group.target[member_id] = target
-            records.append((rec.member_key(rec.TARGET_MEMBER, group.group_id, member_id),
-                            rec.encode_value(b"", rec.TargetMemberValue(_rows(target)))))
-            records.append(self._member_record(group, back))
-            self.journal.record(self.clock.now_ms, "group.member.replaced",
-                                group=group.group_id, instance=req.instance_id,
-                                previous=existing.member_id, member=member_id)
-            return back
+            return self.replace_static(group, existing, member_id, records)
         if existing is None:
             raise _Refused(errors.UNKNOWN_MEMBER_ID,
                            f"Instance id {req.instance_id} is unknown.")
@@ -298,6 +282,26 @@ class ConsumerProtocol:
                            f"fenced by existing member {existing.member_id}.")
         self._check_epoch(existing, req)
         return existing
+
+    def replace_static(self, group: ConsumerGroup, existing: ConsumerMember, member_id: str,
+                       records: list) -> ConsumerMember:
+        """The static member is back under a new member id: it takes the old one's place
+        at epoch 0, its partitions and target included, with no new group epoch (Kafka's
+        replaceMember), so nobody else has to move."""
+        target = group.target.get(existing.member_id, {})
+        self._drop_member(group, existing, records, bump=False)
+        back = replace(existing, member_id=member_id, member_epoch=0,
+                       previous_member_epoch=0, session_timer=None, rebalance_timer=None,
+                       join_timer=None, sync_timer=None)
+        group.put_member(back)
+        group.target[member_id] = target
+        records.append((rec.member_key(rec.TARGET_MEMBER, group.group_id, member_id),
+                        rec.encode_value(b"", rec.TargetMemberValue(_rows(target)))))
+        records.append(self._member_record(group, back))
+        self.journal.record(self.clock.now_ms, "group.member.replaced",
+                            group=group.group_id, instance=existing.instance_id,
+                            previous=existing.member_id, member=member_id)
+        return back
 
     @staticmethod
     def _check_epoch(member: ConsumerMember, req: ConsumerHeartbeat) -> None:
@@ -344,7 +348,7 @@ class ConsumerProtocol:
             if req.subscribed_topic_names is not None else member.subscribed_topic_names,
             subscribed_topic_regex=req.subscribed_topic_regex
             if req.subscribed_topic_regex is not None else member.subscribed_topic_regex,
-            client_id=req.client_id, client_host=req.client_host)
+            client_id=req.client_id, client_host=req.client_host, classic=None)
         updated = self.update_member(group, member, updated, _owned(req.owned), records,
                                      before_state)
         full = req.member_epoch == JOIN_EPOCH or (

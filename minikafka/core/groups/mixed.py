@@ -96,6 +96,12 @@ class MixedGroups:
                 and self.downgrade_enabled
                 and len(group.members) - 1 <= self.coordinator.config["group.max.size"])
 
+    def may_downgrade_on_replace(self, group: ConsumerGroup, replaced_id: str) -> bool:
+        """Kafka's validateOnlineDowngradeWithReplacedMemberId: the static member replaced by
+        a classic one was the last consumer-protocol member."""
+        return (group.all_classic_except(replaced_id) and self.downgrade_enabled
+                and len(group.members) <= self.coordinator.config["group.max.size"])
+
     # -- topic names and ids ----------------------------------------------------------------
     def _by_id(self, partitions: Iterable[tuple[str, int]]) -> Assignment:
         out: dict[str, frozenset[int]] = {}
@@ -179,10 +185,11 @@ class MixedGroups:
 
     # -- online downgrade ---------------------------------------------------------------------
     def to_classic_group(self, group: ConsumerGroup, leaving: ConsumerMember,
-                         reason: str) -> Group:
+                         reason: str, joining: Member | None = None) -> Group:
         """Kafka's convertToClassicGroup: the classic members that remain form a classic
         group, Stable at the group epoch with their target assignments, and a rebalance
-        starts at once."""
+        starts at once; unless a classic static member ``joining`` replaces ``leaving``:
+        it takes the leaving member's assignment, and nobody has to move."""
         coord = self.coordinator
         now = self.clock.now_ms
         records: list[tuple[bytes, bytes | None]] = []
@@ -202,9 +209,12 @@ class MixedGroups:
             classic.add(Member(m.member_id, m.instance_id, m.client_id, m.client_host,
                                m.rebalance_timeout_ms, m.classic.session_timeout_ms,
                                CONSUMER_PROTOCOL_TYPE, list(m.classic.protocols)))
+        if joining is not None:
+            classic.add(joining)
         classic.protocol_name = classic.select_protocol()
         for member in classic.members.values():
-            member.assignment = self._encoded(group.target.get(member.member_id, {}),
+            owner = leaving.member_id if member is joining else member.member_id
+            member.assignment = self._encoded(group.target.get(owner, {}),
                                               member.metadata(classic.protocol_name))
         for trigger in RESTORE_PATH:  # Empty -> ... -> Stable, through the classic table
             classic.fire(trigger, now)
@@ -218,9 +228,26 @@ class MixedGroups:
                             type="classic", online=True)
         for member in classic.members.values():
             coord._reschedule_heartbeat(classic, member)
-        coord._rebalance(classic, LEAVE,
-                         f"Downgrade group {group.group_id} from consumer to classic.")
+        if joining is None:
+            coord._rebalance(classic, LEAVE,
+                             f"Downgrade group {group.group_id} from consumer to classic.")
         return classic
+
+    def _join_downgrading(self, group: ConsumerGroup, replaced: ConsumerMember,
+                          member_id: str, client_id: str, client_host: str,
+                          protocols: Protocols, session_timeout_ms: int,
+                          rebalance_timeout_ms: int,
+                          respond: Callable[[JoinResult], None]) -> None:
+        """A classic static member replaces the last consumer-protocol member (same
+        instance id): the group is a classic group again, Stable, the newcomer holding the
+        replaced member's partitions (its SyncGroup collects them)."""
+        joining = Member(member_id, replaced.instance_id, client_id, client_host,
+                         rebalance_timeout_ms, session_timeout_ms, CONSUMER_PROTOCOL_TYPE,
+                         list(protocols))
+        classic = self.to_classic_group(group, replaced, "replaced by a classic static member "
+                                        "with the same instance id", joining)
+        respond(JoinResult(errors.NONE, member_id, classic.generation_id,
+                           CONSUMER_PROTOCOL_TYPE, classic.protocol_name, leader=""))
 
     # -- classic requests to a consumer group -------------------------------------------------
     def join(self, group: ConsumerGroup, member_id: str, instance_id: str | None,
@@ -245,21 +272,38 @@ class MixedGroups:
         if unknown and instance_id is None:
             respond(JoinResult(errors.MEMBER_ID_REQUIRED, member_id))
             return
-        if instance_id is None:
-            member = group.members.get(member_id) or ConsumerMember(member_id)
-        else:
-            existing = group.members.get(group.static_members.get(instance_id, ""))
-            if existing is not None and existing.member_id != member_id:
-                respond(JoinResult(errors.FENCED_INSTANCE_ID, member_id))
-                return
-            member = existing or ConsumerMember(member_id, instance_id=instance_id)
-        if group.members.get(member.member_id) is not None and member.classic is None:
-            respond(JoinResult(errors.UNKNOWN_MEMBER_ID, member_id))
-            return
         try:
             sub = decode_subscription(protocols[0][1])
         except Exception:  # not the consumer protocol's subscription
             respond(JoinResult(errors.INCONSISTENT_GROUP_PROTOCOL, member_id))
+            return
+        records: list = []
+        replaced: ConsumerMember | None = None
+        if instance_id is None:
+            member = group.members.get(member_id) or ConsumerMember(member_id)
+        else:  # Kafka's getOrMaybeSubscribeStaticConsumerGroupMember
+            existing = group.members.get(group.static_members.get(instance_id, ""))
+            if existing is None:
+                if not unknown:
+                    respond(JoinResult(errors.UNKNOWN_MEMBER_ID, member_id))
+                    return
+                member = ConsumerMember(member_id, instance_id=instance_id)
+            elif existing.member_id == member_id:
+                member = existing
+            elif not unknown:
+                respond(JoinResult(errors.FENCED_INSTANCE_ID, member_id))
+                return
+            else:  # the static member is back with a new member id: it takes the old place
+                replaced = existing
+                if self.may_downgrade_on_replace(group, existing.member_id):
+                    self._join_downgrading(group, existing, member_id, client_id, client_host,
+                                           protocols, session_timeout_ms,
+                                           rebalance_timeout_ms, respond)
+                    return
+                member = self.protocol.replace_static(group, existing, member_id, records)
+        if replaced is None and group.members.get(member.member_id) is not None \
+                and member.classic is None:
+            respond(JoinResult(errors.UNKNOWN_MEMBER_ID, member_id))
             return
         updated = replace(
             member, instance_id=instance_id, rack_id=sub.rack_id or member.rack_id,
@@ -271,7 +315,8 @@ class MixedGroups:
         # A classic member gives up partitions before it rejoins (eager) or says in its
         # subscription what it still owns (cooperative): never "unknown".
         updated = self.protocol.update_member(group, member, updated,
-                                              self._by_id(sub.owned_partitions), [], before)
+                                              self._by_id(sub.owned_partitions), records,
+                                              before)
         self._cancel(updated, "join_timer")
         self._deadline(group, updated, "sync_timer", "the classic member did not send "
                        "SyncGroup within its rebalance timeout")
