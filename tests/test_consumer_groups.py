@@ -687,3 +687,16 @@ def test_a_classic_static_member_replacing_the_last_consumer_member_downgrades()
         "classic", "Stable")
     assert _sync(cluster, joined.member_id, joined.generation_id, "i-a") == (
         errors.NONE, a_had)
+
+
+def test_the_group_picture_marks_classic_members():
+    from minikafka.viz.groupview import group_description, group_view
+
+    cluster = cluster_with(partitions=2)
+    hb(cluster, "a", 0)
+    answers: list = []
+    _classic_join(cluster, "c-1", answers)
+    described = group_description(cluster, "g", ["t"])
+    assert [(m["member_id"], m["protocol"]) for m in described["members"]] == [
+        ("a", "consumer"), ("c-1", "classic")]
+    assert group_view(described).source.count("classic protocol (JoinGroup)") == 1
