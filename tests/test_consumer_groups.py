@@ -700,3 +700,32 @@ def test_the_group_picture_marks_classic_members():
     assert [(m["member_id"], m["protocol"]) for m in described["members"]] == [
         ("a", "consumer"), ("c-1", "classic")]
     assert group_view(described).source.count("classic protocol (JoinGroup)") == 1
+
+
+def test_a_rebalancing_classic_group_upgrades_and_its_waiting_join_is_answered():
+    cluster = cluster_with(partitions=2)
+    answers: list = []
+    _classic_join(cluster, "", answers)  # MEMBER_ID_REQUIRED, then the join that waits
+    member_id = answers[-1].member_id
+    _classic_join(cluster, member_id, answers)
+    assert len(answers) == 1 and cluster.groups.groups["g"].state == "PreparingRebalance"
+    assert hb(cluster, "a", 0).error == errors.NONE
+    assert (answers[-1].error, cluster.groups.snapshot()["g"]["type"]) == (
+        errors.REBALANCE_IN_PROGRESS, "consumer")
+    _classic_join(cluster, member_id, answers)  # it rejoins, and is answered at once
+    assert answers[-1].error == errors.NONE
+    assert sorted(m["protocol"] for m in cluster.groups.snapshot()["g"]["members"].values()) \
+        == ["classic", "consumer"]
+
+
+def test_group_size_limits_block_online_conversions():
+    cluster = cluster_with(broker_config={"group.consumer.max.size": 1})
+    settle_group([cluster.consumer("t", group_id="g") for _ in range(2)])
+    assert hb(cluster, "a", 0).error == errors.GROUP_ID_NOT_FOUND  # 2 > max.size 1
+    small = cluster_with(broker_config={"group.max.size": 1})
+    hb(small, "a", 0)
+    answers: list = []
+    for member in ("c-1", "c-2"):
+        _classic_join(small, member, answers)
+    hb(small, "a", -1)  # two classic members would be left: more than group.max.size
+    assert small.groups.snapshot()["g"]["type"] == "consumer"
