@@ -77,6 +77,7 @@ def group_description(cluster: Any, group_id: str,
     members = [{"member_id": mid, "client_id": m.get("client_id"),
                 "instance_id": m.get("instance"), "assignment": list(m.get("assignment", [])),
                 **({"epoch": m["epoch"], "member_state": m.get("member_state"),
+                    "protocol": m.get("protocol"),
                     "target": list(m.get("target", []))} if "epoch" in m else {})}
                for mid, m in sorted(snap["members"].items())]
     wanted: set[TP] = {_tp(k) for k in snap["offsets"]}
@@ -144,6 +145,8 @@ def _member_label(m: Mapping[str, Any], leader: bool, count: int) -> str:
     if m.get("epoch") is not None:
         state = str(m.get("member_state") or "").replace("_", " ").lower()
         lines.append(f"member epoch {m['epoch']}" + (f" · {esc(state)}" if state else ""))
+        if m.get("protocol") == "classic":  # a classic member of a mixed group
+            lines.append("classic protocol (JoinGroup)")
     if leader:
         lines.append("group leader (runs the assignor)")
     lines.append(f"{count} partition{'s' if count != 1 else ''}" if count

@@ -421,3 +421,47 @@ def kip848_records_in_consumer_offsets(door):
             "leave": [[kind, f is None] for kind, f in left],
             "leave_bumps_once": [f for k, f in left if k.endswith("/3")][0]["epoch"]
             == epochs[-2] + 1}
+
+
+@scenario("groups", lesson="09", client=CONFLUENT)
+def mixed_group_upgrade_and_downgrade(door):
+    """A mixed group (Kafka 4.x, group.consumer.migration.policy=bidirectional): a
+    kafka-python member (classic protocol) owns all 4 partitions; a confluent-kafka member
+    with group.protocol=consumer joins, the group is upgraded online to a consumer group and
+    the two share the partitions; when the confluent member leaves, the group is downgraded
+    to a classic group and the kafka-python member owns everything again."""
+    topic, group = door.topic("mixed"), door.topic("g")
+    door.create_topic(topic, partitions=4)
+    admin, kp = door.ck_admin(), door.admin()
+
+    def group_type() -> list:
+        return [(g["group_type"], g["protocol_type"]) for g in kp.list_groups()
+                if g["group_id"] == group]
+
+    classic = Member(door, [topic], {topic: "A"}, group_id=group, client_id="classic",
+                     partition_assignment_strategy=[RangePartitionAssignor])
+    classic.start()
+    modern = None
+    try:
+        alone = stable([classic], 4, timeout_s=60)
+        before = group_type()
+        modern = Kip848Member(door, topic, group, "modern", "range")
+        modern.start()
+        shared = stable([classic, modern], 4, timeout_s=90)
+        described = admin.describe_consumer_groups([group])[group].result()
+        mixed = {"type": str(described.type), "state": str(described.state),
+                 "members": len(described.members), "listed": group_type(),
+                 "sizes": sorted(len(a) for a in shared)}
+        modern.halt()
+        modern.consumer.close()
+        after = stable([classic], 4, timeout_s=90)
+        view = kp.describe_groups([group])[group]
+        downgraded = {"listed": group_type(), "state": view.get("group_state"),
+                      "protocol_type": view.get("protocol_type"),
+                      "members": len(view.get("members") or [])}
+    finally:
+        classic.halt()
+        if modern is not None:
+            modern.halt()
+    return {"alone": alone, "before": before, "mixed": mixed, "after": after,
+            "downgraded": downgraded}

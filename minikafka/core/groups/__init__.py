@@ -6,6 +6,8 @@
 - ``membership``: JoinGroup, SyncGroup, Heartbeat, LeaveGroup and rebalances;
 - ``consumer`` and ``consumer_protocol``: KIP-848 consumer groups (ConsumerGroupHeartbeat,
   ConsumerGroupDescribe), ``assignors``: their server-side assignors;
+- ``mixed``: classic members inside consumer groups, online upgrade and downgrade
+  (group.consumer.migration.policy);
 - ``offsets_store``: OffsetCommit/Fetch/Delete, transactional offsets, retention;
 - ``persistence`` and ``records``: writing and replaying __consumer_offsets;
 - ``views``: ListGroups, DescribeGroups, DeleteGroups and the snapshot.

@@ -70,6 +70,15 @@ MEMBER_TRANSITIONS: frozenset[tuple[MemberState, MemberState]] = frozenset(
 ) | {(MemberState.UNKNOWN, s) for s in MemberState if s != MemberState.UNKNOWN}
 
 
+@dataclass(frozen=True)
+class ClassicMetadata:
+    """What a classic member (JoinGroup/SyncGroup) of a consumer group keeps: Kafka's
+    ConsumerGroupMemberMetadataValue.ClassicMemberMetadata."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]  # (assignor name, subscription), in order
+
+
 @dataclass(eq=False)
 class ConsumerMember:
     member_id: str
@@ -88,6 +97,13 @@ class ConsumerMember:
     pending_revocation: Assignment = field(default_factory=dict)
     session_timer: Any = None
     rebalance_timer: Any = None
+    classic: ClassicMetadata | None = None  # set for a member using the classic protocol
+    # a classic member's deadlines: to rejoin when asked, and to sync after joining
+    join_timer: Any = None
+    sync_timer: Any = None
+
+    def timers(self) -> tuple[Any, ...]:
+        return (self.session_timer, self.rebalance_timer, self.join_timer, self.sync_timer)
 
     def subscription(self) -> tuple:
         return (self.subscribed_topic_names, self.subscribed_topic_regex)
@@ -189,6 +205,28 @@ class ConsumerGroup:
 
     def subscribed_topics(self) -> set[str]:
         return set(self.subscription_metadata)
+
+    def supports_classic_protocols(self, protocol_type: str, names: set[str]) -> bool:
+        """Kafka's ConsumerGroup.supportsClassicProtocols: a classic member may join if it
+        speaks the consumer protocol and one of its assignors every classic member has."""
+        if protocol_type != "consumer":
+            return False
+        classic = [m for m in self.members.values() if m.classic is not None]
+        if not self.members:
+            return bool(names)
+        return any(all(n in {p for p, _ in m.classic.protocols} for m in classic)
+                   for n in names)
+
+    def all_classic_except(self, member_id: str) -> bool:
+        return all(m.classic is not None for mid, m in self.members.items() if mid != member_id)
+
+    def waiting_on_unreleased_partition(self, member: ConsumerMember) -> bool:
+        """Is a partition of the member's target still held by another member?"""
+        for t, ps in self.target.get(member.member_id, {}).items():
+            for p in ps - member.assigned.get(t, frozenset()):
+                if self.current_partition_epoch(t, p) != -1:
+                    return True
+        return False
 
 
 # -- reconciliation: Kafka's CurrentAssignmentBuilder -------------------------------------------------

@@ -14,9 +14,10 @@ Kafka's rules kept here (GroupMetadataManager.consumerGroupHeartbeat, Kafka 4.x)
   partitions it still owns, when an answer was lost): otherwise FENCED_MEMBER_EPOCH
   and the member rejoins with epoch 0;
 - a consumer member joining an empty classic group converts it (its offsets stay);
-  a classic group with members answers GROUP_ID_NOT_FOUND ("... is not a consumer
-  group"), which is Kafka's answer when group.consumer.migration.policy does not
-  allow an online upgrade: minikafka does not run mixed groups.
+  joining a classic group with members upgrades it online when
+  group.consumer.migration.policy allows (``mixed``): the classic members stay, as
+  classic members of the consumer group; otherwise GROUP_ID_NOT_FOUND ("... is not a
+  consumer group").
 """
 from __future__ import annotations
 
@@ -35,11 +36,13 @@ from .consumer import (
     JOIN_EPOCH,
     LEAVE_EPOCH,
     STATIC_LEAVE_EPOCH,
+    ClassicMetadata,
     ConsumerGroup,
     ConsumerMember,
     MemberState,
     reconcile,
 )
+from .mixed import MixedGroups
 
 if TYPE_CHECKING:
     from .coordinator import GroupCoordinator
@@ -103,6 +106,7 @@ class MemberView:
     assignment: Rows
     target_assignment: Rows
     state: str
+    member_type: int = 1  # ConsumerGroupDescribe v1 (KIP-1099): 0 classic, 1 consumer
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,7 @@ class ConsumerProtocol:
         names = [_ASSIGNOR_CLASSES.get(a.strip(), a.strip())
                  for a in str(self.config["group.consumer.assignors"]).split(",")]
         self.assignors = [a for a in names if a in ASSIGNORS] or ["uniform"]
+        self.mixed = MixedGroups(self)
 
     # -- ConsumerGroupHeartbeat --------------------------------------------------------------
     def heartbeat(self, broker_id: int | None, req: ConsumerHeartbeat) -> HeartbeatAnswer:
@@ -231,6 +236,14 @@ class ConsumerProtocol:
             self.journal.record(self.clock.now_ms, "group.converted", group=group_id,
                                 previous="classic", type="consumer")
             return group
+        if create and self.mixed.may_upgrade(found):
+            # Online upgrade: the classic members stay, as classic members of the group.
+            try:
+                return self.mixed.to_consumer_group(found)
+            except ValueError:
+                raise _Refused(errors.GROUP_ID_NOT_FOUND,
+                               f"Cannot upgrade the classic group {group_id} to consumer group "
+                               f"because the embedded consumer protocol is malformed.") from None
         raise _Refused(errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
 
     def _member(self, group: ConsumerGroup, req: ConsumerHeartbeat, member_id: str,
@@ -259,22 +272,7 @@ class ConsumerProtocol:
                                f"Static member {member_id} with instance id "
                                f"{req.instance_id} cannot join the group because the instance "
                                f"id is owned by {existing.member_id} member.")
-            # The static member is back under a new member id: it takes the old one's
-            # place at epoch 0, its partitions and target included, with no new group
-            # epoch (Kafka's replaceMember), so nobody else has to move.
-            target = group.target.get(existing.member_id, {})
-            self._drop_member(group, existing, records, bump=False)
-            back = replace(existing, member_id=member_id, member_epoch=0,
-                           previous_member_epoch=0, session_timer=None, rebalance_timer=None)
-            group.put_member(back)
-            group.target[member_id] = target
-            records.append((rec.member_key(rec.TARGET_MEMBER, group.group_id, member_id),
-                            rec.encode_value(b"", rec.TargetMemberValue(_rows(target)))))
-            records.append(self._member_record(group, back))
-            self.journal.record(self.clock.now_ms, "group.member.replaced",
-                                group=group.group_id, instance=req.instance_id,
-                                previous=existing.member_id, member=member_id)
-            return back
+            return self.replace_static(group, existing, member_id, records)
         if existing is None:
             raise _Refused(errors.UNKNOWN_MEMBER_ID,
                            f"Instance id {req.instance_id} is unknown.")
@@ -284,6 +282,26 @@ class ConsumerProtocol:
                            f"fenced by existing member {existing.member_id}.")
         self._check_epoch(existing, req)
         return existing
+
+    def replace_static(self, group: ConsumerGroup, existing: ConsumerMember, member_id: str,
+                       records: list) -> ConsumerMember:
+        """The static member is back under a new member id: it takes the old one's place
+        at epoch 0, its partitions and target included, with no new group epoch (Kafka's
+        replaceMember), so nobody else has to move."""
+        target = group.target.get(existing.member_id, {})
+        self._drop_member(group, existing, records, bump=False)
+        back = replace(existing, member_id=member_id, member_epoch=0,
+                       previous_member_epoch=0, session_timer=None, rebalance_timer=None,
+                       join_timer=None, sync_timer=None)
+        group.put_member(back)
+        group.target[member_id] = target
+        records.append((rec.member_key(rec.TARGET_MEMBER, group.group_id, member_id),
+                        rec.encode_value(b"", rec.TargetMemberValue(_rows(target)))))
+        records.append(self._member_record(group, back))
+        self.journal.record(self.clock.now_ms, "group.member.replaced",
+                            group=group.group_id, instance=existing.instance_id,
+                            previous=existing.member_id, member=member_id)
+        return back
 
     @staticmethod
     def _check_epoch(member: ConsumerMember, req: ConsumerHeartbeat) -> None:
@@ -307,7 +325,6 @@ class ConsumerProtocol:
 
     def _heartbeat(self, found: Any, req: ConsumerHeartbeat) -> HeartbeatAnswer:
         coord = self.coordinator
-        now = self.clock.now_ms
         group = self._group(found, req.group_id, req.member_epoch == JOIN_EPOCH)
         member_id = req.member_id or str(uuid.UUID(int=coord._random_bits(), version=4))
         if len(group.members) >= self.config["group.consumer.max.size"] and \
@@ -331,7 +348,28 @@ class ConsumerProtocol:
             if req.subscribed_topic_names is not None else member.subscribed_topic_names,
             subscribed_topic_regex=req.subscribed_topic_regex
             if req.subscribed_topic_regex is not None else member.subscribed_topic_regex,
-            client_id=req.client_id, client_host=req.client_host)
+            client_id=req.client_id, client_host=req.client_host, classic=None)
+        updated = self.update_member(group, member, updated, _owned(req.owned), records,
+                                     before_state)
+        full = req.member_epoch == JOIN_EPOCH or (
+            req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
+            and req.owned is not None)
+        changed = updated.assigned != member.assigned or is_new
+        return HeartbeatAnswer(
+            errors.NONE, None, updated.member_id, updated.member_epoch,
+            self.config["group.consumer.heartbeat.interval.ms"],
+            _rows(updated.assigned) if full or changed else None)
+
+    def update_member(self, group: ConsumerGroup, member: ConsumerMember,
+                      updated: ConsumerMember, owned: Assignment | None, records: list,
+                      before_state: str) -> ConsumerMember:
+        """Steps 1-3 of a heartbeat (a ConsumerGroupHeartbeat, or a classic member's
+        JoinGroup): store the member, bump the group epoch if its subscription changed, a
+        new target if the epoch moved, then one reconciliation step; the records are
+        appended and the session timer restarts."""
+        coord = self.coordinator
+        now = self.clock.now_ms
+        is_new = member.member_id not in group.members
         bump = is_new or updated.subscription() != member.subscription()
         if is_new or self._member_value(updated) != self._member_value(member):
             records.append(self._member_record(group, updated))
@@ -339,7 +377,8 @@ class ConsumerProtocol:
         if is_new:
             self.journal.record(now, "group.member.joined", group=group.group_id,
                                 member=updated.member_id, instance=updated.instance_id,
-                                client=updated.client_id, protocol="consumer")
+                                client=updated.client_id,
+                                protocol="classic" if updated.classic else "consumer")
         metadata = self._subscription_metadata(group)
         if metadata != group.subscription_metadata:
             group.subscription_metadata = metadata
@@ -351,20 +390,12 @@ class ConsumerProtocol:
                                 epoch=group.group_epoch)
         if group.group_epoch > group.assignment_epoch:
             self._update_target(group, records)
-        updated = self._reconcile(group, group.members[updated.member_id], _owned(req.owned),
-                                  records)
+        updated = self._reconcile(group, group.members[updated.member_id], owned, records)
         self._schedule_session(group, updated)
         if records:
             coord._append(group.partition, records)
         self._note_state(group, before_state)
-        full = req.member_epoch == JOIN_EPOCH or (
-            req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
-            and req.owned is not None)
-        changed = updated.assigned != member.assigned or is_new
-        return HeartbeatAnswer(
-            errors.NONE, None, updated.member_id, updated.member_epoch,
-            self.config["group.consumer.heartbeat.interval.ms"],
-            _rows(updated.assigned) if full or changed else None)
+        return updated
 
     def _subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[str, int]]:
         topics = self.coordinator.sim.controller.topics
@@ -460,6 +491,10 @@ class ConsumerProtocol:
     def fence(self, group: ConsumerGroup, member: ConsumerMember, reason: str) -> None:
         """Remove a member (it left, or its session or rebalance timeout expired): the
         group epoch goes up and the others reconcile without it."""
+        if self.mixed.may_downgrade(group, member.member_id):
+            # Online downgrade: only classic members would be left.
+            self.mixed.to_classic_group(group, member, reason)
+            return
         before = group.state
         records: list = []
         self._drop_member(group, member, records, bump=True)
@@ -474,7 +509,7 @@ class ConsumerProtocol:
 
     def _drop_member(self, group: ConsumerGroup, member: ConsumerMember, records: list,
                      bump: bool) -> None:
-        for timer in (member.session_timer, member.rebalance_timer):
+        for timer in member.timers():
             if timer is not None:
                 timer.cancel()
         group.remove_member(member.member_id)
@@ -490,9 +525,11 @@ class ConsumerProtocol:
     def _schedule_session(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         if member.session_timer is not None:
             member.session_timer.cancel()
-        member.session_timer = self.clock.call_later(
-            self.config["group.consumer.session.timeout.ms"], self._session_expired, group,
-            member.member_id)
+        # A classic member keeps the session.timeout.ms of its JoinGroup.
+        timeout = member.classic.session_timeout_ms if member.classic is not None \
+            else self.config["group.consumer.session.timeout.ms"]
+        member.session_timer = self.clock.call_later(timeout, self._session_expired, group,
+                                                     member.member_id)
 
     def _session_expired(self, group: ConsumerGroup, member_id: str) -> None:
         member = group.members.get(member_id)
@@ -518,7 +555,7 @@ class ConsumerProtocol:
 
     def cancel_timers(self, group: ConsumerGroup) -> None:
         for member in group.members.values():
-            for timer in (member.session_timer, member.rebalance_timer):
+            for timer in member.timers():
                 if timer is not None:
                     timer.cancel()
 
@@ -533,9 +570,10 @@ class ConsumerProtocol:
     # -- records -----------------------------------------------------------------------------
     @staticmethod
     def _member_value(m: ConsumerMember) -> rec.MemberValue:
+        classic = (m.classic.session_timeout_ms, m.classic.protocols) if m.classic else None
         return rec.MemberValue(m.instance_id, m.rack_id, m.client_id, m.client_host,
                                m.subscribed_topic_names, m.subscribed_topic_regex,
-                               m.rebalance_timeout_ms, m.server_assignor)
+                               m.rebalance_timeout_ms, m.server_assignor, classic)
 
     def _member_record(self, group: ConsumerGroup, m: ConsumerMember) -> tuple[bytes, bytes]:
         key = rec.member_key(rec.MEMBER_METADATA, group.group_id, m.member_id)
@@ -589,7 +627,8 @@ class ConsumerProtocol:
                 subscribed_topic_names=value.subscribed_topic_names,
                 subscribed_topic_regex=value.subscribed_topic_regex,
                 rebalance_timeout_ms=value.rebalance_timeout_ms,
-                server_assignor=value.server_assignor))
+                server_assignor=value.server_assignor,
+                classic=ClassicMetadata(*value.classic) if value.classic else None))
         elif key.type == rec.TARGET_MEMBER:
             if value is None:
                 group.target.pop(key.member, None)
@@ -623,12 +662,14 @@ class ConsumerProtocol:
         member = group.members.get(member_id)
         if member is None:
             return errors.UNKNOWN_MEMBER_ID
-        if api_version is not None and api_version < 9:
+        if api_version is not None and api_version < 9 and member.classic is None:
             return errors.UNSUPPORTED_VERSION
         if instance_id is not None and member.instance_id != instance_id:
             return errors.FENCED_INSTANCE_ID
         if member_epoch != member.member_epoch:
-            return errors.STALE_MEMBER_EPOCH
+            # A classic member commits with its generation, which is its member epoch.
+            return errors.ILLEGAL_GENERATION if member.classic is not None \
+                else errors.STALE_MEMBER_EPOCH
         return errors.NONE
 
     # -- ConsumerGroupDescribe ---------------------------------------------------------------------
@@ -647,7 +688,8 @@ class ConsumerProtocol:
         members = tuple(
             MemberView(m.member_id, m.instance_id, m.rack_id, m.member_epoch, m.client_id,
                        m.client_host, m.subscribed_topic_names, m.subscribed_topic_regex,
-                       _rows(m.assigned), _rows(g.target.get(m.member_id, {})), m.state.name)
+                       _rows(m.assigned), _rows(g.target.get(m.member_id, {})), m.state.name,
+                       0 if m.classic is not None else 1)
             for m in g.members.values())
         return ConsumerGroupView(errors.NONE, group_id, None, g.state, g.group_epoch,
                                  g.assignment_epoch, g.preferred_assignor() or self.assignors[0],

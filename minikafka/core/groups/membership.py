@@ -51,8 +51,10 @@ class ClassicMembership:
         unknown = member_id == ""
         if isinstance(group, ConsumerGroup):
             if group.members:
-                # Kafka would run a mixed group here; minikafka keeps the protocols apart.
-                respond(JoinResult(errors.INCONSISTENT_GROUP_PROTOCOL, member_id))
+                # A classic member of a consumer group (a mixed group, see ``mixed``).
+                self.consumer.mixed.join(group, member_id, group_instance_id, client_id,
+                                         client_host, protocol_type, protocols,
+                                         session_timeout_ms, rebalance_timeout_ms, respond)
                 return
             group = self._consumer_to_classic(group)
         if group is None:
@@ -344,7 +346,11 @@ class ClassicMembership:
         except errors.KafkaCoreError as exc:
             respond(SyncResult(exc.code))
             return
-        if group is None or isinstance(group, ConsumerGroup):
+        if isinstance(group, ConsumerGroup):
+            self.consumer.mixed.sync(group, member_id, group_instance_id, generation_id,
+                                     protocol_type, protocol_name, respond)
+            return
+        if group is None:
             respond(SyncResult(errors.UNKNOWN_MEMBER_ID))
             return
         if group.state == DEAD:
@@ -412,7 +418,10 @@ class ClassicMembership:
             group = self._serve(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             return exc.code
-        if group is None or isinstance(group, ConsumerGroup):
+        if isinstance(group, ConsumerGroup):
+            return self.consumer.mixed.heartbeat(group, member_id, group_instance_id,
+                                                 generation_id)
+        if group is None:
             return errors.UNKNOWN_MEMBER_ID
         if group.state == DEAD:
             return errors.COORDINATOR_NOT_AVAILABLE
@@ -479,7 +488,7 @@ class ClassicMembership:
             return exc.code, []
         members = list(members)
         if isinstance(group, ConsumerGroup):
-            return errors.NONE, [errors.UNKNOWN_MEMBER_ID] * len(members)
+            return errors.NONE, self.consumer.mixed.leave(group, members, reason)
         if group is None or group.state == DEAD:
             code = errors.UNKNOWN_MEMBER_ID if group is None else errors.COORDINATOR_NOT_AVAILABLE
             return errors.NONE, [code] * len(members)

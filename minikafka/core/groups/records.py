@@ -69,6 +69,9 @@ class MemberValue:
     subscribed_topic_regex: str | None
     rebalance_timeout_ms: int
     server_assignor: str | None
+    # tagged field 0, ClassicMemberMetadata: (session timeout, ((assignor, metadata), ...))
+    # for a classic member of a consumer group; None for a consumer-protocol member
+    classic: tuple[int, tuple[tuple[str, bytes], ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -233,8 +236,9 @@ def encode_value(key: bytes | ConsumerGroupKey, value: Value) -> bytes:
                .string(value.client_host).uvarint(len(value.subscribed_topic_names) + 1))
         for name in value.subscribed_topic_names:
             out.string(name)
-        return (out.string(value.subscribed_topic_regex).int(_I32, value.rebalance_timeout_ms)
-                .string(value.server_assignor).tags())
+        out = (out.string(value.subscribed_topic_regex).int(_I32, value.rebalance_timeout_ms)
+               .string(value.server_assignor))
+        return out.tags({0: _classic_metadata(value.classic)} if value.classic else None)
     if isinstance(value, TargetMetadataValue):
         out = _Out().int(_I32, value.assignment_epoch)
         return out.tags({0: _I64.pack(value.assignment_timestamp)}
@@ -244,6 +248,35 @@ def encode_value(key: bytes | ConsumerGroupKey, value: Value) -> bytes:
     return (_Out().int(_I32, value.member_epoch).int(_I32, value.previous_member_epoch)
             .int(_I8, value.state).partitions(value.assigned)
             .partitions(value.pending_revocation).tags())
+
+
+def _classic_metadata(classic: tuple[int, tuple[tuple[str, bytes], ...]]) -> bytes:
+    # A nullable struct (KIP-893): an int8 marker (1: present), then the struct.
+    session_timeout, protocols = classic
+    out = _Out()
+    out.parts = [_I8.pack(1), _I32.pack(session_timeout)]
+    out.uvarint(len(protocols) + 1)
+    for name, metadata in protocols:
+        out.string(name).uvarint(len(metadata) + 1)
+        out.parts.append(bytes(metadata))
+        out.uvarint(0)
+    return out.tags()
+
+
+def _read_classic_metadata(data: bytes) -> tuple[int, tuple[tuple[str, bytes], ...]] | None:
+    if not data or data[0] != 1:
+        return None
+    r = _In(data)
+    r.pos = 1  # after the marker
+    session_timeout = r.int(_I32)
+    protocols = []
+    for _ in range(r.uvarint() - 1):
+        name = r.string() or ""
+        size = r.uvarint() - 1
+        protocols.append((name, bytes(r.view[r.pos:r.pos + size])))
+        r.pos += size
+        r.tags()
+    return session_timeout, tuple(protocols)
 
 
 def decode_value(key: bytes | ConsumerGroupKey, data: bytes | None) -> Value | None:
@@ -261,7 +294,9 @@ def decode_value(key: bytes | ConsumerGroupKey, data: bytes | None) -> Value | N
         instance, rack, client, host = r.string(), r.string(), r.string() or "", r.string() or ""
         names = tuple(r.string() or "" for _ in range(r.uvarint() - 1))
         regex, timeout, assignor = r.string(), r.int(_I32), r.string()
-        return MemberValue(instance, rack, client, host, names, regex, timeout, assignor)
+        classic = _read_classic_metadata(r.tags().get(0, b""))
+        return MemberValue(instance, rack, client, host, names, regex, timeout, assignor,
+                           classic)
     if k.type == TARGET_METADATA:
         epoch = r.int(_I32)
         tags = r.tags()

@@ -138,6 +138,7 @@ class GroupViews:
             "coordinator": (self._loaded.get(g.partition) or (None,))[0],
             "members": {m.member_id: {"instance": m.instance_id, "client_id": m.client_id,
                                       "epoch": m.member_epoch, "member_state": m.state.name,
+                                      "protocol": "classic" if m.classic else "consumer",
                                       "assignment": names(m.assigned),
                                       "revoking": names(m.pending_revocation),
                                       "target": names(g.target.get(m.member_id, {}))}

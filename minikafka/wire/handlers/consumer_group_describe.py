@@ -21,7 +21,6 @@ _Member = _Group.Member
 _Assignment = _Member.Assignment
 _TopicPartitions = _Assignment.TopicPartitions
 
-CONSUMER_MEMBER = 1  # MemberType (v1): -1 unknown, 0 classic, 1 consumer
 NOT_REQUESTED = -2**31
 
 
@@ -60,6 +59,6 @@ def handle(ctx: RequestContext,
                 subscribed_topic_regex=m.subscribed_topic_regex,
                 assignment=_assignment(ctx, m.assignment),
                 target_assignment=_assignment(ctx, m.target_assignment),
-                member_type=CONSUMER_MEMBER) for m in g.members],
+                member_type=m.member_type) for m in g.members],
             authorized_operations=operations if g.error == errors.NONE else NOT_REQUESTED))
     return ConsumerGroupDescribeResponse(version=version, throttle_time_ms=0, groups=out)
