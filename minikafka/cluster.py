@@ -397,7 +397,7 @@ class Cluster:
         if not self._can_heartbeat(broker.id):
             return  # a leader cut off from the controller cannot shrink its ISR
         before = replica.isr
-        code, _ = self.controller.alter_partition(
+        code, part = self.controller.alter_partition(
             broker.id, replica.topic, replica.partition, replica.leader_epoch,
             replica.partition_epoch, new_isr)
         if code == errors.NONE:
@@ -405,6 +405,10 @@ class Cluster:
             self.journal.record(self.now_ms, kind, topic=replica.topic,
                                 partition=replica.partition, broker=broker.id,
                                 isr=list(new_isr), previous=list(before))
+            if set(part.replicas) != set(replica.replicas) and not part.reassigning:
+                self.journal.record(self.now_ms, "reassignment.completed", topic=replica.topic,
+                                    partition=replica.partition, replicas=list(part.replicas),
+                                    leader=part.leader)
             self._publish()
 
     def on_hw_advanced(self, replica: Replica) -> None:
@@ -690,6 +694,35 @@ class Cluster:
                             results={f"{t}-{p}": c for (t, p), c in results.items()})
         self._publish()
         return results
+
+    @_wrap
+    def reassign_partition(self, topic: str, partition: int, replicas: list[int] | None,
+                           allow_replication_factor_change: bool = True) -> None:
+        """AlterPartitionReassignments (kafka-reassign-partitions.sh --execute) for one
+        partition: move it to `replicas`, or with None cancel its move. The new replicas
+        catch up through replication on this cluster's clock; the move completes when the
+        last of them joins the ISR (`list_partition_reassignments` shows it until then)."""
+        if replicas is not None and not allow_replication_factor_change:
+            meta = self.controller.topics.get(topic)
+            if meta is not None and 0 <= partition < len(meta.partitions):
+                part = meta.partitions[partition]
+                current = len(part.replicas) - len(part.adding)
+                if len(replicas) != current:
+                    raise errors.KafkaCoreError(
+                        errors.INVALID_REPLICATION_FACTOR,
+                        f"The replication factor is changed from {current} to "
+                        f"{len(replicas)} but allowReplicationFactorChange is false")
+        self.controller.reassign_partition(topic, partition, replicas)
+        self.journal.record(self.now_ms, "reassignment.cancelled" if replicas is None
+                            else "reassignment.started", topic=topic, partition=partition,
+                            replicas=replicas)
+        self._publish()
+
+    def list_partition_reassignments(self) -> dict[tuple[str, int], tuple[list[int], list[int], list[int]]]:
+        """ListPartitionReassignments: (topic, partition) -> (replicas, adding, removing)
+        for every move under way."""
+        return {tp: (list(part.replicas), list(part.adding), list(part.removing))
+                for tp, part in sorted(self.controller.reassignments().items())}
 
     @_wrap
     def allocate_producer_id(self) -> int:

@@ -241,6 +241,38 @@ class KafkaAdminClient:
                     f"{type(kerrors.for_code(code)).__name__}" for tp, code in failed.items()))
         return out
 
+    # -- partition reassignment (KIP-455) ---------------------------------------------------------
+    def alter_partition_reassignments(self, reassignments: Mapping[TopicPartition, Any],
+                                      timeout_ms: int | None = None) -> dict[TopicPartition, Any]:
+        """Move each partition to its list of broker ids, or with None cancel its move.
+        Returns {tp: None} for an accepted change, else {tp: the error class}, as
+        kafka-python does (it raises only for a request-wide error)."""
+        out: dict[TopicPartition, Any] = {}
+        for tp, replicas in reassignments.items():
+            try:
+                self.cluster.reassign_partition(
+                    tp.topic, tp.partition, None if replicas is None else list(replicas))
+                out[tp] = None
+            except Errors.KafkaError as exc:
+                out[tp] = type(exc)
+        return out
+
+    def list_partition_reassignments(self, topic_partitions: Any = None,
+                                     timeout_ms: int | None = None) -> dict[TopicPartition, dict]:
+        """The moves under way: {tp: {'replicas', 'adding_replicas', 'removing_replicas'}},
+        for every partition or those named ({topic: [partitions]} or TopicPartitions)."""
+        wanted = None
+        if topic_partitions is not None:
+            if isinstance(topic_partitions, Mapping):
+                wanted = {(t, p) for t, ps in topic_partitions.items() for p in ps}
+            else:
+                wanted = {(tp.topic, tp.partition) for tp in topic_partitions}
+        return {TopicPartition(t, p): {"replicas": replicas, "adding_replicas": adding,
+                                       "removing_replicas": removing}
+                for (t, p), (replicas, adding, removing)
+                in self.cluster.list_partition_reassignments().items()
+                if wanted is None or (t, p) in wanted}
+
     # -- groups: kafka-python 3.x -----------------------------------------------------------------
     def list_groups(self, broker_ids: Iterable[int] | None = None,
                     states_filter: Iterable[Any] | None = None,

@@ -109,6 +109,7 @@ class Broker:
                                         hw=replica.high_watermark)
             else:
                 replica.update_isr(reg.isr)
+                replica.replicas = reg.replicas  # a reassignment adds followers
             replica.partition_epoch = reg.partition_epoch
             if replica.maybe_advance_hw():
                 self._on_hw_advanced(replica)
@@ -121,6 +122,7 @@ class Broker:
                 self._complete_delayed(tp)
                 replica.fetching = False
             replica.isr = reg.isr
+            replica.replicas = reg.replicas
             self.start_fetcher(replica)
 
     def _drop_replica(self, tp: TP) -> None:
