@@ -122,6 +122,23 @@ def _features(given: Mapping[str, int] | None) -> dict[str, int]:
     return features
 
 
+def _feature_update_refused(name: str, level: int, kind: str, current: int,
+                            controller_id: int | None) -> str | None:
+    """Why Kafka's FeatureControlManager refuses to set `name` to `level`, or None."""
+    if level < 0:
+        return "A feature version cannot be less than 0."
+    supported = SUPPORTED_FEATURES.get(name)
+    if supported is None:
+        return f"Local controller {controller_id} does not support this feature."
+    low, high = supported
+    if level != 0 and not low <= level <= high:
+        return f"Local controller {controller_id} only supports versions {low}-{high}"
+    if level < current and kind == "upgrade":
+        return ("Can't downgrade the version of this feature without setting the upgrade "
+                "type to either safe or unsafe downgrade.")
+    return None
+
+
 class Cluster:
     def __init__(
         self,
@@ -154,14 +171,15 @@ class Cluster:
         # it was set on, None for the cluster-wide default; value).
         self.static_broker_config: dict[str, Any] = dict(broker_config or {})
         self.dynamic_broker_config: dict[str, tuple[int | None, Any]] = {}
-        self.features = _features(features)
+        features = _features(features)
         self.lock = threading.RLock()
         # KRaft combined mode: the first 1 or 3 brokers also vote in the controller quorum.
         voters = tuple(controllers) if controllers is not None else tuple(
             ids[:3] if len(ids) >= 3 else ids[:1])
         self.controller = Controller(
             voters, self.random,
-            eligible_leader_replicas=self.features["eligible.leader.replicas.version"] >= 1)
+            eligible_leader_replicas=features["eligible.leader.replicas.version"] >= 1)
+        self.controller.features.update(features)
         self.controller.topic_defaults.update(topic_defaults(self.broker_config))
         self.racks = dict(racks or {})
         self.brokers: dict[int, Broker] = {b: Broker(b, self.racks.get(b), self) for b in ids}
@@ -271,6 +289,17 @@ class Cluster:
 
     # -- wiring ------------------------------------------------------------------------
     @property
+    def features(self) -> dict[str, int]:
+        """The finalized feature levels (the controller's, from its metadata log)."""
+        return self.controller.features
+
+    @property
+    def features_epoch(self) -> int:
+        """FinalizedFeaturesEpoch as a KRaft broker reports it: the offset of the newest
+        metadata record."""
+        return len(self.controller.log) - 1
+
+    @property
     def now_ms(self) -> int:
         return self.clock.now_ms
 
@@ -287,6 +316,9 @@ class Cluster:
         return (active is not None and self.brokers[broker_id].running
                 and self.network.reachable(broker_id, active))
 
+    def can_reach_controller(self, broker_id: int) -> bool:
+        return self._can_heartbeat(broker_id)
+
     def publish_metadata(self) -> None:
         """Brokers that can reach the active controller replay the metadata log."""
         self._publish()
@@ -295,10 +327,12 @@ class Cluster:
         """Brokers that can reach the active controller replay the metadata log."""
         records = self.controller.log
         self._sync_metadata()
+        now = self.clock.now_ms
         for broker in self.brokers.values():
-            if broker.running and broker.metadata_offset < len(records) and \
-                    self._can_heartbeat(broker.id):
-                broker.apply_metadata(records)
+            if broker.running and self._can_heartbeat(broker.id):
+                if broker.metadata_offset < len(records):
+                    broker.apply_metadata(records)
+                broker.metadata_fetch_ms = broker.metadata_caught_up_ms = now
         if self.log_dirs:
             self._sync_log_dirs()
         self._maybe_schedule_rebalance()
@@ -723,6 +757,32 @@ class Cluster:
         for every move under way."""
         return {tp: (list(part.replicas), list(part.adding), list(part.removing))
                 for tp, part in sorted(self.controller.reassignments().items())}
+
+    def describe_metadata_quorum(self) -> api.QuorumInfo:
+        """DescribeQuorum (kafka-metadata-quorum.sh describe): the voters, their log end
+        offsets and fetch times, and the observers."""
+        return api.describe_quorum(self, self.cluster_id)
+
+    @_wrap
+    def update_features(self, updates: Mapping[str, tuple[int, str]],
+                        validate_only: bool = False) -> None:
+        """UpdateFeatures (kafka-features.sh upgrade|downgrade): {feature: (level, upgrade
+        type 'upgrade', 'safe_downgrade' or 'unsafe_downgrade')}, all or nothing, with the
+        checks and messages of Kafka's FeatureControlManager (INVALID_UPDATE_VERSION)."""
+        for name, (level, kind) in updates.items():
+            reason = _feature_update_refused(name, level, kind, self.features.get(name, 0),
+                                             self.controller.quorum.leader)
+            if reason:
+                raise errors.KafkaCoreError(
+                    errors.INVALID_UPDATE_VERSION,
+                    f"Invalid update version {level} for feature {name}. {reason}")
+        if validate_only:
+            return
+        for name, (level, _) in updates.items():
+            if self.features.get(name, 0) != level:
+                self.controller.set_feature_level(name, level)
+                self.journal.record(self.now_ms, "feature.updated", feature=name, level=level)
+        self._publish()
 
     @_wrap
     def allocate_producer_id(self) -> int:

@@ -273,6 +273,49 @@ class KafkaAdminClient:
                 in self.cluster.list_partition_reassignments().items()
                 if wanted is None or (t, p) in wanted}
 
+    # -- the metadata quorum and feature levels ---------------------------------------------------
+    def describe_metadata_quorum(self) -> dict:
+        """DescribeQuorum of __cluster_metadata-0, in the shape kafka-python returns (the
+        response as a dict, each partition's error None)."""
+        info = self.cluster.describe_metadata_quorum()
+
+        def replica(r: Any) -> dict:
+            return {"replica_id": r.replica_id, "replica_directory_id": str(r.directory_id),
+                    "log_end_offset": r.log_end_offset,
+                    "last_fetch_timestamp": r.last_fetch_timestamp,
+                    "last_caught_up_timestamp": r.last_caught_up_timestamp}
+
+        partition = {"partition_index": 0, "leader_id": info.leader_id,
+                     "leader_epoch": info.leader_epoch, "high_watermark": info.high_watermark,
+                     "current_voters": [replica(v) for v in info.voters],
+                     "observers": [replica(o) for o in info.observers], "error": None}
+        return {"topics": [{"topic_name": "__cluster_metadata", "partitions": [partition]}]}
+
+    def describe_features(self, send_request_to_controller: bool = False) -> dict[str, dict]:
+        """{feature: {'supported': (min, max), 'finalized': (level, level),
+        'finalized_epoch': epoch}}, as kafka-python reads them from ApiVersions."""
+        from ..cluster import SUPPORTED_FEATURES
+        out: dict[str, dict] = {name: {"supported": levels}
+                                for name, levels in SUPPORTED_FEATURES.items()}
+        for name, level in self.cluster.features.items():
+            if level > 0:
+                out.setdefault(name, {})["finalized"] = (level, level)
+                out[name]["finalized_epoch"] = self.cluster.features_epoch
+        return out
+
+    def update_features(self, feature_updates: Mapping[str, Any], validate_only: bool = False,
+                        timeout_ms: int = 60_000) -> dict[str, str]:
+        """{feature: level} (an upgrade) or {feature: (upgrade type, level)}, the type
+        'UPGRADE', 'SAFE_DOWNGRADE' or 'UNSAFE_DOWNGRADE' (or kafka-python's
+        UpdateFeatureType); returns {feature: 'OK'} and raises InvalidUpdateVersionError
+        for a refused update, as kafka-python does."""
+        updates = {}
+        for name, spec in feature_updates.items():
+            kind, level = spec if isinstance(spec, tuple) else ("upgrade", spec)
+            updates[name] = (int(level), str(getattr(kind, "name", kind)).lower())
+        self.cluster.update_features(updates, validate_only)
+        return dict.fromkeys(feature_updates, "OK")
+
     # -- groups: kafka-python 3.x -----------------------------------------------------------------
     def list_groups(self, broker_ids: Iterable[int] | None = None,
                     states_filter: Iterable[Any] | None = None,

@@ -64,6 +64,9 @@ class Broker:
         self.clean_shutdown = True
         self.replicas: dict[TP, Replica] = {}
         self.metadata_offset = 0
+        # When it last fetched the metadata log, and last had all of it (DescribeQuorum).
+        self.metadata_fetch_ms = -1
+        self.metadata_caught_up_ms = -1
         self.paused_fetchers = False
         self.fetch_delay_ms = 0
         self.delayed: dict[TP, list[DelayedProduce]] = {}

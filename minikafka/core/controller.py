@@ -103,6 +103,9 @@ class Controller:
         # by every topic's TopicConfig: the Cluster updates it in place.
         self.topic_defaults: dict[str, object] = {}
         self.next_producer_id = 0
+        # Finalized feature levels (FeatureLevelRecords): kafka-features.sh describe|upgrade.
+        self.features: dict[str, int] = {
+            "eligible.leader.replicas.version": int(eligible_leader_replicas)}
         # Dynamic broker configs, as ConfigRecords of BROKER resources keep them:
         # (broker id, or "" for the cluster-wide default; key) -> value (None: removed).
         self.broker_configs: dict[tuple[str, str], object] = {}
@@ -128,6 +131,23 @@ class Controller:
         self.quorum.history.append((self.quorum.term, leader))
         self._append("LeaderChangeMessage", leader=leader, voters=list(self.quorum.voters))
         return leader
+
+    # -- features (KIP-584): UpdateFeatures --------------------------------------------------
+    def set_feature_level(self, name: str, level: int) -> None:
+        """Finalize `name` at `level` (0 removes it), with a FeatureLevelRecord. Turning
+        Eligible Leader Replicas off forgets every partition's ELR, as Kafka's controller
+        does when the feature goes to 0."""
+        self._append("FeatureLevelRecord", name=name, feature_level=level)
+        self.apply_feature_level(name, level)
+
+    def apply_feature_level(self, name: str, level: int) -> None:
+        self.features[name] = level
+        if name == "eligible.leader.replicas.version":
+            self.elr_enabled = level >= 1
+            if not self.elr_enabled:
+                for topic in self.topics.values():
+                    topic.partitions[:] = [replace(part, elr=(), last_known_elr=())
+                                           for part in topic.partitions]
 
     # -- brokers -----------------------------------------------------------------------
     def register_broker(self, broker_id: int, rack: str | None,

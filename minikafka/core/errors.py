@@ -65,6 +65,7 @@ THROTTLING_QUOTA_EXCEEDED = 89
 PRODUCER_FENCED = 90
 INVALID_RECORD = 87
 UNKNOWN_TOPIC_ID = 100
+INVALID_UPDATE_VERSION = 95
 TRANSACTIONAL_ID_NOT_FOUND = 105
 
 # Kafka marks these retriable (their exceptions extend RetriableException): a client may

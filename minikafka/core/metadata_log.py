@@ -196,6 +196,8 @@ def state_records(controller: Controller) -> list[MetadataRecord]:
                 partition_epoch=part.partition_epoch, elr=list(part.elr),
                 last_known_elr=list(part.last_known_elr), adding_replicas=list(part.adding),
                 removing_replicas=list(part.removing))
+    for name, level in sorted(controller.features.items()):
+        add("FeatureLevelRecord", name=name, feature_level=level)
     for (resource, key), value in sorted(controller.broker_configs.items()):
         add("ConfigRecord", resource_type="BROKER", resource=resource, name=key, value=value)
     add("ProducerIdsRecord", next_producer_id=controller.next_producer_id)
@@ -258,6 +260,8 @@ def replay(controller: Controller, records: Sequence[MetadataRecord]) -> set[str
         elif kind == "RemoveTopicRecord":
             topics.pop(f["name"], None)
             removed.add(f["topic_id"])
+        elif kind == "FeatureLevelRecord":
+            controller.apply_feature_level(f["name"], f["feature_level"])
         elif kind == "ProducerIdsRecord":
             controller.next_producer_id = max(controller.next_producer_id,
                                               f["next_producer_id"])

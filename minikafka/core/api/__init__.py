@@ -10,6 +10,7 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     fetch_partition  Fetch (key 1), one partition: batches, HW, LSO, log start, aborted txns
     create_topics    CreateTopics (key 19), validate_only through the same checks
     delete_records   DeleteRecords (key 21)
+    describe_quorum  DescribeQuorum (key 55): the KRaft voters and observers
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
 """
@@ -29,6 +30,7 @@ from .offsets import (
 from .port import READ_COMMITTED, READ_UNCOMMITTED, ClusterPort, IsolationLevel, led_replica
 from .produce import record_acked
 from .producer_id import InitProducerIdRequest, InitProducerIdResult, init_producer_id
+from .quorum import QuorumInfo, QuorumReplica, describe_quorum
 from .records import DeleteRecordsPartition, DeleteRecordsResult, delete_records
 from .topics import CreatableTopic, CreateTopicsRequest, CreateTopicsResult, create_topics
 
@@ -52,8 +54,11 @@ __all__ = [
     "ListOffsetsPartition",
     "ListOffsetsRequest",
     "ListOffsetsResult",
+    "QuorumInfo",
+    "QuorumReplica",
     "create_topics",
     "delete_records",
+    "describe_quorum",
     "fetch_partition",
     "init_producer_id",
     "led_replica",

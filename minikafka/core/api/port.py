@@ -57,6 +57,10 @@ class ClusterPort(Protocol):
     def publish_metadata(self) -> None:
         """Brokers replay what the controller appended to the metadata log."""
 
+    def can_reach_controller(self, broker_id: int) -> bool:
+        """The broker runs and reaches the active controller (it heartbeats, and fetches
+        the metadata log)."""
+
 
 def led_replica(broker: Broker, topics: Mapping[str, TopicMetadata], name: str, index: int,
                 current_leader_epoch: int = -1) -> tuple[int, Replica | None]:

@@ -53,32 +53,35 @@ def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsRespo
                                    throttle_time_ms=0)
     # A registry served without a cluster (codec tests) has no features to tell.
     features = tuple(sorted(getattr(ctx.cluster, "features", {}).items()))
-    # The answer depends only on the registry, the version and the cluster's feature
-    # levels: encode it once per registry generation (the memo is emptied when
-    # registrations change).
-    memo_key = (API_KEY, version, features)
-    body = ctx.registry.memo.get(memo_key)
-    if body is None:
-        response = ApiVersionsResponse(
-            version=version, error_code=0, throttle_time_ms=0,
-            api_keys=[_ApiVersion(api_key=k, max_version=hi,
-                                  min_version=PRODUCE_LISTED_MIN_VERSION if k == PRODUCE else lo)
-                      for k, (lo, hi) in ctx.registry.version_ranges().items()],
-            **(_features(version, dict(features)) if version >= 3 and features else {}),
-        )
-        body = bytes(response.encode())
-        ctx.registry.memo[memo_key] = body
+    epoch = getattr(ctx.cluster, "features_epoch", 0)
+    # The answer depends only on the registry, the version, the cluster's feature levels
+    # and the metadata offset they were read at: encode it once for each (the memo is
+    # emptied when registrations change, and keeps the newest answer per version).
+    memo_key = (API_KEY, version)
+    memo = ctx.registry.memo.get(memo_key)
+    if memo is not None and memo[0] == (features, epoch):
+        return memo[1]
+    response = ApiVersionsResponse(
+        version=version, error_code=0, throttle_time_ms=0,
+        api_keys=[_ApiVersion(api_key=k, max_version=hi,
+                              min_version=PRODUCE_LISTED_MIN_VERSION if k == PRODUCE else lo)
+                  for k, (lo, hi) in ctx.registry.version_ranges().items()],
+        **(_features(version, dict(features), epoch) if version >= 3 and features else {}),
+    )
+    body = bytes(response.encode())
+    ctx.registry.memo[memo_key] = ((features, epoch), body)
     return body
 
 
-def _features(version: int, levels: dict[str, int]) -> dict:
+def _features(version: int, levels: dict[str, int], epoch: int) -> dict:
     """v3+'s tagged feature fields, as a KRaft broker fills them: what `kafka-features.sh
     describe` and the Java Admin's describeFeatures read. v3 omits supported features whose
-    minimum is 0 (the field's rule); a finalized level of 0 is not listed."""
+    minimum is 0 (the field's rule); a finalized level of 0 is not listed; the epoch is
+    the metadata offset the levels were read at."""
     supported = [_Supported(name=name, min_version=low, max_version=high)
                  for name, (low, high) in SUPPORTED_FEATURES.items()
                  if version >= 4 or low > 0]
     finalized = [_Finalized(name=name, min_version_level=level, max_version_level=level)
                  for name, level in levels.items() if level > 0]
-    return {"supported_features": supported, "finalized_features_epoch": 0,
+    return {"supported_features": supported, "finalized_features_epoch": epoch,
             "finalized_features": finalized}

@@ -1,0 +1,74 @@
+"""The operator's APIs through kafka-python's KafkaAdminClient against `minikafka serve`:
+partition reassignment, the metadata quorum, feature levels."""
+from __future__ import annotations
+
+from kafka import KafkaAdminClient, TopicPartition
+from kafka.errors import (
+    InvalidReplicationAssignmentError,
+    InvalidUpdateVersionError,
+    NoReassignmentInProgressError,
+)
+
+from .conftest import wait_for
+
+
+def test_reassignment_moves_a_partition_and_lists_moves_under_way(served):
+    cluster, server = served
+    with cluster.lock:
+        cluster.create_topic("moving", 2, 2, replica_assignment=[[1, 2], [2, 3]])
+        cluster.pause_follower(1)  # partition 1's move to broker 1 cannot finish yet
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap_servers)
+    try:
+        tp0, tp1 = TopicPartition("moving", 0), TopicPartition("moving", 1)
+        assert admin.alter_partition_reassignments({tp0: [3, 2], tp1: [1, 3]}) == {
+            tp0: None, tp1: None}
+        wait_for(lambda: tp0 not in admin.list_partition_reassignments(), what="move of p0")
+        assert admin.list_partition_reassignments() == {
+            tp1: {"replicas": [1, 3, 2], "adding_replicas": [1], "removing_replicas": [2]}}
+        assert admin.list_partition_reassignments({"moving": [0]}) == {}
+        with cluster.lock:
+            assert cluster.controller.topics["moving"].partitions[0].replicas == (3, 2)
+        assert admin.alter_partition_reassignments({tp1: None}) == {tp1: None}
+        assert admin.alter_partition_reassignments({tp1: None, tp0: [7]}) == {
+            tp1: NoReassignmentInProgressError, tp0: InvalidReplicationAssignmentError}
+        with cluster.lock:
+            assert sorted(cluster.controller.topics["moving"].partitions[1].replicas) == [2, 3]
+    finally:
+        admin.close()
+
+
+def test_describe_metadata_quorum(served):
+    cluster, server = served
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap_servers)
+    try:
+        quorum = admin.describe_metadata_quorum()
+        with cluster.lock:
+            end, leader = len(cluster.controller.log), cluster.active_controller
+        [part] = quorum["topics"][0]["partitions"]
+        assert (part["error"], part["leader_id"], part["high_watermark"]) == (None, leader, end)
+        assert sorted(v["replica_id"] for v in part["current_voters"]) == [1, 2, 3]
+        assert part["observers"] == []  # every broker of three votes (combined mode)
+        assert {v["log_end_offset"] for v in part["current_voters"]} == {end}
+        ports = {n["node_id"]: n["listeners"][0]["port"] for n in quorum["nodes"]}
+        assert ports == server.ports
+    finally:
+        admin.close()
+
+
+def test_update_and_describe_features(served):
+    cluster, server = served
+    elr = "eligible.leader.replicas.version"
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap_servers)
+    try:
+        assert admin.describe_features()[elr]["finalized"] == (1, 1)
+        try:
+            admin.update_features({elr: 0})
+            raise AssertionError("a downgrade passed as an upgrade")
+        except InvalidUpdateVersionError as exc:
+            assert "Can't downgrade the version of this feature" in str(exc)
+        assert admin.update_features({elr: ("SAFE_DOWNGRADE", 0)}) == {elr: "OK"}
+        with cluster.lock:
+            assert cluster.features[elr] == 0
+        assert "finalized" not in admin.describe_features()[elr]
+    finally:
+        admin.close()
