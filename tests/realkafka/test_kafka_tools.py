@@ -244,17 +244,34 @@ def test_kafka_configs(served):
 
 
 def test_kafka_metadata_quorum(served):
-    """kafka-metadata-quorum.sh (lesson 12's KRaft quorum): a known difference, minikafka
-    does not serve DescribeQuorum (docs/cli.md)."""
-    for command in ("--status", "--replication"):
-        done = tool(served, "MetadataQuorumCommand", "describe", command, rc=1)
-        assert done.stderr.startswith("org.apache.kafka.common.errors.UnsupportedVersionException:"
-                                      " The node does not support DESCRIBE_QUORUM\n")
+    """kafka-metadata-quorum.sh (lesson 12's KRaft quorum): --status names the leader, its
+    epoch and the high watermark; --replication lists each voter's log end offset and lag.
+    With three brokers, all three vote (combined mode) and there are no observers."""
+    cluster = served.cluster
+    with cluster.lock:
+        leader, term = cluster.active_controller, cluster.controller.quorum.term
+    status = dict(line.split(":", 1) for line in
+                  tool(served, "MetadataQuorumCommand", "describe", "--status").stdout.splitlines())
+    status = {key: value.strip() for key, value in status.items()}
+    assert (status["ClusterId"], status["LeaderId"], status["LeaderEpoch"]) == (
+        cluster.cluster_id, str(leader), str(term))
+    assert int(status["HighWatermark"]) > 0 and status["CurrentObservers"] == "[]"
+    voters = json.loads(status["CurrentVoters"])
+    assert [(v["id"], v["endpoints"]) for v in voters] == [
+        (b, [f"CONTROLLER://127.0.0.1:{served.ports[b]}"]) for b in (1, 2, 3)]
+
+    rows = [line.split() for line in tool(served, "MetadataQuorumCommand", "describe",
+                                          "--replication").stdout.splitlines()]
+    assert rows[0] == ["NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp",
+                       "LastCaughtUpTimestamp", "Status"]
+    assert [(int(r[0]), r[3], r[6]) for r in rows[1:]] == [
+        (leader, "0", "Leader")] + [(b, "0", "Follower") for b in (1, 2, 3) if b != leader]
 
 
 def test_kafka_reassign_partitions(served, tmp_path):
-    """kafka-reassign-partitions.sh: --generate (lesson 2's old placement) works; --execute
-    and --verify are a known difference (no partition reassignment APIs; docs/cli.md)."""
+    """kafka-reassign-partitions.sh (lesson 2): --generate proposes with the old placement;
+    --execute starts the moves, --verify reports them done (and clears the throttles),
+    --list and --cancel see a move that cannot finish."""
     topic = unique("moving")
     tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "3",
          "--replication-factor", "3")
@@ -271,14 +288,54 @@ def test_kafka_reassign_partitions(served, tmp_path):
     # The old (ZooKeeper-era) placer: the first replicas go round the brokers.
     assert sorted(p["replicas"][0] for p in proposed["partitions"]) == [1, 2, 3]
 
+    # Shrink every partition to two replicas, the proposed leader first.
+    moves = {"version": 1, "partitions": [
+        {"topic": topic, "partition": p["partition"], "replicas": p["replicas"][:2]}
+        for p in proposed["partitions"]]}
     plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps(proposed))
-    for action in ("--execute", "--verify"):
-        done = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
-                    str(plan), action, rc=1)
-        assert done.stdout.startswith(
-            "Error: org.apache.kafka.common.errors.UnsupportedVersionException: The node does "
-            "not support LIST_PARTITION_REASSIGNMENTS\n")
+    plan.write_text(json.dumps(moves))
+    executed = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                    str(plan), "--execute").stdout.splitlines()
+    assert executed[0] == "Current partition replica assignment"
+    assert [p["replicas"] for p in json.loads(executed[2])["partitions"]] == [
+        p["replicas"] for p in current["partitions"]]
+    assert executed[-1] == ("Successfully started partition reassignments for "
+                            f"{topic}-0,{topic}-1,{topic}-2")
+    verified = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                    str(plan), "--verify").stdout.splitlines()
+    assert verified == ["Status of partition reassignment:"] + [
+        f"Reassignment of partition {topic}-{p} is completed." for p in range(3)] + [
+        "", "Clearing broker-level throttles on brokers 1,2,3",
+        f"Clearing topic-level throttles on topic {topic}"]
+    with served.cluster.lock:
+        meta = served.cluster.controller.topics[topic]
+        assert [list(p.replicas) for p in meta.partitions] == [
+            m["replicas"] for m in moves["partitions"]]
+        stuck = next(b for b in (1, 2, 3) if b not in meta.partitions[0].replicas)
+        served.cluster.pause_follower(stuck)  # its copy cannot catch up: the move stays open
+    try:
+        back = tmp_path / "back.json"
+        back.write_text(json.dumps({"version": 1, "partitions": [
+            {"topic": topic, "partition": 0, "replicas": [stuck, *moves["partitions"][0]["replicas"]]}]}))
+        throttled = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                         str(back), "--execute", "--throttle", "1000000").stdout
+        assert "The inter-broker throttle limit was set to 1000000 B/s\n" in throttled
+        listed = tool(served, "reassign.ReassignPartitionsCommand", "--list").stdout
+        assert listed.splitlines()[1] == (
+            f"{topic}-0: replicas: {','.join(map(str, [stuck, *moves['partitions'][0]['replicas']]))}"
+            f". adding: {stuck}.")
+        verify = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                      str(back), "--verify").stdout
+        assert verify.splitlines()[1] == f"Reassignment of partition {topic}-0 is still in progress."
+        cancelled = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                         str(back), "--cancel").stdout
+        assert cancelled.startswith(f"Successfully cancelled partition reassignment for: {topic}-0\n")
+    finally:
+        with served.cluster.lock:
+            served.cluster.resume_follower(stuck)
+    with served.cluster.lock:
+        assert list(served.cluster.controller.topics[topic].partitions[0].replicas) == \
+            moves["partitions"][0]["replicas"]
 
 
 def test_kafka_get_offsets(served):
@@ -302,17 +359,28 @@ def test_kafka_get_offsets(served):
 
 
 def test_kafka_features(served):
-    """kafka-features.sh: describe lists Eligible Leader Replicas (lesson 5); upgrading is a
-    known difference (feature levels are set when the cluster is made; docs/cli.md)."""
-    described = tool(served, "FeatureCommand", "describe").stdout
-    assert re.findall(r"\S+: \S+", described) == [
-        "Feature: eligible.leader.replicas.version", "SupportedMinVersion: 0",
-        "SupportedMaxVersion: 1", "FinalizedVersionLevel: 1", "Epoch: 0"]
-    upgrade = tool(served, "FeatureCommand", "upgrade", "--feature",
-                   "eligible.leader.replicas.version=1", rc=1)
-    assert upgrade.stdout == ("Could not upgrade eligible.leader.replicas.version to 1. "
-                              "The node does not support UPDATE_FEATURES\n")
-    assert upgrade.stderr == "1 out of 1 operation(s) failed.\n"
+    """kafka-features.sh: describe lists Eligible Leader Replicas (lesson 5) at the metadata
+    offset it was read at; downgrade and upgrade change the finalized level."""
+    elr = "eligible.leader.replicas.version"
+
+    def described() -> list[str]:
+        return re.findall(r"\S+: \S+", tool(served, "FeatureCommand", "describe").stdout)
+
+    before = described()
+    assert before[:4] == [f"Feature: {elr}", "SupportedMinVersion: 0",
+                          "SupportedMaxVersion: 1", "FinalizedVersionLevel: 1"]
+    assert re.fullmatch(r"Epoch: \d+", before[4])
+    assert tool(served, "FeatureCommand", "upgrade", "--feature", f"{elr}=1").stdout == (
+        f"{elr} was upgraded to 1.\n")
+    refused = tool(served, "FeatureCommand", "upgrade", "--feature", f"{elr}=2", rc=1)
+    assert refused.stdout == (f"Could not upgrade {elr} to 2. Invalid update version 2 for "
+                              f"feature {elr}. Local controller "
+                              f"{served.cluster.active_controller} only supports versions 0-1\n")
+    assert tool(served, "FeatureCommand", "downgrade", "--feature", f"{elr}=0").stdout == (
+        f"{elr} was downgraded to 0.\n")
+    assert described()[3] == "FinalizedVersionLevel: 0"
+    tool(served, "FeatureCommand", "upgrade", "--feature", f"{elr}=1")
+    assert described()[3] == "FinalizedVersionLevel: 1"
 
 
 def test_kafka_leader_election(served):

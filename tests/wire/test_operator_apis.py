@@ -1,13 +1,16 @@
 """The operator's APIs through kafka-python's KafkaAdminClient against `minikafka serve`:
-partition reassignment, the metadata quorum, feature levels."""
+partition reassignment, the metadata quorum, feature levels, TxnOffsetCommit's group check."""
 from __future__ import annotations
 
-from kafka import KafkaAdminClient, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import (
+    CommitFailedError,
+    IllegalGenerationError,
     InvalidReplicationAssignmentError,
     InvalidUpdateVersionError,
     NoReassignmentInProgressError,
 )
+from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
 
 from .conftest import wait_for
 
@@ -72,3 +75,39 @@ def test_update_and_describe_features(served):
         assert "finalized" not in admin.describe_features()[elr]
     finally:
         admin.close()
+
+
+def test_txn_offset_commit_for_an_empty_group_and_a_stale_generation(served):
+    cluster, server = served
+    with cluster.lock:
+        cluster.create_topic("txn-in", 1, 3)
+    tp = TopicPartition("txn-in", 0)
+    live = KafkaConsumer("txn-in", bootstrap_servers=server.bootstrap_servers, group_id="live")
+    producer = KafkaProducer(bootstrap_servers=server.bootstrap_servers, transactional_id="eos")
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap_servers)
+    try:
+        producer.init_transactions()
+        # A group nobody is in: generation -1 and no member id, as Kafka accepts.
+        producer.begin_transaction()
+        producer.send_offsets_to_transaction({tp: OffsetAndMetadata(3, "", -1)},
+                                             ConsumerGroupMetadata("empty"))
+        producer.commit_transaction()
+        assert admin.list_group_offsets("empty")["empty"][tp].offset == 3
+
+        wait_for(lambda: live.poll(timeout_ms=100) is not None and live.assignment() == {tp},
+                 what="the member's assignment")
+        current = live.group_metadata()
+        producer.begin_transaction()
+        producer.send_offsets_to_transaction({tp: OffsetAndMetadata(1, "", -1)}, current)
+        producer.commit_transaction()
+        stale = current._replace(generation_id=current.generation_id - 1)
+        producer.begin_transaction()
+        try:
+            producer.send_offsets_to_transaction({tp: OffsetAndMetadata(2, "", -1)}, stale)
+            raise AssertionError("a stale generation committed offsets")
+        except (CommitFailedError, IllegalGenerationError):
+            pass
+        assert admin.list_group_offsets("live")["live"][tp].offset == 1
+    finally:
+        for client in (producer, live, admin):
+            client.close()

@@ -2,9 +2,10 @@
 
 They are staged beside the transaction (TransactionCoordinator.stage_offsets) and
 reach the group only when the commit marker is written (EndTxn); an abort drops
-them. The producer id and epoch must be the transaction's current ones, and the
-broker must be the group's coordinator (NOT_COORDINATOR sends the client to
-FindCoordinator) once the group APIs are served.
+them. The producer id and epoch must be the transaction's current ones, the broker
+must be the group's coordinator (NOT_COORDINATOR sends the client to FindCoordinator)
+once the group APIs are served, and from v3 the consumer's generation and member id
+must be the group's (generation -1 for an empty group).
 """
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCom
         check_producer(cluster, request.transactional_id, request.producer_id,
                        request.producer_epoch)
         common = errors.NONE
+        if version >= 3:  # KIP-447: the consumer's generation and member id come along
+            common = cluster.groups.validate_txn_offset_commit(
+                request.group_id, request.generation_id, request.member_id,
+                request.group_instance_id)
     except KAFKA_ERRORS as exc:
         common = error_code(exc)
         if common == errors.PRODUCER_FENCED and version < 3:
