@@ -23,7 +23,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kafka import errors as Errors
-from kafka.admin import OffsetSpec, OffsetTimestamp
+from kafka.admin import (
+    OffsetSpec,
+    OffsetTimestamp,
+    TransactionDescription,
+    TransactionListing,
+    TransactionState,
+)
 from kafka.admin.client import KafkaAdminClient as _KafkaPythonAdmin
 from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
@@ -315,6 +321,44 @@ class KafkaAdminClient:
             updates[name] = (int(level), str(getattr(kind, "name", kind)).lower())
         self.cluster.update_features(updates, validate_only)
         return dict.fromkeys(feature_updates, "OK")
+
+    # -- transactions (kafka-transactions.sh list / describe) -------------------------------------
+    def list_transactions(self, broker_ids: Iterable[int] | None = None,
+                          producer_id_filters: Iterable[int] | None = None,
+                          state_filters: Iterable[Any] | None = None,
+                          duration_filter_ms: int | None = None,
+                          transactional_id_pattern: str | None = None
+                          ) -> dict[int, list[TransactionListing]]:
+        """{broker id: [TransactionListing]}: the transactions each broker coordinates."""
+        cluster = self.cluster
+        states = [str(getattr(s, "value", s)) for s in state_filters or ()]
+        out = {}
+        for broker in (api.live_brokers(cluster) if broker_ids is None else broker_ids):
+            _, listed = api.list_transactions(
+                cluster, broker, states, producer_id_filters or (),
+                -1 if duration_filter_ms is None else duration_filter_ms,
+                transactional_id_pattern)
+            out[broker] = [TransactionListing(t.transactional_id, t.producer_id,
+                                              TransactionState(t.state)) for t in listed]
+        return out
+
+    def describe_transactions(self, transactional_ids: Iterable[str]
+                              ) -> dict[str, TransactionDescription]:
+        """{transactional id: TransactionDescription}; TransactionalIdNotFoundError for an
+        id no coordinator knows, as kafka-python raises."""
+        cluster = self.cluster
+        out = {}
+        for d in api.describe_transactions(cluster, None, transactional_ids):
+            if d.error_code:
+                raise type(kerrors.for_code(d.error_code))(
+                    f"DescribeTransactionsRequest failed for transactional id "
+                    f"'{d.transactional_id}'.")
+            out[d.transactional_id] = TransactionDescription(
+                api.transaction_coordinator_id(cluster, d.transactional_id),
+                TransactionState(d.state), d.producer_id, d.producer_epoch, d.timeout_ms,
+                d.start_time_ms,
+                {TopicPartition(t, p) for t, ps in d.partitions.items() for p in ps})
+        return out
 
     # -- groups: kafka-python 3.x -----------------------------------------------------------------
     def list_groups(self, broker_ids: Iterable[int] | None = None,

@@ -383,6 +383,44 @@ def test_kafka_features(served):
     assert described()[3] == "FinalizedVersionLevel: 1"
 
 
+def test_kafka_transactions(served):
+    """kafka-transactions.sh list and describe (lesson 10): each transaction once, at its
+    coordinator; describe shows the state, producer, timeout and partitions."""
+    topic = unique("txn")
+    txn_id = unique("billing")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "2")
+    producer = KafkaProducer(bootstrap_servers=served.bootstrap_servers, transactional_id=txn_id)
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, b"open", partition=1).get(timeout=30)
+        rows = [line.split() for line in tool(served, "TransactionsCommand", "list").stdout.splitlines()]
+        assert rows[0] == ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"]
+        [row] = [r for r in rows[1:] if r[0] == txn_id]
+        with served.cluster.lock:
+            meta = served.cluster.transaction_coordinator.transactions[txn_id]
+        assert row[2:] == [str(meta.producer_id), "Ongoing"]
+        described = [line.split() for line in tool(
+            served, "TransactionsCommand", "describe", "--transactional-id", txn_id
+        ).stdout.splitlines()]
+        assert described[0] == ["CoordinatorId", "TransactionalId", "ProducerId", "ProducerEpoch",
+                                "TransactionState", "TransactionTimeoutMs",
+                                "CurrentTransactionStartTimeMs", "TransactionDurationMs",
+                                "TopicPartitions"]
+        fields = described[1]
+        assert fields[:6] == [row[1], txn_id, str(meta.producer_id), "0", "Ongoing", "60000"]
+        assert fields[8] == f"{topic}-1"
+        missing = tool(served, "TransactionsCommand", "describe", "--transactional-id",
+                       "nobody", rc=1)
+        assert missing.stderr.startswith(
+            "Failed to describe transaction state of transactional-id `nobody`: "
+            "DescribeTransactions request for transactionalId `nobody` failed because the ID "
+            "could not be found.")
+    finally:
+        producer.abort_transaction()
+        producer.close()
+
+
 def test_kafka_leader_election(served):
     """kafka-leader-election.sh --election-type preferred (lesson 4, lab 4): with every
     preferred replica leading already, there is nothing to elect."""

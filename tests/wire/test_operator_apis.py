@@ -9,6 +9,7 @@ from kafka.errors import (
     InvalidReplicationAssignmentError,
     InvalidUpdateVersionError,
     NoReassignmentInProgressError,
+    TransactionalIdNotFoundError,
 )
 from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
 
@@ -111,3 +112,34 @@ def test_txn_offset_commit_for_an_empty_group_and_a_stale_generation(served):
     finally:
         for client in (producer, live, admin):
             client.close()
+
+
+def test_list_and_describe_transactions(served):
+    cluster, server = served
+    with cluster.lock:
+        cluster.create_topic("txn-out", 2, 3)
+    producer = KafkaProducer(bootstrap_servers=server.bootstrap_servers, transactional_id="open")
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap_servers)
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send("txn-out", b"x", partition=1).get(timeout=10)
+        listed = admin.list_transactions()
+        [(broker, listing)] = [(b, t) for b, ts in listed.items() for t in ts]
+        assert (listing.transactional_id, listing.state.value) == ("open", "Ongoing")
+        described = admin.describe_transactions(["open"])["open"]
+        assert (described.coordinator_id, described.state.value, described.producer_id,
+                described.topic_partitions) == (broker, "Ongoing", listing.producer_id,
+                                                {TopicPartition("txn-out", 1)})
+        assert admin.list_transactions(state_filters=["CompleteAbort"]) == {1: [], 2: [], 3: []}
+        try:
+            admin.describe_transactions(["nobody"])
+            raise AssertionError("an unknown transactional id was described")
+        except TransactionalIdNotFoundError:
+            pass
+        producer.abort_transaction()
+        assert [t.state.value for ts in admin.list_transactions().values() for t in ts] == [
+            "CompleteAbort"]
+    finally:
+        producer.close()
+        admin.close()

@@ -11,6 +11,7 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     create_topics    CreateTopics (key 19), validate_only through the same checks
     delete_records   DeleteRecords (key 21)
     describe_quorum  DescribeQuorum (key 55): the KRaft voters and observers
+    list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
 """
@@ -33,6 +34,14 @@ from .producer_id import InitProducerIdRequest, InitProducerIdResult, init_produ
 from .quorum import QuorumInfo, QuorumReplica, describe_quorum
 from .records import DeleteRecordsPartition, DeleteRecordsResult, delete_records
 from .topics import CreatableTopic, CreateTopicsRequest, CreateTopicsResult, create_topics
+from .transactions import (
+    TransactionDescription,
+    TransactionListing,
+    describe_transactions,
+    list_transactions,
+    live_brokers,
+    transaction_coordinator_id,
+)
 
 __all__ = [
     "EARLIEST",
@@ -56,13 +65,19 @@ __all__ = [
     "ListOffsetsResult",
     "QuorumInfo",
     "QuorumReplica",
+    "TransactionDescription",
+    "TransactionListing",
     "create_topics",
     "delete_records",
     "describe_quorum",
+    "describe_transactions",
     "fetch_partition",
     "init_producer_id",
     "led_replica",
     "list_offsets",
     "list_offsets_of",
+    "list_transactions",
+    "live_brokers",
     "record_acked",
+    "transaction_coordinator_id",
 ]
