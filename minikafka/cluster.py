@@ -507,10 +507,15 @@ class Cluster:
         self._publish()
 
     @_wrap
-    def create_partitions(self, name: str, total: int) -> TopicDescription:
-        """Grow a topic to `total` partitions. Keyed records may now land elsewhere:
-        the partition of a key is murmur2(key) % partitions."""
-        self.controller.create_partitions(name, total)
+    def create_partitions(self, name: str, total: int,
+                          assignments: list[list[int]] | None = None,
+                          validate_only: bool = False) -> TopicDescription:
+        """Grow a topic to `total` partitions, placed by the controller or on the
+        brokers `assignments` names (one list per new partition). Keyed records may now
+        land elsewhere: the partition of a key is murmur2(key) % partitions."""
+        self.controller.create_partitions(name, total, assignments, validate_only)
+        if validate_only:
+            return self.describe_topic(name)
         self.journal.record(self.now_ms, "partitions.created", topic=name, total=total)
         self._publish()
         return self.describe_topic(name)

@@ -1,4 +1,4 @@
-"""Partition reassignment (KIP-455), in process: the controller adds the target replicas,
+"""Partition reassignment (KIP-455) and CreatePartitions with an assignment, in process: the controller adds the target replicas,
 they catch up through replication on the simulated clock, join the ISR, leadership moves
 off a leaving leader, then the leaving replicas go. Cancelling reverts the move."""
 
@@ -106,3 +106,20 @@ def test_a_move_under_way_survives_a_restart_of_the_metadata_log(tmp_path):
     restarted.settle()
     assert restarted.list_partition_reassignments() == {}
     assert partition(restarted).replicas == (3, 2)
+
+
+def test_create_partitions_on_the_brokers_named(cluster):
+    admin = cluster.admin()
+    assert admin.create_partitions({"orders": {"count": 3, "assignments": [[4, 1, 2], [3, 4, 1]]}},
+                                   validate_only=True) == {"orders": None}
+    assert len(cluster.controller.topics["orders"].partitions) == 1
+    admin.create_partitions({"orders": {"count": 3, "assignments": [[4, 1, 2], [3, 4, 1]]}})
+    assert [p.replicas for p in cluster.controller.topics["orders"].partitions[1:]] == [
+        (4, 1, 2), (3, 4, 1)]
+    assert [p.leader for p in cluster.controller.topics["orders"].partitions[1:]] == [4, 3]
+    with pytest.raises(InvalidReplicationAssignmentError, match="but only 1 assignment"):
+        cluster.create_partitions("orders", 5, [[1, 2, 3]])
+    with pytest.raises(InvalidReplicationAssignmentError, match="which have 3 replica"):
+        cluster.create_partitions("orders", 4, [[1, 2]])
+    with pytest.raises(InvalidReplicationAssignmentError, match="no such broker"):
+        cluster.create_partitions("orders", 4, [[1, 2, 7]])

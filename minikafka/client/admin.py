@@ -182,6 +182,31 @@ class KafkaAdminClient:
                 out[name] = exc
         return out
 
+    def create_partitions(self, topic_partitions: Mapping[str, Any], timeout_ms: int | None = None,
+                          validate_only: bool = False, raise_errors: bool = True
+                          ) -> dict[str, Any]:
+        """Grow topics: {topic: total count}, {topic: {'count', 'assignments'}} (one list
+        of broker ids per new partition) or {topic: NewPartitions}. Returns {topic: None}
+        or, with raise_errors=False, {topic: the error}."""
+        out: dict[str, Any] = {}
+        for name, spec in topic_partitions.items():
+            if isinstance(spec, int):
+                count, assignments = spec, None
+            elif isinstance(spec, Mapping):
+                count, assignments = spec["count"], spec.get("assignments")
+            else:
+                count, assignments = spec.total_count, spec.new_assignments
+            try:
+                self.cluster.create_partitions(
+                    name, count, None if assignments is None else [list(a) for a in assignments],
+                    validate_only)
+                out[name] = None
+            except Errors.KafkaError as exc:
+                if raise_errors:
+                    raise
+                out[name] = exc
+        return out
+
     def _bounds(self, tp: TopicPartition) -> tuple[int, int]:
         """(earliest, latest) offsets of a partition: ListOffsets to its leader."""
         earliest, latest = api.list_offsets_of(self.cluster, tp.topic, tp.partition,

@@ -369,7 +369,12 @@ class Controller:
                      replicas=list(replicas), isr=list(reg.isr), leader=leader,
                      leader_epoch=0, partition_epoch=0)
 
-    def create_partitions(self, name: str, total: int) -> None:
+    def create_partitions(self, name: str, total: int,
+                          assignments: list[list[int]] | None = None,
+                          validate_only: bool = False) -> None:
+        """Grow a topic to `total` partitions, placed by the controller or, with
+        `assignments`, on the brokers named for each new partition (Kafka's checks and
+        messages); `validate_only` checks and changes nothing."""
         topic = self._topic(name)
         current = len(topic.partitions)
         if total <= current:
@@ -377,9 +382,25 @@ class Controller:
                 errors.INVALID_PARTITIONS,
                 f"Topic currently has {current} partitions, {total} would not be an increase.")
         check_partitions_per_batch(total - current)
-        rf = len(topic.partitions[0].replicas)
-        for replicas in self._place(total - current, rf):
-            self._add_partition(topic, replicas)
+        rf = len(topic.partitions[0].replicas) - len(topic.partitions[0].adding)
+        if assignments is not None:
+            if len(assignments) != total - current:
+                raise errors.KafkaCoreError(
+                    errors.INVALID_REPLICA_ASSIGNMENT,
+                    f"Attempted to add {total - current} additional partition(s), but only "
+                    f"{len(assignments)} assignment(s) were specified.")
+            for replicas in assignments:
+                self._check_manual_assignment(replicas)
+                if len(replicas) != rf:
+                    raise errors.KafkaCoreError(
+                        errors.INVALID_REPLICA_ASSIGNMENT,
+                        f"The manual partition assignment includes a partition with "
+                        f"{len(replicas)} replica(s), but this is not consistent with previous "
+                        f"partitions, which have {rf} replica(s).")
+        if validate_only:
+            return
+        for replicas in assignments if assignments is not None else self._place(total - current, rf):
+            self._add_partition(topic, list(replicas))
 
     # -- reassignment (KIP-455): AlterPartitionReassignments -----------------------------
     def reassign_partition(self, name: str, p: int, target: list[int] | None) -> None:

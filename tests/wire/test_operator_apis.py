@@ -143,3 +143,22 @@ def test_list_and_describe_transactions(served):
     finally:
         producer.close()
         admin.close()
+
+
+def test_create_partitions_with_an_assignment(served):
+    cluster, server = served
+    with cluster.lock:
+        cluster.create_topic("grow", 1, 2)
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap_servers)
+    try:
+        admin.create_partitions({"grow": {"count": 3, "assignments": [[3, 1], [2, 3]]}})
+        with cluster.lock:
+            assert [p.replicas for p in cluster.controller.topics["grow"].partitions[1:]] == [
+                (3, 1), (2, 3)]
+        try:
+            admin.create_partitions({"grow": {"count": 4, "assignments": [[3]]}})
+            raise AssertionError("an assignment of the wrong size was accepted")
+        except InvalidReplicationAssignmentError as exc:
+            assert "which have 2 replica(s)" in str(exc)
+    finally:
+        admin.close()

@@ -1,8 +1,8 @@
 """CreatePartitions (key 37), v0-v3: grow a topic to `count` partitions.
 
-The controller places the new replicas itself; a request naming its own assignment
-is refused with INVALID_REPLICA_ASSIGNMENT (minikafka has no manual placement for
-added partitions). validate_only checks and changes nothing.
+The controller places the new replicas, or puts them on the brokers the request names
+for each new partition (checked as Kafka's controller checks a manual assignment).
+validate_only checks and changes nothing.
 """
 from __future__ import annotations
 
@@ -52,13 +52,11 @@ def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreateParti
         try:
             if names.count(topic.name) > 1:
                 raise KafkaCoreError(INVALID_REQUEST, f"Duplicate topic {topic.name}")
-            if topic.assignments:
-                raise KafkaCoreError(errors.INVALID_REPLICA_ASSIGNMENT,
-                                     "minikafka places added partitions itself; "
-                                     "send no assignments")
             _validate(cluster, topic.name, topic.count)
-            if not request.validate_only:
-                cluster.create_partitions(topic.name, topic.count)
+            assignments = None if topic.assignments is None else [
+                list(a.broker_ids) for a in topic.assignments]
+            cluster.create_partitions(topic.name, topic.count, assignments,
+                                      bool(request.validate_only))
         except KAFKA_ERRORS as exc:
             result.error_code = error_code(exc)
             result.error_message = error_message(exc)
