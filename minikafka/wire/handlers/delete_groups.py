@@ -1,15 +1,15 @@
-"""DeleteGroups (key 42), v0-v2: delete empty groups and their committed offsets.
-A group with members answers NON_EMPTY_GROUP; an unknown one GROUP_ID_NOT_FOUND."""
+"""DeleteGroups (key 42), v0-v3: delete empty groups and their committed offsets.
+A group with members answers NON_EMPTY_GROUP; an unknown one GROUP_ID_NOT_FOUND. v3's
+per-group ErrorMessage stays null: those codes say it all."""
 from __future__ import annotations
 
-from kafka.protocol.admin import DeleteGroupsRequest, DeleteGroupsResponse
-
+from ..messages import DeleteGroupsRequest, DeleteGroupsResponse
 from ..registry import RequestContext
 from ._common import serving_broker
 
 API_KEY = 42
 MIN_VERSION = 0
-MAX_VERSION = 2
+MAX_VERSION = 3
 
 _Result = DeleteGroupsResponse.DeletableGroupResult
 
