@@ -1,8 +1,12 @@
 """The operator's APIs through kafka-python's KafkaAdminClient against `minikafka serve`:
-partition reassignment, the metadata quorum, feature levels, TxnOffsetCommit's group check."""
+partition reassignment, the metadata quorum, feature levels, TxnOffsetCommit's group check,
+create_partitions with an assignment, broker loggers."""
 from __future__ import annotations
 
+import logging
+
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource
 from kafka.errors import (
     CommitFailedError,
     IllegalGenerationError,
@@ -160,5 +164,46 @@ def test_create_partitions_with_an_assignment(served):
             raise AssertionError("an assignment of the wrong size was accepted")
         except InvalidReplicationAssignmentError as exc:
             assert "which have 2 replica(s)" in str(exc)
+    finally:
+        admin.close()
+
+
+def test_broker_loggers_are_described_and_changed(served):
+    cluster, server = served
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap_servers)
+    logger = logging.getLogger("minikafka.wire")
+    before = logger.level
+    try:
+        logger.setLevel(logging.ERROR)
+        described = admin.describe_configs([ConfigResource("BROKER_LOGGER", "1")],
+                                           config_filter="all")["broker_logger"]["1"]
+        assert list(described)[0] == "root"
+        assert (described["minikafka.wire"]["value"],
+                described["minikafka.wire"]["config_source"]) == (
+            "ERROR", "DYNAMIC_BROKER_LOGGER_CONFIG")
+
+        def alter(level: str):
+            return admin.alter_configs(
+                [ConfigResource("BROKER_LOGGER", "1", configs={"minikafka.wire": level})],
+                incremental=True, raise_on_unknown=False)["broker_logger"]["1"]
+
+        assert alter("DEBUG") == "OK" and logger.level == logging.DEBUG
+        assert "is not a supported log level" in alter("LOUD")
+        assert logger.level == logging.DEBUG
+    finally:
+        logger.setLevel(before)
+        admin.close()
+
+
+def test_list_config_resources(served):
+    cluster, server = served
+    with cluster.lock:
+        cluster.create_topic("configured", 1, 1)
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap_servers)
+    try:
+        every = admin.list_config_resources()
+        assert "configured" in every["topic"]
+        assert every["broker"] == every["broker_logger"] == ["1", "2", "3"]
+        assert admin.list_config_resources(["BROKER"]) == {"broker": ["1", "2", "3"]}
     finally:
         admin.close()

@@ -13,6 +13,7 @@ DYNAMIC_BROKER_CONFIG = 2
 DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
+DYNAMIC_BROKER_LOGGER_CONFIG = 6
 
 # Which source wins when several broker keys could set a topic default
 _SOURCE_RANK = (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG,
@@ -24,6 +25,7 @@ BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
 # ConfigResource types
 TOPIC = 2
 BROKER = 4
+BROKER_LOGGER = 8
 
 _LIST_CONFIGS = frozenset({"cleanup.policy"})
 _INT_CONFIGS = frozenset({"max.message.bytes", "min.insync.replicas", "segment.bytes",

@@ -1,15 +1,26 @@
-"""DescribeConfigs (key 32), v1-v4, for topics (overrides over Kafka's defaults)
-and brokers: every setting with its source (DEFAULT_CONFIG, STATIC_BROKER_CONFIG from
-server.properties, DYNAMIC_DEFAULT_BROKER_CONFIG once altered); the default broker
-resource ("") lists the cluster-wide dynamic values only."""
+"""DescribeConfigs (key 32), v1-v4, for topics (overrides over Kafka's defaults),
+brokers and broker loggers: every setting with its source (DEFAULT_CONFIG,
+STATIC_BROKER_CONFIG from server.properties, DYNAMIC_DEFAULT_BROKER_CONFIG once altered);
+the default broker resource ("") lists the cluster-wide dynamic values only; a
+BROKER_LOGGER lists each logger's level (handlers/_loggers.py)."""
 from __future__ import annotations
 
 from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 
 from ...core import errors
 from ..registry import RequestContext
+from . import _loggers
 from ._common import INVALID_REQUEST, serving_broker
-from ._configs import BROKER, TOPIC, broker_entries, topic_entries
+from ._configs import (
+    BROKER,
+    BROKER_LOGGER,
+    DYNAMIC_BROKER_LOGGER_CONFIG,
+    STRING,
+    TOPIC,
+    ConfigEntry,
+    broker_entries,
+    topic_entries,
+)
 
 API_KEY = 32
 MIN_VERSION = 1
@@ -34,6 +45,12 @@ def _entries(cluster, resource) -> tuple[int, str | None, list]:
         if not name.lstrip("-").isdigit() or int(name) not in cluster.brokers:
             return INVALID_REQUEST, f"Unexpected broker id {name}", []
         return errors.NONE, None, broker_entries(cluster, int(name))
+    if resource.resource_type == BROKER_LOGGER:
+        if not name.isdigit() or int(name) not in cluster.brokers:
+            return INVALID_REQUEST, f"Unexpected broker id {name}", []
+        return errors.NONE, None, [
+            ConfigEntry(logger, level, DYNAMIC_BROKER_LOGGER_CONFIG, STRING, None)
+            for logger, level in _loggers.loggers().items()]
     return INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}", []
 
 

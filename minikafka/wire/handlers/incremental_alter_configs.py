@@ -3,7 +3,8 @@ default), and APPEND / SUBTRACT on list configs (cleanup.policy); and for BROKER
 the cluster-wide default ("") or one broker ("1", what kafka-python sends): SET and
 DELETE of the keys Kafka can change on a running broker (log.retention.ms,
 min.insync.replicas, ...; core.server_config.DYNAMIC_KEYS). minikafka's brokers share
-one configuration, so a value set on one broker applies to all of them.
+one configuration, so a value set on one broker applies to all of them. BROKER_LOGGER
+resources set or reset a logger's level (handlers/_loggers.py).
 """
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from ...core import errors
 from ...core.config import TOPIC_CONFIGS, TopicConfig
 from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
+from . import _loggers
 from ._common import INVALID_REQUEST, KAFKA_ERRORS, error_code, error_message, serving_broker
-from ._configs import BROKER, TOPIC, is_list, render
+from ._configs import BROKER, BROKER_LOGGER, TOPIC, is_list, render
 
 API_KEY = 44
 MIN_VERSION = 0
@@ -89,6 +91,12 @@ def handle(ctx: RequestContext,
         try:
             if resource.resource_type == BROKER:
                 _alter_broker(cluster, resource, request.validate_only)
+                continue
+            if resource.resource_type == BROKER_LOGGER:
+                name = resource.resource_name
+                if not name.isdigit() or int(name) not in cluster.brokers:
+                    raise KafkaCoreError(INVALID_REQUEST, f"Unexpected broker id {name}")
+                _loggers.alter(resource.configs, request.validate_only)
                 continue
             if resource.resource_type != TOPIC:
                 raise KafkaCoreError(INVALID_REQUEST,
