@@ -8,6 +8,7 @@ docs/cli.md, and then the test checks the exact error it gives, so that a fix sh
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 import sys
@@ -241,6 +242,25 @@ def test_kafka_configs(served):
                   "--entity-name", "billing", rc=1)
     assert ("org.apache.kafka.common.errors.InvalidRequestException: Unsupported resource "
             "type 32") in groups.stderr
+
+
+def test_kafka_configs_broker_loggers(served):
+    """kafka-configs.sh --entity-type broker-loggers: each logger's level, changed at run
+    time (minikafka's loggers are Python's, with log4j's level names)."""
+    logger = logging.getLogger("minikafka.wire")
+    before = logger.level
+    args = ("--entity-type", "broker-loggers", "--entity-name", "1")
+    try:
+        tool(served, "ConfigCommand", "--alter", *args, "--add-config", "minikafka.wire=DEBUG")
+        assert logger.level == logging.DEBUG
+        described = tool(served, "ConfigCommand", "--describe", *args).stdout.splitlines()
+        assert described[0] == "All configs for broker-logger 1 are:"
+        assert "  minikafka.wire=DEBUG sensitive=false synonyms={}" in described
+        refused = tool(served, "ConfigCommand", "--alter", *args, "--add-config",
+                       "minikafka.wire=LOUD", rc=1)
+        assert "Cannot set the log level of minikafka.wire to LOUD" in refused.stderr
+    finally:
+        logger.setLevel(before)
 
 
 def test_kafka_metadata_quorum(served):
