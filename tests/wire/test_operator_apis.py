@@ -12,10 +12,12 @@ from kafka.errors import (
     IllegalGenerationError,
     InvalidReplicationAssignmentError,
     InvalidUpdateVersionError,
+    LogDirNotFoundError,
+    NoError,
     NoReassignmentInProgressError,
     TransactionalIdNotFoundError,
 )
-from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
+from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartitionReplica
 
 from .conftest import wait_for
 
@@ -205,5 +207,27 @@ def test_list_config_resources(served):
         assert "configured" in every["topic"]
         assert every["broker"] == every["broker_logger"] == ["1", "2", "3"]
         assert admin.list_config_resources(["BROKER"]) == {"broker": ["1", "2", "3"]}
+    finally:
+        admin.close()
+
+
+def test_alter_replica_log_dirs_and_the_listeners_a_broker_describes(served):
+    cluster, server = served
+    with cluster.lock:
+        cluster.create_topic("dirs", 1, 3)
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap_servers)
+    try:
+        [described] = [d for d in admin.describe_log_dirs() if d["broker"] == 2]
+        here = described["log_dirs"][0]["log_dir"]
+        replica = TopicPartitionReplica("dirs", 0, 2)
+        assert admin.alter_replica_log_dirs({replica: here}) == {replica: NoError}
+        assert admin.alter_replica_log_dirs({replica: "/elsewhere"}) == {
+            replica: LogDirNotFoundError}
+        broker = admin.describe_configs([ConfigResource("BROKER", "2")],
+                                        config_filter="all")["broker"]["2"]
+        assert (broker["advertised.listeners"]["value"],
+                broker["advertised.listeners"]["config_source"],
+                broker["advertised.listeners"]["read_only"]) == (
+            f"PLAINTEXT://127.0.0.1:{server.ports[2]}", "STATIC_BROKER_CONFIG", True)
     finally:
         admin.close()

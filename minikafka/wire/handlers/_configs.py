@@ -6,6 +6,7 @@ from typing import Any, NamedTuple
 
 from ...core.config import BROKER_DEFAULTS, TOPIC_CONFIGS
 from ...core.server_config import DYNAMIC_KEYS, TOPIC_SYNONYMS
+from ..listeners import endpoint
 
 # ConfigSource
 DYNAMIC_TOPIC_CONFIG = 1
@@ -116,8 +117,12 @@ def broker_entries(cluster: Any, broker_id: int | None) -> list[ConfigEntry]:
                 for name, (where, value) in sorted(cluster.dynamic_broker_config.items())
                 if where is None]
     broker = cluster.brokers[broker_id]
+    host, port = endpoint(cluster, broker_id)
+    address = f"PLAINTEXT://{host}:{port}"  # where serve put this broker
     out = [ConfigEntry("node.id", str(broker_id), STATIC_BROKER_CONFIG, INT, None, True),
-           ConfigEntry("broker.rack", broker.rack, STATIC_BROKER_CONFIG, STRING, None, True)]
+           ConfigEntry("broker.rack", broker.rack, STATIC_BROKER_CONFIG, STRING, None, True),
+           ConfigEntry("listeners", address, STATIC_BROKER_CONFIG, LIST, None, True),
+           ConfigEntry("advertised.listeners", address, STATIC_BROKER_CONFIG, LIST, None, True)]
     for name in sorted(cluster.broker_config):
         value = cluster.broker_config[name]
         kind = config_type(name, value if value is not None else BROKER_DEFAULTS.get(name, 0))

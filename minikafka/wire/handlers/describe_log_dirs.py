@@ -20,6 +20,12 @@ _Topic = _Result.DescribeLogDirsTopic
 _Partition = _Topic.DescribeLogDirsPartition
 
 
+def log_dir_path(cluster, broker_id: int) -> str:
+    """The broker's one log directory: the real one on disk, else a name."""
+    log_dir = getattr(cluster, "log_dirs", {}).get(broker_id)
+    return str(log_dir.path) if log_dir is not None else f"/minikafka/broker-{broker_id}"
+
+
 def _lag(cluster, replica) -> int:
     """How far this replica's log end is behind its partition's high watermark."""
     if replica.is_leader:
@@ -42,14 +48,11 @@ def handle(ctx: RequestContext, request: DescribeLogDirsRequest) -> DescribeLogD
         by_topic.setdefault(topic, []).append(_Partition(
             partition_index=p, partition_size=replica.log.size_bytes,
             offset_lag=_lag(cluster, replica), is_future_key=False))
-    log_dir = getattr(cluster, "log_dirs", {}).get(broker.id)
+    path = log_dir_path(cluster, broker.id)
     total = usable = -1
-    if log_dir is not None:
-        path = str(log_dir.path)
+    if getattr(cluster, "log_dirs", {}).get(broker.id) is not None:
         usage = shutil.disk_usage(path)
         total, usable = usage.total, usage.free
-    else:
-        path = f"/minikafka/broker-{broker.id}"
     result = _Result(error_code=errors.NONE, log_dir=path,
                      topics=[_Topic(name=t, partitions=ps) for t, ps in by_topic.items()],
                      total_bytes=total, usable_bytes=usable, is_cordoned=False)
