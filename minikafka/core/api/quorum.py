@@ -54,12 +54,12 @@ def describe_quorum(cluster: ClusterPort, cluster_id: str) -> QuorumInfo:
             leo, fetched, caught_up = end, now, now
         elif broker is None:
             leo, fetched, caught_up = -1, -1, -1
-        else:
+        elif cluster.can_reach_controller(node):
+            # It fetches all the time, and the log commits as it is appended.
+            leo, fetched, caught_up = end, now, now
+        else:  # cut off: what it had when it last reached the active controller
             leo = broker.metadata_offset
             fetched, caught_up = broker.metadata_fetch_ms, broker.metadata_caught_up_ms
-            if cluster.can_reach_controller(node):  # it fetches all the time
-                fetched = now
-                caught_up = now if leo >= end else caught_up
         return QuorumReplica(node, directory_id(cluster_id, node), leo, fetched, caught_up)
 
     voters = [state(v) for v in quorum.voters]
