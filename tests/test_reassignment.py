@@ -123,3 +123,41 @@ def test_create_partitions_on_the_brokers_named(cluster):
         cluster.create_partitions("orders", 4, [[1, 2]])
     with pytest.raises(InvalidReplicationAssignmentError, match="no such broker"):
         cluster.create_partitions("orders", 4, [[1, 2, 7]])
+
+
+def move_of_100_kb(throttle: int | None) -> Cluster:
+    """A one-replica partition of about 100 kB on broker 1, moving to broker 2, with the
+    throttle kafka-reassign-partitions.sh --throttle sets."""
+    cluster = Cluster(brokers=2, seed=5)
+    cluster.create_topic("big", partitions=1, replication_factor=1, replica_assignment=[[1]])
+    producer = cluster.producer(acks="all")
+    for _ in range(100):
+        producer.send("big", value=bytes(1_000))
+    producer.flush()
+    if throttle is not None:
+        cluster.alter_broker_config({"leader.replication.throttled.rate": throttle,
+                                     "follower.replication.throttled.rate": throttle})
+        cluster.alter_topic_config("big", {"leader.replication.throttled.replicas": "0:2",
+                                           "follower.replication.throttled.replicas": "0:2"})
+    cluster.reassign_partition("big", 0, [2])
+    return cluster
+
+
+def test_a_throttled_move_replicates_at_the_leaders_quota():
+    unthrottled = move_of_100_kb(None)
+    unthrottled.advance(1_000)
+    assert unthrottled.list_partition_reassignments() == {}
+
+    cluster = move_of_100_kb(10_000)  # bytes a second: about ten seconds for 100 kB
+    total = cluster.brokers[1].replicas[("big", 0)].log.size_bytes
+    copied = []
+    for _ in range(5):
+        cluster.advance(1_000)
+        copied.append(cluster.brokers[2].replicas[("big", 0)].log.size_bytes)
+    assert 0 < copied[0] < copied[-1] < total and cluster.list_partition_reassignments()
+    # Whole batches (about 16 kB here) go at a time; on average the quota holds.
+    assert (copied[-1] - copied[0]) / 4 <= 10_000 * 1.5
+    cluster.advance(int(total / 10_000 * 1_000))
+    assert cluster.list_partition_reassignments() == {}
+    assert cluster.controller.topics["big"].partitions[0].replicas == (2,)
+    assert cluster.brokers[2].replicas[("big", 0)].log_end_offset == 100
