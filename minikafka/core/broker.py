@@ -21,6 +21,7 @@ from .records import RecordBatch
 from .replica import Replica
 
 TP = tuple[str, int]
+NO_QUOTA = 2**63 - 1  # a replication.throttled.rate of Long.MAX_VALUE: no throttle
 
 
 def _consumer_response(fetched: FetchedPartition) -> FetchResponse:
@@ -364,7 +365,7 @@ class Broker:
         """0 if a fetch may be answered now, else how long until the leader's
         leader.replication.throttled.rate lets bytes through to a throttled follower."""
         rate = int(self.sim.broker_config["leader.replication.throttled.rate"])
-        if rate >= 2**63 - 1 or not self._throttled(replica, follower):
+        if rate >= NO_QUOTA or not self._throttled(replica, follower):
             return 0
         now = self.sim.clock.now_ms
         self._quota_bytes = min(float(rate),
@@ -380,9 +381,9 @@ class Broker:
         if remote is not None:
             remote.last_sent_hw = replica.high_watermark
         max_bytes = int(self.sim.broker_config["replica.fetch.max.bytes"])
-        throttled = self._quota_wait_ms(replica, follower) == 0 and \
-            int(self.sim.broker_config["leader.replication.throttled.rate"]) < 2**63 - 1 and \
-            self._throttled(replica, follower)
+        throttled = (int(self.sim.broker_config["leader.replication.throttled.rate"]) < NO_QUOTA
+                     and self._throttled(replica, follower)
+                     and self._quota_wait_ms(replica, follower) == 0)
         if throttled:  # at most what the quota holds (but whole batches, at least one)
             max_bytes = max(1, min(max_bytes, int(self._quota_bytes)))
         batches = replica.log.read(offset, replica.log_end_offset, max_bytes)
