@@ -332,8 +332,13 @@ class Cluster:
         return (active is not None and self.brokers[broker_id].running
                 and self.network.reachable(broker_id, active))
 
-    def can_reach_controller(self, broker_id: int) -> bool:
-        return self._can_heartbeat(broker_id)
+    def can_reach_controller(self, node_id: int) -> bool:
+        if node_id in self.brokers:
+            return self._can_heartbeat(node_id)
+        # a controller-only node (Cluster(controllers=[...])): up and on the network
+        active = self.controller.quorum.leader
+        return (active is not None and node_id in self._alive_voters()
+                and self.network.reachable(node_id, active))
 
     def publish_metadata(self) -> None:
         """Brokers that can reach the active controller replay the metadata log."""
