@@ -134,6 +134,23 @@ def _features(given: Mapping[str, int] | None) -> dict[str, int]:
     return features
 
 
+def _feature_update_refused(name: str, level: int, kind: str, current: int,
+                            controller_id: int | None) -> str | None:
+    """Why Kafka's FeatureControlManager refuses to set `name` to `level`, or None."""
+    if level < 0:
+        return "A feature version cannot be less than 0."
+    supported = SUPPORTED_FEATURES.get(name)
+    if supported is None:
+        return f"Local controller {controller_id} does not support this feature."
+    low, high = supported
+    if level != 0 and not low <= level <= high:
+        return f"Local controller {controller_id} only supports versions {low}-{high}"
+    if level < current and kind == "upgrade":
+        return ("Can't downgrade the version of this feature without setting the upgrade "
+                "type to either safe or unsafe downgrade.")
+    return None
+
+
 class Cluster:
     def __init__(
         self,
@@ -166,7 +183,7 @@ class Cluster:
         # it was set on, None for the cluster-wide default; value).
         self.static_broker_config: dict[str, Any] = dict(broker_config or {})
         self.dynamic_broker_config: dict[str, tuple[int | None, Any]] = {}
-        self.features = _features(features)
+        features = _features(features)
         self.lock = threading.RLock()
         # The StandardAuthorizer once enable_acls() (or authorizer.class.name) turns it on;
         # None: every principal may do everything, as Kafka without an authorizer.
@@ -176,7 +193,8 @@ class Cluster:
             ids[:3] if len(ids) >= 3 else ids[:1])
         self.controller = Controller(
             voters, self.random,
-            eligible_leader_replicas=self.features["eligible.leader.replicas.version"] >= 1)
+            eligible_leader_replicas=features["eligible.leader.replicas.version"] >= 1)
+        self.controller.features.update(features)
         self.controller.topic_defaults.update(topic_defaults(self.broker_config))
         self.racks = dict(racks or {})
         self.brokers: dict[int, Broker] = {b: Broker(b, self.racks.get(b), self) for b in ids}
@@ -287,6 +305,17 @@ class Cluster:
 
     # -- wiring ------------------------------------------------------------------------
     @property
+    def features(self) -> dict[str, int]:
+        """The finalized feature levels (the controller's, from its metadata log)."""
+        return self.controller.features
+
+    @property
+    def features_epoch(self) -> int:
+        """FinalizedFeaturesEpoch as a KRaft broker reports it: the offset of the newest
+        metadata record."""
+        return len(self.controller.log) - 1
+
+    @property
     def now_ms(self) -> int:
         return self.clock.now_ms
 
@@ -303,6 +332,14 @@ class Cluster:
         return (active is not None and self.brokers[broker_id].running
                 and self.network.reachable(broker_id, active))
 
+    def can_reach_controller(self, node_id: int) -> bool:
+        if node_id in self.brokers:
+            return self._can_heartbeat(node_id)
+        # a controller-only node (Cluster(controllers=[...])): up and on the network
+        active = self.controller.quorum.leader
+        return (active is not None and node_id in self._alive_voters()
+                and self.network.reachable(node_id, active))
+
     def publish_metadata(self) -> None:
         """Brokers that can reach the active controller replay the metadata log."""
         self._publish()
@@ -311,10 +348,12 @@ class Cluster:
         """Brokers that can reach the active controller replay the metadata log."""
         records = self.controller.log
         self._sync_metadata()
+        now = self.clock.now_ms
         for broker in self.brokers.values():
-            if broker.running and broker.metadata_offset < len(records) and \
-                    self._can_heartbeat(broker.id):
-                broker.apply_metadata(records)
+            if broker.running and self._can_heartbeat(broker.id):
+                if broker.metadata_offset < len(records):
+                    broker.apply_metadata(records)
+                broker.metadata_fetch_ms = broker.metadata_caught_up_ms = now
         if self.log_dirs:
             self._sync_log_dirs()
         self._maybe_schedule_rebalance()
@@ -413,7 +452,7 @@ class Cluster:
         if not self._can_heartbeat(broker.id):
             return  # a leader cut off from the controller cannot shrink its ISR
         before = replica.isr
-        code, _ = self.controller.alter_partition(
+        code, part = self.controller.alter_partition(
             broker.id, replica.topic, replica.partition, replica.leader_epoch,
             replica.partition_epoch, new_isr)
         if code == errors.NONE:
@@ -421,6 +460,10 @@ class Cluster:
             self.journal.record(self.now_ms, kind, topic=replica.topic,
                                 partition=replica.partition, broker=broker.id,
                                 isr=list(new_isr), previous=list(before))
+            if set(part.replicas) != set(replica.replicas) and not part.reassigning:
+                self.journal.record(self.now_ms, "reassignment.completed", topic=replica.topic,
+                                    partition=replica.partition, replicas=list(part.replicas),
+                                    leader=part.leader)
             self._publish()
 
     def on_hw_advanced(self, replica: Replica) -> None:
@@ -486,10 +529,14 @@ class Cluster:
         self._removed_topic_ids.add(topic_id)
 
     @_wrap
-    def create_partitions(self, name: str, total: int) -> TopicDescription:
-        """Grow a topic to `total` partitions. Keyed records may now land elsewhere:
-        the partition of a key is murmur2(key) % partitions."""
-        result, = api.create_partitions(self, [api.NewPartitions(name, total)])
+    def create_partitions(self, name: str, total: int,
+                          assignments: list[list[int]] | None = None,
+                          validate_only: bool = False) -> TopicDescription:
+        """Grow a topic to `total` partitions, placed by the controller or on the
+        brokers `assignments` names (one list per new partition). Keyed records may now
+        land elsewhere: the partition of a key is murmur2(key) % partitions."""
+        result, = api.create_partitions(self, [api.NewPartitions(name, total, assignments)],
+                                        validate_only)
         if result.error_code:
             raise errors.KafkaCoreError(result.error_code, result.error_message or "")
         return self.describe_topic(name)
@@ -727,6 +774,61 @@ class Cluster:
         kind = api.UNCLEAN if election_type == "unclean" else api.PREFERRED
         return {(r.topic, r.partition): r.error_code
                 for r in api.elect_leaders(self, kind, wanted)}
+
+    @_wrap
+    def reassign_partition(self, topic: str, partition: int, replicas: list[int] | None,
+                           allow_replication_factor_change: bool = True) -> None:
+        """AlterPartitionReassignments (kafka-reassign-partitions.sh --execute) for one
+        partition: move it to `replicas`, or with None cancel its move. The new replicas
+        catch up through replication on this cluster's clock; the move completes when the
+        last of them joins the ISR (`list_partition_reassignments` shows it until then)."""
+        if replicas is not None and not allow_replication_factor_change:
+            meta = self.controller.topics.get(topic)
+            if meta is not None and 0 <= partition < len(meta.partitions):
+                part = meta.partitions[partition]
+                current = len(part.replicas) - len(part.adding)
+                if len(replicas) != current:
+                    raise errors.KafkaCoreError(
+                        errors.INVALID_REPLICATION_FACTOR,
+                        f"The replication factor is changed from {current} to "
+                        f"{len(replicas)} but allowReplicationFactorChange is false")
+        self.controller.reassign_partition(topic, partition, replicas)
+        self.journal.record(self.now_ms, "reassignment.cancelled" if replicas is None
+                            else "reassignment.started", topic=topic, partition=partition,
+                            replicas=replicas)
+        self._publish()
+
+    def list_partition_reassignments(self) -> dict[tuple[str, int], tuple[list[int], list[int], list[int]]]:
+        """ListPartitionReassignments: (topic, partition) -> (replicas, adding, removing)
+        for every move under way."""
+        return {tp: (list(part.replicas), list(part.adding), list(part.removing))
+                for tp, part in sorted(self.controller.reassignments().items())}
+
+    def describe_metadata_quorum(self) -> api.QuorumInfo:
+        """DescribeQuorum (kafka-metadata-quorum.sh describe): the voters, their log end
+        offsets and fetch times, and the observers."""
+        return api.describe_quorum(self, self.cluster_id)
+
+    @_wrap
+    def update_features(self, updates: Mapping[str, tuple[int, str]],
+                        validate_only: bool = False) -> None:
+        """UpdateFeatures (kafka-features.sh upgrade|downgrade): {feature: (level, upgrade
+        type 'upgrade', 'safe_downgrade' or 'unsafe_downgrade')}, all or nothing, with the
+        checks and messages of Kafka's FeatureControlManager (INVALID_UPDATE_VERSION)."""
+        for name, (level, kind) in updates.items():
+            reason = _feature_update_refused(name, level, kind, self.features.get(name, 0),
+                                             self.controller.quorum.leader)
+            if reason:
+                raise errors.KafkaCoreError(
+                    errors.INVALID_UPDATE_VERSION,
+                    f"Invalid update version {level} for feature {name}. {reason}")
+        if validate_only:
+            return
+        for name, (level, _) in updates.items():
+            if self.features.get(name, 0) != level:
+                self.controller.set_feature_level(name, level)
+                self.journal.record(self.now_ms, "feature.updated", feature=name, level=level)
+        self._publish()
 
     @_wrap
     def allocate_producer_id(self) -> int:

@@ -5,8 +5,8 @@ minikafka cluster, and the measurements lesson 14 makes around a rolling restart
   clock, and what it suffered (refused writes, the longest pause between
   acknowledgements, failures) with the history checker's verdict on lost writes.
 - ``metadata_quorum_status`` / ``metadata_quorum_replication``: ``kafka-metadata-quorum
-  describe --status`` and ``--replication``, from the controller's quorum and the
-  metadata log each broker has replayed.
+  describe --status`` and ``--replication``, from DescribeQuorum's answer
+  (minikafka.core.api.describe_quorum).
 - ``features_describe``: ``kafka-features describe``, from the finalized feature levels.
 - ``reassignment_plan`` / ``reassignment_steps``: the JSON ``kafka-reassign-partitions``
   takes, and the states a partition passes through while the controller moves it
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .chaos import read_partitions
+from .core.api import describe_quorum
 from .core.checkers import acknowledged_writes, check
 
 
@@ -76,41 +77,38 @@ def availability(cluster: Any, traffic: Traffic) -> dict[str, Any]:
 
 def metadata_quorum_status(cluster: Any) -> str:
     """``kafka-metadata-quorum describe --status``: the quorum's leader and epoch, the
-    metadata log's high watermark, the voters and the observers (the brokers). In
-    minikafka the voters share one log, so their lag is 0."""
-    quorum = cluster.controller.quorum
-    end = len(cluster.controller.log)
-    observers = [b for b in sorted(cluster.brokers) if b not in quorum.voters]
+    metadata log's high watermark, the followers' largest lag (in records and in ms since
+    they were last caught up), the voters and the observers."""
+    info = describe_quorum(cluster, cluster.cluster_id)
+    followers = [r for r, status in info.replicas() if status == "Follower"]
+    now = cluster.now_ms
     rows = [("ClusterId", cluster.cluster_id),
-            ("LeaderId", -1 if quorum.leader is None else quorum.leader),
-            ("LeaderEpoch", quorum.term),
-            ("HighWatermark", end),
-            ("MaxFollowerLag", 0),
-            ("MaxFollowerLagTimeMs", 0),
-            ("CurrentVoters", json.dumps([{"id": v} for v in quorum.voters])),
-            ("CurrentObservers", json.dumps([{"id": b} for b in observers]))]
+            ("LeaderId", info.leader_id),
+            ("LeaderEpoch", info.leader_epoch),
+            ("HighWatermark", info.high_watermark),
+            ("MaxFollowerLag", max((info.lag(r) for r in followers), default=0)),
+            ("MaxFollowerLagTimeMs", max((now - r.last_caught_up_timestamp if
+                                          r.last_caught_up_timestamp >= 0 else now
+                                          for r in followers), default=0)),
+            ("CurrentVoters", json.dumps([{"id": r.replica_id} for r in info.voters])),
+            ("CurrentObservers", json.dumps([{"id": r.replica_id} for r in info.observers]))]
     return "\n".join(f"{name + ':':<24}{value}" for name, value in rows)
 
 
 def metadata_quorum_replication(cluster: Any) -> list[dict[str, Any]]:
     """``kafka-metadata-quorum describe --replication``: one row per voter and observer,
-    its metadata log end offset, its lag behind the leader and its status."""
-    quorum = cluster.controller.quorum
-    end = len(cluster.controller.log)
-    alive = set(cluster._alive_voters())
+    its metadata log end offset and lag behind the leader (None: unknown to the leader),
+    when it last fetched and was last caught up (-1: not from this leader), its status."""
+    info = describe_quorum(cluster, cluster.cluster_id)
     rows = []
-    for v in quorum.voters:
-        status = "Leader" if v == quorum.leader else "Follower"
-        leo = end if v in alive else None
-        rows.append({"NodeId": v, "LogEndOffset": leo,
-                     "Lag": None if leo is None else end - leo, "Status": status})
-    for b in sorted(cluster.brokers):
-        if b in quorum.voters:
-            continue
-        broker = cluster.brokers[b]
-        leo = broker.metadata_offset if broker.running else None
-        rows.append({"NodeId": b, "LogEndOffset": leo,
-                     "Lag": None if leo is None else end - leo, "Status": "Observer"})
+    for r, status in info.replicas():
+        known = r.log_end_offset >= 0
+        rows.append({"NodeId": r.replica_id,
+                     "LogEndOffset": r.log_end_offset if known else None,
+                     "Lag": info.lag(r) if known else None,
+                     "LastFetchTimestamp": r.last_fetch_timestamp,
+                     "LastCaughtUpTimestamp": r.last_caught_up_timestamp,
+                     "Status": status})
     return rows
 
 

@@ -22,13 +22,17 @@ def test_voters_observers_and_a_dead_voter() -> None:
     assert [r.status for r in quorum_replicas(cluster)] == ["Leader", "Follower", "Follower",
                                                             "Observer"]
     follower = next(r.node_id for r in quorum_replicas(cluster) if r.status == "Follower")
+    assert all(r.fetching for r in quorum_replicas(cluster))
+    before = len(cluster.metadata_log)
     cluster.crash_broker(follower)
     cluster.create_topic("t", partitions=1, replication_factor=1)
+    cluster.advance(1_000)
     dead = next(r for r in quorum_replicas(cluster) if r.node_id == follower)
     end = len(cluster.metadata_log)
-    # Kafka's view of a replica that stopped fetching: offset -1, lag the whole log plus one.
-    assert (dead.log_end_offset, dead.lag) == (-1, end + 1)
-    assert _status(cluster)["MaxFollowerLag"] == str(end + 1)
+    # The leader keeps the offset a replica last fetched to: it stops fetching, falls behind.
+    assert end > before
+    assert (dead.log_end_offset, dead.lag, dead.fetching) == (before, end - before, False)
+    assert _status(cluster)["MaxFollowerLag"] == str(end - before)
     rows = describe_replication(cluster).splitlines()
     assert rows[0].split() == ["NodeId", "LogEndOffset", "Lag", "Status"] and len(rows) == 5
 
@@ -40,6 +44,19 @@ def test_no_majority_no_status() -> None:
     cluster.advance(15_000)
     assert describe_status(cluster).startswith("Error: no active controller")
     assert describe_replication(cluster) == describe_status(cluster)
+
+
+def test_a_replica_that_has_not_fetched_from_the_new_leader_is_unknown_to_it() -> None:
+    cluster = Cluster(brokers=3, seed=3)
+    first = cluster.active_controller
+    cluster.crash_broker(first)
+    cluster.advance(15_000)  # another voter is elected; the crashed one never fetched from it
+    [old] = [r for r in quorum_replicas(cluster) if r.node_id == first]
+    end = len(cluster.metadata_log)
+    # Kafka's view of a replica the new leader has not heard from: offset -1, lag the whole
+    # log plus one.
+    assert (old.log_end_offset, old.lag, old.status, old.fetching) == (-1, end + 1, "Follower",
+                                                                       False)
 
 
 def test_the_quorum_picture_draws_every_replica_and_its_fetches() -> None:

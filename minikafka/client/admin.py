@@ -39,6 +39,9 @@ from kafka.admin import (
     PartitionProducerState,
     ProducerState,
     ResourcePattern,
+    TransactionDescription,
+    TransactionListing,
+    TransactionState,
 )
 from kafka.admin import ResourceType as KafkaResourceType
 from kafka.admin.client import KafkaAdminClient as _KafkaPythonAdmin
@@ -451,6 +454,119 @@ class KafkaAdminClient:
                 "The following errors occured when trying to delete records: " + ", ".join(
                     f"{tp.topic}(partition={tp.partition}): "
                     f"{type(kerrors.for_code(code)).__name__}" for tp, code in failed.items()))
+        return out
+
+    # -- partition reassignment (KIP-455) ---------------------------------------------------------
+    def alter_partition_reassignments(self, reassignments: Mapping[TopicPartition, Any],
+                                      timeout_ms: int | None = None) -> dict[TopicPartition, Any]:
+        """Move each partition to its list of broker ids, or with None cancel its move.
+        Returns {tp: None} for an accepted change, else {tp: the error class}, as
+        kafka-python does (it raises only for a request-wide error)."""
+        out: dict[TopicPartition, Any] = {}
+        for tp, replicas in reassignments.items():
+            try:
+                self.cluster.reassign_partition(
+                    tp.topic, tp.partition, None if replicas is None else list(replicas))
+                out[tp] = None
+            except Errors.KafkaError as exc:
+                out[tp] = type(exc)
+        return out
+
+    def list_partition_reassignments(self, topic_partitions: Any = None,
+                                     timeout_ms: int | None = None) -> dict[TopicPartition, dict]:
+        """The moves under way: {tp: {'replicas', 'adding_replicas', 'removing_replicas'}},
+        for every partition or those named ({topic: [partitions]} or TopicPartitions)."""
+        wanted = None
+        if topic_partitions is not None:
+            if isinstance(topic_partitions, Mapping):
+                wanted = {(t, p) for t, ps in topic_partitions.items() for p in ps}
+            else:
+                wanted = {(tp.topic, tp.partition) for tp in topic_partitions}
+        return {TopicPartition(t, p): {"replicas": replicas, "adding_replicas": adding,
+                                       "removing_replicas": removing}
+                for (t, p), (replicas, adding, removing)
+                in self.cluster.list_partition_reassignments().items()
+                if wanted is None or (t, p) in wanted}
+
+    # -- the metadata quorum and feature levels ---------------------------------------------------
+    def describe_metadata_quorum(self) -> dict:
+        """DescribeQuorum of __cluster_metadata-0, in the shape kafka-python returns (the
+        response as a dict, each partition's error None)."""
+        info = self.cluster.describe_metadata_quorum()
+
+        def replica(r: Any) -> dict:
+            return {"replica_id": r.replica_id, "replica_directory_id": str(r.directory_id),
+                    "log_end_offset": r.log_end_offset,
+                    "last_fetch_timestamp": r.last_fetch_timestamp,
+                    "last_caught_up_timestamp": r.last_caught_up_timestamp}
+
+        partition = {"partition_index": 0, "leader_id": info.leader_id,
+                     "leader_epoch": info.leader_epoch, "high_watermark": info.high_watermark,
+                     "current_voters": [replica(v) for v in info.voters],
+                     "observers": [replica(o) for o in info.observers], "error": None}
+        return {"topics": [{"topic_name": "__cluster_metadata", "partitions": [partition]}]}
+
+    def describe_features(self, send_request_to_controller: bool = False) -> dict[str, dict]:
+        """{feature: {'supported': (min, max), 'finalized': (level, level),
+        'finalized_epoch': epoch}}, as kafka-python reads them from ApiVersions."""
+        from ..cluster import SUPPORTED_FEATURES
+        out: dict[str, dict] = {name: {"supported": levels}
+                                for name, levels in SUPPORTED_FEATURES.items()}
+        for name, level in self.cluster.features.items():
+            if level > 0:
+                out.setdefault(name, {})["finalized"] = (level, level)
+                out[name]["finalized_epoch"] = self.cluster.features_epoch
+        return out
+
+    def update_features(self, feature_updates: Mapping[str, Any], validate_only: bool = False,
+                        timeout_ms: int = 60_000) -> dict[str, str]:
+        """{feature: level} (an upgrade) or {feature: (upgrade type, level)}, the type
+        'UPGRADE', 'SAFE_DOWNGRADE' or 'UNSAFE_DOWNGRADE' (or kafka-python's
+        UpdateFeatureType); returns {feature: 'OK'} and raises InvalidUpdateVersionError
+        for a refused update, as kafka-python does."""
+        updates = {}
+        for name, spec in feature_updates.items():
+            kind, level = spec if isinstance(spec, tuple) else ("upgrade", spec)
+            updates[name] = (int(level), str(getattr(kind, "name", kind)).lower())
+        self.cluster.update_features(updates, validate_only)
+        return dict.fromkeys(feature_updates, "OK")
+
+    # -- transactions (kafka-transactions.sh list / describe) -------------------------------------
+    def list_transactions(self, broker_ids: Iterable[int] | None = None,
+                          producer_id_filters: Iterable[int] | None = None,
+                          state_filters: Iterable[Any] | None = None,
+                          duration_filter_ms: int | None = None,
+                          transactional_id_pattern: str | None = None
+                          ) -> dict[int, list[TransactionListing]]:
+        """{broker id: [TransactionListing]}: the transactions each broker coordinates."""
+        cluster = self.cluster
+        states = [str(getattr(s, "value", s)) for s in state_filters or ()]
+        out = {}
+        for broker in (api.live_brokers(cluster) if broker_ids is None else broker_ids):
+            _, listed = api.list_transactions(
+                cluster, broker, states, producer_id_filters or (),
+                -1 if duration_filter_ms is None else duration_filter_ms,
+                transactional_id_pattern)
+            out[broker] = [TransactionListing(t.transactional_id, t.producer_id,
+                                              TransactionState(t.state)) for t in listed]
+        return out
+
+    def describe_transactions(self, transactional_ids: Iterable[str]
+                              ) -> dict[str, TransactionDescription]:
+        """{transactional id: TransactionDescription}; TransactionalIdNotFoundError for an
+        id no coordinator knows, as kafka-python raises."""
+        cluster = self.cluster
+        out = {}
+        for d in api.describe_transactions(cluster, None, transactional_ids):
+            if d.error_code:
+                raise type(kerrors.for_code(d.error_code))(
+                    f"DescribeTransactionsRequest failed for transactional id "
+                    f"'{d.transactional_id}'.")
+            out[d.transactional_id] = TransactionDescription(
+                api.transaction_coordinator_id(cluster, d.transactional_id),
+                TransactionState(d.state), d.producer_id, d.producer_epoch, d.timeout_ms,
+                d.start_time_ms,
+                {TopicPartition(t, p) for t, ps in d.partitions.items() for p in ps})
         return out
 
     # -- groups: kafka-python 3.x -----------------------------------------------------------------

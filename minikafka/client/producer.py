@@ -877,6 +877,13 @@ class KafkaProducer:
         coord = self._coordinator()
         self._call(coord.add_offsets, self.transactional_id, self.producer_id,
                    self.producer_epoch, group_id, self.cluster.now_ms)
+        # Then TxnOffsetCommit, which checks the consumer's generation (KIP-447).
+        code = self.cluster.groups.validate_txn_offset_commit(
+            group_id, getattr(consumer_group_metadata, "generation_id", -1),
+            getattr(consumer_group_metadata, "member_id", ""),
+            getattr(consumer_group_metadata, "group_instance_id", None))
+        if code != errors.NONE:
+            raise kerrors.for_code(code, f"TxnOffsetCommit for group {group_id}")
         coord.stage_offsets(self.producer_id, group_id, offsets)
 
     def commit_transaction(self) -> None:

@@ -22,6 +22,7 @@ from .records import RecordBatch
 from .replica import Replica
 
 TP = tuple[str, int]
+NO_QUOTA = 2**63 - 1  # a replication.throttled.rate of Long.MAX_VALUE: no throttle
 
 
 def _consumer_response(fetched: FetchedPartition) -> FetchResponse:
@@ -65,6 +66,9 @@ class Broker:
         self.clean_shutdown = True
         self.replicas: dict[TP, Replica] = {}
         self.metadata_offset = 0
+        # When it last fetched the metadata log, and last had all of it (DescribeQuorum).
+        self.metadata_fetch_ms = -1
+        self.metadata_caught_up_ms = -1
         self.paused_fetchers = False
         self.fetch_delay_ms = 0
         self.delayed: dict[TP, list[DelayedProduce]] = {}
@@ -74,6 +78,10 @@ class Broker:
         self._produce_timeouts = Deadlines(sim.clock, self._expire_delayed)
         self._fetch_seq = 0
         self.request_metrics = RequestMetrics()  # RequestsPerSec, TotalTimeMs
+        # leader.replication.throttled.rate: bytes this broker may still send to throttled
+        # followers (a bucket refilled at the rate, holding at most one second of it).
+        self._quota_bytes = 0.0
+        self._quota_at_ms = 0
 
     # -- metadata ---------------------------------------------------------------------
     def apply_metadata(self, records: list[MetadataRecord]) -> None:
@@ -111,6 +119,7 @@ class Broker:
                                         hw=replica.high_watermark)
             else:
                 replica.update_isr(reg.isr)
+                replica.replicas = reg.replicas  # a reassignment adds followers
             replica.partition_epoch = reg.partition_epoch
             if replica.maybe_advance_hw():
                 self._on_hw_advanced(replica)
@@ -123,6 +132,7 @@ class Broker:
                 self._complete_delayed(tp)
                 replica.fetching = False
             replica.isr = reg.isr
+            replica.replicas = reg.replicas
             self.start_fetcher(replica)
 
     def _drop_replica(self, tp: TP) -> None:
@@ -320,6 +330,10 @@ class Broker:
         if replica.maybe_advance_hw():
             self._on_hw_advanced(replica)
         if fetch_offset < replica.log_end_offset:
+            wait_ms = self._quota_wait_ms(replica, follower)
+            if wait_ms:  # throttled: answer once the quota lets some bytes through
+                self._park(tp, follower, respond, fetch_offset, now, wait_ms)
+                return
             respond(self._replica_fetch_response(replica, fetch_offset, follower))
             return
         parked = self.parked.setdefault(tp, {})
@@ -333,13 +347,55 @@ class Broker:
             timer = self.sim.clock.call_later(wait, self._answer_parked, tp, follower)
         parked[follower] = (respond, fetch_offset, now, timer)
 
+    def _park(self, tp: TP, follower: int, respond: Callable[[FetchResponse], None],
+              offset: int, now: int, wait_ms: int) -> None:
+        parked = self.parked.setdefault(tp, {})
+        old = parked.get(follower)
+        if old and old[3]:
+            old[3].cancel()
+        timer = self.sim.clock.call_later(wait_ms, self._answer_parked, tp, follower)
+        parked[follower] = (respond, offset, now, timer)
+
+    # -- replication quota (kafka-reassign-partitions.sh --throttle) -------------------------
+    def _throttled(self, replica: Replica, follower: int) -> bool:
+        """Is replication of this partition to `follower` throttled (the topic's
+        leader.replication.throttled.replicas: '*' or partition:broker pairs)?"""
+        replicas = str(replica.config["leader.replication.throttled.replicas"])
+        if not replicas:
+            return False
+        if replicas == "*":
+            return True
+        wanted = f"{replica.partition}:{follower}"
+        return any(item.strip() == wanted for item in replicas.split(","))
+
+    def _quota_wait_ms(self, replica: Replica, follower: int) -> int:
+        """0 if a fetch may be answered now, else how long until the leader's
+        leader.replication.throttled.rate lets bytes through to a throttled follower."""
+        rate = int(self.sim.broker_config["leader.replication.throttled.rate"])
+        if rate >= NO_QUOTA or not self._throttled(replica, follower):
+            return 0
+        now = self.sim.clock.now_ms
+        self._quota_bytes = min(float(rate),
+                                self._quota_bytes + rate * (now - self._quota_at_ms) / 1000)
+        self._quota_at_ms = now
+        if self._quota_bytes > 0:
+            return 0
+        return max(1, int(-self._quota_bytes * 1000 / rate) + 1)
+
     def _replica_fetch_response(self, replica: Replica, offset: int,
                                 follower: int) -> FetchResponse:
         remote = replica.remotes.get(follower)
         if remote is not None:
             remote.last_sent_hw = replica.high_watermark
         max_bytes = int(self.sim.broker_config["replica.fetch.max.bytes"])
+        throttled = (int(self.sim.broker_config["leader.replication.throttled.rate"]) < NO_QUOTA
+                     and self._throttled(replica, follower)
+                     and self._quota_wait_ms(replica, follower) == 0)
+        if throttled:  # at most what the quota holds (but whole batches, at least one)
+            max_bytes = max(1, min(max_bytes, int(self._quota_bytes)))
         batches = replica.log.read(offset, replica.log_end_offset, max_bytes)
+        if throttled:
+            self._quota_bytes -= sum(b.size_bytes for b in batches)
         return FetchResponse(batches=batches, high_watermark=replica.high_watermark,
                              log_start_offset=replica.log_start_offset)
 
@@ -348,7 +404,14 @@ class Broker:
         if not parked:
             return
         replica = self.replicas[tp]
-        for follower, (respond, offset, _, timer) in parked.items():
+        for follower, entry in parked.items():
+            respond, offset, _, timer = entry
+            wait_ms = self._quota_wait_ms(replica, follower)
+            if wait_ms:  # throttled: stays parked until the quota refills
+                self.parked.setdefault(tp, {})[follower] = entry
+                if timer is None:
+                    self._park(tp, follower, respond, offset, entry[2], wait_ms)
+                continue
             if timer:
                 timer.cancel()
             respond(self._replica_fetch_response(replica, offset, follower))
@@ -358,7 +421,12 @@ class Broker:
         replica = self.replicas.get(tp)
         if not parked or follower not in parked or replica is None:
             return
-        respond, offset, _, _ = parked.pop(follower)
+        respond, offset, since, _ = parked.pop(follower)
+        wait_ms = self._quota_wait_ms(replica, follower) if offset < replica.log_end_offset \
+            else 0
+        if wait_ms:  # still throttled
+            self._park(tp, follower, respond, offset, since, wait_ms)
+            return
         respond(self._replica_fetch_response(replica, offset, follower))
 
     def _fail_parked(self, tp: TP) -> None:

@@ -50,6 +50,18 @@ def _choice(*options: str) -> Callable[[str], str]:
     return parse
 
 
+def _throttled_replicas(text: str) -> str:
+    """Kafka's ThrottledReplicaListValidator: '', '*' or partition:broker,... """
+    value = str(text).strip()
+    if value in ("", "*"):
+        return value
+    for item in value.split(","):
+        partition, sep, broker = item.strip().partition(":")
+        if not sep or not partition.strip().isdigit() or not broker.strip().isdigit():
+            raise ValueError(text)
+    return value
+
+
 TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("cleanup.policy", "delete", _policy, doc="delete, compact or both"),
     ConfigDef("compression.type", "producer",
@@ -59,6 +71,10 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     # page cache, which a killed process does not lose.
     ConfigDef("flush.messages", 2**63 - 1, _int, lambda v: v >= 1),
     ConfigDef("flush.ms", 2**63 - 1, _int, lambda v: v >= 0),
+    # The replicas a reassignment throttles (kafka-reassign-partitions.sh --throttle sets
+    # them, --verify clears them): '*' or partition:broker pairs.
+    ConfigDef("follower.replication.throttled.replicas", "", _throttled_replicas),
+    ConfigDef("leader.replication.throttled.replicas", "", _throttled_replicas),
     ConfigDef("max.compaction.lag.ms", 2**63 - 1, _int, lambda v: v >= 1),
     ConfigDef("max.message.bytes", 1048588, _int, lambda v: v >= 0),
     ConfigDef("message.timestamp.type", "CreateTime", _choice("CreateTime", "LogAppendTime")),
@@ -144,6 +160,10 @@ BROKER_DEFAULTS: dict[str, object] = {
     "unclean.leader.election.enable": False,
     # Share groups (KIP-932): sessions, locks, delivery counts, with their group-config bounds.
     **SHARE_DEFAULTS,
+    # Replication quotas, bytes/s, per broker (dynamic only in Kafka; --throttle sets them).
+    "leader.replication.throttled.rate": 2**63 - 1,
+    "follower.replication.throttled.rate": 2**63 - 1,
+    "replica.alter.log.dirs.io.max.bytes.per.second": 2**63 - 1,
 }
 
 

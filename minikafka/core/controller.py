@@ -48,6 +48,14 @@ class PartitionRegistration:
     elr: tuple[int, ...] = ()
     # The leader when the ISR last became empty: elected if it returns and nobody else can be.
     last_known_elr: tuple[int, ...] = ()
+    # A reassignment in progress (KIP-455): `replicas` is the target followed by the
+    # replicas leaving; those joining are `adding` until they are all in the ISR.
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.adding or self.removing)
 
 
 @dataclass
@@ -97,6 +105,9 @@ class Controller:
         # by every topic's TopicConfig: the Cluster updates it in place.
         self.topic_defaults: dict[str, object] = {}
         self.next_producer_id = 0
+        # Finalized feature levels (FeatureLevelRecords): kafka-features.sh describe|upgrade.
+        self.features: dict[str, int] = {
+            "eligible.leader.replicas.version": int(eligible_leader_replicas)}
         # Dynamic broker configs, as ConfigRecords of BROKER resources keep them:
         # (broker id, or "" for the cluster-wide default; key) -> value (None: removed).
         self.broker_configs: dict[tuple[str, str], object] = {}
@@ -126,6 +137,23 @@ class Controller:
         self.quorum.history.append((self.quorum.term, leader))
         self._append("LeaderChangeMessage", leader=leader, voters=list(self.quorum.voters))
         return leader
+
+    # -- features (KIP-584): UpdateFeatures --------------------------------------------------
+    def set_feature_level(self, name: str, level: int) -> None:
+        """Finalize `name` at `level` (0 removes it), with a FeatureLevelRecord. Turning
+        Eligible Leader Replicas off forgets every partition's ELR, as Kafka's controller
+        does when the feature goes to 0."""
+        self._append("FeatureLevelRecord", name=name, feature_level=level)
+        self.apply_feature_level(name, level)
+
+    def apply_feature_level(self, name: str, level: int) -> None:
+        self.features[name] = level
+        if name == "eligible.leader.replicas.version":
+            self.elr_enabled = level >= 1
+            if not self.elr_enabled:
+                for topic in self.topics.values():
+                    topic.partitions[:] = [replace(part, elr=(), last_known_elr=())
+                                           for part in topic.partitions]
 
     # -- brokers -----------------------------------------------------------------------
     def register_broker(self, broker_id: int, rack: str | None,
@@ -182,12 +210,28 @@ class Controller:
 
     # -- partition changes: Kafka's PartitionChangeBuilder ---------------------------------
     def _build(self, topic: TopicMetadata, p: int, *, isr: tuple[int, ...] | None = None,
-               election: str = ONLINE,
-               unclean_shutdown: tuple[int, ...] = ()) -> PartitionRegistration:
-        """Apply an ISR change, keep the ELR, elect a leader if the current one cannot stay,
-        and append one PartitionChangeRecord if anything changed."""
+               election: str = ONLINE, unclean_shutdown: tuple[int, ...] = (),
+               replicas: tuple[int, ...] | None = None,
+               adding: tuple[int, ...] | None = None,
+               removing: tuple[int, ...] | None = None) -> PartitionRegistration:
+        """Apply an ISR (or replica set) change, complete a reassignment whose new replicas
+        are all in sync, keep the ELR, elect a leader if the current one cannot stay, and
+        append one PartitionChangeRecord if anything changed."""
         part = topic.partitions[p]
         target_isr = part.isr if isr is None else isr
+        target_replicas = part.replicas if replicas is None else replicas
+        target_adding = part.adding if adding is None else adding
+        target_removing = part.removing if removing is None else removing
+        if (target_adding or target_removing) and set(target_adding) <= set(target_isr):
+            # PartitionReassignmentReplicas.maybeCompleteReassignment: the leaving replicas
+            # go, from the replica set and the ISR (unless nobody in sync would be left).
+            kept_isr = tuple(b for b in target_isr if b not in target_removing)
+            if kept_isr:
+                target_isr = kept_isr
+                target_replicas = tuple(b for b in target_replicas if b not in target_removing)
+                target_adding = target_removing = ()
+        part = replace(part, replicas=target_replicas, adding=target_adding,
+                       removing=target_removing)
         elr = part.elr
         if self.elr_enabled:
             if len(target_isr) >= int(topic.config["min.insync.replicas"]):
@@ -195,7 +239,7 @@ class Controller:
             else:  # whoever leaves the ISR below min ISR joins the ELR, unless it crashed
                 gone = set(elr) | set(part.isr)
                 elr = tuple(sorted(b for b in gone if b not in target_isr
-                                   and b not in unclean_shutdown))
+                                   and b not in unclean_shutdown and b in target_replicas))
         leader, unclean = self._elect(part, target_isr, elr, election)
         if leader != part.leader:
             if leader in elr:  # an eligible leader replica is a clean choice
@@ -210,16 +254,21 @@ class Controller:
         elif leader != NO_LEADER:
             last_known = ()
         new = replace(part, isr=target_isr, elr=elr, last_known_elr=last_known)
-        if leader != part.leader:
-            new = replace(new, leader=leader, leader_epoch=part.leader_epoch + 1)
-        if new == part:
-            return part
-        new = replace(new, partition_epoch=part.partition_epoch + 1)
+        old = topic.partitions[p]
+        # A replica leaving the replica set fences it with a new leader epoch (Kafka's
+        # triggerLeaderEpochBumpForReplicaReassignmentIfNeeded), as a new leader does.
+        if leader != old.leader or not set(old.replicas) <= set(target_replicas):
+            new = replace(new, leader=leader, leader_epoch=old.leader_epoch + 1)
+        if new == old:
+            return old
+        new = replace(new, partition_epoch=old.partition_epoch + 1)
         topic.partitions[p] = new
         self._append("PartitionChangeRecord", topic=topic.name, partition=p,
                      leader=new.leader, isr=list(new.isr), leader_epoch=new.leader_epoch,
                      partition_epoch=new.partition_epoch, unclean=unclean,
-                     elr=list(new.elr), last_known_elr=list(new.last_known_elr))
+                     elr=list(new.elr), last_known_elr=list(new.last_known_elr),
+                     replicas=list(new.replicas), adding_replicas=list(new.adding),
+                     removing_replicas=list(new.removing))
         return new
 
     def _elect(self, part: PartitionRegistration, isr: tuple[int, ...], elr: tuple[int, ...],
@@ -297,6 +346,25 @@ class Controller:
                 raise errors.KafkaCoreError(errors.INVALID_REPLICA_ASSIGNMENT,
                                             f"Invalid replica assignment {replicas}")
 
+    def _check_manual_assignment(self, replicas: list[int]) -> None:
+        """Kafka's validateManualPartitionAssignment, with its messages."""
+        if not replicas:
+            raise errors.KafkaCoreError(
+                errors.INVALID_REPLICA_ASSIGNMENT,
+                "The manual partition assignment includes an empty replica list.")
+        seen: set[int] = set()
+        for b in replicas:
+            if b in seen:
+                raise errors.KafkaCoreError(
+                    errors.INVALID_REPLICA_ASSIGNMENT,
+                    f"The manual partition assignment includes the broker {b} more than once.")
+            seen.add(b)
+            if b not in self.brokers:
+                raise errors.KafkaCoreError(
+                    errors.INVALID_REPLICA_ASSIGNMENT,
+                    f"The manual partition assignment includes broker {b}, but no such "
+                    "broker is registered.")
+
     def _add_partition(self, topic: TopicMetadata, replicas: list[int]) -> None:
         live = self.unfenced()
         isr = tuple(b for b in replicas if b in live)
@@ -307,7 +375,12 @@ class Controller:
                      replicas=list(replicas), isr=list(reg.isr), leader=leader,
                      leader_epoch=0, partition_epoch=0)
 
-    def create_partitions(self, name: str, total: int) -> None:
+    def create_partitions(self, name: str, total: int,
+                          assignments: list[list[int]] | None = None,
+                          validate_only: bool = False) -> None:
+        """Grow a topic to `total` partitions, placed by the controller or, with
+        `assignments`, on the brokers named for each new partition (Kafka's checks and
+        messages); `validate_only` checks and changes nothing."""
         topic = self._topic(name)
         current = len(topic.partitions)
         if total <= current:
@@ -315,9 +388,62 @@ class Controller:
                 errors.INVALID_PARTITIONS,
                 f"Topic currently has {current} partitions, {total} would not be an increase.")
         check_partitions_per_batch(total - current)
-        rf = len(topic.partitions[0].replicas)
-        for replicas in self._place(total - current, rf):
-            self._add_partition(topic, replicas)
+        rf = len(topic.partitions[0].replicas) - len(topic.partitions[0].adding)
+        if assignments is not None:
+            if len(assignments) != total - current:
+                raise errors.KafkaCoreError(
+                    errors.INVALID_REPLICA_ASSIGNMENT,
+                    f"Attempted to add {total - current} additional partition(s), but only "
+                    f"{len(assignments)} assignment(s) were specified.")
+            for replicas in assignments:
+                self._check_manual_assignment(replicas)
+                if len(replicas) != rf:
+                    raise errors.KafkaCoreError(
+                        errors.INVALID_REPLICA_ASSIGNMENT,
+                        f"The manual partition assignment includes a partition with "
+                        f"{len(replicas)} replica(s), but this is not consistent with previous "
+                        f"partitions, which have {rf} replica(s).")
+        if validate_only:
+            return
+        for replicas in assignments if assignments is not None else self._place(total - current, rf):
+            self._add_partition(topic, list(replicas))
+
+    # -- reassignment (KIP-455): AlterPartitionReassignments -----------------------------
+    def reassign_partition(self, name: str, p: int, target: list[int] | None) -> None:
+        """Start moving partition `p` to the `target` replicas, or with None cancel the move
+        under way. The new replicas join the replica set now and fetch from the leader; the
+        move completes (leaving replicas go, leadership moves if the leader leaves) in the
+        partition change that brings the last of them into the ISR."""
+        topic = self._topic(name)
+        if not 0 <= p < len(topic.partitions):
+            raise errors.KafkaCoreError(errors.UNKNOWN_TOPIC_OR_PARTITION,
+                                        "The partition does not exist.")
+        part = topic.partitions[p]
+        if target is None:
+            if not part.reassigning:
+                raise errors.KafkaCoreError(errors.NO_REASSIGNMENT_IN_PROGRESS,
+                                            "No partition reassignment is in progress.")
+            self._revert_reassignment(topic, p)
+            return
+        self._check_manual_assignment(target)
+        # PartitionReassignmentReplicas: the target first, then the replicas leaving.
+        current = part.replicas
+        removing = tuple(b for b in current if b not in target)
+        adding = tuple(b for b in target if b not in current)
+        self._build(topic, p, replicas=tuple(target) + removing, adding=adding,
+                    removing=removing)
+
+    def _revert_reassignment(self, topic: TopicMetadata, p: int) -> None:
+        """PartitionReassignmentRevert: the replicas being added go, those being removed stay."""
+        part = topic.partitions[p]
+        replicas = tuple(b for b in part.replicas if b not in part.adding)
+        isr = tuple(b for b in part.isr if b not in part.adding) or part.isr[:1]
+        self._build(topic, p, isr=isr, replicas=replicas, adding=(), removing=())
+
+    def reassignments(self) -> dict[tuple[str, int], PartitionRegistration]:
+        """ListPartitionReassignments: every partition with a move under way."""
+        return {(t.name, p): part for t in self.topics.values()
+                for p, part in enumerate(t.partitions) if part.reassigning}
 
     def delete_topic(self, name: str) -> None:
         topic = self._topic(name)

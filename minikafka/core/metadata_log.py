@@ -196,7 +196,10 @@ def state_records(controller: Controller) -> list[MetadataRecord]:
             add("PartitionRecord", topic=name, partition=p, replicas=list(part.replicas),
                 isr=list(part.isr), leader=part.leader, leader_epoch=part.leader_epoch,
                 partition_epoch=part.partition_epoch, elr=list(part.elr),
-                last_known_elr=list(part.last_known_elr))
+                last_known_elr=list(part.last_known_elr), adding_replicas=list(part.adding),
+                removing_replicas=list(part.removing))
+    for name, level in sorted(controller.features.items()):
+        add("FeatureLevelRecord", name=name, feature_level=level)
     for (resource, key), value in sorted(controller.broker_configs.items()):
         add("ConfigRecord", resource_type="BROKER", resource=resource, name=key, value=value)
     for acl_id, acl in controller.acls.by_id.items():
@@ -243,12 +246,17 @@ def replay(controller: Controller, records: Sequence[MetadataRecord]) -> set[str
             topic.partitions.append(PartitionRegistration(
                 tuple(f["replicas"]), tuple(f["isr"]), f["leader"], f["leader_epoch"],
                 f["partition_epoch"], tuple(f.get("elr", ())),
-                tuple(f.get("last_known_elr", ()))))
+                tuple(f.get("last_known_elr", ())), tuple(f.get("adding_replicas", ())),
+                tuple(f.get("removing_replicas", ()))))
         elif kind == "PartitionChangeRecord":
             topic = topics[f["topic"]]
             p = f["partition"]
+            part = topic.partitions[p]
             topic.partitions[p] = replace(
-                topic.partitions[p], leader=f["leader"], isr=tuple(f["isr"]),
+                part, leader=f["leader"], isr=tuple(f["isr"]),
+                replicas=tuple(f.get("replicas", part.replicas)),
+                adding=tuple(f.get("adding_replicas", ())),
+                removing=tuple(f.get("removing_replicas", ())),
                 leader_epoch=f["leader_epoch"], partition_epoch=f["partition_epoch"],
                 elr=tuple(f.get("elr", ())), last_known_elr=tuple(f.get("last_known_elr", ())))
         elif kind == "ClearElrRecord":
@@ -267,6 +275,8 @@ def replay(controller: Controller, records: Sequence[MetadataRecord]) -> set[str
                 ScramCredential.from_record(f)
         elif kind == "RemoveUserScramCredentialRecord":
             controller.scram_credentials.pop((f["name"], f["mechanism"]), None)
+        elif kind == "FeatureLevelRecord":
+            controller.apply_feature_level(f["name"], f["feature_level"])
         elif kind == "ProducerIdsRecord":
             controller.next_producer_id = max(controller.next_producer_id,
                                               f["next_producer_id"])

@@ -54,6 +54,8 @@ DYNAMIC_KEYS = frozenset({
     "min.insync.replicas", "log.retention.bytes", "log.retention.ms", "log.segment.bytes",
     "log.roll.ms", "unclean.leader.election.enable", "log.cleaner.backoff.ms",
     "log.flush.interval.messages", "log.flush.interval.ms",
+    "leader.replication.throttled.rate", "follower.replication.throttled.rate",
+    "replica.alter.log.dirs.io.max.bytes.per.second",
 })
 
 # Keys set on the command line or by `minikafka serve` itself, not in Cluster.broker_config.

@@ -5,14 +5,11 @@ metadata log's replicas: `--status` a summary (leader, epoch, high watermark, th
 and observers), `--replication` one row per replica. These functions print the same two
 layouts from a minikafka Cluster, so a lesson can put them next to real Kafka's output.
 
-The model behind them: every node keeps a copy of `__cluster_metadata`. Voters (the
-controllers) elect the leader and count towards the high watermark; observers (brokers
-that are not controllers) fetch the log the same way but do not vote. A record is
-committed (below the high watermark) once a majority of the voters have it. In minikafka
-a voter that is also a broker has replayed `broker.metadata_offset` records; a dedicated
-controller node is modelled as caught up while it is up. The leader knows the offset of
-a replica it can reach; for one it cannot reach this shows -1, as Kafka does for a
-replica that has not fetched from the current leader.
+The view is the one DescribeQuorum answers with (minikafka.core.api.describe_quorum):
+every node keeps a copy of `__cluster_metadata`. Voters (the controllers) elect the leader
+and count towards the high watermark; observers (brokers that are not controllers) fetch
+the log the same way but do not vote. A replica cut off from the leader keeps the offset
+it last had; one that has not fetched from the current leader shows -1, as in Kafka.
 """
 
 from __future__ import annotations
@@ -20,6 +17,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
+
+from ..core.api import describe_quorum
 
 __all__ = ["QuorumReplica", "describe_replication", "describe_status", "quorum_replicas"]
 
@@ -30,63 +29,40 @@ class QuorumReplica:
     log_end_offset: int  # -1: unknown to the active controller
     lag: int  # the leader's log end minus this replica's (Kafka's Lag column)
     status: str  # "Leader", "Follower" (a voter) or "Observer"
-
-
-def _reachable(cluster: Any, node: int) -> bool:
-    leader = cluster.controller.quorum.leader
-    network = cluster.network
-    if leader is None or node in network.down or node in network.isolated:
-        return False
-    return node == leader or network.reachable(node, leader)
-
-
-def _log_end(cluster: Any, node: int) -> int:
-    if not _reachable(cluster, node):
-        return -1
-    broker = cluster.brokers.get(node)
-    return len(cluster.metadata_log) if broker is None else broker.metadata_offset
+    fetching: bool  # it fetches from the active controller now
 
 
 def quorum_replicas(cluster: Any) -> list[QuorumReplica]:
     """The active controller's view: the leader, the other voters, then the observers."""
-    quorum = cluster.controller.quorum
-    end = len(cluster.metadata_log)
-    voters = sorted(quorum.voters, key=lambda v: (v != quorum.leader, v))
-    observers = sorted(b for b in cluster.brokers if b not in quorum.voters
-                       and _reachable(cluster, b))
-    rows = []
-    for node in voters + observers:
-        leo = end if node == quorum.leader else _log_end(cluster, node)
-        status = ("Leader" if node == quorum.leader else
-                  "Follower" if node in quorum.voters else "Observer")
-        rows.append(QuorumReplica(node, leo, end - leo, status))
-    return rows
+    info = describe_quorum(cluster, cluster.cluster_id)
+    return [QuorumReplica(r.replica_id, r.log_end_offset, info.lag(r), status,
+                          r.last_fetch_timestamp == cluster.now_ms)
+            for r, status in info.replicas()]
 
 
 def describe_status(cluster: Any) -> str:
     """`kafka-metadata-quorum.sh describe --status`: the quorum in one summary."""
-    quorum = cluster.controller.quorum
-    if quorum.leader is None:
+    info = describe_quorum(cluster, cluster.cluster_id)
+    if info.leader_id < 0:
         return ("Error: no active controller (a majority of the controller quorum is "
                 "unavailable)")
-    replicas = quorum_replicas(cluster)
-    followers = [r for r in replicas if r.status == "Follower"]
     lines = [
         ("ClusterId", cluster.cluster_id),
-        ("LeaderId", quorum.leader),
-        ("LeaderEpoch", quorum.term),
-        ("HighWatermark", len(cluster.metadata_log)),
-        ("MaxFollowerLag", max((r.lag for r in followers), default=0)),
-        ("CurrentVoters", json.dumps([{"id": v} for v in sorted(quorum.voters)])),
-        ("CurrentObservers", json.dumps([{"id": r.node_id} for r in replicas
-                                         if r.status == "Observer"])),
+        ("LeaderId", info.leader_id),
+        ("LeaderEpoch", info.leader_epoch),
+        ("HighWatermark", info.high_watermark),
+        ("MaxFollowerLag", max((info.lag(r) for r, status in info.replicas()
+                                if status == "Follower"), default=0)),
+        ("CurrentVoters", json.dumps([{"id": r.replica_id}
+                                      for r in sorted(info.voters, key=lambda r: r.replica_id)])),
+        ("CurrentObservers", json.dumps([{"id": r.replica_id} for r in info.observers])),
     ]
     return "\n".join(f"{k + ':':<24}{v}" for k, v in lines)
 
 
 def describe_replication(cluster: Any) -> str:
     """`kafka-metadata-quorum.sh describe --replication`: one row per replica."""
-    if cluster.controller.quorum.leader is None:
+    if cluster.controller.quorum.leader is None:  # no active controller to answer
         return describe_status(cluster)
     rows = [("NodeId", "LogEndOffset", "Lag", "Status")]
     rows += [(str(r.node_id), str(r.log_end_offset), str(r.lag), r.status)

@@ -14,7 +14,7 @@ from typing import Any
 
 import graphviz
 
-from ..course.quorum import quorum_replicas
+from ..core.api import describe_quorum
 from .html import esc, td
 from .palette import BLACK, BLUE, FONT, GREY, SKY_BLUE, WHITE, Style
 
@@ -29,16 +29,18 @@ STATUS: dict[str, Style] = {
 def quorum_state(cluster: Any) -> dict[str, Any]:
     """Plain data: {"leader", "epoch", "high_watermark", "replicas": [{"node", "status",
     "log_end", "lag"}]}; a replica the leader cannot reach has status "Unreachable"."""
-    quorum = cluster.controller.quorum
-    if quorum.leader is None:
-        return {"leader": None, "epoch": quorum.term, "high_watermark": None,
-                "replicas": [{"node": v, "status": "Unreachable", "log_end": -1, "lag": None}
-                             for v in sorted(quorum.voters)]}
-    rows = [{"node": r.node_id, "log_end": r.log_end_offset, "lag": r.lag,
-             "status": "Unreachable" if r.log_end_offset < 0 else r.status}
-            for r in quorum_replicas(cluster)]
-    return {"leader": quorum.leader, "epoch": quorum.term,
-            "high_watermark": len(cluster.metadata_log), "replicas": rows}
+    info = describe_quorum(cluster, cluster.cluster_id)
+    if info.leader_id < 0:
+        return {"leader": None, "epoch": info.leader_epoch, "high_watermark": None,
+                "replicas": [{"node": r.replica_id, "status": "Unreachable", "log_end": -1,
+                              "lag": None}
+                             for r in sorted(info.voters, key=lambda r: r.replica_id)]}
+    # a replica that does not fetch now is one the leader cannot reach
+    rows = [{"node": r.replica_id, "log_end": r.log_end_offset, "lag": info.lag(r),
+             "status": status if r.last_fetch_timestamp == cluster.now_ms else "Unreachable"}
+            for r, status in info.replicas()]
+    return {"leader": info.leader_id, "epoch": info.leader_epoch,
+            "high_watermark": info.high_watermark, "replicas": rows}
 
 
 def _box(row: dict[str, Any], voter: bool) -> str:

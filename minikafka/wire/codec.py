@@ -82,10 +82,14 @@ def _all_subclasses(cls: type) -> list[type]:
 def _primary_classes(kind: str) -> dict[int, type[ApiMessage]]:
     # Versioned wrappers (Foo[3]) are subclasses too; only primaries have
     # _class_version None.
-    classes = {}
+    classes: dict[int, type[ApiMessage]] = {}
     for cls in _all_subclasses(ApiMessage):
         if cls._class_version is None and cls.type == kind:
-            classes[cls.API_KEY] = cls
+            # minikafka.wire.messages carries Kafka 4.4.0's newer versions of a few APIs
+            # kafka-python has: of two classes for one key, the one with more versions.
+            known = classes.get(cls.API_KEY)
+            if known is None or cls.valid_versions[1] > known.valid_versions[1]:
+                classes[cls.API_KEY] = cls
     return dict(sorted(classes.items()))
 
 
@@ -94,12 +98,13 @@ _RESPONSE_CLASSES = _primary_classes("response")
 
 
 def request_class(api_key: int) -> type[ApiMessage] | None:
-    """kafka-python's request class for `api_key`, or None if it has none."""
+    """The request class for `api_key` (kafka-python's, or minikafka.wire.messages' where
+    it has none or an older one), or None."""
     return _REQUEST_CLASSES.get(api_key)
 
 
 def response_class(api_key: int) -> type[ApiMessage] | None:
-    """kafka-python's response class for `api_key`, or None if it has none."""
+    """The response class for `api_key`, chosen as request_class chooses, or None."""
     return _RESPONSE_CLASSES.get(api_key)
 
 

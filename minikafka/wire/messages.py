@@ -1,20 +1,28 @@
-"""Request and response classes for the APIs kafka-python does not define.
+"""Request and response classes for the APIs kafka-python does not define, and for those
+where Kafka 4.4.0 has a newer version than kafka-python 3.0.12's specs.
 
 Each class loads its spec from `minikafka.wire.schemas` (Kafka 4.4.0's own JSON) with
 kafka-python's loader, so it decodes, encodes and versions like kafka-python's classes, and
-`wire.codec` finds it the same way (a subclass of ApiMessage).
+`wire.codec` finds it the same way (a subclass of ApiMessage; of two classes for one API
+key, the codec takes the one with more versions).
 """
 from __future__ import annotations
 
+from typing import Any
+
+from kafka.protocol.api_header import ResponseClassRegistry
 from kafka.protocol.api_message import ApiMessage
+from kafka.protocol.metadata import ApiVersionsResponse as _KafkaPythonApiVersionsResponse
 
 _SPECS = "minikafka.wire.schemas"
 
 __all__ = [
     "AddRaftVoterRequest", "AddRaftVoterResponse",
+    "ApiVersionsRequest", "ApiVersionsResponse",
     "AlterShareGroupOffsetsRequest", "AlterShareGroupOffsetsResponse",
     "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse",
     "ConsumerGroupHeartbeatRequest", "ConsumerGroupHeartbeatResponse",
+    "DeleteGroupsRequest", "DeleteGroupsResponse",
     "DeleteShareGroupOffsetsRequest", "DeleteShareGroupOffsetsResponse",
     "DescribeShareGroupOffsetsRequest", "DescribeShareGroupOffsetsResponse",
     "RemoveRaftVoterRequest", "RemoveRaftVoterResponse",
@@ -24,6 +32,7 @@ __all__ = [
     "ShareGroupHeartbeatRequest", "ShareGroupHeartbeatResponse",
     "StreamsGroupDescribeRequest", "StreamsGroupDescribeResponse",
     "StreamsGroupHeartbeatRequest", "StreamsGroupHeartbeatResponse",
+    "TxnOffsetCommitRequest", "TxnOffsetCommitResponse",
 ]
 
 # KIP-848: the consumer group protocol.
@@ -111,3 +120,61 @@ class RemoveRaftVoterRequest(ApiMessage, load_json=_SPECS):
 class RemoveRaftVoterResponse(ApiMessage, load_json=_SPECS):
     pass
 
+
+
+# Kafka 4.4.0's newer versions of APIs kafka-python has: ApiVersions v5 (KIP-1242),
+# TxnOffsetCommit v6 (topic ids, KIP-1319), DeleteGroups v3 (per-group error messages).
+class _ServerSide:
+    """kafka-python looks up the class to decode a response with by API key, and every new
+    response class (each versioned one, Foo[5], too) takes that key over. These classes
+    leave the registry as they found it, so kafka-python's clients (in this process too)
+    keep decoding with the classes they were written for."""
+
+    __slots__ = ()
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        registry = ResponseClassRegistry._response_class_registry
+        saved = dict(registry)
+        try:
+            super().__init_subclass__(**kw)
+        finally:
+            registry.clear()
+            registry.update(saved)
+
+
+class ApiVersionsRequest(_ServerSide, ApiMessage, load_json=_SPECS):
+    pass
+
+
+class ApiVersionsResponse(_ServerSide, _KafkaPythonApiVersionsResponse, load_json=_SPECS):
+    """Its header is never flexible (kafka-python's class knows); a body that does not
+    parse at the version asked is the v0 UNSUPPORTED_VERSION answer, as the Java client's
+    ApiVersionsResponse.parse falls back (not every error is one)."""
+
+    @classmethod
+    def decode(cls, data, version=None, header=False, framed=False):  # type: ignore[override]
+        raw = data.getvalue()[data.tell():] if hasattr(data, "getvalue") else bytes(data)
+        try:
+            return ApiMessage.decode.__func__(cls, raw, version=version, header=header,
+                                              framed=framed)
+        except Exception:
+            if version == 0:
+                raise
+            return ApiMessage.decode.__func__(cls, raw, version=0, header=header,
+                                              framed=framed)
+
+
+class TxnOffsetCommitRequest(_ServerSide, ApiMessage, load_json=_SPECS):
+    pass
+
+
+class TxnOffsetCommitResponse(_ServerSide, ApiMessage, load_json=_SPECS):
+    pass
+
+
+class DeleteGroupsRequest(_ServerSide, ApiMessage, load_json=_SPECS):
+    pass
+
+
+class DeleteGroupsResponse(_ServerSide, ApiMessage, load_json=_SPECS):
+    pass

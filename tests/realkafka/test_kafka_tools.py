@@ -8,6 +8,7 @@ docs/cli.md, and then the test checks the exact error it gives, so that a fix sh
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 import sys
@@ -238,24 +239,68 @@ def test_kafka_configs(served):
                   "--entity-name", "1").stdout
     assert "log.retention.ms=86400000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:" \
         "log.retention.ms=86400000" in broker
+    # Groups: the tool looks the group up first (ListGroups, ListConfigResources), as on
+    # Kafka; the configs of a group that exists are a known difference.
+    missing = tool(served, "ConfigCommand", "--describe", "--entity-type", "groups",
+                   "--entity-name", "nobody")
+    assert missing.stdout == "The group 'nobody' doesn't exist and doesn't have dynamic config.\n"
+    produce(served, topic, [(None, b"x")])
+    commit_as_group(served, topic, "billing", 1).close()
     groups = tool(served, "ConfigCommand", "--describe", "--entity-type", "groups",
                   "--entity-name", "billing", rc=1)
     assert ("org.apache.kafka.common.errors.InvalidRequestException: Unsupported resource "
             "type 32") in groups.stderr
 
 
+def test_kafka_configs_broker_loggers(served):
+    """kafka-configs.sh --entity-type broker-loggers: each logger's level, changed at run
+    time (minikafka's loggers are Python's, with log4j's level names)."""
+    logger = logging.getLogger("minikafka.wire")
+    before = logger.level
+    args = ("--entity-type", "broker-loggers", "--entity-name", "1")
+    try:
+        tool(served, "ConfigCommand", "--alter", *args, "--add-config", "minikafka.wire=DEBUG")
+        assert logger.level == logging.DEBUG
+        described = tool(served, "ConfigCommand", "--describe", *args).stdout.splitlines()
+        assert described[0] == "Dynamic configs for broker-logger 1 are:"
+        assert ("  minikafka.wire=DEBUG sensitive=false "
+                "synonyms={DYNAMIC_BROKER_LOGGER_CONFIG:minikafka.wire=DEBUG}") in described
+        refused = tool(served, "ConfigCommand", "--alter", *args, "--add-config",
+                       "minikafka.wire=LOUD", rc=1)
+        assert "Cannot set the log level of minikafka.wire to LOUD" in refused.stderr
+    finally:
+        logger.setLevel(before)
+
+
 def test_kafka_metadata_quorum(served):
-    """kafka-metadata-quorum.sh (lesson 12's KRaft quorum): a known difference, minikafka
-    does not serve DescribeQuorum (docs/cli.md)."""
-    for command in ("--status", "--replication"):
-        done = tool(served, "MetadataQuorumCommand", "describe", command, rc=1)
-        assert done.stderr.startswith("org.apache.kafka.common.errors.UnsupportedVersionException:"
-                                      " The node does not support DESCRIBE_QUORUM\n")
+    """kafka-metadata-quorum.sh (lesson 12's KRaft quorum): --status names the leader, its
+    epoch and the high watermark; --replication lists each voter's log end offset and lag.
+    With three brokers, all three vote (combined mode) and there are no observers."""
+    cluster = served.cluster
+    with cluster.lock:
+        leader, term = cluster.active_controller, cluster.controller.quorum.term
+    status = dict(line.split(":", 1) for line in
+                  tool(served, "MetadataQuorumCommand", "describe", "--status").stdout.splitlines())
+    status = {key: value.strip() for key, value in status.items()}
+    assert (status["ClusterId"], status["LeaderId"], status["LeaderEpoch"]) == (
+        cluster.cluster_id, str(leader), str(term))
+    assert int(status["HighWatermark"]) > 0 and status["CurrentObservers"] == "[]"
+    voters = json.loads(status["CurrentVoters"])
+    assert [(v["id"], v["endpoints"]) for v in voters] == [
+        (b, [f"CONTROLLER://127.0.0.1:{served.ports[b]}"]) for b in (1, 2, 3)]
+
+    rows = [line.split() for line in tool(served, "MetadataQuorumCommand", "describe",
+                                          "--replication").stdout.splitlines()]
+    assert rows[0] == ["NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp",
+                       "LastCaughtUpTimestamp", "Status"]
+    assert [(int(r[0]), r[3], r[6]) for r in rows[1:]] == [
+        (leader, "0", "Leader")] + [(b, "0", "Follower") for b in (1, 2, 3) if b != leader]
 
 
 def test_kafka_reassign_partitions(served, tmp_path):
-    """kafka-reassign-partitions.sh: --generate (lesson 2's old placement) works; --execute
-    and --verify are a known difference (no partition reassignment APIs; docs/cli.md)."""
+    """kafka-reassign-partitions.sh (lesson 2): --generate proposes with the old placement;
+    --execute starts the moves, --verify reports them done (and clears the throttles),
+    --list and --cancel see a move that cannot finish."""
     topic = unique("moving")
     tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "3",
          "--replication-factor", "3")
@@ -272,14 +317,54 @@ def test_kafka_reassign_partitions(served, tmp_path):
     # The old (ZooKeeper-era) placer: the first replicas go round the brokers.
     assert sorted(p["replicas"][0] for p in proposed["partitions"]) == [1, 2, 3]
 
+    # Shrink every partition to two replicas, the proposed leader first.
+    moves = {"version": 1, "partitions": [
+        {"topic": topic, "partition": p["partition"], "replicas": p["replicas"][:2]}
+        for p in proposed["partitions"]]}
     plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps(proposed))
-    for action in ("--execute", "--verify"):
-        done = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
-                    str(plan), action, rc=1)
-        assert done.stdout.startswith(
-            "Error: org.apache.kafka.common.errors.UnsupportedVersionException: The node does "
-            "not support LIST_PARTITION_REASSIGNMENTS\n")
+    plan.write_text(json.dumps(moves))
+    executed = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                    str(plan), "--execute").stdout.splitlines()
+    assert executed[0] == "Current partition replica assignment"
+    assert [p["replicas"] for p in json.loads(executed[2])["partitions"]] == [
+        p["replicas"] for p in current["partitions"]]
+    assert executed[-1] == ("Successfully started partition reassignments for "
+                            f"{topic}-0,{topic}-1,{topic}-2")
+    verified = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                    str(plan), "--verify").stdout.splitlines()
+    assert verified == ["Status of partition reassignment:"] + [
+        f"Reassignment of partition {topic}-{p} is completed." for p in range(3)] + [
+        "", "Clearing broker-level throttles on brokers 1,2,3",
+        f"Clearing topic-level throttles on topic {topic}"]
+    with served.cluster.lock:
+        meta = served.cluster.controller.topics[topic]
+        assert [list(p.replicas) for p in meta.partitions] == [
+            m["replicas"] for m in moves["partitions"]]
+        stuck = next(b for b in (1, 2, 3) if b not in meta.partitions[0].replicas)
+        served.cluster.pause_follower(stuck)  # its copy cannot catch up: the move stays open
+    try:
+        back = tmp_path / "back.json"
+        back.write_text(json.dumps({"version": 1, "partitions": [
+            {"topic": topic, "partition": 0, "replicas": [stuck, *moves["partitions"][0]["replicas"]]}]}))
+        throttled = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                         str(back), "--execute", "--throttle", "1000000").stdout
+        assert "The inter-broker throttle limit was set to 1000000 B/s\n" in throttled
+        listed = tool(served, "reassign.ReassignPartitionsCommand", "--list").stdout
+        assert listed.splitlines()[1] == (
+            f"{topic}-0: replicas: {','.join(map(str, [stuck, *moves['partitions'][0]['replicas']]))}"
+            f". adding: {stuck}.")
+        verify = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                      str(back), "--verify").stdout
+        assert verify.splitlines()[1] == f"Reassignment of partition {topic}-0 is still in progress."
+        cancelled = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                         str(back), "--cancel").stdout
+        assert cancelled.startswith(f"Successfully cancelled partition reassignment for: {topic}-0\n")
+    finally:
+        with served.cluster.lock:
+            served.cluster.resume_follower(stuck)
+    with served.cluster.lock:
+        assert list(served.cluster.controller.topics[topic].partitions[0].replicas) == \
+            moves["partitions"][0]["replicas"]
 
 
 def test_kafka_get_offsets(served):
@@ -303,17 +388,66 @@ def test_kafka_get_offsets(served):
 
 
 def test_kafka_features(served):
-    """kafka-features.sh: describe lists Eligible Leader Replicas (lesson 5); upgrading is a
-    known difference (feature levels are set when the cluster is made; docs/cli.md)."""
-    described = tool(served, "FeatureCommand", "describe").stdout
-    assert re.findall(r"\S+: \S+", described) == [
-        "Feature: eligible.leader.replicas.version", "SupportedMinVersion: 0",
-        "SupportedMaxVersion: 1", "FinalizedVersionLevel: 1", "Epoch: 0"]
-    upgrade = tool(served, "FeatureCommand", "upgrade", "--feature",
-                   "eligible.leader.replicas.version=1", rc=1)
-    assert upgrade.stdout == ("Could not upgrade eligible.leader.replicas.version to 1. "
-                              "The node does not support UPDATE_FEATURES\n")
-    assert upgrade.stderr == "1 out of 1 operation(s) failed.\n"
+    """kafka-features.sh: describe lists Eligible Leader Replicas (lesson 5) at the metadata
+    offset it was read at; downgrade and upgrade change the finalized level."""
+    elr = "eligible.leader.replicas.version"
+
+    def described() -> list[str]:
+        return re.findall(r"\S+: \S+", tool(served, "FeatureCommand", "describe").stdout)
+
+    before = described()
+    assert before[:4] == [f"Feature: {elr}", "SupportedMinVersion: 0",
+                          "SupportedMaxVersion: 1", "FinalizedVersionLevel: 1"]
+    assert re.fullmatch(r"Epoch: \d+", before[4])
+    assert tool(served, "FeatureCommand", "upgrade", "--feature", f"{elr}=1").stdout == (
+        f"{elr} was upgraded to 1.\n")
+    refused = tool(served, "FeatureCommand", "upgrade", "--feature", f"{elr}=2", rc=1)
+    assert refused.stdout == (f"Could not upgrade {elr} to 2. Invalid update version 2 for "
+                              f"feature {elr}. Local controller "
+                              f"{served.cluster.active_controller} only supports versions 0-1\n")
+    assert tool(served, "FeatureCommand", "downgrade", "--feature", f"{elr}=0").stdout == (
+        f"{elr} was downgraded to 0.\n")
+    assert described()[3] == "FinalizedVersionLevel: 0"
+    tool(served, "FeatureCommand", "upgrade", "--feature", f"{elr}=1")
+    assert described()[3] == "FinalizedVersionLevel: 1"
+
+
+def test_kafka_transactions(served):
+    """kafka-transactions.sh list and describe (lesson 10): each transaction once, at its
+    coordinator; describe shows the state, producer, timeout and partitions."""
+    topic = unique("txn")
+    txn_id = unique("billing")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "2")
+    producer = KafkaProducer(bootstrap_servers=served.bootstrap_servers, transactional_id=txn_id)
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, b"open", partition=1).get(timeout=30)
+        rows = [line.split() for line in tool(served, "TransactionsCommand", "list").stdout.splitlines()]
+        assert rows[0] == ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"]
+        [row] = [r for r in rows[1:] if r[0] == txn_id]
+        with served.cluster.lock:
+            meta = served.cluster.transaction_coordinator.transactions[txn_id]
+        assert row[2:] == [str(meta.producer_id), "Ongoing"]
+        described = [line.split() for line in tool(
+            served, "TransactionsCommand", "describe", "--transactional-id", txn_id
+        ).stdout.splitlines()]
+        assert described[0] == ["CoordinatorId", "TransactionalId", "ProducerId", "ProducerEpoch",
+                                "TransactionState", "TransactionTimeoutMs",
+                                "CurrentTransactionStartTimeMs", "TransactionDurationMs",
+                                "TopicPartitions"]
+        fields = described[1]
+        assert fields[:6] == [row[1], txn_id, str(meta.producer_id), "0", "Ongoing", "60000"]
+        assert fields[8] == f"{topic}-1"
+        missing = tool(served, "TransactionsCommand", "describe", "--transactional-id",
+                       "nobody", rc=1)
+        assert missing.stderr.startswith(
+            "Failed to describe transaction state of transactional-id `nobody`: "
+            "DescribeTransactions request for transactionalId `nobody` failed because the ID "
+            "could not be found.")
+    finally:
+        producer.abort_transaction()
+        producer.close()
 
 
 def test_kafka_leader_election(served):

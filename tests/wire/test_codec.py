@@ -234,7 +234,7 @@ def test_kafka_minimums_come_from_the_specs():
     assert kafka_version_range(0)[0] == 3  # Produce
     assert kafka_version_range(1)[0] == 4  # Fetch
     assert kafka_version_range(3)[0] == 0  # Metadata
-    assert kafka_version_range(18) == (0, 4)  # ApiVersions
+    assert kafka_version_range(18) == (0, 5)  # ApiVersions (Kafka 4.4.0's spec, KIP-1242)
     assert ProduceRequest.min_version == 0
     assert kafka_version_range(0) == (3, 13) and kafka_version_range(1) == (4, 18)
 
@@ -355,7 +355,7 @@ def test_register_rejects_ranges_outside_kafka():
     with pytest.raises(ValueError):
         registry.register(0, lambda ctx, req: None, 2, 12)  # Produce v2: gone since Kafka 4.0
     with pytest.raises(ValueError):
-        registry.register(18, lambda ctx, req: None, 0, 5)
+        registry.register(18, lambda ctx, req: None, 0, 6)
     with pytest.raises(ValueError):
         registry.register(18, lambda ctx, req: None, 3, 2)
     with pytest.raises(ValueError):

@@ -16,7 +16,6 @@ import struct
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafka.protocol.metadata import ApiVersionsResponse
 
 from minikafka.wire import HandlerRegistry, Session, encode_request
 from minikafka.wire.codec import kafka_version_range, request_class, response_class
@@ -110,9 +109,8 @@ def decode_response(api_key: int, api_version: int, payload: bytes):
     if api_key == 18:
         (error_code,) = struct.unpack_from(">h", payload, 4)
         version = 0 if error_code == 35 else api_version
-        # kafka-python's ApiVersionsResponse.decode reads every error body as v0;
-        # Kafka answers INVALID_REQUEST in the request's version, so use the generic decoder.
-        return super(ApiVersionsResponse, ApiVersionsResponse).decode(payload, version=version, header=True)
+        # Kafka answers INVALID_REQUEST in the request's version, UNSUPPORTED_VERSION in v0.
+        return response_class(18).decode(payload, version=version, header=True)
     return response_class(api_key).decode(payload, version=api_version, header=True)
 
 

@@ -22,11 +22,7 @@ import time
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import OffsetSpec
-from kafka.protocol.admin import (
-    DeleteGroupsRequest,
-    DescribeGroupsRequest,
-    ListGroupsRequest,
-)
+from kafka.protocol.admin import DescribeGroupsRequest, ListGroupsRequest
 from kafka.protocol.consumer.group import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -44,6 +40,7 @@ from kafka.protocol.consumer.metadata import (
 from minikafka.cluster import Cluster
 from minikafka.wire import Session, default_registry, encode_request
 from minikafka.wire.codec import response_class
+from minikafka.wire.messages import DeleteGroupsRequest  # v3: Kafka 4.4.0's spec
 
 from .conftest import BackgroundProducer, stored_values, wait_for
 

@@ -482,3 +482,63 @@ def test_kip848_and_share_group_apis_need_their_acls(cluster):
     # alice may READ team-s but not DELETE it
     assert alice.call(DeleteShareGroupOffsetsRequest(group_id="team-s", topics=[
         delete_topic(topic_name="orders-eu")]), 0).error_code == GROUP_AUTHORIZATION_FAILED
+
+
+def test_operator_apis_need_their_acls(cluster):
+    """Reassignment, the quorum and features need ALTER or DESCRIBE on the cluster; a
+    transaction is listed and described only with DESCRIBE on its transactional id."""
+    from kafka.protocol.admin import (
+        AlterPartitionReassignmentsRequest,
+        DescribeQuorumRequest,
+        DescribeTransactionsRequest,
+        ListPartitionReassignmentsRequest,
+        ListTransactionsRequest,
+        UpdateFeaturesRequest,
+    )
+    producer = cluster.producer(transactional_id="tx-1", security_protocol="SASL_PLAINTEXT",
+                                sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="bob",
+                                sasl_plain_password="bob-secret")
+    cluster.create_acls([allow("tx-1", Op.WRITE, principal="User:bob",
+                               kind=T.TRANSACTIONAL_ID),
+                         allow("orders-eu", Op.WRITE, principal="User:bob")])
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.send("orders-eu", b"x")
+    producer.flush()
+    alice = Connection(cluster, principal="User:alice")
+    topic = AlterPartitionReassignmentsRequest.ReassignableTopic
+    moved = alice.call(AlterPartitionReassignmentsRequest(timeout_ms=1000, topics=[topic(
+        name="orders-eu", partitions=[topic.ReassignablePartition(partition_index=0,
+                                                                  replicas=[1])])]), 0)
+    assert moved.error_code == CLUSTER_AUTHORIZATION_FAILED
+    assert [p.error_code for t in moved.responses for p in t.partitions] == [
+        CLUSTER_AUTHORIZATION_FAILED]
+    assert alice.call(ListPartitionReassignmentsRequest(timeout_ms=1000, topics=None), 0
+                      ).error_code == CLUSTER_AUTHORIZATION_FAILED
+    quorum_topic = DescribeQuorumRequest.TopicData
+    assert alice.call(DescribeQuorumRequest(topics=[quorum_topic(
+        topic_name="__cluster_metadata", partitions=[quorum_topic.PartitionData(
+            partition_index=0)])]), 1).error_code == CLUSTER_AUTHORIZATION_FAILED
+    assert alice.call(UpdateFeaturesRequest(timeout_ms=1000, feature_updates=[
+        UpdateFeaturesRequest.FeatureUpdateKey(feature="eligible.leader.replicas.version",
+                                               max_version_level=0, upgrade_type=2)],
+        validate_only=True), 1).error_code == CLUSTER_AUTHORIZATION_FAILED
+
+    def listed(conn):
+        answer = conn.call(ListTransactionsRequest(state_filters=[], producer_id_filters=[]),
+                           0)
+        return [t.transactional_id for t in answer.transaction_states]
+
+    assert listed(alice) == []
+    assert listed(Connection(cluster, principal="User:admin")) == ["tx-1"]
+    described = alice.call(DescribeTransactionsRequest(transactional_ids=["tx-1"]), 0)
+    assert [s.error_code for s in described.transaction_states] == [
+        TRANSACTIONAL_ID_AUTHORIZATION_FAILED]
+    cluster.create_acls([allow("tx-1", Op.DESCRIBE, kind=T.TRANSACTIONAL_ID)])
+    [state] = alice.call(DescribeTransactionsRequest(transactional_ids=["tx-1"]), 0
+                         ).transaction_states
+    assert (state.error_code, state.transaction_state, state.topics) == (0, "Ongoing", [])
+    [state] = Connection(cluster, principal="User:admin").call(
+        DescribeTransactionsRequest(transactional_ids=["tx-1"]), 0).transaction_states
+    assert [t.topic for t in state.topics] == ["orders-eu"]  # hidden from alice above
+    producer.abort_transaction()

@@ -17,6 +17,8 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     describe_log_dirs DescribeLogDirs (key 35): a broker's log directory and replicas
     describe_producers DescribeProducers (key 61): the producers a leader remembers
     delete_records   DeleteRecords (key 21)
+    describe_quorum  DescribeQuorum (key 55): the KRaft voters and observers
+    list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
 """
@@ -34,7 +36,7 @@ from .configs import (
 )
 from .elections import PREFERRED, UNCLEAN, ElectionResult, ElectionType, elect_leaders
 from .fetch import FetchedPartition, FetchPartition, fetch_partition
-from .log_dirs import LogDirDescription, ReplicaLog, describe_log_dirs
+from .log_dirs import LogDirDescription, ReplicaLog, describe_log_dirs, log_dir_path
 from .offsets import (
     EARLIEST,
     LATEST,
@@ -50,6 +52,7 @@ from .port import READ_COMMITTED, READ_UNCOMMITTED, ClusterPort, IsolationLevel,
 from .produce import record_acked
 from .producer_id import InitProducerIdRequest, InitProducerIdResult, init_producer_id
 from .producers import ActiveProducer, PartitionProducers, describe_producers
+from .quorum import QuorumInfo, QuorumReplica, describe_quorum
 from .records import DeleteRecordsPartition, DeleteRecordsResult, delete_records
 from .topics import (
     CreatableTopic,
@@ -58,6 +61,14 @@ from .topics import (
     DeleteTopicsResult,
     create_topics,
     delete_topics,
+)
+from .transactions import (
+    TransactionDescription,
+    TransactionListing,
+    describe_transactions,
+    list_transactions,
+    live_brokers,
+    transaction_coordinator_id,
 )
 
 __all__ = [
@@ -97,6 +108,10 @@ __all__ = [
     "ListOffsetsRequest",
     "ListOffsetsResult",
     "NewPartitions",
+    "QuorumInfo",
+    "QuorumReplica",
+    "TransactionDescription",
+    "TransactionListing",
     "create_partitions",
     "create_topics",
     "delete_records",
@@ -104,6 +119,8 @@ __all__ = [
     "describe_configs",
     "describe_log_dirs",
     "describe_producers",
+    "describe_quorum",
+    "describe_transactions",
     "elect_leaders",
     "fetch_partition",
     "incremental_alter_configs",
@@ -111,5 +128,9 @@ __all__ = [
     "led_replica",
     "list_offsets",
     "list_offsets_of",
+    "log_dir_path",
+    "list_transactions",
+    "live_brokers",
     "record_acked",
+    "transaction_coordinator_id",
 ]

@@ -1,11 +1,15 @@
-"""DescribeConfigs (key 32) and IncrementalAlterConfigs (key 44), for topics and brokers.
+"""DescribeConfigs (key 32) and IncrementalAlterConfigs (key 44), for topics, brokers and
+broker loggers.
 
 Configs as Kafka reports them: string values, sources and types, for topics (overrides
 over defaults) and brokers (the cluster-wide default resource "" lists its dynamic values
 only). An alter SETs, DELETEs (back to the default) and, on list configs such as
 cleanup.policy, APPENDs and SUBTRACTs; on a BROKER resource only the keys Kafka can change
 on a running broker (core.server_config.DYNAMIC_KEYS), SET and DELETE. minikafka's brokers
-share one configuration, so a value set on one broker applies to all of them.
+share one configuration, so a value set on one broker applies to all of them. A
+BROKER_LOGGER resource (a broker id) lists each logger's level, and SETs or DELETEs one
+(core.api.loggers). DescribeConfigs of a broker names where it listens when the caller
+says (the wire layer knows its listeners; `listeners` below).
 
     >>> from minikafka.cluster import Cluster
     >>> cluster = Cluster(brokers=3)
@@ -20,7 +24,7 @@ share one configuration, so a value set on one broker applies to all of them.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -28,6 +32,7 @@ from .. import errors
 from ..config import BROKER_DEFAULTS, TOPIC_CONFIGS, TopicConfig
 from ..errors import KafkaCoreError
 from ..server_config import DYNAMIC_KEYS, TOPIC_SYNONYMS
+from . import loggers
 
 if TYPE_CHECKING:
     from .port import ClusterPort
@@ -38,6 +43,7 @@ DYNAMIC_BROKER_CONFIG = 2
 DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
+DYNAMIC_BROKER_LOGGER_CONFIG = 6
 
 # Which source wins when several broker keys could set a topic default
 _SOURCE_RANK = (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG,
@@ -49,6 +55,7 @@ BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
 # ConfigResource types
 TOPIC = 2
 BROKER = 4
+BROKER_LOGGER = 8
 GROUP = 32
 
 _LIST_CONFIGS = frozenset({"cleanup.policy"})
@@ -130,10 +137,12 @@ def broker_source(cluster: Any, name: str) -> int:
     return DEFAULT_CONFIG
 
 
-def broker_entries(cluster: Any, broker_id: int | None) -> list[ConfigEntry]:
+def broker_entries(cluster: Any, broker_id: int | None,
+                   listeners: Callable[[int], str] | None = None) -> list[ConfigEntry]:
     """The broker's settings with their sources; read-only unless Kafka can change the
     key on a running broker. `broker_id` None: the cluster-wide default resource,
-    which lists only the dynamic values set on it (as Kafka does)."""
+    which lists only the dynamic values set on it (as Kafka does). `listeners` gives a
+    broker's listeners and advertised.listeners value (where serve put it)."""
     if broker_id is None:
         return [ConfigEntry(name, render(value), DYNAMIC_DEFAULT_BROKER_CONFIG,
                             config_type(name, value), None, False)
@@ -142,6 +151,11 @@ def broker_entries(cluster: Any, broker_id: int | None) -> list[ConfigEntry]:
     broker = cluster.brokers[broker_id]
     out = [ConfigEntry("node.id", str(broker_id), STATIC_BROKER_CONFIG, INT, None, True),
            ConfigEntry("broker.rack", broker.rack, STATIC_BROKER_CONFIG, STRING, None, True)]
+    if listeners is not None:
+        address = listeners(broker_id)
+        out += [ConfigEntry("listeners", address, STATIC_BROKER_CONFIG, LIST, None, True),
+                ConfigEntry("advertised.listeners", address, STATIC_BROKER_CONFIG, LIST, None,
+                            True)]
     for name in sorted(cluster.broker_config):
         value = cluster.broker_config[name]
         kind = config_type(name, value if value is not None else BROKER_DEFAULTS.get(name, 0))
@@ -174,7 +188,8 @@ class DescribeConfigsResult(AlterConfigsResult):
     entries: tuple[ConfigEntry, ...] = ()
 
 
-def _entries(cluster: ClusterPort, resource: ConfigResource) -> list[ConfigEntry]:
+def _entries(cluster: ClusterPort, resource: ConfigResource,
+             listeners: Callable[[int], str] | None) -> list[ConfigEntry]:
     name = resource.name
     if resource.resource_type == TOPIC:
         meta = cluster.controller.topics.get(name)
@@ -184,7 +199,11 @@ def _entries(cluster: ClusterPort, resource: ConfigResource) -> list[ConfigEntry
     if resource.resource_type == BROKER:
         if name == "":  # the cluster-wide default: its dynamic values only
             return broker_entries(cluster, None)
-        return broker_entries(cluster, _broker_id(cluster, name))
+        return broker_entries(cluster, _broker_id(cluster, name), listeners)
+    if resource.resource_type == BROKER_LOGGER:
+        _broker_id(cluster, name)
+        return [ConfigEntry(logger, level, DYNAMIC_BROKER_LOGGER_CONFIG, STRING, None)
+                for logger, level in loggers.loggers().items()]
     raise KafkaCoreError(errors.INVALID_REQUEST,
                          f"Unsupported resource type {resource.resource_type}")
 
@@ -195,14 +214,16 @@ def _broker_id(cluster: ClusterPort, name: str) -> int:
     return int(name)
 
 
-def describe_configs(cluster: ClusterPort, resources: Sequence[ConfigResource]
+def describe_configs(cluster: ClusterPort, resources: Sequence[ConfigResource],
+                     listeners: Callable[[int], str] | None = None
                      ) -> list[DescribeConfigsResult]:
     """One result per resource, in order: its configs in name order (only ``keys`` when
-    given), or the error."""
+    given), or the error. `listeners`: a broker id's listeners value, for BROKER
+    resources (None: not listed)."""
     out = []
     for resource in resources:
         try:
-            entries = _entries(cluster, resource)
+            entries = _entries(cluster, resource, listeners)
         except KafkaCoreError as exc:
             out.append(DescribeConfigsResult(resource.resource_type, resource.name, exc.code,
                                              exc.message or None))
@@ -291,6 +312,10 @@ def _alter(cluster: ClusterPort, resource: AlterConfigsResource, validate_only: 
         broker_id = _broker_id(cluster, resource.name) if resource.name else None
         cluster.apply_broker_config(_broker_changes(resource.configs), validate_only,
                                     broker_id)
+        return
+    if resource.resource_type == BROKER_LOGGER:
+        _broker_id(cluster, resource.name)
+        loggers.alter(resource.configs, validate_only)
         return
     if resource.resource_type == GROUP:  # a share group's own configs (KIP-932)
         changes = _group_changes(resource.configs)

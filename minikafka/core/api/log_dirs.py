@@ -55,8 +55,15 @@ def describe_log_dirs(cluster: ClusterPort, broker_id: int,
     replicas = tuple(ReplicaLog(topic, p, replica.log.size_bytes, _lag(cluster, replica))
                      for (topic, p), replica in sorted(broker.replicas.items())
                      if wanted is None or (topic, p) in wanted)
+    if getattr(cluster, "log_dirs", {}).get(broker_id) is None:
+        return LogDirDescription(broker_id, log_dir_path(cluster, broker_id), replicas)
+    path = log_dir_path(cluster, broker_id)
+    usage = shutil.disk_usage(path)
+    return LogDirDescription(broker_id, path, replicas, usage.total, usage.free)
+
+
+def log_dir_path(cluster: ClusterPort, broker_id: int) -> str:
+    """The broker's one log directory: the real one on disk, else a name
+    (/minikafka/broker-<id>)."""
     log_dir = getattr(cluster, "log_dirs", {}).get(broker_id)
-    if log_dir is None:
-        return LogDirDescription(broker_id, f"/minikafka/broker-{broker_id}", replicas)
-    usage = shutil.disk_usage(str(log_dir.path))
-    return LogDirDescription(broker_id, str(log_dir.path), replicas, usage.total, usage.free)
+    return str(log_dir.path) if log_dir is not None else f"/minikafka/broker-{broker_id}"

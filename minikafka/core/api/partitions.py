@@ -1,9 +1,9 @@
 """CreatePartitions (key 37): grow topics, through the controller.
 
-The controller places the new replicas itself; a request naming its own assignment is
-refused with INVALID_REPLICA_ASSIGNMENT (minikafka has no manual placement for added
-partitions). validate_only runs the same checks and changes nothing. A request that adds
-more than 10,000 partitions in all is refused whole, before any work.
+The controller places the new replicas, or puts them on the brokers the request names for
+each new partition (checked as Kafka's controller checks a manual assignment).
+validate_only runs the same checks and changes nothing. A request that adds more than
+10,000 partitions in all is refused whole, before any work.
 
     >>> from minikafka.cluster import Cluster
     >>> cluster = Cluster(brokers=3)
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 class NewPartitions:
     name: str
     count: int  # the total the topic grows to
-    assignments: Sequence[Sequence[int]] | None = None  # refused: the controller places
+    assignments: Sequence[Sequence[int]] | None = None  # brokers of each new partition
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,6 @@ class CreatePartitionsResult:
 
 
 def _grow(cluster: ClusterPort, topic: NewPartitions, validate_only: bool) -> None:
-    if topic.assignments:
-        raise KafkaCoreError(errors.INVALID_REPLICA_ASSIGNMENT,
-                             "minikafka places added partitions itself; send no assignments")
     meta = cluster.controller.topics.get(topic.name)
     if meta is None:
         raise KafkaCoreError(errors.UNKNOWN_TOPIC_OR_PARTITION,
@@ -55,9 +52,10 @@ def _grow(cluster: ClusterPort, topic: NewPartitions, validate_only: bool) -> No
         raise KafkaCoreError(errors.INVALID_PARTITIONS,
                              f"Topic currently has {len(meta.partitions)} partitions, "
                              f"{topic.count} would not be an increase.")
+    assignments = None if topic.assignments is None else [list(r) for r in topic.assignments]
+    cluster.controller.create_partitions(topic.name, topic.count, assignments, validate_only)
     if validate_only:
         return
-    cluster.controller.create_partitions(topic.name, topic.count)
     cluster.journal.record(cluster.now_ms, "partitions.created", topic=topic.name,
                            total=topic.count)
 

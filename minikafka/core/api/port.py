@@ -77,6 +77,10 @@ class ClusterPort(Protocol):
                             broker_id: int | None) -> None:
         """Set (None: remove) dynamic broker configs; raises KafkaCoreError."""
 
+    def can_reach_controller(self, node_id: int) -> bool:
+        """The broker (or controller-only node) runs and reaches the active controller
+        (it heartbeats, and fetches the metadata log)."""
+
 
 def led_replica(broker: Broker, topics: Mapping[str, TopicMetadata], name: str, index: int,
                 current_leader_epoch: int = -1) -> tuple[int, Replica | None]:

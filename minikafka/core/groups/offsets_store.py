@@ -92,9 +92,24 @@ class OffsetStore:
 
         self._append(group.partition, records, persisted)
 
+    def validate_txn_offset_commit(self, group_id: str, generation_id: int, member_id: str,
+                                   instance_id: str | None) -> int:
+        """TxnOffsetCommit's check of the consumer a transaction commits for: an empty or
+        unknown group takes generation -1 (a consumer without group management, or one
+        that left); a member must be the group's, at its generation (a KIP-848 member: at
+        its epoch)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return errors.ILLEGAL_GENERATION if generation_id >= 0 else errors.NONE
+        if isinstance(group, ConsumerGroup):
+            return self.consumer.validate_offset_commit(group, member_id, generation_id,
+                                                        instance_id)
+        return self._validate_offset_commit(group, member_id, instance_id, generation_id,
+                                            transactional=True)
+
     @staticmethod
     def _validate_offset_commit(group: Group, member_id: str, instance_id: str | None,
-                                generation_id: int) -> int:
+                                generation_id: int, transactional: bool = False) -> int:
         # Kafka's ClassicGroup.validateOffsetCommit.
         if group.state == DEAD:
             return errors.COORDINATOR_NOT_AVAILABLE
@@ -106,7 +121,7 @@ class OffsetStore:
                 return code
             if generation_id != group.generation_id:
                 return errors.ILLEGAL_GENERATION
-        elif group.state != EMPTY:
+        elif not transactional and group.state != EMPTY:
             return errors.UNKNOWN_MEMBER_ID
         if group.state == COMPLETING_REBALANCE:
             return errors.REBALANCE_IN_PROGRESS

@@ -1,4 +1,6 @@
-"""CreatePartitions (key 37), v0-v3: a thin codec over core.api.create_partitions."""
+"""CreatePartitions (key 37), v0-v3: a thin codec over core.api.create_partitions (the
+controller places the new replicas, or puts them on the brokers the request names for
+each new partition; validate_only checks and changes nothing)."""
 from __future__ import annotations
 
 from kafka.protocol.admin import CreatePartitionsRequest, CreatePartitionsResponse

@@ -1,18 +1,18 @@
-"""DeleteGroups (key 42), v0-v2: delete empty groups and their committed offsets.
+"""DeleteGroups (key 42), v0-v3: delete empty groups and their committed offsets.
 A group with members answers NON_EMPTY_GROUP; an unknown one GROUP_ID_NOT_FOUND. Share
-groups (kafka-share-groups.sh --delete) go to the share-group coordinator."""
+groups (kafka-share-groups.sh --delete) go to the share-group coordinator. v3's per-group
+ErrorMessage stays null: those codes say it all."""
 from __future__ import annotations
-
-from kafka.protocol.admin import DeleteGroupsRequest, DeleteGroupsResponse
 
 from ...core import errors
 from ...core.acl import AclOperation, ResourceType
+from ..messages import DeleteGroupsRequest, DeleteGroupsResponse
 from ..registry import RequestContext
 from ._common import authorize, serving_broker
 
 API_KEY = 42
 MIN_VERSION = 0
-MAX_VERSION = 2
+MAX_VERSION = 3
 
 _Result = DeleteGroupsResponse.DeletableGroupResult
 

@@ -1,13 +1,15 @@
-"""DescribeConfigs (key 32), v1-v4, for topics and brokers: a thin codec over
-core.api.describe_configs (every setting with its source; the default broker resource ""
-lists the cluster-wide dynamic values only). Each resource needs DESCRIBE_CONFIGS on it
-(the cluster for brokers), else its type's authorization error and no entries."""
+"""DescribeConfigs (key 32), v1-v4, for topics, brokers and broker loggers: a thin codec
+over core.api.describe_configs (every setting with its source; the default broker resource
+"" lists the cluster-wide dynamic values only; a broker lists the listener the client came
+through, as serve advertises it). Each resource needs DESCRIBE_CONFIGS on it (the cluster
+for brokers and loggers), else its type's authorization error and no entries."""
 from __future__ import annotations
 
 from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 
 from ...core import api
 from ...core.acl import AclOperation
+from ..listeners import endpoint
 from ..registry import RequestContext
 from ._common import config_refusal, serving_broker
 
@@ -26,9 +28,13 @@ def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConf
     documentation = ctx.api_version >= 3 and request.include_documentation
     refusals = [config_refusal(ctx, AclOperation.DESCRIBE_CONFIGS, r.resource_type,
                                r.resource_name) for r in request.resources]
+    def listeners(broker_id: int) -> str:
+        host, port = endpoint(ctx.cluster, broker_id, ctx.listener)
+        return f"{ctx.listener or 'PLAINTEXT'}://{host}:{port}"
+
     found = iter(api.describe_configs(ctx.cluster, [
         api.ConfigResource(r.resource_type, r.resource_name, r.configuration_keys)
-        for r, refused in zip(request.resources, refusals) if not refused]))
+        for r, refused in zip(request.resources, refusals) if not refused], listeners))
     results = []
     for resource, refused in zip(request.resources, refusals):
         if refused:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
 
-from ...core import errors
+from ...core import api, errors
 from ...core.acl import AclOperation, ResourceType
 from ...core.errors import KafkaCoreError
 from ..listeners import endpoint
@@ -27,7 +27,6 @@ from ._common import (
     error_code,
     error_message,
     group_coordinator,
-    live_brokers,
     serving_broker,
 )
 
@@ -40,18 +39,8 @@ GROUP, TRANSACTION = 0, 1
 _Coordinator = FindCoordinatorResponse.Coordinator
 
 
-def java_string_hash(text: str) -> int:
-    h = 0
-    for unit in text.encode("utf-16-be").hex(" ", 2).split():
-        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
-    return h
-
-
 def _transaction_coordinator(ctx: RequestContext, key: str) -> int:
-    live = [b for b in live_brokers(ctx.cluster) if ctx.cluster.brokers[b].running]
-    if not live:
-        raise KafkaCoreError(errors.COORDINATOR_NOT_AVAILABLE, "no live brokers")
-    return live[(java_string_hash(key) & 0x7FFFFFFF) % len(live)]
+    return api.transaction_coordinator_id(ctx.cluster, key)
 
 
 RESOLVERS: dict[int, Callable[[RequestContext, str], int]] = {

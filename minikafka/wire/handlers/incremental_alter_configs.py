@@ -1,6 +1,7 @@
 """IncrementalAlterConfigs (key 44), v0-v1, for topics (SET, DELETE, APPEND, SUBTRACT),
-brokers (SET, DELETE of the dynamic keys) and share groups (SET, DELETE of their own
-configs): a thin codec over core.api.incremental_alter_configs."""
+brokers (SET, DELETE of the dynamic keys), broker loggers (SET, DELETE of a level) and
+share groups (SET, DELETE of their own configs): a thin codec over
+core.api.incremental_alter_configs."""
 from __future__ import annotations
 
 from kafka.protocol.admin import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse

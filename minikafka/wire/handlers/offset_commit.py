@@ -1,29 +1,27 @@
-"""OffsetCommit (key 8), v2-v9: a consumer's (or the admin client's) committed offsets.
+"""OffsetCommit (key 8), v2-v10: a consumer's (or the admin client's) committed offsets.
 
 The coordinator checks the member and generation (the admin client sends -1 and
 may only commit for an empty group), then writes the offsets to
 __consumer_offsets; the answer waits (a Deferred) until that write is replicated,
 as Kafka's acks=all append does. A partition of an unknown topic gets
-UNKNOWN_TOPIC_OR_PARTITION and is not written.
-
-v10 names topics by id only; until the clients in the course use it, serve up to v9.
+UNKNOWN_TOPIC_OR_PARTITION and is not written. v10 names topics by id (UNKNOWN_TOPIC_ID
+for an id the cluster does not have).
 """
 from __future__ import annotations
+
+from typing import Any
 
 from kafka.protocol.consumer.group import OffsetCommitRequest, OffsetCommitResponse
 
 from ...core import errors
 from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import (
-    authorize,
-    serving_broker,
-)
+from ._common import authorize, serving_broker, topic_uuid
 from ._groups import answer_later
 
 API_KEY = 8
 MIN_VERSION = 2
-MAX_VERSION = 9
+MAX_VERSION = 10
 
 _Topic = OffsetCommitResponse.OffsetCommitResponseTopic
 _Partition = _Topic.OffsetCommitResponsePartition
@@ -31,13 +29,18 @@ _Partition = _Topic.OffsetCommitResponsePartition
 TP = tuple[str, int]
 
 
-def _response(version: int, order: list[tuple[str, list[int]]],
-              codes: dict[TP, int]) -> OffsetCommitResponse:
-    return OffsetCommitResponse(version=version, throttle_time_ms=0, topics=[
-        _Topic(name=name, partitions=[
-            _Partition(partition_index=p, error_code=codes.get((name, p), errors.NONE))
-            for p in partitions])
-        for name, partitions in order])
+# (topic name, None if the id is unknown; topic id, v10+; partitions) in request order.
+Order = list[tuple[str | None, Any, list[int]]]
+
+
+def _response(version: int, order: Order, codes: dict[TP, int]) -> OffsetCommitResponse:
+    topics = []
+    for name, topic_id, partitions in order:
+        results = [_Partition(partition_index=p, error_code=errors.UNKNOWN_TOPIC_ID if name is None
+                              else codes.get((name, p), errors.NONE)) for p in partitions]
+        topics.append(_Topic(topic_id=topic_id, partitions=results) if version >= 10
+                      else _Topic(name=name, partitions=results))
+    return OffsetCommitResponse(version=version, throttle_time_ms=0, topics=topics)
 
 
 def handle(ctx: RequestContext, request: OffsetCommitRequest):
@@ -45,18 +48,23 @@ def handle(ctx: RequestContext, request: OffsetCommitRequest):
     serving_broker(ctx)
     version = ctx.api_version
     known = cluster.controller.topics
-    order: list[tuple[str, list[int]]] = []
+    by_id = {topic_uuid(t): t.name for t in known.values()} if version >= 10 else {}
+    order: Order = []
     codes: dict[TP, int] = {}
     offsets: dict[TP, tuple[int, int, str]] = {}
     # READ on the group (else every partition fails), then READ on each topic.
     group_refused = not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id)
     for topic in request.topics:
-        order.append((topic.name, [p.partition_index for p in topic.partitions]))
-        meta = known.get(topic.name)
+        name = by_id.get(topic.topic_id) if version >= 10 else topic.name
+        order.append((name, topic.topic_id if version >= 10 else None,
+                      [p.partition_index for p in topic.partitions]))
+        if name is None:
+            continue
+        meta = known.get(name)
         topic_refused = not group_refused and not authorize(
-            ctx, AclOperation.READ, ResourceType.TOPIC, topic.name)
+            ctx, AclOperation.READ, ResourceType.TOPIC, name)
         for p in topic.partitions:
-            tp = (topic.name, p.partition_index)
+            tp = (name, p.partition_index)
             if group_refused:
                 codes[tp] = errors.GROUP_AUTHORIZATION_FAILED
                 continue

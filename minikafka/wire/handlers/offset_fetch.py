@@ -1,4 +1,4 @@
-"""OffsetFetch (key 9), v1-v9: a group's committed offsets.
+"""OffsetFetch (key 9), v1-v10: a group's committed offsets.
 
 A partition without a commit answers offset -1 (the consumer then applies
 auto.offset.reset); topics=null (v2+) asks for every committed partition. v8+
@@ -7,8 +7,7 @@ consumer sends), a partition whose offsets wait in an open transaction
 (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT, which the client retries.
 
 Coordinator errors go per partition in v1, at top level in v2-v7 and per group in
-v8+. v10 names topics by id only; until the clients in the course use it, serve up
-to v9.
+v8+. v10 names topics by id (UNKNOWN_TOPIC_ID for an id the cluster does not have).
 """
 from __future__ import annotations
 
@@ -19,11 +18,11 @@ from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchRespons
 from ...core import errors
 from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import authorize, serving_broker, topic_uuid
 
 API_KEY = 9
 MIN_VERSION = 1
-MAX_VERSION = 9
+MAX_VERSION = 10
 
 _Topic = OffsetFetchResponse.OffsetFetchResponseTopic
 _Partition = _Topic.OffsetFetchResponsePartition
@@ -90,21 +89,40 @@ def _asked(topics: Any) -> list[tuple[str, list[int]]] | None:
     return [(t.name, list(t.partition_indexes)) for t in topics]
 
 
+def _group_topic(version: int, name: str | None, topic_id: Any,
+                 parts: list[tuple[int, int, int, str, int]]) -> Any:
+    partitions = [_GroupPartition(partition_index=p, committed_offset=o,
+                                  committed_leader_epoch=e, metadata=m, error_code=c)
+                  for p, o, e, m, c in parts]
+    if version >= 10:
+        return _GroupTopic(topic_id=topic_id, partitions=partitions)
+    return _GroupTopic(name=name, partitions=partitions)
+
+
 def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
     serving_broker(ctx)
     version = ctx.api_version
     stable = version >= 7 and request.require_stable
     if version >= 8:
+        known = ctx.cluster.controller.topics
+        ids = {t.name: topic_uuid(t) for t in known.values()} if version >= 10 else {}
+        names = {topic_id: name for name, topic_id in ids.items()}
         groups = []
         for group in request.groups:
             member = (group.member_id, group.member_epoch) if version >= 9 else (None, -1)
-            code, rows = _fetch(ctx, group.group_id, _asked(group.topics), stable, *member)
-            groups.append(_Group(group_id=group.group_id, error_code=code, topics=[
-                _GroupTopic(name=topic, partitions=[
-                    _GroupPartition(partition_index=p, committed_offset=o,
-                                    committed_leader_epoch=e, metadata=m, error_code=c)
-                    for p, o, e, m, c in parts])
-                for topic, parts in rows.items()] if code == errors.NONE else []))
+            asked, unknown_ids = _asked(group.topics), []
+            if version >= 10 and group.topics is not None:
+                asked = [(names[t.topic_id], list(t.partition_indexes))
+                         for t in group.topics if t.topic_id in names]
+                unknown_ids = [t for t in group.topics if t.topic_id not in names]
+            code, rows = _fetch(ctx, group.group_id, asked, stable, *member)
+            topics = [] if code != errors.NONE else [
+                _group_topic(version, topic, ids.get(topic), parts)
+                for topic, parts in rows.items()] + [
+                _group_topic(version, None, t.topic_id,
+                             [(p, -1, -1, "", errors.UNKNOWN_TOPIC_ID)
+                              for p in t.partition_indexes]) for t in unknown_ids]
+            groups.append(_Group(group_id=group.group_id, error_code=code, topics=topics))
         return OffsetFetchResponse(version=version, throttle_time_ms=0, groups=groups)
     code, rows = _fetch(ctx, request.group_id, _asked(request.topics), stable)
     topics = [_Topic(name=topic, partitions=[
