@@ -28,8 +28,10 @@ from .configs import (
     AlterConfigsResult,
     ConfigEntry,
     ConfigResource,
+    ConfigSynonym,
     DescribeConfigsResult,
     describe_configs,
+    entry_synonyms,
     incremental_alter_configs,
 )
 from .elections import PREFERRED, UNCLEAN, ElectionResult, ElectionType, elect_leaders
@@ -70,6 +72,7 @@ __all__ = [
     "AlterableConfig",
     "ConfigEntry",
     "ConfigResource",
+    "ConfigSynonym",
     "DescribeConfigsResult",
     "EARLIEST",
     "LATEST",
@@ -102,6 +105,7 @@ __all__ = [
     "delete_records",
     "delete_topics",
     "describe_configs",
+    "entry_synonyms",
     "describe_log_dirs",
     "describe_producers",
     "elect_leaders",
