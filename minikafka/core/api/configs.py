@@ -79,8 +79,8 @@ class ConfigEntry(NamedTuple):
     documentation: str | None
     read_only: bool = False
     # Where the value could come from, highest precedence first (include_synonyms);
-    # empty: the entry itself is its only synonym.
-    synonyms: tuple[ConfigSynonym, ...] = ()
+    # None: the entry itself is its only synonym.
+    synonyms: tuple[ConfigSynonym, ...] | None = None
 
 
 def render(value: Any) -> str | None:
@@ -197,8 +197,10 @@ def broker_entries(cluster: Any, broker_id: int | None) -> list[ConfigEntry]:
 
 
 def entry_synonyms(entry: ConfigEntry) -> tuple[ConfigSynonym, ...]:
-    """An entry's synonyms, highest precedence first (at least the entry itself)."""
-    return entry.synonyms or (ConfigSynonym(entry.name, entry.value, entry.source),)
+    """An entry's synonyms, highest precedence first."""
+    if entry.synonyms is not None:
+        return entry.synonyms
+    return (ConfigSynonym(entry.name, entry.value, entry.source),)
 
 
 # AlterConfigOp
