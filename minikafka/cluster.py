@@ -40,7 +40,7 @@ from .core.groups.classic import STABLE as GROUP_STABLE
 from .core.groups.consumer import ConsumerGroup
 from .core.groups.coordinator import GroupCoordinator
 from .core.journal import Journal
-from .core.log_manager import LogManager
+from .core.log_manager import CLEANER, LogManager
 from .core.metadata_log import MetadataLogFiles, replay, state_records
 from .core.network import Network
 from .core.producer_state import ProducerStateManager
@@ -581,6 +581,9 @@ class Cluster:
             config.update(self.broker_config_of(broker_id))
             defaults.clear()
             defaults.update(topic_defaults(config))
+        # One cleaner pass serves every broker here: it backs off by the cluster-wide value.
+        self.log_manager.intervals[CLEANER] = max(
+            1, int(self.broker_config["log.cleaner.backoff.ms"]))
 
     def topic_config(self, name: str) -> TopicConfig:
         return self._topic(name).config

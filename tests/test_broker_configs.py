@@ -154,3 +154,13 @@ def test_per_broker_values_survive_a_restart(tmp_path):
         1: 7 * 24 * 3600 * 1000, 2: 60_000}
     assert _seen(again, "2")[:2] == ("60000", DYNAMIC_BROKER_CONFIG)
     assert again.brokers[1].config["min.insync.replicas"] == 2
+
+
+def test_the_cleaner_backs_off_by_the_cluster_wide_value():
+    cluster = Cluster(brokers=1, seed=6)
+    cluster.create_topic("c", config={"cleanup.policy": "compact"})
+    assert _alter(cluster, "", "log.cleaner.backoff.ms", "1000") == 0
+    cluster.producer(linger_ms=0).send("c", key=b"k", value=b"v").get()
+    origin = cluster.log_manager.origin_ms
+    when = cluster.log_manager.scheduled()["cleaner"]
+    assert when is not None and (when - origin) % 1000 == 0 and when - cluster.now_ms <= 1000
