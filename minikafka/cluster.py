@@ -40,7 +40,7 @@ from .core.groups.classic import STABLE as GROUP_STABLE
 from .core.groups.consumer import ConsumerGroup
 from .core.groups.coordinator import GroupCoordinator
 from .core.journal import Journal
-from .core.log_manager import LogManager
+from .core.log_manager import CLEANER, LogManager
 from .core.metadata_log import MetadataLogFiles, replay, state_records
 from .core.network import Network
 from .core.producer_state import ProducerStateManager
@@ -177,12 +177,15 @@ class Cluster:
         # None: the whole history (lessons); serve keeps a bounded window.
         self.journal = Journal(journal_max_events)
         self.network = Network(self.clock, self.random, latency_ms)
+        # The cluster-wide settings (what the controller and the cluster-wide tasks
+        # read): Kafka's defaults, those given here (the server.properties of `minikafka
+        # serve`), the cluster-wide dynamic defaults. Each broker's own view adds the
+        # dynamic configs set on it: Broker.config, see broker_config_of.
         self.broker_config: dict[str, Any] = {**BROKER_DEFAULTS, **(broker_config or {})}
-        # Where each setting came from, as DescribeConfigs reports it: given here (the
-        # server.properties of `minikafka serve`), or altered since: key -> (the broker id
-        # it was set on, None for the cluster-wide default; value).
         self.static_broker_config: dict[str, Any] = dict(broker_config or {})
-        self.dynamic_broker_config: dict[str, tuple[int | None, Any]] = {}
+        # Altered since (IncrementalAlterConfigs on a BROKER resource): {broker id, or
+        # None for the cluster-wide default "": {key: value}}.
+        self.dynamic_broker_config: dict[int | None, dict[str, Any]] = {}
         features = _features(features)
         self.lock = threading.RLock()
         # The StandardAuthorizer once enable_acls() (or authorizer.class.name) turns it on;
@@ -262,8 +265,10 @@ class Cluster:
                     f"metadata log: wrote a snapshot of {len(self.controller.log)} records at "
                     f"offset {files.base}")
             for (resource, key), value in self.controller.broker_configs.items():
-                self._apply_broker_config(int(resource) if resource else None,
-                                          {key: value}, {key: value})
+                if value is not None and (not resource or int(resource) in ids):
+                    self.dynamic_broker_config.setdefault(
+                        int(resource) if resource else None, {})[key] = value
+            self._refresh_broker_configs()
             missing = sorted(set(self.controller.brokers) - set(ids))
             if missing:
                 raise LogDirError(
@@ -559,11 +564,11 @@ class Cluster:
                             broker_id: int | None = None) -> None:
         """Set (or, with None, remove) dynamic broker configs, as IncrementalAlterConfigs
         on a BROKER resource does: the cluster-wide default (`broker_id` None) or one
-        broker's. Only keys Kafka marks dynamic (core.server_config.DYNAMIC_KEYS); every
-        topic without an override of its own follows the new defaults. minikafka's
-        brokers share one configuration, so a value set on one broker applies to all
-        (Kafka would change that broker only); `dynamic_broker_config` keeps where it
-        was set, for DescribeConfigs."""
+        broker's. Only keys Kafka marks dynamic (core.server_config.DYNAMIC_KEYS). As in
+        Kafka, a broker's own value wins over the cluster-wide default, which wins over
+        the static one (broker_config_of); the logs a broker hosts follow its values
+        when their topic has no override of its own, and a partition's leader checks
+        its own min.insync.replicas."""
         self.apply_broker_config(changes, validate_only, broker_id)
 
     def apply_broker_config(self, changes: Mapping[str, Any], validate_only: bool = False,
@@ -590,22 +595,42 @@ class Cluster:
 
     def _apply_broker_config(self, broker_id: int | None, changes: Mapping[str, Any],
                              parsed: Mapping[str, Any]) -> None:
+        dynamic = self.dynamic_broker_config.setdefault(broker_id, {})
         for key, value in changes.items():
             if value is None:
-                self.dynamic_broker_config.pop(key, None)
-                self.broker_config[key] = self._static_value(key)
+                dynamic.pop(key, None)
             else:
-                self.broker_config[key] = parsed[key]
-                self.dynamic_broker_config[key] = (broker_id, parsed[key])
-        defaults = self.controller.topic_defaults
-        defaults.clear()
-        defaults.update(topic_defaults(self.broker_config))
-        self.journal.record(self.now_ms, "broker.config.altered", changes=dict(changes))
+                dynamic[key] = parsed[key]
+        if not dynamic:
+            del self.dynamic_broker_config[broker_id]
+        self._refresh_broker_configs()
+        self.journal.record(self.now_ms, "broker.config.altered", changes=dict(changes),
+                            **({} if broker_id is None else {"broker": broker_id}))
         for name in self.controller.topics:
             self._apply_log_config(name)
 
-    def _static_value(self, key: str) -> Any:
-        return self.static_broker_config.get(key, BROKER_DEFAULTS[key])
+    def broker_config_of(self, broker_id: int | None) -> dict[str, Any]:
+        """A broker's effective settings by Kafka's precedence: the dynamic configs set on
+        it (DYNAMIC_BROKER_CONFIG), the cluster-wide dynamic default
+        (DYNAMIC_DEFAULT_BROKER_CONFIG), those it was started with (STATIC_BROKER_CONFIG),
+        Kafka's default (DEFAULT_CONFIG). `broker_id` None: the cluster-wide view."""
+        return {**BROKER_DEFAULTS, **self.static_broker_config,
+                **self.dynamic_broker_config.get(None, {}),
+                **({} if broker_id is None else self.dynamic_broker_config.get(broker_id, {}))}
+
+    def _refresh_broker_configs(self) -> None:
+        """Refill, in place (LogManager, TopicConfig and Replica hold them), the
+        cluster-wide settings and topic defaults and every broker's own."""
+        views = [(self.broker_config, self.controller.topic_defaults, None)] + [
+            (b.config, b.topic_defaults, b.id) for b in self.brokers.values()]
+        for config, defaults, broker_id in views:
+            config.clear()
+            config.update(self.broker_config_of(broker_id))
+            defaults.clear()
+            defaults.update(topic_defaults(config))
+        # One cleaner pass serves every broker here: it backs off by the cluster-wide value.
+        self.log_manager.intervals[CLEANER] = max(
+            1, int(self.broker_config["log.cleaner.backoff.ms"]))
 
     def topic_config(self, name: str) -> TopicConfig:
         return self._topic(name).config

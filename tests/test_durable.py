@@ -332,7 +332,7 @@ def test_recovery_cuts_segments_in_place_and_never_rewrites_them(tmp_path):
 def test_dynamic_broker_configs_survive_a_restart(tmp_path):
     cluster = Cluster(brokers=2, seed=3, log_dir=tmp_path,
                       broker_config={"log.retention.ms": 1_000_000})
-    cluster.create_topic("t")
+    cluster.create_topic("t", 1, 2)
     cluster.alter_broker_config({"log.retention.ms": 60_000})
     cluster.alter_broker_config({"min.insync.replicas": 2}, broker_id=2)
     cluster.alter_broker_config({"min.insync.replicas": None}, broker_id=2)
@@ -340,11 +340,16 @@ def test_dynamic_broker_configs_survive_a_restart(tmp_path):
 
     again = Cluster(brokers=2, seed=3, log_dir=tmp_path,
                     broker_config={"log.retention.ms": 1_000_000})
-    assert again.dynamic_broker_config == {"log.retention.ms": (None, 60_000),
-                                           "log.segment.bytes": (1, 4096)}
+    assert again.dynamic_broker_config == {None: {"log.retention.ms": 60_000},
+                                           1: {"log.segment.bytes": 4096}}
     assert again.broker_config["min.insync.replicas"] == 1
+    assert again.brokers[2].config["min.insync.replicas"] == 1
     assert again.topic_config("t")["retention.ms"] == 60_000
-    assert again.topic_config("t")["segment.bytes"] == 4096
+    # log.segment.bytes was set on broker 1 only: its replica rolls at 4096 bytes
+    assert again.topic_config("t")["segment.bytes"] == 1 << 30
+    replicas = {b: again.brokers[b].replicas[("t", 0)] for b in (1, 2)}
+    assert {b: (r.config["segment.bytes"], r.log.segment_bytes) for b, r in replicas.items()} \
+        == {1: (4096, 4096), 2: (1 << 30, 1 << 30)}
 
 
 def test_a_real_kafka_log_directory_is_not_used(tmp_path):
@@ -404,6 +409,6 @@ def test_a_long_metadata_log_is_snapshotted_on_start_and_replays_the_same(tmp_pa
 
     third = restart(tmp_path, brokers=3)
     assert third.list_topics() == ["more", "t"]
-    assert third.dynamic_broker_config == {"log.retention.ms": (None, 60_000)}
+    assert third.dynamic_broker_config == {None: {"log.retention.ms": 60_000}}
     assert third.describe_topic("t").topic_id == before.topic_id
     assert list(meta.glob("*.checkpoint")) == [snapshot]  # few records since: no new one

@@ -192,7 +192,16 @@ def test_describe_configs_reports_sources_and_alter_round_trips(served_file):
             raise_on_unknown=False, incremental=True)
         altered = _broker_configs(admin, "1")["log.retention.ms"]
         assert altered["value"] == "60000" and altered["config_source"] == DYNAMIC_BROKER
-        assert _broker_configs(admin, "2")["log.retention.ms"]["value"] == "60000"  # shared
+        # broker 2 keeps its own: log.retention.hours=24 from the file decides there
+        other = _broker_configs(admin, "2")["log.retention.ms"]
+        assert other["value"] is None and other["config_source"] == DEFAULT_CONFIG
+        synonyms = admin.describe_configs(
+            [ConfigResource(ConfigResourceType.BROKER, "1", ["log.retention.ms"])],
+            include_synonyms=True, config_filter="all")["broker"]["1"]["log.retention.ms"]
+        assert [(s["source"], s["name"], s["value"]) for s in synonyms["synonyms"]] == [
+            (DYNAMIC_BROKER, "log.retention.ms", "60000"),
+            (STATIC, "log.retention.hours", "24"),
+            (DEFAULT_CONFIG, "log.retention.hours", "168")]
 
         # a static-only key, and a bad value, are refused with Kafka's errors
         for key, value in (("num.partitions", "8"), ("log.retention.ms", "soon")):

@@ -310,8 +310,9 @@ class KafkaAdminClient:
                 configs[e.name] = {
                     "value": e.value, "read_only": e.read_only, "config_source": source.name,
                     "is_sensitive": False, "config_type": ConfigType(e.config_type).name,
-                    "synonyms": [{"name": e.name, "value": e.value, "source": source.name}]
-                    if include_synonyms else []}
+                    "synonyms": [{"name": s.name, "value": s.value,
+                                  "source": ConfigSourceType(s.source).name}
+                                 for s in api.entry_synonyms(e)] if include_synonyms else []}
             out.setdefault(ConfigResourceType(r.resource_type).name.lower(), {})[r.name] = configs
         return out
 

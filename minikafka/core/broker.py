@@ -20,6 +20,7 @@ from .controller import NO_LEADER, MetadataRecord
 from .metrics import RequestMetrics
 from .records import RecordBatch
 from .replica import Replica
+from .server_config import topic_defaults
 
 TP = tuple[str, int]
 NO_QUOTA = 2**63 - 1  # a replication.throttled.rate of Long.MAX_VALUE: no throttle
@@ -82,6 +83,12 @@ class Broker:
         # followers (a bucket refilled at the rate, holding at most one second of it).
         self._quota_bytes = 0.0
         self._quota_at_ms = 0
+        # This broker's effective settings (Kafka's precedence: its own dynamic configs,
+        # the cluster-wide dynamic default, server.properties, Kafka's default) and the
+        # topic config defaults they set for the logs it hosts; the cluster refills both
+        # in place when a dynamic config changes (Cluster.broker_config_of).
+        self.config: dict[str, Any] = dict(sim.broker_config)
+        self.topic_defaults: dict[str, Any] = topic_defaults(self.config)
 
     # -- metadata ---------------------------------------------------------------------
     def apply_metadata(self, records: list[MetadataRecord]) -> None:
@@ -107,7 +114,8 @@ class Broker:
             return
         now = self.sim.clock.now_ms
         if replica is None:
-            replica = self.replicas[tp] = Replica(topic, p, self.id, meta.config, now)
+            replica = self.replicas[tp] = Replica(topic, p, self.id,
+                                                  meta.config.on_broker(self.topic_defaults), now)
             self.sim.replica_created(self.id, replica)  # on disk: its files, or recovery
         if reg.leader == self.id:
             if not replica.is_leader or replica.leader_epoch != reg.leader_epoch:
@@ -285,7 +293,7 @@ class Broker:
         self._complete_delayed(tp)
         parked = self.parked.get(tp)
         if parked:
-            wait = int(self.sim.broker_config["replica.fetch.wait.max.ms"])
+            wait = int(self.config["replica.fetch.wait.max.ms"])
             for follower, entry in list(parked.items()):
                 if entry[3] is None:  # arm the long-poll timeout: the HW is news for it
                     timer = self.sim.clock.call_at(entry[2] + wait, self._answer_parked,
@@ -343,7 +351,7 @@ class Broker:
         timer = None
         if replica.high_watermark > replica.remotes[follower].last_sent_hw:
             # Nothing to send but a newer HW: answer after replica.fetch.wait.max.ms.
-            wait = int(self.sim.broker_config["replica.fetch.wait.max.ms"])
+            wait = int(self.config["replica.fetch.wait.max.ms"])
             timer = self.sim.clock.call_later(wait, self._answer_parked, tp, follower)
         parked[follower] = (respond, fetch_offset, now, timer)
 
@@ -371,7 +379,7 @@ class Broker:
     def _quota_wait_ms(self, replica: Replica, follower: int) -> int:
         """0 if a fetch may be answered now, else how long until the leader's
         leader.replication.throttled.rate lets bytes through to a throttled follower."""
-        rate = int(self.sim.broker_config["leader.replication.throttled.rate"])
+        rate = int(self.config["leader.replication.throttled.rate"])
         if rate >= NO_QUOTA or not self._throttled(replica, follower):
             return 0
         now = self.sim.clock.now_ms
@@ -387,8 +395,8 @@ class Broker:
         remote = replica.remotes.get(follower)
         if remote is not None:
             remote.last_sent_hw = replica.high_watermark
-        max_bytes = int(self.sim.broker_config["replica.fetch.max.bytes"])
-        throttled = (int(self.sim.broker_config["leader.replication.throttled.rate"]) < NO_QUOTA
+        max_bytes = int(self.config["replica.fetch.max.bytes"])
+        throttled = (int(self.config["leader.replication.throttled.rate"]) < NO_QUOTA
                      and self._throttled(replica, follower)
                      and self._quota_wait_ms(replica, follower) == 0)
         if throttled:  # at most what the quota holds (but whole batches, at least one)
@@ -514,7 +522,7 @@ class Broker:
         tp = (replica.topic, replica.partition)
         if tp in self.isr_timers or len(replica.isr) <= 1:
             return
-        period = int(self.sim.broker_config["replica.lag.time.max.ms"]) // 2
+        period = int(self.config["replica.lag.time.max.ms"]) // 2
         self.isr_timers[tp] = self.sim.clock.call_later(period, self._isr_check, replica)
 
     def _isr_check(self, replica: Replica) -> None:
@@ -523,7 +531,7 @@ class Broker:
         if not self.running or not replica.is_leader or self.replicas.get(tp) is not replica:
             return
         now = self.sim.clock.now_ms
-        max_lag = int(self.sim.broker_config["replica.lag.time.max.ms"])
+        max_lag = int(self.config["replica.lag.time.max.ms"])
         lagging = replica.out_of_sync_followers(now, max_lag)
         if lagging:
             new_isr = tuple(b for b in replica.isr if b not in lagging)
@@ -612,7 +620,7 @@ class Broker:
             replica.truncate_to(min(target, before))
             if replica.log_end_offset == before and len(replica.log.epochs) == epochs_before:
                 # No progress possible now: back off as a fetcher does after an error.
-                backoff = int(self.sim.broker_config["replica.fetch.backoff.ms"])
+                backoff = int(self.config["replica.fetch.backoff.ms"])
                 self.sim.clock.call_later(backoff, self.start_fetcher, replica)
                 return
             self.sim.journal.record(now, "truncated", topic=tp[0], partition=tp[1],

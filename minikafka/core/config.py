@@ -192,7 +192,8 @@ def validate_topic_config(config: Mapping[str, object] | None) -> dict[str, obje
 
 class TopicConfig:
     """Effective config of a topic: overrides over the broker's defaults (`defaults`, shared
-    with the cluster, so a dynamic broker default reaches every topic) over Kafka's."""
+    with the cluster or with one broker, so a dynamic broker config reaches every topic
+    without an override of its own) over Kafka's."""
 
     def __init__(self, overrides: Mapping[str, object] | None = None,
                  defaults: Mapping[str, object] | None = None) -> None:
@@ -208,6 +209,13 @@ class TopicConfig:
 
     def as_dict(self) -> dict[str, object]:
         return {name: self[name] for name in TOPIC_CONFIGS}
+
+    def on_broker(self, defaults: Mapping[str, object]) -> TopicConfig:
+        """The same topic as one broker's logs see it: these overrides (shared, so an
+        altered topic config reaches them) over that broker's own defaults."""
+        view = TopicConfig(defaults=defaults)
+        view.overrides = self.overrides
+        return view
 
     def update(self, changes: Mapping[str, object | None]) -> None:
         """Set (or, with None, delete) overrides, as IncrementalAlterConfigs does."""

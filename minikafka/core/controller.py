@@ -463,13 +463,17 @@ class Controller:
                                    for part in topic.partitions]
 
     def alter_broker_config(self, broker_id: int | None, changes: dict) -> None:
-        """Dynamic broker configs (IncrementalAlterConfigs on a BROKER resource) go to the
+        """Dynamic broker configs (IncrementalAlterConfigs on a BROKER resource: one
+        broker's, resource name its id, or the cluster-wide default, name "") go to the
         metadata log like topic configs, so they outlive a restart."""
         resource = "" if broker_id is None else str(broker_id)
         for key, value in changes.items():
             self._append("ConfigRecord", resource_type="BROKER", resource=resource, name=key,
                          value=value)
-            self.broker_configs[(resource, key)] = value
+            if value is None:
+                self.broker_configs.pop((resource, key), None)
+            else:
+                self.broker_configs[(resource, key)] = value
 
     def create_acl(self, binding: AclBinding) -> str:
         """Add an ACL (an identical one already there is kept); returns its id."""

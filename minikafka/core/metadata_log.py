@@ -232,7 +232,10 @@ def replay(controller: Controller, records: Sequence[MetadataRecord]) -> set[str
                 f["name"], f["topic_id"], [], TopicConfig({}, controller.topic_defaults),
                 f["name"] in INTERNAL_TOPICS)
         elif kind == "ConfigRecord" and f.get("resource_type") == "BROKER":
-            controller.broker_configs[(f["resource"], f["name"])] = f["value"]
+            if f["value"] is None:
+                controller.broker_configs.pop((f["resource"], f["name"]), None)
+            else:
+                controller.broker_configs[(f["resource"], f["name"])] = f["value"]
         elif kind == "ConfigRecord":
             topic = topics.get(f["resource"])
             if topic is not None:

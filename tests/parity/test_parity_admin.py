@@ -221,7 +221,13 @@ def _configs_scenario(door: Door) -> dict:
     seen["broker 1"] = _alter(door, "BROKER", "1", {"log.retention.ms": "7200000"})
     seen["broker 1 modified"] = _configs(door, "BROKER", "1")
     seen["static broker key"] = _alter(door, "BROKER", "1", {"num.partitions": "9"})
-    seen["topic follows the broker"] = _configs(door, "TOPIC", "cfg", ["retention.ms"], "all")
+    seen["broker 2 keeps its own"] = _configs(door, "BROKER", "2", ["log.retention.ms"], "all")
+    # a topic's defaults are the answering broker's: with no per-broker value left, every
+    # broker (whichever answers) has the cluster-wide default
+    _alter(door, "BROKER", "1", {"log.retention.ms": (AlterConfigOp.DELETE, None)})
+    # (kafka-python's admin cannot name the default resource "": kafka-configs can)
+    door.setup(lambda c: c.alter_broker_config({"log.retention.ms": 10_800_000}))
+    seen["topic follows the brokers"] = _configs(door, "TOPIC", "cfg", ["retention.ms"], "all")
     return seen
 
 
@@ -229,7 +235,8 @@ def test_describe_and_alter_configs():
     """Kafka's ConfigAdminManager: overrides are DYNAMIC_TOPIC_CONFIG, defaults that a
     broker setting decides carry that setting's source; IncrementalAlterConfigs applies a
     resource's changes all or none, with INVALID_CONFIG for an unknown key, a bad value or
-    an APPEND to a non-list config; a broker key that is not dynamic cannot change."""
+    an APPEND to a non-list config; a broker key that is not dynamic cannot change; a
+    value set on broker 1 is broker 1's only."""
     seen = same_everywhere(through_both(_configs_scenario))
     assert seen["modified at start"] == {"retention.ms": ("3600000", "DYNAMIC_TOPIC_CONFIG",
                                                           False)}
@@ -253,8 +260,10 @@ def test_describe_and_alter_configs():
                                                              "DYNAMIC_BROKER_CONFIG", False)
     assert seen["static broker key"] == ("[Error 42] InvalidRequestError: Cannot update these "
                                          "configs dynamically: [num.partitions]")
-    assert seen["topic follows the broker"] == {
-        "retention.ms": ("7200000", "DYNAMIC_BROKER_CONFIG", False)}
+    assert seen["broker 2 keeps its own"] == {"log.retention.ms": (None, "DEFAULT_CONFIG",
+                                                                   False)}
+    assert seen["topic follows the brokers"] == {
+        "retention.ms": ("10800000", "DYNAMIC_DEFAULT_BROKER_CONFIG", False)}
 
 
 # ---------------------------------------------------------------- DescribeProducers, DescribeLogDirs

@@ -197,7 +197,7 @@ def test_kafka_consumer_groups(served):
 
 def test_kafka_configs(served):
     """kafka-configs.sh: a topic's configs (describe, --add-config, --delete-config, --all),
-    a broker's; the cluster-wide broker defaults are a known difference (docs/cli.md)."""
+    a broker's own dynamic configs over the cluster-wide default (--entity-default)."""
     topic = unique("configs")
     tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "1")
     topic_args = ("--entity-type", "topics", "--entity-name", topic)
@@ -230,15 +230,22 @@ def test_kafka_configs(served):
                    "--entity-default")
     assert default.stdout.splitlines()[0] == "Default configs for brokers in the cluster are:"
     assert not default.stdout.strip().splitlines()[1:]
-    # A dynamic broker config, as Kafka allows it (log.retention.ms is cluster-wide
-    # dynamic); minikafka's brokers share one configuration, so it reaches all of them.
+    # A dynamic broker config on broker 1, as Kafka allows it: broker 1's own (its logs
+    # follow it), over the cluster-wide default set with --entity-default.
     altered = tool(served, "ConfigCommand", "--alter", "--entity-type", "brokers",
                    "--entity-name", "1", "--add-config", "log.retention.ms=86400000")
     assert "Completed updating config for broker 1." in altered.stdout
+    tool(served, "ConfigCommand", "--alter", "--entity-type", "brokers", "--entity-default",
+         "--add-config", "log.retention.ms=172800000")
     broker = tool(served, "ConfigCommand", "--describe", "--entity-type", "brokers",
                   "--entity-name", "1").stdout
-    assert "log.retention.ms=86400000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:" \
-        "log.retention.ms=86400000" in broker
+    assert "  log.retention.ms=86400000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:" \
+        "log.retention.ms=86400000, DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=172800000, " \
+        "DEFAULT_CONFIG:log.retention.hours=168}" in broker.splitlines()
+    with served.cluster.lock:
+        assert served.cluster.brokers[2].config["log.retention.ms"] == 172_800_000
+    tool(served, "ConfigCommand", "--alter", "--entity-type", "brokers", "--entity-default",
+         "--delete-config", "log.retention.ms")
     # Groups: the tool looks the group up first (ListGroups, ListConfigResources), as on
     # Kafka; the configs of a group that exists are a known difference.
     missing = tool(served, "ConfigCommand", "--describe", "--entity-type", "groups",

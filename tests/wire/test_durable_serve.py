@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from minikafka.core.checkers import Write, check_duplicates, check_lost
@@ -312,5 +312,34 @@ def test_a_restart_keeps_a_kip848_consumer_group(tmp_path):
         offsets = committed["kip848"].result(timeout=30).topic_partitions
         assert sorted((tp.partition, tp.offset) for tp in offsets) == [(0, 3), (1, 4)]
         consumer.close()
+    finally:
+        server.kill_if_running()
+
+
+def _retention(admin: KafkaAdminClient, broker: str) -> tuple:
+    found = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, broker,
+                                                   ["log.retention.ms"])], config_filter="all")
+    entry = found["broker"][broker]["log.retention.ms"]
+    return entry["value"], entry["config_source"]
+
+
+def test_a_kill_9_keeps_one_broker_s_dynamic_config(tmp_path):
+    port = free_port_run(2)
+    server = Server(tmp_path, port, brokers=2)
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=server.bootstrap, request_timeout_ms=10_000)
+        result = admin.alter_configs([ConfigResource(
+            ConfigResourceType.BROKER, "2", {"log.retention.ms": (AlterConfigOp.SET, "60000")})],
+            raise_on_unknown=False, incremental=True)
+        assert result == {"broker": {"2": "OK"}}, result
+        admin.close()
+        server.stop("kill")
+        server = Server(tmp_path, port, brokers=2)
+        admin = KafkaAdminClient(bootstrap_servers=server.bootstrap, request_timeout_ms=10_000)
+        try:
+            assert _retention(admin, "2") == ("60000", "DYNAMIC_BROKER_CONFIG")
+            assert _retention(admin, "1") == (None, "DEFAULT_CONFIG")  # broker 2's only
+        finally:
+            admin.close()
     finally:
         server.kill_if_running()

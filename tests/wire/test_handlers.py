@@ -706,6 +706,33 @@ def test_configs_describe_and_alter_incrementally(cluster):
     assert {c.name: c.value for c in broker.configs}["broker.rack"] == "b"
 
 
+def test_a_broker_s_own_config_is_what_it_answers_with(cluster):
+    """A value set on broker 2 only: broker 2 answers with it (a topic's default too, with
+    its synonyms, highest precedence first), broker 1 with the cluster-wide one."""
+    R = IncrementalAlterConfigsRequest.AlterConfigsResource
+    for name, value in (("", "3600000"), ("2", "60000")):
+        alter = IncrementalAlterConfigsRequest(validate_only=False, resources=[
+            R(resource_type=4, resource_name=name, configs=[
+                R.AlterableConfig(name="log.retention.ms", config_operation=0, value=value)])])
+        assert [r.error_code for r in Client(cluster, 1).call(alter, 1).responses] == [0]
+    D = DescribeConfigsRequest.DescribeConfigsResource
+    describe = DescribeConfigsRequest(include_synonyms=True, include_documentation=False,
+                                      resources=[D(resource_type=2, resource_name="t",
+                                                   configuration_keys=["retention.ms"]),
+                                                 D(resource_type=4, resource_name="2",
+                                                   configuration_keys=["log.retention.ms"])])
+    answers = {}
+    for b in (1, 2):
+        topic, broker = Client(cluster, b).call(describe, 4).results
+        answers[b] = [(c.value, c.config_source) for c in topic.configs]
+        if b == 2:
+            [entry] = broker.configs
+            assert [(s.source, s.name, s.value) for s in entry.synonyms] == [
+                (2, "log.retention.ms", "60000"), (3, "log.retention.ms", "3600000"),
+                (5, "log.retention.hours", "168")]
+    assert answers == {1: [("3600000", 3)], 2: [("60000", 2)]}
+
+
 def test_transaction_apis_end_to_end(cluster):
     client = Client(cluster, 1)
     find = client.call(FindCoordinatorRequest(key_type=1, coordinator_keys=["tx-a"]), 4)

@@ -30,8 +30,10 @@ from .configs import (
     AlterConfigsResult,
     ConfigEntry,
     ConfigResource,
+    ConfigSynonym,
     DescribeConfigsResult,
     describe_configs,
+    entry_synonyms,
     incremental_alter_configs,
 )
 from .elections import PREFERRED, UNCLEAN, ElectionResult, ElectionType, elect_leaders
@@ -81,6 +83,7 @@ __all__ = [
     "AlterableConfig",
     "ConfigEntry",
     "ConfigResource",
+    "ConfigSynonym",
     "DescribeConfigsResult",
     "EARLIEST",
     "LATEST",
@@ -117,6 +120,7 @@ __all__ = [
     "delete_records",
     "delete_topics",
     "describe_configs",
+    "entry_synonyms",
     "describe_log_dirs",
     "describe_producers",
     "describe_quorum",

@@ -5,9 +5,11 @@ Configs as Kafka reports them: string values, sources and types, for topics (ove
 over defaults) and brokers (the cluster-wide default resource "" lists its dynamic values
 only). An alter SETs, DELETEs (back to the default) and, on list configs such as
 cleanup.policy, APPENDs and SUBTRACTs; on a BROKER resource only the keys Kafka can change
-on a running broker (core.server_config.DYNAMIC_KEYS), SET and DELETE. minikafka's brokers
-share one configuration, so a value set on one broker applies to all of them. A
-BROKER_LOGGER resource (a broker id) lists each logger's level, and SETs or DELETEs one
+on a running broker (core.server_config.DYNAMIC_KEYS), SET and DELETE, on one broker
+(resource name its id) or on the cluster-wide default (""). A broker's value comes, as in
+Kafka, from the first of: its own dynamic config, the cluster-wide dynamic default, its
+static config (server.properties), Kafka's default; its synonyms list them in that order.
+A BROKER_LOGGER resource (a broker id) lists each logger's level, and SETs or DELETEs one
 (core.api.loggers). DescribeConfigs of a broker names where it listens when the caller
 says (the wire layer knows its listeners; `listeners` below).
 
@@ -70,6 +72,12 @@ _INT_CONFIGS = frozenset({"max.message.bytes", "min.insync.replicas", "segment.b
                           "leader.imbalance.check.interval.seconds", "node.id"})
 
 
+class ConfigSynonym(NamedTuple):
+    name: str
+    value: str | None
+    source: int
+
+
 class ConfigEntry(NamedTuple):
     name: str
     value: str | None
@@ -77,6 +85,9 @@ class ConfigEntry(NamedTuple):
     config_type: int
     documentation: str | None
     read_only: bool = False
+    # Where the value could come from, highest precedence first (include_synonyms);
+    # None: the entry itself is its only synonym.
+    synonyms: tuple[ConfigSynonym, ...] | None = None
 
 
 def render(value: Any) -> str | None:
@@ -104,11 +115,17 @@ def is_list(name: str) -> bool:
     return name in _LIST_CONFIGS
 
 
-def topic_entries(topic: Any, cluster: Any = None) -> list[ConfigEntry]:
+def topic_entries(topic: Any, cluster: Any = None, broker_id: int | None = None
+                  ) -> list[ConfigEntry]:
     """Every topic config in name order: overrides marked DYNAMIC_TOPIC_CONFIG; a default
     that a broker key sets (log.retention.hours for retention.ms) has that key's source,
-    as Kafka reports it (given `cluster`)."""
+    as Kafka reports it (given `cluster`), on broker `broker_id` (the one that answers,
+    as in Kafka; None: the cluster-wide view)."""
     config = topic.config
+    defaults = None
+    if cluster is not None and broker_id is not None:
+        defaults = cluster.brokers[broker_id].topic_defaults
+        config = config.on_broker(defaults)
     out = []
     for name in sorted(TOPIC_CONFIGS):
         spec = TOPIC_CONFIGS[name]
@@ -118,36 +135,64 @@ def topic_entries(topic: Any, cluster: Any = None) -> list[ConfigEntry]:
         elif cluster is None:
             source = DEFAULT_CONFIG
         else:
-            source = min((broker_source(cluster, key) for key in TOPIC_SYNONYMS.get(name, ())),
+            source = min((broker_source(cluster, key, broker_id)
+                          for key in TOPIC_SYNONYMS.get(name, ())),
                          default=DEFAULT_CONFIG, key=_SOURCE_RANK.index)
         out.append(ConfigEntry(name, render(value), source, config_type(name, spec.default),
                                spec.doc or None))
     return out
 
 
-def broker_source(cluster: Any, name: str) -> int:
-    """Where a broker setting comes from: altered since start (on a broker, or the
-    cluster-wide default; minikafka's brokers share one configuration),
-    given at start (server.properties or Cluster(broker_config=...)), or Kafka's default."""
-    if name in cluster.dynamic_broker_config:
-        broker_id, _ = cluster.dynamic_broker_config[name]
-        return DYNAMIC_DEFAULT_BROKER_CONFIG if broker_id is None else DYNAMIC_BROKER_CONFIG
-    if name in cluster.static_broker_config:
-        return STATIC_BROKER_CONFIG
+def _layers(cluster: Any, broker_id: int | None) -> list[tuple[int, dict[str, Any]]]:
+    """A broker's settings by source, highest precedence first (Kafka's DynamicBrokerConfig:
+    its own dynamic configs, the cluster-wide dynamic default, static, Kafka's default)."""
+    dynamic = cluster.dynamic_broker_config
+    return [(DYNAMIC_BROKER_CONFIG, dynamic.get(broker_id, {}) if broker_id is not None else {}),
+            (DYNAMIC_DEFAULT_BROKER_CONFIG, dynamic.get(None, {})),
+            (STATIC_BROKER_CONFIG, cluster.static_broker_config),
+            (DEFAULT_CONFIG, {k: v for k, v in BROKER_DEFAULTS.items() if v is not None})]
+
+
+def broker_source(cluster: Any, name: str, broker_id: int | None = None) -> int:
+    """Where broker `broker_id`'s setting comes from (None: the cluster-wide view, which
+    no broker's own dynamic config reaches)."""
+    for source, values in _layers(cluster, broker_id):
+        if name in values:
+            return source
     return DEFAULT_CONFIG
+
+
+def _synonym_keys(name: str) -> tuple[str, ...]:
+    """The broker keys that set the same thing (log.retention.ms, .minutes, .hours), as
+    Kafka's DynamicBrokerConfig.brokerConfigSynonyms lists them."""
+    for keys in TOPIC_SYNONYMS.values():
+        if name in keys:
+            return keys
+    return (name,)
+
+
+def broker_synonyms(cluster: Any, name: str, broker_id: int | None) -> tuple[ConfigSynonym, ...]:
+    """Kafka's synonyms of a broker config: source by source (highest precedence first),
+    each synonym key set there, from the first entry that is `name` itself."""
+    found = [ConfigSynonym(key, render(values[key]), source)
+             for source, values in _layers(cluster, broker_id)
+             for key in _synonym_keys(name) if key in values]
+    while found and found[0].name != name:
+        found.pop(0)
+    return tuple(found)
 
 
 def broker_entries(cluster: Any, broker_id: int | None,
                    listeners: Callable[[int], str] | None = None) -> list[ConfigEntry]:
-    """The broker's settings with their sources; read-only unless Kafka can change the
-    key on a running broker. `broker_id` None: the cluster-wide default resource,
-    which lists only the dynamic values set on it (as Kafka does). `listeners` gives a
-    broker's listeners and advertised.listeners value (where serve put it)."""
+    """The broker's settings with their sources and synonyms; read-only unless Kafka can
+    change the key on a running broker. `broker_id` None: the cluster-wide default
+    resource, which lists only the dynamic values set on it (as Kafka does). `listeners`
+    gives a broker's listeners and advertised.listeners value (where serve put it)."""
     if broker_id is None:
         return [ConfigEntry(name, render(value), DYNAMIC_DEFAULT_BROKER_CONFIG,
-                            config_type(name, value), None, False)
-                for name, (where, value) in sorted(cluster.dynamic_broker_config.items())
-                if where is None]
+                            config_type(name, value), None, False,
+                            (ConfigSynonym(name, render(value), DYNAMIC_DEFAULT_BROKER_CONFIG),))
+                for name, value in sorted(cluster.dynamic_broker_config.get(None, {}).items())]
     broker = cluster.brokers[broker_id]
     out = [ConfigEntry("node.id", str(broker_id), STATIC_BROKER_CONFIG, INT, None, True),
            ConfigEntry("broker.rack", broker.rack, STATIC_BROKER_CONFIG, STRING, None, True)]
@@ -156,12 +201,20 @@ def broker_entries(cluster: Any, broker_id: int | None,
         out += [ConfigEntry("listeners", address, STATIC_BROKER_CONFIG, LIST, None, True),
                 ConfigEntry("advertised.listeners", address, STATIC_BROKER_CONFIG, LIST, None,
                             True)]
-    for name in sorted(cluster.broker_config):
-        value = cluster.broker_config[name]
+    for name in sorted(broker.config):
+        value = broker.config[name]
         kind = config_type(name, value if value is not None else BROKER_DEFAULTS.get(name, 0))
-        out.append(ConfigEntry(name, render(value), broker_source(cluster, name), kind, None,
-                               name not in DYNAMIC_KEYS))
+        out.append(ConfigEntry(name, render(value), broker_source(cluster, name, broker_id),
+                               kind, None, name not in DYNAMIC_KEYS,
+                               broker_synonyms(cluster, name, broker_id)))
     return out
+
+
+def entry_synonyms(entry: ConfigEntry) -> tuple[ConfigSynonym, ...]:
+    """An entry's synonyms, highest precedence first."""
+    if entry.synonyms is not None:
+        return entry.synonyms
+    return (ConfigSynonym(entry.name, entry.value, entry.source),)
 
 
 # AlterConfigOp
@@ -189,13 +242,14 @@ class DescribeConfigsResult(AlterConfigsResult):
 
 
 def _entries(cluster: ClusterPort, resource: ConfigResource,
-             listeners: Callable[[int], str] | None) -> list[ConfigEntry]:
+             listeners: Callable[[int], str] | None, broker_id: int | None
+             ) -> list[ConfigEntry]:
     name = resource.name
     if resource.resource_type == TOPIC:
         meta = cluster.controller.topics.get(name)
         if meta is None:
             raise KafkaCoreError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist")
-        return topic_entries(meta, cluster)
+        return topic_entries(meta, cluster, broker_id)
     if resource.resource_type == BROKER:
         if name == "":  # the cluster-wide default: its dynamic values only
             return broker_entries(cluster, None)
@@ -215,15 +269,16 @@ def _broker_id(cluster: ClusterPort, name: str) -> int:
 
 
 def describe_configs(cluster: ClusterPort, resources: Sequence[ConfigResource],
-                     listeners: Callable[[int], str] | None = None
-                     ) -> list[DescribeConfigsResult]:
+                     listeners: Callable[[int], str] | None = None,
+                     broker_id: int | None = None) -> list[DescribeConfigsResult]:
     """One result per resource, in order: its configs in name order (only ``keys`` when
     given), or the error. `listeners`: a broker id's listeners value, for BROKER
-    resources (None: not listed)."""
+    resources (None: not listed). A topic's defaults are those of broker `broker_id` (the
+    broker that answers, as in Kafka), or the cluster-wide ones (None)."""
     out = []
     for resource in resources:
         try:
-            entries = _entries(cluster, resource, listeners)
+            entries = _entries(cluster, resource, listeners, broker_id)
         except KafkaCoreError as exc:
             out.append(DescribeConfigsResult(resource.resource_type, resource.name, exc.code,
                                              exc.message or None))

@@ -65,9 +65,10 @@ class ClusterPort(Protocol):
     def drop_topic_logs(self, topic_id: str) -> None:
         """A deleted topic's partition directories go from every log dir."""
 
-    # Broker settings: the effective ones, those altered since start as
-    # {key: (broker id or None for the cluster-wide default, value)}, those given at start.
-    dynamic_broker_config: dict[str, tuple[int | None, Any]]
+    # Broker settings: the cluster-wide effective ones (broker_config; each broker's own
+    # are Broker.config), those altered since start as {broker id, or None for the
+    # cluster-wide default: {key: value}}, those given at start.
+    dynamic_broker_config: dict[int | None, dict[str, Any]]
     static_broker_config: Mapping[str, Any]
 
     def apply_topic_config(self, name: str, changes: Mapping[str, str | None]) -> None:

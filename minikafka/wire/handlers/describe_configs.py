@@ -1,8 +1,9 @@
 """DescribeConfigs (key 32), v1-v4, for topics, brokers and broker loggers: a thin codec
-over core.api.describe_configs (every setting with its source; the default broker resource
-"" lists the cluster-wide dynamic values only; a broker lists the listener the client came
-through, as serve advertises it). Each resource needs DESCRIBE_CONFIGS on it (the cluster
-for brokers and loggers), else its type's authorization error and no entries."""
+over core.api.describe_configs (every setting with its source and synonyms, a topic's
+defaults as the answering broker has them; the default broker resource "" lists the
+cluster-wide dynamic values only; a broker lists the listener the client came through, as
+serve advertises it). Each resource needs DESCRIBE_CONFIGS on it (the cluster for brokers
+and loggers), else its type's authorization error and no entries."""
 from __future__ import annotations
 
 from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
@@ -34,7 +35,8 @@ def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConf
 
     found = iter(api.describe_configs(ctx.cluster, [
         api.ConfigResource(r.resource_type, r.resource_name, r.configuration_keys)
-        for r, refused in zip(request.resources, refusals) if not refused], listeners))
+        for r, refused in zip(request.resources, refusals) if not refused], listeners,
+        ctx.broker_id))
     results = []
     for resource, refused in zip(request.resources, refusals):
         if refused:
@@ -50,8 +52,8 @@ def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConf
                             config_source=e.source, is_sensitive=False,
                             config_type=e.config_type,
                             documentation=e.documentation if documentation else None,
-                            synonyms=[_Synonym(name=e.name, value=e.value, source=e.source)]
-                            if synonyms else [])
+                            synonyms=[_Synonym(name=s.name, value=s.value, source=s.source)
+                                      for s in api.entry_synonyms(e)] if synonyms else [])
                      for e in r.entries]))
     return DescribeConfigsResponse(version=ctx.api_version, throttle_time_ms=0,
                                    results=results)
