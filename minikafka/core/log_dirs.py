@@ -15,7 +15,9 @@ future replica in the destination that replaces the current one once copied.
 
 from __future__ import annotations
 
+import random
 import shutil
+import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -99,7 +101,10 @@ class BrokerLogDirs:
 
     # -- moving a replica between directories ---------------------------------------------
     def future_path(self, topic: str, partition: int, dest: LogDir) -> Path:
-        return dest.path / f"{topic}-{partition}{FUTURE_SUFFIX}"
+        """Kafka's name for a future log, `TOPIC-P.<32 hex digits>-future` (a name the
+        directory scan does not take for a partition); here the same for the same move."""
+        tag = uuid.UUID(int=random.Random(f"{dest.path}/{topic}-{partition}").getrandbits(128))
+        return dest.path / f"{topic}-{partition}.{tag.hex}{FUTURE_SUFFIX}"
 
     def finish_move(self, topic: str, partition: int, log: PartitionLog) -> bool:
         """Copy the partition's directory to its future replica in the destination, then
@@ -115,9 +120,9 @@ class BrokerLogDirs:
         if future.exists():
             shutil.rmtree(future)
         shutil.copytree(old, future)
-        shutil.rmtree(old)
         final = dest.partition_path(topic, partition)
-        future.rename(final)
+        future.rename(final)  # a crash from here on leaves two whole copies, never none
+        shutil.rmtree(old)
         if isinstance(log.store, PartitionFiles):
             log.store.path = final  # every write opens its file by path
         self.placed[tp] = dest
