@@ -434,6 +434,43 @@ def test_kafka_log_dirs_and_reassign_partitions_between_dirs(served_jbod, tmp_pa
     assert "LogDirNotFoundException" in failed.stdout + failed.stderr
 
 
+def test_kafka_reassign_partitions_places_a_new_replica_in_the_named_dir(served_jbod, tmp_path):
+    """A reassignment that adds a replica with a "log_dirs" entry: the broker answers
+    REPLICA_NOT_AVAILABLE until the replica exists, remembers the directory, and creates
+    the replica there (not in the emptier directory it would otherwise choose)."""
+    served = served_jbod
+    topic = unique("grow")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "1",
+         "--replication-factor", "2")
+    produce(served, topic, [(None, b"y" * 50) for _ in range(3)])
+    with served.cluster.lock:
+        replicas = list(served.cluster.controller.topics[topic].partitions[0].replicas)
+        [added] = [b for b in (1, 2, 3) if b not in replicas]
+        jbod = served.cluster.log_dirs[added]
+        emptier = min(jbod.dirs, key=jbod.count)  # where it would go unasked
+        named = next(d for d in jbod.dirs if d is not emptier)
+        other, named = str(emptier.path), str(named.path)
+    plan = tmp_path / "grow.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{
+        "topic": topic, "partition": 0, "replicas": [*replicas, added],
+        "log_dirs": ["any", "any", named]}]}))
+    executed = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                    str(plan), "--execute").stdout.splitlines()
+    assert f"Successfully started partition reassignment for {topic}-0" in executed
+    for _ in range(20):
+        verified = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                        str(plan), "--verify").stdout.splitlines()
+        if f"Reassignment of replica {topic}-0-{added} completed successfully." in verified:
+            break
+    assert f"Reassignment of partition {topic}-0 is completed." in verified, verified
+    assert f"Reassignment of replica {topic}-0-{added} completed successfully." in verified
+    report = json.loads(tool(served, "LogDirsCommand", "--describe", "--broker-list", str(added),
+                             "--topic-list", topic).stdout.splitlines()[2])
+    [broker] = report["brokers"]
+    where = {d["logDir"]: [p["partition"] for p in d["partitions"]] for d in broker["logDirs"]}
+    assert where == {other: [], named: [f"{topic}-0"]}
+
+
 def test_kafka_get_offsets(served):
     """kafka-get-offsets.sh: the latest offset (default), the earliest (-2) and the offset
     of the largest timestamp (-3) per partition."""
