@@ -46,10 +46,10 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
                    help="put a broker in a rack, e.g. --rack 1=eu-west-1a (repeatable)")
     p.add_argument("--log-dir", metavar="DIR[,DIR...]",
                    help="keep the cluster on disk in Kafka's layout (DIR/broker-N/TOPIC-P/*.log, "
-                        "several comma-separated DIRs: several log dirs per broker, "
                         "__cluster_metadata-0, meta.properties; readable with minikafka "
                         "dump-log): a restart on DIR recovers topics, records, group offsets "
-                        "and producer state; default: log.dirs (or log.dir), else in memory")
+                        "and producer state; several comma-separated DIRs give each broker "
+                        "several log dirs (JBOD); default: log.dirs (or log.dir), else in memory")
     p.add_argument("--feature", action="append", default=[], metavar="NAME=LEVEL",
                    help="a feature level of the new cluster, as kafka-storage.sh format "
                         "--feature takes it, e.g. eligible.leader.replicas.version=0 for the "

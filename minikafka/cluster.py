@@ -202,7 +202,7 @@ class Cluster:
         # On-disk mode: each broker keeps its logs in <log_dir>/broker-<id> (Kafka's files)
         # and a copy of the metadata log (__cluster_metadata-0); a cluster started on
         # directories it wrote before replays that log and recovers every partition.
-        # Several log_dir (log.dirs=/a,/b) give each broker several directories (JBOD).
+        # Several log_dir roots (log.dirs=/a,/b, JBOD) give each broker a folder in each.
         self.log_dirs: dict[int, BrokerLogDirs] = {}
         self.metadata_files: MetadataLogFiles | None = None
         self._removed_topic_ids: set[str] = set()  # deleted topics: their directories go
