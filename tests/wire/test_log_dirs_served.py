@@ -1,6 +1,7 @@
 """Several log directories per broker behind `minikafka serve` (log.dirs=/a,/b): kafka-python's
 describe_log_dirs and alter_replica_log_dirs, confluent-kafka's records spread over both
-directories, and `minikafka serve server.properties` taking log.dirs from the file."""
+directories, `minikafka serve server.properties` taking log.dirs from the file, and a
+served cluster killed and started again on both directories."""
 from __future__ import annotations
 
 import os
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer
-from kafka import KafkaAdminClient
+from kafka import KafkaAdminClient, KafkaProducer
 from kafka import errors as Errors
 from kafka.admin import NewTopic
 from kafka.structs import TopicPartitionReplica
@@ -18,6 +19,8 @@ from kafka.structs import TopicPartitionReplica
 from minikafka.cluster import Cluster
 
 from .conftest import wait_for
+from .test_durable_serve import Server, read_all
+from .test_serve import free_port_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,3 +114,41 @@ def test_serve_takes_log_dirs_from_server_properties(tmp_path):
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_serve_with_two_dirs_recovers_every_partition_after_kill_9(tmp_path):
+    """`minikafka serve --log-dir A,B` killed and started again: the partitions in either
+    directory come back, records and the directory each was in alike."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    port = free_port_run(2)
+    server = Server(f"{a},{b}", port, brokers=2)
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=server.bootstrap, request_timeout_ms=10_000)
+        admin.create_topics([NewTopic("kept", 4, 2)])
+        producer = KafkaProducer(bootstrap_servers=server.bootstrap, acks="all")
+        for i in range(20):
+            producer.send("kept", value=b"v%02d" % i, partition=i % 4)
+        producer.flush(30)
+        producer.close()
+        before = {broker: dirs_of(admin, broker, "kept") for broker in (1, 2)}
+        admin.close()
+        assert before[1] == {str(a / "broker-1"): [(0, False), (2, False)],
+                             str(b / "broker-1"): [(1, False), (3, False)]}
+
+        server.stop("kill")
+        server = Server(f"{a},{b}", port, brokers=2)
+        recovery = [line for line in server.banner if line.startswith("recovery:")]
+        for broker in (1, 2):
+            for p in range(4):
+                assert any(f"broker {broker}: kept-{p}: recovered offsets 0..4" in line
+                           for line in recovery), recovery
+        admin = KafkaAdminClient(bootstrap_servers=server.bootstrap, request_timeout_ms=10_000)
+        try:
+            assert {broker: dirs_of(admin, broker, "kept") for broker in (1, 2)} == before
+        finally:
+            admin.close()
+        got = read_all(server.bootstrap, "kept", 4)
+        assert {tp: [v for _, v in recs] for tp, recs in got.items()} == {
+            ("kept", p): [b"v%02d" % i for i in range(p, 20, 4)] for p in range(4)}
+    finally:
+        server.kill_if_running()
