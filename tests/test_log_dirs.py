@@ -215,3 +215,15 @@ def test_in_memory_a_broker_has_one_virtual_directory():
         replica: Errors.NoError}
     assert admin.alter_replica_log_dirs({replica: "/elsewhere"}) == {
         replica: Errors.LogDirNotFoundError}
+
+
+def test_a_deleted_topic_leaves_neither_directory_even_mid_move(tmp_path):
+    a, b = two_dirs(tmp_path)
+    cluster = Cluster(brokers=1, log_dir=[a, b])
+    cluster.create_topic("gone", partitions=2)
+    cluster.producer(acks="all").send("gone", value=b"x", partition=0).get()
+    cluster.admin().alter_replica_log_dirs({("gone", 0, 1): str(b / "broker-1")})
+    cluster.delete_topic("gone")
+    cluster.advance(REPLICA_MOVE_MS)
+    assert not list(a.glob("broker-1/gone-*")) and not list(b.glob("broker-1/gone-*"))
+    assert placed(cluster, 1) == {str(a / "broker-1"): [], str(b / "broker-1"): []}
