@@ -11,6 +11,7 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     create_topics    CreateTopics (key 19), validate_only through the same checks
     delete_records   DeleteRecords (key 21)
     describe_quorum  DescribeQuorum (key 55): the KRaft voters and observers
+    describe_log_dirs, alter_replica_log_dirs  DescribeLogDirs (35), AlterReplicaLogDirs (34)
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
@@ -18,6 +19,12 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
 from __future__ import annotations
 
 from .fetch import FetchedPartition, FetchPartition, fetch_partition
+from .log_dirs import (
+    LogDirDescription,
+    LogDirReplica,
+    alter_replica_log_dirs,
+    describe_log_dirs,
+)
 from .offsets import (
     EARLIEST,
     LATEST,
@@ -63,12 +70,16 @@ __all__ = [
     "ListOffsetsPartition",
     "ListOffsetsRequest",
     "ListOffsetsResult",
+    "LogDirDescription",
+    "LogDirReplica",
     "QuorumInfo",
     "QuorumReplica",
     "TransactionDescription",
     "TransactionListing",
+    "alter_replica_log_dirs",
     "create_topics",
     "delete_records",
+    "describe_log_dirs",
     "describe_quorum",
     "describe_transactions",
     "fetch_partition",
