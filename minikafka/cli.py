@@ -46,11 +46,12 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
     p.add_argument("--rack", action="append", default=[], metavar="BROKER=RACK",
                    help="put a broker in a rack, e.g. --rack 1=eu-west-1a (repeatable)")
-    p.add_argument("--log-dir", metavar="DIR",
+    p.add_argument("--log-dir", metavar="DIR[,DIR...]",
                    help="keep the cluster on disk in Kafka's layout (DIR/broker-N/TOPIC-P/*.log, "
                         "__cluster_metadata-0, meta.properties; readable with minikafka "
                         "dump-log): a restart on DIR recovers topics, records, group offsets "
-                        "and producer state; default: log.dirs (or log.dir), else in memory")
+                        "and producer state; several comma-separated DIRs give each broker "
+                        "several log dirs (JBOD); default: log.dirs (or log.dir), else in memory")
     p.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
                    help="also serve the brokers' and controllers' metrics, named with "
                         "Kafka's MBean names, on http://127.0.0.1:PORT/metrics (Prometheus "
@@ -166,8 +167,8 @@ def serve(args: argparse.Namespace) -> int:
     host = args.host if args.host is not None else (listener[0] if listener else "") or "127.0.0.1"
     port = args.port if args.port is not None else listener[1] if listener else 9092
     first = int(config.server.get("node.id", "1"))
-    dirs = config.server.get("log.dirs") or config.server.get("log.dir") or ""
-    log_dir = args.log_dir or dirs.split(",")[0].strip() or None  # one dir per broker here
+    dirs = args.log_dir or config.server.get("log.dirs") or config.server.get("log.dir") or ""
+    log_dir = [d.strip() for d in dirs.split(",") if d.strip()] or None  # JBOD: several
     racks = {}
     for item in args.rack:
         broker, sep, rack = item.partition("=")
@@ -190,7 +191,8 @@ def serve(args: argparse.Namespace) -> int:
     except LogDirError as exc:
         return fail(str(exc))
     if log_dir is not None:
-        print(f"log dirs: {log_dir}/broker-N (cluster.id {cluster.cluster_id})", flush=True)
+        print("log dirs: " + ", ".join(f"{d}/broker-N" for d in log_dir)
+              + f" (cluster.id {cluster.cluster_id})", flush=True)
         for line in cluster.recovery_messages:
             print(f"recovery: {line}", flush=True)
     if authorizer:

@@ -40,6 +40,7 @@ from .core.groups.classic import STABLE as GROUP_STABLE
 from .core.groups.consumer import ConsumerGroup
 from .core.groups.coordinator import GroupCoordinator
 from .core.journal import Journal
+from .core.log_dirs import BrokerLogDirs
 from .core.log_manager import CLEANER, LogManager
 from .core.metadata_log import MetadataLogFiles, replay, state_records
 from .core.network import Network
@@ -160,7 +161,7 @@ class Cluster:
         controllers: Iterable[int] | None = None,
         broker_config: Mapping[str, Any] | None = None,
         latency_ms: int = 1,
-        log_dir: str | os.PathLike | None = None,
+        log_dir: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
         features: Mapping[str, int] | None = None,
         journal_max_events: int | None = None,
     ) -> None:
@@ -220,7 +221,8 @@ class Cluster:
         # On-disk mode: each broker keeps its logs in <log_dir>/broker-<id> (Kafka's files)
         # and a copy of the metadata log (__cluster_metadata-0); a cluster started on
         # directories it wrote before replays that log and recovers every partition.
-        self.log_dirs: dict[int, LogDir] = {}
+        # Several log_dir roots (log.dirs=/a,/b, JBOD) give each broker a folder in each.
+        self.log_dirs: dict[int, BrokerLogDirs] = {}
         self.metadata_files: MetadataLogFiles | None = None
         self._removed_topic_ids: set[str] = set()  # deleted topics: their directories go
         self.recovery_messages: list[str] = []  # one line per partition with news to tell
@@ -241,15 +243,21 @@ class Cluster:
         if restored:
             abort_open_transactions(self, self._recover_transactions())
 
-    def _open_log_dirs(self, log_dir: str | os.PathLike, ids: list[int]) -> bool:
+    def _open_log_dirs(self, log_dir: str | os.PathLike | Sequence[str | os.PathLike],
+                       ids: list[int]) -> bool:
         """Check the directories (LogDirError if they are another cluster's), write
         meta.properties, and replay the metadata log found there; True if there was one."""
         from .codecs import CODECS  # snappy, lz4, zstd for compressed batches
-        paths = {b: Path(log_dir) / f"broker-{b}" for b in ids}
+        roots = [log_dir] if isinstance(log_dir, (str, os.PathLike)) else list(log_dir)
+        if not roots or len({str(Path(r).resolve()) for r in roots}) != len(roots):
+            raise LogDirError(f"log dirs must be distinct directories, got {roots}")
+        paths = {b: [Path(root).resolve() / f"broker-{b}" for root in roots] for b in ids}
         self.cluster_id = check_log_dirs(paths, self.cluster_id)
         encoder = BatchEncoder(CODECS)  # replicas share batches: encode each once
-        self.log_dirs = {b: LogDir(path, CODECS, encoder) for b, path in paths.items()}
-        self.metadata_files = MetadataLogFiles(paths.values())
+        self.log_dirs = {b: BrokerLogDirs([LogDir(path, CODECS, encoder) for path in ps])
+                         for b, ps in paths.items()}
+        # The metadata log lives in each broker's first directory (metadata.log.dir).
+        self.metadata_files = MetadataLogFiles(ps[0] for ps in paths.values())
         records = self.metadata_files.load()
         if records:
             # Time carries on from the last change the metadata log saw, not from the
@@ -702,6 +710,7 @@ class Cluster:
         broker.clean_shutdown = clean
         if self.log_dirs:  # the last checkpoints a broker writes before it goes
             self.log_dirs[broker_id].write_checkpoints(broker.replicas.values())
+            self.log_dirs[broker_id].future.clear()  # a move under way is abandoned
         self.network.down.add(broker_id)
         self.journal.record(self.now_ms, "broker.stopped", broker=broker_id, clean=clean)
         if self._share_groups is not None:

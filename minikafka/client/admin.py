@@ -49,7 +49,12 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
 )
-from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
+from kafka.structs import (
+    OffsetAndMetadata,
+    OffsetAndTimestamp,
+    TopicPartition,
+    TopicPartitionReplica,
+)
 
 from .. import errors as kerrors
 from ..core import api, errors
@@ -240,29 +245,6 @@ class KafkaAdminClient:
         return out
 
     # -- brokers' views -------------------------------------------------------------------------
-    def describe_log_dirs(self, topic_partitions: Any = None,
-                          brokers: Iterable[int] | None = None) -> list[dict]:
-        """DescribeLogDirs, as kafka-python returns it: per broker (all by default)
-        {"broker", "log_dirs": [{error_code, log_dir, topics: [{name, partitions:
-        [{partition_index, partition_size, offset_lag, is_future_key}]}], total_bytes,
-        usable_bytes}]}. topic_partitions: {topic: [partitions]}, [topics] or None."""
-        if topic_partitions is not None and not isinstance(topic_partitions, Mapping):
-            topic_partitions = {t: range(self.cluster.partitions_for(t))
-                                for t in topic_partitions}
-        out = []
-        for broker_id in sorted(self.cluster.brokers) if brokers is None else brokers:
-            found = api.describe_log_dirs(self.cluster, broker_id, topic_partitions)
-            topics: dict[str, list] = {}
-            for r in found.replicas:
-                topics.setdefault(r.topic, []).append({
-                    "partition_index": r.partition, "partition_size": r.size_bytes,
-                    "offset_lag": r.offset_lag, "is_future_key": False})
-            out.append({"broker": broker_id, "log_dirs": [{
-                "error_code": found.error_code, "log_dir": found.path,
-                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
-                "total_bytes": found.total_bytes, "usable_bytes": found.usable_bytes}]})
-        return out
-
     def describe_producers(self, partitions: Iterable[TopicPartition],
                            broker_id: int | None = None) -> dict[TopicPartition, Any]:
         """DescribeProducers: {tp: PartitionProducerState} from each partition's leader (or
@@ -488,6 +470,60 @@ class KafkaAdminClient:
                 for (t, p), (replicas, adding, removing)
                 in self.cluster.list_partition_reassignments().items()
                 if wanted is None or (t, p) in wanted}
+
+    # -- log directories ----------------------------------------------------------------------
+    def describe_log_dirs(self, topic_partitions: Mapping[str, Iterable[int]] | Iterable[str]
+                          | None = None, brokers: Iterable[int] | None = None) -> list[dict]:
+        """DescribeLogDirs of each broker (all, or `brokers`), in kafka-python's shape:
+        [{'broker': id, 'log_dirs': [{'log_dir', 'topics': [{'name', 'partitions':
+        [{'partition_index', 'partition_size', 'offset_lag', 'is_future_key'}]}],
+        'total_bytes', 'usable_bytes', ...}]}]; topic_partitions as {topic: [partitions]}
+        or [topics] narrows the replicas listed."""
+        from ..core.api.log_dirs import describe_log_dirs
+        wanted = None
+        if topic_partitions is not None:
+            if isinstance(topic_partitions, Mapping):
+                wanted = [(t, p) for t, ps in topic_partitions.items() for p in ps]
+            else:
+                topics = self.cluster.controller.topics
+                wanted = [(t, p) for t in topic_partitions if t in topics
+                          for p in range(len(topics[t].partitions))]
+        out = []
+        with self.cluster.lock:
+            for b in (list(brokers) if brokers is not None else self.cluster.live_brokers()):
+                dirs = []
+                for d in describe_log_dirs(self.cluster, b, wanted):
+                    topics: dict[str, list] = {}
+                    for r in d.replicas:
+                        topics.setdefault(r.topic, []).append(
+                            {"partition_index": r.partition, "partition_size": r.size,
+                             "offset_lag": r.offset_lag, "is_future_key": r.is_future})
+                    dirs.append({"error_code": d.error_code, "log_dir": d.log_dir,
+                                 "topics": [{"name": t, "partitions": ps}
+                                            for t, ps in topics.items()],
+                                 "total_bytes": d.total_bytes, "usable_bytes": d.usable_bytes,
+                                 "is_cordoned": False})
+                out.append({"broker": b, "log_dirs": dirs})
+        return out
+
+    def alter_replica_log_dirs(self, replica_assignments: Mapping[Any, str]) -> dict:
+        """Move replicas to other log directories of their brokers (AlterReplicaLogDirs):
+        {TopicPartitionReplica(topic, partition, broker_id): directory} -> {replica: error
+        class}, NoError for a move begun, LogDirNotFoundError for a directory not in the
+        broker's log.dirs, ReplicaNotAvailableError for a replica it does not host."""
+        from ..core.api.log_dirs import alter_replica_log_dirs
+        by_broker: dict[int, dict[tuple[str, int], str]] = {}
+        for tpr, path in replica_assignments.items():
+            tpr = tpr if isinstance(tpr, TopicPartitionReplica) else TopicPartitionReplica(*tpr)
+            by_broker.setdefault(tpr.broker_id, {})[(tpr.topic, tpr.partition)] = path
+        out = {}
+        with self.cluster.lock:
+            for b, moves in by_broker.items():
+                if b not in self.cluster.brokers:
+                    raise Errors.BrokerNotAvailableError(f"No broker with id {b}")
+                for (t, p), code in alter_replica_log_dirs(self.cluster, b, moves).items():
+                    out[TopicPartitionReplica(t, p, b)] = Errors.for_code(code)
+        return out
 
     # -- the metadata quorum and feature levels ---------------------------------------------------
     def describe_metadata_quorum(self) -> dict:

@@ -1,6 +1,7 @@
 """What a broker checks and recovers when it starts on log directories it finds.
 
     <log_dir>/broker-<id>/meta.properties        cluster.id, node.id, directory.id, version
+                                                 (each of a broker's log.dirs has its own)
     <log_dir>/broker-<id>/<topic>-<p>/partition.metadata   the topic id of the directory
 
 As Kafka's storage tool and LogManager do: a directory formatted for another cluster,
@@ -15,7 +16,7 @@ from __future__ import annotations
 import base64
 import random
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,28 +48,33 @@ def read_properties_file(path: Path) -> dict[str, str] | None:
     return read_properties(text)
 
 
-def write_meta_properties(path: Path, cluster_id: str, node_id: int) -> None:
-    props = {"cluster.id": cluster_id, "directory.id": kafka_uuid(f"{cluster_id}/{node_id}"),
+def write_meta_properties(path: Path, cluster_id: str, node_id: int, index: int = 0) -> None:
+    """meta.properties of a broker's log directory number `index` (of its log.dirs): each
+    directory has its own directory.id, the same for the same cluster, node and index."""
+    seed = f"{cluster_id}/{node_id}" + (f"/{index}" if index else "")
+    props = {"cluster.id": cluster_id, "directory.id": kafka_uuid(seed),
              "node.id": str(node_id), "version": str(META_VERSION)}
     tmp = path / (META_PROPERTIES + ".tmp")
     tmp.write_text("#\n" + "".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8")
     tmp.replace(path / META_PROPERTIES)
 
 
-def check_log_dirs(dirs: Mapping[int, Path], new_cluster_id: str) -> str:
-    """The cluster id of these directories (node id -> directory): the one their
-    meta.properties agree on, or `new_cluster_id` for directories never used. Raises
-    LogDirError, touching nothing, for a directory of another cluster, another node or
-    a newer format; then writes meta.properties where it is missing."""
-    for parent in sorted({path.parent for path in dirs.values()}):
+def check_log_dirs(dirs: Mapping[int, Sequence[Path]], new_cluster_id: str) -> str:
+    """The cluster id of these directories (node id -> its log directories): the one
+    their meta.properties agree on, or `new_cluster_id` for directories never used.
+    Raises LogDirError, touching nothing, for a directory of another cluster, another
+    node or a newer format; then writes meta.properties where it is missing."""
+    every = [(node, index, path) for node, paths in dirs.items()
+             for index, path in enumerate(paths)]
+    for parent in sorted({path.parent for _, _, path in every}):
         props = read_properties_file(parent / META_PROPERTIES)
         if props is not None:
             raise LogDirError(
                 f"{parent} is a Kafka log directory itself ({parent / META_PROPERTIES}, "
                 f"cluster.id {props.get('cluster.id')}); minikafka keeps each broker in "
                 f"{parent}/broker-N: give it a directory of its own (nothing was changed)")
-    found: dict[int, dict[str, str]] = {}
-    for node, path in dirs.items():
+    found: dict[Path, dict[str, str]] = {}
+    for node, _, path in every:
         props = read_properties_file(path / META_PROPERTIES)
         if props is None:
             continue
@@ -82,19 +88,19 @@ def check_log_dirs(dirs: Mapping[int, Path], new_cluster_id: str) -> str:
             raise LogDirError(
                 f"{file} belongs to node.id {props.get('node.id')}, not to broker {node} "
                 "(left as it is)")
-        found[node] = props
+        found[path] = props
     ids = sorted({p.get("cluster.id", "") for p in found.values()})
     if len(ids) > 1:
-        which = ", ".join(f"{dirs[n] / META_PROPERTIES}: {p.get('cluster.id')}"
-                          for n, p in sorted(found.items()))
+        which = ", ".join(f"{path / META_PROPERTIES}: {p.get('cluster.id')}"
+                          for path, p in sorted(found.items()))
         raise LogDirError(
             f"the log directories belong to different clusters ({which}); refusing to start "
             "on them (nothing was changed)")
     cluster_id = ids[0] if ids else new_cluster_id
-    for node, path in dirs.items():
-        if node not in found:
+    for node, index, path in every:
+        if path not in found:
             path.mkdir(parents=True, exist_ok=True)
-            write_meta_properties(path, cluster_id, node)
+            write_meta_properties(path, cluster_id, node, index)
     return cluster_id
 
 

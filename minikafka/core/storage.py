@@ -8,6 +8,8 @@
                             partition.metadata      the topic id the directory belongs to
         log-start-offset-checkpoint, replication-offset-checkpoint, cleaner-offset-checkpoint
 
+(A broker with several log.dirs has one such directory in each: minikafka.core.log_dirs.)
+
 A PartitionFiles object hangs on a PartitionLog (log.store) and mirrors each change:
 one write per appended batch, whole-file rewrites after truncation or cleaning, file
 deletion after retention. Loading a partition reads the segments back and checks every

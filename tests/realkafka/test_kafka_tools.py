@@ -374,6 +374,111 @@ def test_kafka_reassign_partitions(served, tmp_path):
             moves["partitions"][0]["replicas"]
 
 
+@pytest.fixture(scope="module")
+def served_jbod(tmp_path_factory):
+    """`minikafka serve --log-dir A,B`: three brokers with two log directories each."""
+    root = tmp_path_factory.mktemp("jbod")
+    cluster = Cluster(brokers=3, log_dir=[root / "a", root / "b"])
+    with cluster.serve(port=0) as server:
+        yield server
+
+
+def test_kafka_log_dirs_and_reassign_partitions_between_dirs(served_jbod, tmp_path):
+    """kafka-log-dirs.sh --describe lists both directories of each broker; a reassignment
+    JSON with "log_dirs" moves a replica to the other directory (AlterReplicaLogDirs), and
+    --verify reports the replica's move done once its future replica has replaced it."""
+    served = served_jbod
+    topic = unique("jbod")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "1",
+         "--replication-factor", "3")
+    produce(served, topic, [(None, b"x" * 100) for _ in range(5)])
+
+    def describe() -> dict[int, dict[str, list[dict]]]:
+        lines = tool(served, "LogDirsCommand", "--describe", "--topic-list", topic).stdout
+        report = json.loads(lines.splitlines()[2])
+        return {broker["broker"]: {d["logDir"]: d["partitions"] for d in broker["logDirs"]}
+                for broker in report["brokers"]}
+
+    with served.cluster.lock:
+        dirs = {b: [str(d.path) for d in served.cluster.log_dirs[b].dirs] for b in (1, 2, 3)}
+        replicas = list(served.cluster.controller.topics[topic].partitions[0].replicas)
+    before = describe()
+    assert {b: sorted(ds) for b, ds in before.items()} == {b: sorted(ds) for b, ds in dirs.items()}
+    for b in (1, 2, 3):
+        first, second = dirs[b]
+        [partition] = before[b][first]
+        assert partition["partition"] == f"{topic}-0" and partition["size"] > 0
+        assert partition["isFuture"] is False and before[b][second] == []
+
+    mover = replicas[0]
+    plan = tmp_path / "dirs.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{
+        "topic": topic, "partition": 0, "replicas": replicas,
+        "log_dirs": [dirs[mover][1]] + ["any"] * (len(replicas) - 1)}]}))
+    executed = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                    str(plan), "--execute").stdout.splitlines()
+    assert executed[-1] == (f"Successfully started moving log directory to {dirs[mover][1]} "
+                            f"for replica {topic}-0 with broker {mover} ")  # sic
+
+    done = f"Reassignment of replica {topic}-0-{mover} completed successfully."
+    for _ in range(20):
+        verified = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                        str(plan), "--verify").stdout.splitlines()
+        if done in verified:
+            break
+        assert f"Reassignment of replica {topic}-0-{mover} is still in progress." in verified
+    assert done in verified, verified
+    after = describe()
+    [moved] = after[mover][dirs[mover][1]]
+    assert moved["partition"] == f"{topic}-0" and moved["size"] == partition["size"]
+    assert after[mover][dirs[mover][0]] == []
+
+    elsewhere = tmp_path / "nowhere.json"
+    elsewhere.write_text(json.dumps({"version": 1, "partitions": [{
+        "topic": topic, "partition": 0, "replicas": replicas,
+        "log_dirs": [str(tmp_path / "nowhere")] + ["any"] * (len(replicas) - 1)}]}))
+    failed = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                  str(elsewhere), "--execute", rc=1)
+    assert "LogDirNotFoundException" in failed.stdout + failed.stderr
+
+
+def test_kafka_reassign_partitions_places_a_new_replica_in_the_named_dir(served_jbod, tmp_path):
+    """A reassignment that adds a replica with a "log_dirs" entry: the broker answers
+    REPLICA_NOT_AVAILABLE until the replica exists, remembers the directory, and creates
+    the replica there (not in the emptier directory it would otherwise choose)."""
+    served = served_jbod
+    topic = unique("grow")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "1",
+         "--replication-factor", "2")
+    produce(served, topic, [(None, b"y" * 50) for _ in range(3)])
+    with served.cluster.lock:
+        replicas = list(served.cluster.controller.topics[topic].partitions[0].replicas)
+        [added] = [b for b in (1, 2, 3) if b not in replicas]
+        jbod = served.cluster.log_dirs[added]
+        emptier = min(jbod.dirs, key=jbod.count)  # where it would go unasked
+        named = next(d for d in jbod.dirs if d is not emptier)
+        other, named = str(emptier.path), str(named.path)
+    plan = tmp_path / "grow.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{
+        "topic": topic, "partition": 0, "replicas": [*replicas, added],
+        "log_dirs": ["any", "any", named]}]}))
+    executed = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                    str(plan), "--execute").stdout.splitlines()
+    assert f"Successfully started partition reassignment for {topic}-0" in executed
+    for _ in range(20):
+        verified = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                        str(plan), "--verify").stdout.splitlines()
+        if f"Reassignment of replica {topic}-0-{added} completed successfully." in verified:
+            break
+    assert f"Reassignment of partition {topic}-0 is completed." in verified, verified
+    assert f"Reassignment of replica {topic}-0-{added} completed successfully." in verified
+    report = json.loads(tool(served, "LogDirsCommand", "--describe", "--broker-list", str(added),
+                             "--topic-list", topic).stdout.splitlines()[2])
+    [broker] = report["brokers"]
+    where = {d["logDir"]: [p["partition"] for p in d["partitions"]] for d in broker["logDirs"]}
+    assert where == {other: [], named: [f"{topic}-0"]}
+
+
 def test_kafka_get_offsets(served):
     """kafka-get-offsets.sh: the latest offset (default), the earliest (-2) and the offset
     of the largest timestamp (-3) per partition."""

@@ -14,10 +14,10 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     elect_leaders    ElectLeaders (key 43), preferred or unclean
     describe_configs DescribeConfigs (key 32), topics and brokers, with sources
     incremental_alter_configs IncrementalAlterConfigs (key 44): SET, DELETE, APPEND, SUBTRACT
-    describe_log_dirs DescribeLogDirs (key 35): a broker's log directory and replicas
     describe_producers DescribeProducers (key 61): the producers a leader remembers
     delete_records   DeleteRecords (key 21)
     describe_quorum  DescribeQuorum (key 55): the KRaft voters and observers
+    describe_log_dirs, alter_replica_log_dirs  DescribeLogDirs (35), AlterReplicaLogDirs (34)
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
@@ -38,7 +38,12 @@ from .configs import (
 )
 from .elections import PREFERRED, UNCLEAN, ElectionResult, ElectionType, elect_leaders
 from .fetch import FetchedPartition, FetchPartition, fetch_partition
-from .log_dirs import LogDirDescription, ReplicaLog, describe_log_dirs, log_dir_path
+from .log_dirs import (
+    LogDirDescription,
+    LogDirReplica,
+    alter_replica_log_dirs,
+    describe_log_dirs,
+)
 from .offsets import (
     EARLIEST,
     LATEST,
@@ -77,7 +82,6 @@ __all__ = [
     "ActiveProducer",
     "LogDirDescription",
     "PartitionProducers",
-    "ReplicaLog",
     "AlterConfigsResource",
     "AlterConfigsResult",
     "AlterableConfig",
@@ -111,10 +115,13 @@ __all__ = [
     "ListOffsetsRequest",
     "ListOffsetsResult",
     "NewPartitions",
+    "LogDirDescription",
+    "LogDirReplica",
     "QuorumInfo",
     "QuorumReplica",
     "TransactionDescription",
     "TransactionListing",
+    "alter_replica_log_dirs",
     "create_partitions",
     "create_topics",
     "delete_records",
@@ -132,7 +139,6 @@ __all__ = [
     "led_replica",
     "list_offsets",
     "list_offsets_of",
-    "log_dir_path",
     "list_transactions",
     "live_brokers",
     "record_acked",

@@ -1,11 +1,13 @@
-"""DescribeLogDirs (key 35), v1-v5 (kafka-log-dirs.sh): a thin codec over
-core.api.describe_log_dirs for the broker the request came to."""
+"""DescribeLogDirs (key 35), v1-v5 (kafka-log-dirs.sh, kafka-reassign-partitions.sh
+--verify): each of this broker's log directories with the size and lag of each replica in
+it (minikafka.core.api.log_dirs.describe_log_dirs). Needs DESCRIBE on the cluster."""
 from __future__ import annotations
 
 from kafka.protocol.admin import DescribeLogDirsRequest, DescribeLogDirsResponse
 
-from ...core import api, errors
+from ...core import errors
 from ...core.acl import AclOperation, ResourceType
+from ...core.api.log_dirs import describe_log_dirs
 from ..registry import RequestContext
 from ._common import authorize, serving_broker
 
@@ -24,17 +26,20 @@ def handle(ctx: RequestContext, request: DescribeLogDirsRequest) -> DescribeLogD
         return DescribeLogDirsResponse(version=ctx.api_version, throttle_time_ms=0,
                                        error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
                                        results=[])
-    wanted = None if request.topics is None else \
-        {t.topic: list(t.partitions) for t in request.topics}
-    found = api.describe_log_dirs(ctx.cluster, broker.id, wanted)
-    by_topic: dict[str, list] = {}
-    for r in found.replicas:
-        by_topic.setdefault(r.topic, []).append(_Partition(
-            partition_index=r.partition, partition_size=r.size_bytes, offset_lag=r.offset_lag,
-            is_future_key=False))
-    result = _Result(error_code=found.error_code, log_dir=found.path,
-                     topics=[_Topic(name=t, partitions=ps) for t, ps in by_topic.items()],
-                     total_bytes=found.total_bytes, usable_bytes=found.usable_bytes,
-                     is_cordoned=False)
+    wanted = None
+    if request.topics is not None:
+        wanted = [(t.topic, p) for t in request.topics for p in t.partitions]
+    results = []
+    for described in describe_log_dirs(ctx.cluster, broker.id, wanted):
+        by_topic: dict[str, list] = {}
+        for r in described.replicas:
+            by_topic.setdefault(r.topic, []).append(_Partition(
+                partition_index=r.partition, partition_size=r.size,
+                offset_lag=r.offset_lag, is_future_key=r.is_future))
+        results.append(_Result(
+            error_code=described.error_code, log_dir=described.log_dir,
+            topics=[_Topic(name=t, partitions=ps) for t, ps in by_topic.items()],
+            total_bytes=described.total_bytes, usable_bytes=described.usable_bytes,
+            is_cordoned=False))
     return DescribeLogDirsResponse(version=ctx.api_version, throttle_time_ms=0,
-                                   error_code=errors.NONE, results=[result])
+                                   error_code=errors.NONE, results=results)
