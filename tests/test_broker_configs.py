@@ -31,7 +31,7 @@ def _alter(cluster, name: str, key: str, value: str | None) -> int:
 
 def _entry(cluster, resource_type: int, name: str, key: str, broker_id: int | None = None):
     [result] = api.describe_configs(cluster, [api.ConfigResource(resource_type, name, [key])],
-                                    broker_id)
+                                    broker_id=broker_id)
     assert result.error_code == 0
     return {e.name: e for e in result.entries}.get(key)
 
