@@ -24,9 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kafka.structs import TopicPartition
-
 from ..cluster import Cluster, settle_group
+from .rebalance import TimedRebalanceLog
 
 __all__ = ["CLASSIC_CONSUMER_CONFIG", "CONSUMER_PROTOCOL_UNSUPPORTED", "PROTOCOLS",
            "in_process_settings", "member_epochs", "protocol_timeline", "protocol_timelines",
@@ -80,27 +79,6 @@ TOPIC = "orders"
 GROUP = "orders-app"
 
 
-class _Listener:
-    """kafka-python's ConsumerRebalanceListener, noting (time, member, what, partitions)."""
-
-    def __init__(self, cluster: Cluster, member: str, events: list) -> None:
-        self.cluster, self.member, self.events = cluster, member, events
-
-    def _note(self, what: str, tps: Iterable[TopicPartition]) -> None:
-        parts = sorted(tp.partition for tp in tps)
-        if parts:
-            self.events.append((self.cluster.now_ms, self.member, what, parts))
-
-    def on_partitions_revoked(self, revoked: Iterable[TopicPartition]) -> None:
-        self._note("revoked", revoked)
-
-    def on_partitions_assigned(self, assigned: Iterable[TopicPartition]) -> None:
-        self._note("assigned", assigned)
-
-    def on_partitions_lost(self, lost: Iterable[TopicPartition]) -> None:
-        self._note("lost", lost)
-
-
 def _epoch(cluster: Cluster) -> int | None:
     snap = cluster.groups.snapshot().get(GROUP, {})
     return snap.get("group_epoch", snap.get("generation"))
@@ -118,7 +96,7 @@ def protocol_timeline(label: str, *, seed: int = 17, partitions: int = 6,
 
     def member(name: str) -> Any:
         consumer = cluster.consumer(group_id=GROUP, client_id=name, **settings)
-        consumer.subscribe([TOPIC], listener=_Listener(cluster, name, events))
+        consumer.subscribe([TOPIC], listener=TimedRebalanceLog(cluster, name, events))
         return consumer
 
     members = {name: member(name) for name in ("c1", "c2", "c3")}

@@ -31,7 +31,7 @@ class RebalanceLog:
         self._note("lost", lost)
 
 
-class _TimedLog(RebalanceLog):
+class TimedRebalanceLog(RebalanceLog):
     """One member's listener for a shared timeline: (time, member, what, partitions)
     for every call that names partitions."""
 
@@ -62,12 +62,12 @@ def rebalance_timeline(strategy: str, *, partitions: int = 4, seed: int = 9,
     cluster.create_topic("customers", partitions=partitions, replication_factor=3)
     events: list[tuple[int, str, str, list[int]]] = []
     a = cluster.consumer(group_id="g", client_id="a", partition_assignment_strategy=[strategy])
-    a.subscribe(["customers"], listener=_TimedLog(cluster, "a", events))
+    a.subscribe(["customers"], listener=TimedRebalanceLog(cluster, "a", events))
     settle_group([a])
     events.clear()
     start = cluster.now_ms
     b = cluster.consumer(group_id="g", client_id="b", partition_assignment_strategy=[strategy])
-    b.subscribe(["customers"], listener=_TimedLog(cluster, "b", events))
+    b.subscribe(["customers"], listener=TimedRebalanceLog(cluster, "b", events))
     generations = []
     while cluster.now_ms - start < run_ms:
         for c in (a, b):

@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from ...core import errors
+from ...core.acl import AclOperation, ResourceType
 from ...core.share.partition import AcknowledgementBatch
 from ..batches import write_batch
-from ._common import topic_name_for_id, topic_uuid
+from ._common import authorize, topic_name_for_id, topic_uuid
 
 NO_ID = UUID(int=0)
+UNKNOWN_TOPIC_ID = 100
 
 
 def topic_id(cluster: Any, name: str) -> UUID:
@@ -33,3 +36,26 @@ def records_bytes(batches: list) -> bytes | None:
     for batch in batches:
         write_batch(out, batch)
     return b"".join(out)
+
+
+def readable_acknowledgements(ctx: Any, topics: Any) -> tuple[dict, list]:
+    """A ShareFetch's or ShareAcknowledge's topics: ({(topic, partition): acknowledgement
+    batches} of those the client may READ, [(topic id, partition, error code)] of the
+    rest: UNKNOWN_TOPIC_ID for an id the cluster does not know, TOPIC_AUTHORIZATION_FAILED
+    for a topic without READ (their acknowledgements are not applied)."""
+    readable: dict[tuple[str, int], list] = {}
+    refused: list[tuple] = []
+    for topic in topics:
+        name = topic_name(ctx.cluster, topic.topic_id)
+        denied = name is not None and not authorize(ctx, AclOperation.READ,
+                                                    ResourceType.TOPIC, name)
+        for p in topic.partitions:
+            if name is None:
+                refused.append((topic.topic_id, p.partition_index, UNKNOWN_TOPIC_ID))
+            elif denied:
+                refused.append((topic.topic_id, p.partition_index,
+                                errors.TOPIC_AUTHORIZATION_FAILED))
+            else:
+                readable[(name, p.partition_index)] = acknowledgements(p.acknowledgement_batches)
+    return readable, refused
+

@@ -10,7 +10,7 @@ from ...core.api import share as api
 from ...wire.messages import ShareAcknowledgeRequest, ShareAcknowledgeResponse
 from ..registry import RequestContext
 from ._common import authorize, serving_broker
-from ._share import acknowledgements, topic_id, topic_name
+from ._share import readable_acknowledgements, topic_id
 
 API_KEY = 79
 MIN_VERSION = 1
@@ -19,7 +19,6 @@ MAX_VERSION = 2
 _Topic = ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse
 _Partition = _Topic.PartitionData
 _Leader = _Partition.LeaderIdAndEpoch
-UNKNOWN_TOPIC_ID = 100
 
 
 def handle(ctx: RequestContext, request: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse:
@@ -32,20 +31,7 @@ def handle(ctx: RequestContext, request: ShareAcknowledgeRequest) -> ShareAcknow
             version=ctx.api_version, throttle_time_ms=0,
             error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None,
             acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[])
-    acks: dict[tuple[str, int], list] = {}
-    unknown: list[tuple] = []  # (topic id, partition, error code) answered here
-    for topic in request.topics:
-        name = topic_name(cluster, topic.topic_id)
-        refused = name is not None and not authorize(ctx, AclOperation.READ,
-                                                     ResourceType.TOPIC, name)
-        for p in topic.partitions:
-            if name is None:
-                unknown.append((topic.topic_id, p.partition_index, UNKNOWN_TOPIC_ID))
-            elif refused:
-                unknown.append((topic.topic_id, p.partition_index,
-                                errors.TOPIC_AUTHORIZATION_FAILED))
-            else:
-                acks[(name, p.partition_index)] = acknowledgements(p.acknowledgement_batches)
+    acks, unknown = readable_acknowledgements(ctx, request.topics)
     result = api.share_acknowledge(cluster, ctx.broker_id, api.ShareAcknowledgeRequest(
         request.group_id or "", request.member_id or "", request.share_session_epoch, acks))
     topics: dict = {}

@@ -20,7 +20,7 @@ from ...core.share.sessions import FINAL_EPOCH
 from ...wire.messages import ShareFetchRequest, ShareFetchResponse
 from ..registry import Deferred, RequestContext
 from ._common import authorize, current_leader, node_endpoints, serving_broker
-from ._share import acknowledgements, records_bytes, topic_id, topic_name
+from ._share import readable_acknowledgements, records_bytes, topic_id, topic_name
 
 API_KEY = 78
 MIN_VERSION = 1
@@ -31,7 +31,6 @@ _Partition = _Topic.PartitionData
 _Leader = _Partition.LeaderIdAndEpoch
 _Acquired = _Partition.AcquiredRecords
 _Endpoint = ShareFetchResponse.NodeEndpoint
-UNKNOWN_TOPIC_ID = 100
 NOT_LEADER_OR_FOLLOWER = 6
 
 
@@ -45,20 +44,7 @@ def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchRespons
             version=ctx.api_version, throttle_time_ms=0,
             error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None,
             acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[])
-    fetch: dict[tuple[str, int], list] = {}
-    unknown: list[tuple] = []  # (topic id, partition, error code) answered here
-    for topic in request.topics:
-        name = topic_name(cluster, topic.topic_id)
-        refused = name is not None and not authorize(ctx, AclOperation.READ,
-                                                     ResourceType.TOPIC, name)
-        for p in topic.partitions:
-            if name is None:
-                unknown.append((topic.topic_id, p.partition_index, UNKNOWN_TOPIC_ID))
-            elif refused:
-                unknown.append((topic.topic_id, p.partition_index,
-                                errors.TOPIC_AUTHORIZATION_FAILED))
-            else:
-                fetch[(name, p.partition_index)] = acknowledgements(p.acknowledgement_batches)
+    fetch, unknown = readable_acknowledgements(ctx, request.topics)
     forgotten = [(name, p) for t in request.forgotten_topics_data
                  if (name := topic_name(cluster, t.topic_id)) is not None for p in t.partitions]
     core = api.ShareFetchRequest(
