@@ -8,12 +8,12 @@ minikafka cluster, and the measurements lesson 14 makes around a rolling restart
   describe --status`` and ``--replication``, from DescribeQuorum's answer
   (minikafka.core.api.describe_quorum).
 - ``features_describe``: ``kafka-features describe``, from the finalized feature levels.
-- ``reassignment_plan`` / ``reassignment_steps``: the JSON ``kafka-reassign-partitions``
-  takes, and the states a partition passes through while the controller moves it
-  (KIP-455: replicas, adding, removing): a description of the protocol, not a move.
+- ``reassignment_plan`` / ``reassignment_states``: the JSON ``kafka-reassign-partitions``
+  takes, and the states a partition really passes through while the controller moves it
+  (KIP-455: replicas, adding, removing), read on the simulated clock.
 
 The wire versions (DescribeQuorum, DescribeFeatures, AlterPartitionReassignments) and
-the real move of replicas belong in minikafka.core; these read the same state.
+the move of replicas itself belong in minikafka.core; these read the same state.
 """
 from __future__ import annotations
 
@@ -138,30 +138,23 @@ def reassignment_plan(moves: dict[tuple[str, int], Sequence[int]]) -> str:
         for (t, p), r in sorted(moves.items())]})
 
 
-def reassignment_steps(current: Sequence[int], target: Sequence[int],
-                       leader: int | None = None) -> list[dict[str, Any]]:
-    """The states a partition goes through while the controller moves it from replicas
-    `current` to `target` (KIP-455): the new replicas are added and catch up while the
-    old ones still serve; when all target replicas are in the ISR, leadership moves to
-    the target's first replica if the leader is leaving, and the old ones are removed."""
-    current, target = list(current), list(target)
-    leader = current[0] if leader is None else leader
-    adding = [b for b in target if b not in current]
-    removing = [b for b in current if b not in target]
-    union = target + [b for b in current if b not in target]
-    rows = [{"step": "before", "replicas": current, "isr": current, "adding": [],
-             "removing": [], "leader": leader}]
-    if not adding and not removing:
-        return rows
-    rows.append({"step": "execute: add the new replicas", "replicas": union, "isr": current,
-                 "adding": adding, "removing": removing, "leader": leader})
-    rows.append({"step": "the new replicas catch up and join the ISR", "replicas": union,
-                 "isr": union, "adding": [], "removing": removing, "leader": leader})
-    new_leader = leader if leader in target else target[0]
-    rows.append({"step": "done: old replicas removed" + (
-        f", leadership moved to {new_leader}" if new_leader != leader else ""),
-        "replicas": target, "isr": target, "adding": [], "removing": [], "leader": new_leader})
-    return rows
+def reassignment_states(cluster: Any, topic: str, partition: int, *, every_ms: int = 500,
+                        max_ms: int = 600_000) -> list[dict[str, Any]]:
+    """Watch a move under way (started with AlterPartitionReassignments): the partition
+    as ``kafka-topics --describe`` and ``kafka-reassign-partitions --list`` show it now
+    and every `every_ms` of the simulated clock, until the move is no longer listed
+    (KIP-455: replicas, adding, removing), with each replica's log end offset."""
+    start, rows = cluster.now_ms, []
+    while True:
+        moving = cluster.list_partition_reassignments().get((topic, partition))
+        part = cluster.describe_topic(topic).partitions[partition]
+        replicas, adding, removing = moving or (list(part.replicas), [], [])
+        rows.append({"ms": cluster.now_ms - start, "replicas": replicas, "adding": adding,
+                     "removing": removing, "isr": sorted(part.isr), "leader": part.leader,
+                     "log end offsets": {b: leo for b, (leo, _) in sorted(part.replica_offsets.items())}})
+        if moving is None or cluster.now_ms - start >= max_ms:
+            return rows
+        cluster.advance(every_ms)
 
 
 # -- controller nodes -----------------------------------------------------------------------

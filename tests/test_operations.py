@@ -1,9 +1,11 @@
 """Lesson 14's operator views (minikafka.operations): kafka-metadata-quorum,
-kafka-features, a reassignment's steps, and what steady traffic suffered."""
+kafka-features, a reassignment watched on the clock, and what steady traffic suffered."""
 
 from __future__ import annotations
 
 import json
+
+from kafka.structs import TopicPartition
 
 from minikafka import Cluster
 from minikafka.operations import (
@@ -12,7 +14,7 @@ from minikafka.operations import (
     metadata_quorum_replication,
     metadata_quorum_status,
     reassignment_plan,
-    reassignment_steps,
+    reassignment_states,
     start_controller,
     steady_traffic,
     stop_controller,
@@ -49,12 +51,28 @@ def test_features_describe_reads_the_finalized_levels() -> None:
     assert "FinalizedVersionLevel: 0 " in line
 
 
-def test_a_reassignment_adds_before_it_removes() -> None:
-    steps = reassignment_steps([1, 2, 3], [2, 3, 4])
-    assert [s["replicas"] for s in steps] == [[1, 2, 3], [2, 3, 4, 1], [2, 3, 4, 1], [2, 3, 4]]
-    assert steps[1]["adding"] == [4] and steps[1]["removing"] == [1]
-    assert [s["leader"] for s in steps] == [1, 1, 1, 2]
-    assert reassignment_steps([1, 2], [1, 2]) == reassignment_steps([1, 2], [1, 2])[:1]
+def test_a_recorded_reassignment_adds_before_it_removes() -> None:
+    c = Cluster(brokers=4, seed=14)
+    c.create_topic("t", partitions=1, replication_factor=3, replica_assignment=[[1, 2, 3]])
+    producer = c.producer(acks="all")
+    for _ in range(50):
+        producer.send("t", value=bytes(1_000))
+    producer.flush()
+    c.pause_follower(4)  # broker 4 cannot catch up yet: the move stays open a while
+    c.admin().alter_partition_reassignments({TopicPartition("t", 0): [2, 3, 4]})
+    c.clock.call_later(2_000, c.resume_follower, 4)
+    states = reassignment_states(c, "t", 0, every_ms=500)
+    first, last = states[0], states[-1]
+    assert (first["ms"], first["replicas"], first["adding"], first["removing"]) == (
+        0, [2, 3, 4, 1], [4], [1])
+    assert first["isr"] == [1, 2, 3] and first["leader"] == 1
+    assert 2_000 <= last["ms"] <= 3_000 and len(states) >= 5
+    assert (last["replicas"], last["adding"], last["removing"]) == ([2, 3, 4], [], [])
+    assert last["isr"] == [2, 3, 4] and last["leader"] == 2
+    assert last["log end offsets"] == {2: 50, 3: 50, 4: 50}
+    assert c.list_partition_reassignments() == {}
+    # Nothing moving: one row.
+    assert [s["replicas"] for s in reassignment_states(c, "t", 0)] == [[2, 3, 4]]
     plan = json.loads(reassignment_plan({("t", 0): [2, 3, 4]}))
     assert plan == {"version": 1, "partitions": [
         {"topic": "t", "partition": 0, "replicas": [2, 3, 4], "log_dirs": ["any"] * 3}]}
