@@ -194,11 +194,18 @@ def expect_13(o: dict) -> None:
 def expect_14(o: dict) -> None:
     # kafka-configs changed a topic and the cluster default (a new topic follows it);
     # an impatient rolling restart refused writes but lost and failed none; a new active
-    # controller in the next epoch.
+    # controller in the next epoch; a throttled move of payments-0 from [1, 2, 3] to
+    # [2, 3, 4] listed broker 4 as adding while it copied, took longer than the same move
+    # unthrottled, ended with broker 2 leading, and --verify left no throttle config.
     assert o["exit_codes"] == [0, 0, 0, 0, 0]
     assert o["retention"] == [86_400_000, 259_200_000]
     assert o["refused"] > 0 and o["lost"] == 0 and o["failed"] == 0
     assert o["leaders"][1] != o["leaders"][0] and o["epochs"][1] == o["epochs"][0] + 1
+    assert o["moved"] == {"replicas": [2, 3, 4], "isr": [2, 3, 4], "leader": 2}
+    assert len(o["adding_seen"]) >= 3 and o["adding_seen"][0] == 0
+    unthrottled_ms, throttled_ms = o["move_ms"]
+    assert throttled_ms >= 2_000 and throttled_ms > 2 * unthrottled_ms
+    assert o["throttle_left"] == {"topic": {"payments": {}}, "broker": {"": {}}}
 
 
 def expect_15(o: dict) -> None:
