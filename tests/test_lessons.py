@@ -205,7 +205,11 @@ def expect_14(o: dict) -> None:
     assert len(o["adding_seen"]) >= 3 and o["adding_seen"][0] == 0
     unthrottled_ms, throttled_ms = o["move_ms"]
     assert throttled_ms >= 2_000 and throttled_ms > 2 * unthrottled_ms
-    assert o["throttle_left"] == {"topic": {"payments": {}}, "broker": {"": {}}}
+    assert o["throttle_set"] == ["follower.replication.throttled.rate",
+                                 "follower.replication.throttled.replicas",
+                                 "leader.replication.throttled.rate",
+                                 "leader.replication.throttled.replicas"]
+    assert o["throttle_left"] == []
 
 
 def expect_15(o: dict) -> None:
