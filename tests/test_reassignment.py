@@ -137,7 +137,7 @@ def move_of_100_kb(throttle: int | None) -> Cluster:
     if throttle is not None:
         cluster.alter_broker_config({"leader.replication.throttled.rate": throttle,
                                      "follower.replication.throttled.rate": throttle})
-        cluster.alter_topic_config("big", {"leader.replication.throttled.replicas": "0:2",
+        cluster.alter_topic_config("big", {"leader.replication.throttled.replicas": "0:1",
                                            "follower.replication.throttled.replicas": "0:2"})
     cluster.reassign_partition("big", 0, [2])
     return cluster

@@ -366,14 +366,16 @@ class Broker:
 
     # -- replication quota (kafka-reassign-partitions.sh --throttle) -------------------------
     def _throttled(self, replica: Replica, follower: int) -> bool:
-        """Is replication of this partition to `follower` throttled (the topic's
-        leader.replication.throttled.replicas: '*' or partition:broker pairs)?"""
-        replicas = str(replica.config["leader.replication.throttled.replicas"])
-        if not replicas:
+        """Is replication of this partition to `follower` throttled? As in Kafka: the
+        topic's leader.replication.throttled.replicas ('*' or partition:broker pairs)
+        names this broker, the leader, for the partition, and the follower is not in the
+        ISR (a follower in sync is never held back)."""
+        replicas = str(replica.config["leader.replication.throttled.replicas"]).strip()
+        if not replicas or follower in replica.isr:
             return False
         if replicas == "*":
             return True
-        wanted = f"{replica.partition}:{follower}"
+        wanted = f"{replica.partition}:{self.id}"
         return any(item.strip() == wanted for item in replicas.split(","))
 
     def _quota_wait_ms(self, replica: Replica, follower: int) -> int:
