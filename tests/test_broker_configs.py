@@ -15,6 +15,7 @@ from minikafka.core.api.configs import (
     DELETE,
     DYNAMIC_BROKER_CONFIG,
     DYNAMIC_DEFAULT_BROKER_CONFIG,
+    DYNAMIC_TOPIC_CONFIG,
     SET,
     STATIC_BROKER_CONFIG,
     TOPIC,
@@ -140,6 +141,52 @@ def test_a_key_with_no_value_of_its_own_has_no_synonyms_before_it():
     assert _seen(cluster, "1") == (None, DEFAULT_CONFIG, [])
     assert _seen(cluster, "1", "log.retention.hours") == (
         "168", DEFAULT_CONFIG, [(DEFAULT_CONFIG, "log.retention.hours", "168")])
+
+
+def _topic_seen(cluster, key: str, broker_id: int | None = 1) -> tuple:
+    e = _entry(cluster, TOPIC, "t", key, broker_id)
+    return e.value, e.source, [(s.source, s.name, s.value) for s in api.entry_synonyms(e)]
+
+
+def test_topic_synonyms_are_the_override_then_the_broker_key_s_chain():
+    """As Kafka 4.4.0 lists them (kafka-configs --describe --all on a cluster with
+    log.retention.hours=72 and log.segment.bytes=536870912 in server.properties): the
+    topic override, then the synonyms of the broker key that sets the default, from the
+    answering broker's view; retention.ms follows log.retention.ms, so with that unset
+    the hours keys set the value but no synonym is listed."""
+    cluster = Cluster(brokers=2, seed=7, broker_config={"log.retention.hours": 72,
+                                                        "log.segment.bytes": 536_870_912})
+    cluster.create_topic("t", 1, 2)
+    hours = [(STATIC_BROKER_CONFIG, "log.retention.hours", "72"),
+             (DEFAULT_CONFIG, "log.retention.hours", "168")]
+    segment = [(STATIC_BROKER_CONFIG, "log.segment.bytes", "536870912"),
+               (DEFAULT_CONFIG, "log.segment.bytes", "1073741824")]
+    assert _topic_seen(cluster, "retention.ms") == ("259200000", DEFAULT_CONFIG, [])
+    assert _topic_seen(cluster, "segment.bytes") == ("536870912", STATIC_BROKER_CONFIG, segment)
+    assert _topic_seen(cluster, "segment.ms") == ("604800000", DEFAULT_CONFIG, [])
+    assert _topic_seen(cluster, "cleanup.policy") == (
+        "delete", DEFAULT_CONFIG, [(DEFAULT_CONFIG, "log.cleanup.policy", "delete")])
+
+    assert _alter(cluster, "", "log.retention.ms", "172800000") == 0
+    cluster_default = (DYNAMIC_DEFAULT_BROKER_CONFIG, "log.retention.ms", "172800000")
+    assert _topic_seen(cluster, "retention.ms") == (
+        "172800000", DYNAMIC_DEFAULT_BROKER_CONFIG, [cluster_default, *hours])
+    [r] = api.incremental_alter_configs(cluster, [api.AlterConfigsResource(TOPIC, "t", [
+        api.AlterableConfig("retention.ms", SET, "3600000"),
+        api.AlterableConfig("segment.bytes", SET, "1048576")])])
+    assert r.error_code == 0
+    assert _topic_seen(cluster, "retention.ms") == ("3600000", DYNAMIC_TOPIC_CONFIG, [
+        (DYNAMIC_TOPIC_CONFIG, "retention.ms", "3600000"), cluster_default, *hours])
+    assert _topic_seen(cluster, "segment.bytes") == ("1048576", DYNAMIC_TOPIC_CONFIG, [
+        (DYNAMIC_TOPIC_CONFIG, "segment.bytes", "1048576"), *segment])
+    # a broker's own value shows on that broker's answer only
+    assert _alter(cluster, "2", "log.retention.ms", "60000") == 0
+    assert _topic_seen(cluster, "retention.ms", 2)[2][1] == (
+        DYNAMIC_BROKER_CONFIG, "log.retention.ms", "60000")
+    assert _topic_seen(cluster, "retention.ms", 1)[2][1] == cluster_default
+    assert _alter(cluster, "", "log.retention.ms", None) == 0
+    assert _topic_seen(cluster, "retention.ms") == ("3600000", DYNAMIC_TOPIC_CONFIG, [
+        (DYNAMIC_TOPIC_CONFIG, "retention.ms", "3600000")])
 
 
 def test_per_broker_values_survive_a_restart(tmp_path):

@@ -26,7 +26,8 @@ def test_describe_shows_what_is_set_on_the_topic(server, capsys) -> None:
     assert capsys.readouterr().out.splitlines() == [
         "Dynamic configs for topic payments are:",
         "  min.insync.replicas=2 sensitive=false "
-        "synonyms={DYNAMIC_TOPIC_CONFIG:min.insync.replicas=2}"]
+        "synonyms={DYNAMIC_TOPIC_CONFIG:min.insync.replicas=2, "
+        "DEFAULT_CONFIG:min.insync.replicas=1}"]
 
 
 def test_alter_a_topic_and_the_broker_default(server, capsys) -> None:
@@ -44,8 +45,19 @@ def test_alter_a_topic_and_the_broker_default(server, capsys) -> None:
     assert configs(server, "--entity-type", "brokers", "--entity-default", "--describe") == 0
     assert "  log.retention.ms=259200000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:" \
         "log.retention.ms=259200000}" in capsys.readouterr().out
+    # A topic's synonyms, as Kafka lists them: its override, then the broker key's chain.
+    all_topic = ("--entity-type", "topics", "--entity-name", "payments", "--describe", "--all")
+    assert configs(server, *all_topic) == 0
+    assert "  retention.ms=86400000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:" \
+        "retention.ms=86400000, DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=259200000, " \
+        "DEFAULT_CONFIG:log.retention.hours=168}" in capsys.readouterr().out.splitlines()
     assert configs(server, "--entity-type", "topics", "--entity-name", "payments", "--alter",
                    "--delete-config", "retention.ms") == 0
+    capsys.readouterr()
+    assert configs(server, *all_topic) == 0
+    assert "  retention.ms=259200000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:" \
+        "log.retention.ms=259200000, DEFAULT_CONFIG:log.retention.hours=168}" \
+        in capsys.readouterr().out.splitlines()
     with server.cluster.lock:
         assert server.cluster.topic_config("payments")["retention.ms"] == 259_200_000
 

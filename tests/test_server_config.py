@@ -178,13 +178,22 @@ def test_describe_configs_reports_sources_and_alter_round_trips(served_file):
         assert configs["num.partitions"]["read_only"] is True
         assert configs["log.retention.ms"]["read_only"] is False  # dynamic in Kafka
 
-        # a topic's default set by a broker key carries that key's source
+        # a topic's default set by a broker key carries that key's source, and its
+        # synonyms are that key's: as in Kafka, retention.ms follows log.retention.ms
+        # only, so log.retention.hours=24 sets its value but no synonym (source DEFAULT)
         from kafka.admin import NewTopic
         admin.create_topics([NewTopic("t", 1, 1)])
         topic = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "t")],
+                                       include_synonyms=True,
                                        config_filter="all")["topic"]["t"]
         assert topic["retention.ms"]["value"] == "86400000"
-        assert topic["retention.ms"]["config_source"] == STATIC
+        assert topic["retention.ms"]["config_source"] == DEFAULT_CONFIG
+        assert topic["retention.ms"]["synonyms"] == []
+        assert topic["max.message.bytes"]["config_source"] == STATIC
+        assert [(s["source"], s["name"], s["value"])
+                for s in topic["max.message.bytes"]["synonyms"]] == [
+            (STATIC, "message.max.bytes", "2000000"),
+            (DEFAULT_CONFIG, "message.max.bytes", "1048588")]
         assert topic["segment.bytes"]["config_source"] == DEFAULT_CONFIG
 
         admin.alter_configs([ConfigResource(

@@ -47,9 +47,6 @@ STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
 DYNAMIC_BROKER_LOGGER_CONFIG = 6
 
-# Which source wins when several broker keys could set a topic default
-_SOURCE_RANK = (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG,
-                DEFAULT_CONFIG)
 
 # ConfigType
 BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
@@ -117,29 +114,29 @@ def is_list(name: str) -> bool:
 
 def topic_entries(topic: Any, cluster: Any = None, broker_id: int | None = None
                   ) -> list[ConfigEntry]:
-    """Every topic config in name order: overrides marked DYNAMIC_TOPIC_CONFIG; a default
-    that a broker key sets (log.retention.hours for retention.ms) has that key's source,
-    as Kafka reports it (given `cluster`), on broker `broker_id` (the one that answers,
-    as in Kafka; None: the cluster-wide view)."""
+    """Every topic config in name order, as Kafka's ConfigHelper describes it (given
+    `cluster`, on broker `broker_id`: the one that answers; None: the cluster-wide view):
+    its synonyms are the topic's override (DYNAMIC_TOPIC_CONFIG) if any, then the broker
+    synonyms of the broker key that sets its default (log.retention.ms for retention.ms,
+    see broker_synonyms); its source is the first synonym's, DEFAULT_CONFIG if none."""
     config = topic.config
-    defaults = None
     if cluster is not None and broker_id is not None:
-        defaults = cluster.brokers[broker_id].topic_defaults
-        config = config.on_broker(defaults)
+        config = config.on_broker(cluster.brokers[broker_id].topic_defaults)
     out = []
     for name in sorted(TOPIC_CONFIGS):
         spec = TOPIC_CONFIGS[name]
-        value = config[name]
-        if name in config.overrides:
-            source = DYNAMIC_TOPIC_CONFIG
-        elif cluster is None:
-            source = DEFAULT_CONFIG
+        value = render(config[name])
+        synonyms: tuple[ConfigSynonym, ...] | None = None
+        if cluster is not None:
+            keys = TOPIC_SYNONYMS.get(name)
+            synonyms = broker_synonyms(cluster, keys[0], broker_id) if keys else ()
+            if name in config.overrides:
+                synonyms = (ConfigSynonym(name, value, DYNAMIC_TOPIC_CONFIG), *synonyms)
+            source = synonyms[0].source if synonyms else DEFAULT_CONFIG
         else:
-            source = min((broker_source(cluster, key, broker_id)
-                          for key in TOPIC_SYNONYMS.get(name, ())),
-                         default=DEFAULT_CONFIG, key=_SOURCE_RANK.index)
-        out.append(ConfigEntry(name, render(value), source, config_type(name, spec.default),
-                               spec.doc or None))
+            source = DYNAMIC_TOPIC_CONFIG if name in config.overrides else DEFAULT_CONFIG
+        out.append(ConfigEntry(name, value, source, config_type(name, spec.default),
+                               spec.doc or None, synonyms=synonyms))
     return out
 
 
