@@ -193,6 +193,13 @@ def _configs(door: Door, kind: str, name: str, keys=None, config_filter="modifie
             for k, c in found[kind.lower()][name].items()}
 
 
+def _synonyms(door: Door, name: str, key: str) -> list:
+    """[(source, name, value)] of a topic config's synonyms, highest precedence first."""
+    found = door.admin().describe_configs([ConfigResource("TOPIC", name, [key])],
+                                          include_synonyms=True, config_filter="all")
+    return [(s["source"], s["name"], s["value"]) for s in found["topic"][name][key]["synonyms"]]
+
+
 def _alter(door: Door, kind: str, name: str, configs: dict, validate_only: bool = False,
            raise_on_unknown: bool = False) -> str:
     answer = door.admin().alter_configs([ConfigResource(kind, name, configs)],
@@ -205,7 +212,8 @@ def _configs_scenario(door: Door) -> dict:
     door.setup(lambda c: c.create_topic("cfg", 1, 3, config={"retention.ms": "3600000"}))
     seen = {"modified at start": _configs(door, "TOPIC", "cfg"),
             "two keys, all": _configs(door, "TOPIC", "cfg", ["min.insync.replicas",
-                                                             "cleanup.policy"], "all")}
+                                                             "cleanup.policy"], "all"),
+            "override synonyms": _synonyms(door, "cfg", "retention.ms")}
     change = {"min.insync.replicas": (AlterConfigOp.SET, "2"),
               "cleanup.policy": (AlterConfigOp.APPEND, "compact"),
               "retention.ms": (AlterConfigOp.DELETE, None)}
@@ -228,6 +236,8 @@ def _configs_scenario(door: Door) -> dict:
     # (kafka-python's admin cannot name the default resource "": kafka-configs can)
     door.setup(lambda c: c.alter_broker_config({"log.retention.ms": 10_800_000}))
     seen["topic follows the brokers"] = _configs(door, "TOPIC", "cfg", ["retention.ms"], "all")
+    seen["default synonyms"] = _synonyms(door, "cfg", "retention.ms")
+    seen["override over a default"] = _synonyms(door, "cfg", "min.insync.replicas")
     return seen
 
 
@@ -264,6 +274,15 @@ def test_describe_and_alter_configs():
                                                                    False)}
     assert seen["topic follows the brokers"] == {
         "retention.ms": ("10800000", "DYNAMIC_DEFAULT_BROKER_CONFIG", False)}
+    # A topic config's synonyms, as Kafka lists them: the override, then the chain of the
+    # broker key that sets its default (log.retention.ms: unset, it lists nothing before it)
+    assert seen["override synonyms"] == [("DYNAMIC_TOPIC_CONFIG", "retention.ms", "3600000")]
+    assert seen["default synonyms"] == [
+        ("DYNAMIC_DEFAULT_BROKER_CONFIG", "log.retention.ms", "10800000"),
+        ("DEFAULT_CONFIG", "log.retention.hours", "168")]
+    assert seen["override over a default"] == [
+        ("DYNAMIC_TOPIC_CONFIG", "min.insync.replicas", "2"),
+        ("DEFAULT_CONFIG", "min.insync.replicas", "1")]
 
 
 # ---------------------------------------------------------------- DescribeProducers, DescribeLogDirs
