@@ -209,16 +209,19 @@ def test_kafka_configs(served):
     assert altered.stdout == f"Completed updating config for topic {topic}.\n"
     assert tool(served, "ConfigCommand", "--describe", *topic_args).stdout.splitlines()[1:] == [
         "  min.insync.replicas=2 sensitive=false "
-        "synonyms={DYNAMIC_TOPIC_CONFIG:min.insync.replicas=2}",
+        "synonyms={DYNAMIC_TOPIC_CONFIG:min.insync.replicas=2, "
+        "DEFAULT_CONFIG:min.insync.replicas=1}",
+        # log.retention.ms is set nowhere: Kafka lists no broker synonym after it
         "  retention.ms=3600000 sensitive=false "
         "synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=3600000}"]
     every = tool(served, "ConfigCommand", "--describe", *topic_args, "--all").stdout
     assert ("  cleanup.policy=delete sensitive=false "
-            "synonyms={DEFAULT_CONFIG:cleanup.policy=delete}") in every.splitlines()
+            "synonyms={DEFAULT_CONFIG:log.cleanup.policy=delete}") in every.splitlines()
     tool(served, "ConfigCommand", "--alter", *topic_args, "--delete-config", "retention.ms")
     assert tool(served, "ConfigCommand", "--describe", *topic_args).stdout.splitlines()[1:] == [
         "  min.insync.replicas=2 sensitive=false "
-        "synonyms={DYNAMIC_TOPIC_CONFIG:min.insync.replicas=2}"]
+        "synonyms={DYNAMIC_TOPIC_CONFIG:min.insync.replicas=2, "
+        "DEFAULT_CONFIG:min.insync.replicas=1}"]
 
     broker = tool(served, "ConfigCommand", "--describe", "--entity-type", "brokers",
                   "--entity-name", "1", "--all").stdout
@@ -244,6 +247,14 @@ def test_kafka_configs(served):
         "DEFAULT_CONFIG:log.retention.hours=168}" in broker.splitlines()
     with served.cluster.lock:
         assert served.cluster.brokers[2].config["log.retention.ms"] == 172_800_000
+    # A topic's default follows the broker that answers (the tool asks any): its synonyms
+    # are that broker's chain of log.retention.ms.
+    every = tool(served, "ConfigCommand", "--describe", *topic_args, "--all").stdout
+    assert {"  retention.ms=172800000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:"
+            "log.retention.ms=172800000, DEFAULT_CONFIG:log.retention.hours=168}",
+            "  retention.ms=86400000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:"
+            "log.retention.ms=86400000, DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms="
+            "172800000, DEFAULT_CONFIG:log.retention.hours=168}"} & set(every.splitlines())
     tool(served, "ConfigCommand", "--alter", "--entity-type", "brokers", "--entity-default",
          "--delete-config", "log.retention.ms")
     # Groups: the tool looks the group up first (ListGroups, ListConfigResources), as on
