@@ -9,6 +9,8 @@ on a running broker (core.server_config.DYNAMIC_KEYS), SET and DELETE, on one br
 (resource name its id) or on the cluster-wide default (""). A broker's value comes, as in
 Kafka, from the first of: its own dynamic config, the cluster-wide dynamic default, its
 static config (server.properties), Kafka's default; its synonyms list them in that order.
+A topic config's synonyms are its override, then those of the broker key that sets its
+default (log.retention.ms for retention.ms), as the answering broker has them.
 A BROKER_LOGGER resource (a broker id) lists each logger's level, and SETs or DELETEs one
 (core.api.loggers). DescribeConfigs of a broker names where it listens when the caller
 says (the wire layer knows its listeners; `listeners` below).
