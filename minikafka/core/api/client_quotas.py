@@ -30,7 +30,7 @@ Entity = tuple[tuple[str, "str | None"], ...]
 
 def entity_of(pairs) -> Entity:
     """An entity's canonical form: its (type, name) pairs sorted by type."""
-    return tuple(sorted((t, n) for t, n in pairs))
+    return tuple(sorted(((t, n) for t, n in pairs), key=lambda p: p[0]))
 
 
 @dataclass(frozen=True)
