@@ -70,7 +70,8 @@ def test_describe_filters_exact_default_any_and_strict():
     assert found((USER, MATCH_EXACT, "alice"), strict=True) == [((USER, "alice"),)]
     assert found((USER, MATCH_DEFAULT)) == [((USER, None),)]
     assert found((USER, MATCH_ANY), strict=True) == [((USER, "alice"),), ((USER, None),)]
-    assert found((CLIENT, MATCH_ANY)) == [((CLIENT, "app1"),), ((CLIENT, "app1"), (USER, "alice"))]
+    assert found((CLIENT, MATCH_ANY)) == [
+        ((CLIENT, "app1"), (USER, "alice")), ((CLIENT, "app1"),)]
     with pytest.raises(Exception, match="Exact match requires"):
         found((USER, MATCH_EXACT, None))
 
