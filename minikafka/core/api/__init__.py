@@ -35,6 +35,7 @@ from .client_quotas import (
     describe_client_quotas,
     entity_of,
     quota_for,
+    record_and_get_throttle_ms,
 )
 from .configs import (
     AlterableConfig,
@@ -93,6 +94,7 @@ from .transactions import (
 __all__ = [
     "QuotaAlteration", "QuotaAlterationResult", "QuotaFilterComponent", "QuotaOp",
     "alter_client_quotas", "describe_client_quotas", "entity_of", "quota_for",
+    "record_and_get_throttle_ms",
     "ActiveProducer",
     "LogDirDescription",
     "PartitionProducers",

@@ -152,7 +152,15 @@ def quota_for(quotas: dict[Entity, dict[str, float]], user: str | None,
     """The quota that applies to a connection, in Kafka's precedence order
     (docs, "Quotas"): user+client-id, user+default client, user, default user+client-id,
     default user+default client, default user, client-id, default client-id."""
-    order: list[Entity] = [
+    for entity in _precedence(user, client_id):
+        value = quotas.get(entity, {}).get(key)
+        if value is not None:
+            return value
+    return None
+
+
+def _precedence(user: str | None, client_id: str | None) -> list[Entity]:
+    return [
         entity_of([(USER, user), (CLIENT_ID, client_id)]),
         entity_of([(USER, user), (CLIENT_ID, None)]),
         entity_of([(USER, user)]),
@@ -162,8 +170,41 @@ def quota_for(quotas: dict[Entity, dict[str, float]], user: str | None,
         entity_of([(CLIENT_ID, client_id)]),
         entity_of([(CLIENT_ID, None)]),
     ]
-    for entity in order:
-        value = quotas.get(entity, {}).get(key)
-        if value is not None:
-            return value
-    return None
+
+
+# Kafka's quota.window.num and quota.window.size.seconds: a rate is measured over up to
+# 11 one-second samples, and over at least 10 full ones (Rate.windowSize), so a first
+# burst is spread over the whole window instead of throttled at once.
+QUOTA_WINDOW_MS = 1000
+QUOTA_SAMPLES = 11
+
+
+def _user(principal: str) -> str:
+    return principal.split(":", 1)[1] if ":" in principal else principal
+
+
+def record_and_get_throttle_ms(samples: dict, quotas: dict[Entity, dict[str, float]],
+                               key: str, principal: str, client_id: str, nbytes: int,
+                               now_ms: int) -> int:
+    """Record NBYTES produced or fetched (KEY producer_byte_rate or consumer_byte_rate)
+    by a connection in a broker's SAMPLES; the throttle time Kafka's ClientQuotaManager
+    gives when the rate goes over the quota that applies: (rate - quota) / quota * window."""
+    user = _user(principal)
+    for entity in _precedence(user, client_id):
+        bound = quotas.get(entity, {}).get(key)
+        if bound is not None:
+            break
+    else:
+        return 0
+    # One rate per quota entity: a user's quota is shared by all its client-ids.
+    types = dict(entity)
+    sensor = (key, user if USER in types else "", client_id if CLIENT_ID in types else "")
+    kept = [(t, n) for t, n in samples.get(sensor, ())
+            if t > now_ms - QUOTA_WINDOW_MS * QUOTA_SAMPLES]
+    kept.append((now_ms, nbytes))
+    samples[sensor] = kept
+    window_ms = max(now_ms - kept[0][0], (QUOTA_SAMPLES - 1) * QUOTA_WINDOW_MS)
+    rate = sum(n for _, n in kept) * 1000 / window_ms
+    if rate <= bound:
+        return 0
+    return int((rate - bound) / bound * window_ms)
