@@ -74,7 +74,12 @@ def test_produce_and_fetch_over_their_byte_rate_are_throttled():
     # Kafka's rate over at least 10 s: len(records) bytes / 10 s against 100 B/s.
     rate = len(records) / 10
     assert second.throttle_time_ms == int((rate - 100) / 100 * 10_000)
-    read = client.call(fetch("t", 0, 0), 12)
+    # Kafka mutes the channel for the throttle time: the next request waits for it.
+    client.send(fetch("t", 0, 0), 12)
+    assert client.responses(now_ms=second.throttle_time_ms - 1) == []
+    [read] = client.responses(now_ms=second.throttle_time_ms)
     assert read.throttle_time_ms > 0
     cluster.advance(20_000)  # a quiet window later the rate is back under the quota
-    assert client.call(produce("t", 0, build([b"y"])), 9).throttle_time_ms == 0
+    client.send(produce("t", 0, build([b"y"])), 9)
+    [quiet] = client.responses(now_ms=10 * second.throttle_time_ms)
+    assert quiet.throttle_time_ms == 0

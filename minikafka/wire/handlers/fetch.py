@@ -135,9 +135,10 @@ def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
     counted = broker.request_metrics.timed("FetchConsumer", cluster.clock, lambda body: body)
 
     def throttled(nbytes: int) -> int:
-        return api.record_and_get_throttle_ms(
+        ctx.throttle_ms = api.record_and_get_throttle_ms(
             broker.quota_samples, cluster.controller.client_quotas, "consumer_byte_rate",
             ctx.principal, ctx.client_id, nbytes, cluster.now_ms)
+        return ctx.throttle_ms
 
     if failed or total >= request.min_bytes or request.max_wait_ms <= 0 or not topics:
         return counted(_answer(cluster, version, topics, throttle_ms=throttled(total)))

@@ -141,6 +141,7 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
         broker.quota_samples, cluster.controller.client_quotas, "producer_byte_rate",
         ctx.principal, ctx.client_id, sum(len(b.raw) for b in batches.values()),
         cluster.now_ms)
+    ctx.throttle_ms = throttle_ms
     if acks == 0:
         return None
     version = ctx.api_version
