@@ -275,6 +275,16 @@ def test_kafka_configs_client_quotas(served):
     users = tool(served, "ConfigCommand", "--describe", "--entity-type", "users").stdout
     assert ("Quota configs for the default user-principal are consumer_byte_rate=2048.0, "
             "request_percentage=50.0") in users.splitlines()
+    # A producer with that client-id over 1024 B/s is throttled (throttle_time_ms in
+    # the Produce response, which kafka-python's producer metrics record).
+    topic = unique("quota")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "1")
+    producer = KafkaProducer(bootstrap_servers=served.bootstrap_servers, client_id=client,
+                             acks=1)
+    producer.send(topic, b"x" * 20_000).get(timeout=30)
+    throttle = producer.metrics()["producer-metrics"]["throttle-time-max"]
+    producer.close()
+    assert throttle > 0
     tool(served, "ConfigCommand", "--alter", "--delete-config", "producer_byte_rate",
          "--entity-type", "clients", "--entity-name", client)
     assert client not in tool(served, "ConfigCommand", "--describe", "--entity-type",
