@@ -98,3 +98,16 @@ def test_client_quotas_outlive_a_restart(tmp_path):
     assert again.describe_client_quotas() == {
         ((CLIENT, "app1"),): {"producer_byte_rate": 1024.0},
         ((USER, None),): {"consumer_byte_rate": 4096.0}}
+
+
+def test_the_in_process_admin_alters_and_describes_client_quotas():
+    cluster = Cluster(brokers=1)
+    admin = cluster.admin()
+    results = admin.alter_client_quotas([({CLIENT: "app1"}, {"producer_byte_rate": 1024}),
+                                         ({USER: None}, {"bogus": 1})])
+    assert results[((CLIENT, "app1"),)] is None
+    assert type(results[((USER, None),)]).__name__ == "InvalidRequestError"
+    assert admin.describe_client_quotas([QuotaFilterComponent(CLIENT, MATCH_ANY)]) == {
+        ((CLIENT, "app1"),): {"producer_byte_rate": 1024.0}}
+    admin.alter_client_quotas([({CLIENT: "app1"}, {"producer_byte_rate": None})])
+    assert admin.describe_client_quotas() == {}
