@@ -111,3 +111,24 @@ def test_the_in_process_admin_alters_and_describes_client_quotas():
         ((CLIENT, "app1"),): {"producer_byte_rate": 1024.0}}
     admin.alter_client_quotas([({CLIENT: "app1"}, {"producer_byte_rate": None})])
     assert admin.describe_client_quotas() == {}
+
+
+def test_an_in_process_producer_over_its_quota_waits_the_throttle_time():
+    cluster = Cluster(brokers=1)
+    cluster.create_topic("t", partitions=1, replication_factor=1)
+    cluster.admin().alter_client_quotas([({CLIENT: "app1"}, {"producer_byte_rate": 100})])
+    producer = cluster.producer(client_id="app1", linger_ms=0)
+    producer.send("t", b"x" * 3000)
+    producer.flush()
+    [throttled] = cluster.journal.of_kind("produce.throttled")
+    # Kafka's rate over at least 10 s: ~3000 B / 10 s = ~300 B/s against 100 B/s.
+    assert 15_000 < throttled.fields["throttle_time_ms"] < 25_000
+    waited_until = throttled.time_ms + throttled.fields["throttle_time_ms"]
+    producer.send("t", b"y")
+    producer.flush()
+    [_, second] = cluster.journal.of_kind("produce.acked")
+    assert second.time_ms >= waited_until  # not sent before the throttle time passed
+    other = cluster.producer(client_id="other", linger_ms=0)
+    other.send("t", b"z" * 3000)
+    other.flush()
+    assert len(cluster.journal.of_kind("produce.throttled")) == 1  # no quota, no throttle
