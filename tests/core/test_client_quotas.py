@@ -132,3 +132,24 @@ def test_an_in_process_producer_over_its_quota_waits_the_throttle_time():
     other.send("t", b"z" * 3000)
     other.flush()
     assert len(cluster.journal.of_kind("produce.throttled")) == 1  # no quota, no throttle
+
+
+def test_an_in_process_consumer_over_its_quota_waits_the_throttle_time():
+    cluster = Cluster(brokers=1)
+    cluster.create_topic("t", partitions=1, replication_factor=1)
+    producer = cluster.producer(linger_ms=0)
+    for _ in range(3):
+        producer.send("t", b"x" * 3000)
+        producer.flush()  # three batches
+    cluster.admin().alter_client_quotas([({USER: None}, {"consumer_byte_rate": 100})])
+    consumer = cluster.consumer("t", client_id="reader", auto_offset_reset="earliest",
+                                max_partition_fetch_bytes=3200)
+    first = consumer.poll(timeout_ms=1000)
+    assert sum(len(v) for v in first.values()) == 1
+    [throttled] = cluster.journal.of_kind("fetch.throttled")
+    until = throttled.time_ms + throttled.fields["throttle_time_ms"]
+    assert throttled.fields["throttle_time_ms"] > 0
+    assert consumer.poll(timeout_ms=1000) == {}  # throttled: no fetch yet
+    while cluster.now_ms < until:
+        consumer.poll(timeout_ms=1000)
+    assert len(cluster.journal.of_kind("fetch.throttled")) >= 2  # fetched again after it
