@@ -75,7 +75,7 @@ def _check(alteration: QuotaAlteration) -> tuple[int, str | None]:
         if t not in (USER, CLIENT_ID, IP):
             return _invalid(f"Unhandled client quota entity type: {t}")
     if IP in types and len(types) > 1:
-        return _invalid("Invalid quota entity combination, IP tye should not be combined "
+        return _invalid("Invalid quota entity combination, IP type should not be combined "
                         "with User or ClientId")
     keys = IP_KEYS if IP in types else QUOTA_KEYS
     for op in alteration.ops:
