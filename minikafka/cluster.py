@@ -1132,6 +1132,21 @@ class Cluster:
         self.controller.delete_scram_credential(user, mechanism)
         self._sync_metadata()
 
+    @_wrap
+    def alter_client_quotas(self, alterations: list, validate_only: bool = False) -> list:
+        """AlterClientQuotas: [QuotaAlteration] -> [QuotaAlterationResult], the valid
+        ones kept as ClientQuotaRecords (kafka-configs --alter --entity-type clients)."""
+        results = api.alter_client_quotas(self.controller, alterations, validate_only)
+        self._sync_metadata()
+        return results
+
+    @_wrap
+    def describe_client_quotas(self, components: list | None = None,
+                               strict: bool = False) -> dict:
+        """DescribeClientQuotas: {entity: {key: value}} for the entities matching every
+        QuotaFilterComponent (none: all of them)."""
+        return api.describe_client_quotas(self.controller, list(components or ()), strict)
+
     def serve(self, port: int = 9092, host: str = "127.0.0.1", **options: Any):
         """Serve this cluster to real Kafka clients, one listener per broker on
         consecutive ports from `port`; returns the running server (a context manager).

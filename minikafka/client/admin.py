@@ -331,6 +331,31 @@ class KafkaAdminClient:
             out.setdefault(ConfigResourceType(r.resource_type).name.lower(), {})[r.name] = answer
         return out
 
+    # -- client quotas (Java's Admin.alterClientQuotas / describeClientQuotas) -------------
+    def alter_client_quotas(self, alterations: Iterable[tuple[Mapping, Mapping]],
+                            validate_only: bool = False) -> dict[tuple, Any]:
+        """AlterClientQuotas: each alteration is (entity, ops), entity {"user" or
+        "client-id": name, None for the default entity}, ops {key: value, None to
+        remove}; returns {entity as ((type, name), ...): None or the error}. Needs
+        ALTER_CONFIGS on the cluster."""
+        changes = [api.QuotaAlteration(
+            api.entity_of(dict(entity).items()),
+            tuple(api.QuotaOp(k, 0.0 if v is None else float(v), v is None)
+                  for k, v in dict(ops).items())) for entity, ops in alterations]
+        if not self._may(AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER):
+            return {c.entity: Errors.ClusterAuthorizationFailedError() for c in changes}
+        return {r.entity: kerrors.for_code(r.error_code, r.error_message or "")
+                if r.error_code else None
+                for r in self.cluster.alter_client_quotas(changes, validate_only)}
+
+    def describe_client_quotas(self, components: Iterable[api.QuotaFilterComponent] = (),
+                               strict: bool = False) -> dict[tuple, dict[str, float]]:
+        """DescribeClientQuotas: {entity: {key: value}} of the entities every
+        QuotaFilterComponent matches (none: all). Needs DESCRIBE_CONFIGS on the cluster."""
+        check(self.cluster, self.principal, AclOperation.DESCRIBE_CONFIGS,
+              ResourceType.CLUSTER)
+        return self.cluster.describe_client_quotas(list(components), strict)
+
     # -- ACLs (kafka-python's shapes: ACL, ACLFilter, ResourcePattern) -----------------------
     def _may(self, operation: AclOperation, kind: ResourceType, name: str = CLUSTER_NAME) -> bool:
         return self.cluster.authorize(self.principal, IN_PROCESS_HOST, operation, kind, name)

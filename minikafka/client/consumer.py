@@ -103,6 +103,9 @@ class KafkaConsumer:
         # Partition -> number of its fetch request in flight: a timeout or an answer
         # ends that request only, never a later one for the same offset.
         self._in_flight: dict[TopicPartition, int] = {}
+        # KIP-219: a broker that answered with throttle_time_ms (a client quota) is sent
+        # no fetch before this time.
+        self._throttled_until: dict[int, int] = {}
         # Positions the broker no longer has, with auto_offset_reset='none': poll() raises.
         self._out_of_range: dict[TopicPartition, int] = {}
         self._fetch_seq = 0
@@ -476,12 +479,16 @@ class KafkaConsumer:
             broker = cluster.brokers.get(leader)
             if broker is None:
                 continue
+            until = self._throttled_until.get(leader, 0)
+            if until > cluster.now_ms:
+                continue
             offset = self.position(tp)
             self._fetch_seq += 1
             seq = self._in_flight[tp] = self._fetch_seq
             self._fetch_round_ms = cluster.now_ms
 
             def respond(resp, tp=tp, offset=offset, leader=leader, seq=seq):
+                self._record_fetched(leader, resp)
                 cluster.network.send(leader, self.client_id, self._on_fetch, tp, offset, resp,
                                      seq)
 
@@ -495,6 +502,23 @@ class KafkaConsumer:
             else:
                 cluster.clock.call_later(int(self.config["request_timeout_ms"]) + wait,
                                          self._fetch_timeout, tp, seq)
+
+    def _record_fetched(self, leader: int, resp) -> None:
+        """The leader measures the bytes it answers with against this client's fetch
+        quota; over it, the consumer waits the throttle time before fetching there again."""
+        cluster = self.cluster
+        broker = cluster.brokers.get(leader)
+        if broker is None:
+            return
+        now = cluster.now_ms
+        throttle_ms = api.record_and_get_throttle_ms(
+            broker.quota_samples, cluster.controller.client_quotas, "consumer_byte_rate",
+            self.principal, self.client_id, sum(b.size_bytes for b in resp.batches), now)
+        if throttle_ms:
+            self._throttled_until[leader] = now + throttle_ms
+            cluster.clock.call_later(throttle_ms, self._wake_fetcher)
+            cluster.journal.record(now, "fetch.throttled", client=self.client_id,
+                                   broker=leader, throttle_time_ms=throttle_ms)
 
     def _fetch_timeout(self, tp: TopicPartition, seq: int) -> None:
         if self._in_flight.get(tp) == seq:

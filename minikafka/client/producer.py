@@ -263,6 +263,9 @@ class KafkaProducer:
         self._open: dict[tuple[str, int], ProducerBatch] = {}
         self._queues: dict[tuple[str, int], deque[ProducerBatch]] = {}
         self._in_flight: dict[int, int] = {}
+        # KIP-219: a broker that answered with throttle_time_ms (a client quota) gets no
+        # request before this time.
+        self._throttled_until: dict[int, int] = {}
         self._pending_sent: dict[tuple[str, int], list[ProducerBatch]] = {}
         self._leaders: dict[tuple[str, int], int] = {}
         self._partitions: dict[str, list[int]] = {}
@@ -581,6 +584,11 @@ class KafkaProducer:
                     continue
                 if track:
                     ready_nodes.add(leader)
+                until = self._throttled_until.get(leader, 0)
+                if until > now:
+                    retry_wait = until if retry_wait is None else min(retry_wait, until)
+                    del cursor[tp]
+                    continue
                 if self._in_flight.get(leader, 0) >= self.max_in_flight or (
                         sizes.get(leader, 0) + pb.size > self.config["max_request_size"]
                         and leader in by_broker):
@@ -661,6 +669,14 @@ class KafkaProducer:
                 first_timestamp=built.first_timestamp, max_timestamp=built.max_timestamp,
                 compression=built.compression, size_bytes=built.size_bytes)
         self._in_flight[leader] = self._in_flight.get(leader, 0) + 1
+        # The broker measures the request against this client's produce quota.
+        throttle_ms = api.record_and_get_throttle_ms(
+            broker.quota_samples, cluster.controller.client_quotas, "producer_byte_rate",
+            self.principal, self.client_id, sum(b.size_bytes for b in request.values()), now)
+        if throttle_ms:
+            self._throttled_until[leader] = now + throttle_ms
+            cluster.journal.record(now, "produce.throttled", client=self.client_id,
+                                   broker=leader, throttle_time_ms=throttle_ms)
         state = {"done": False}
         timeout = int(self.config["request_timeout_ms"])
 

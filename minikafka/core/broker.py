@@ -72,6 +72,9 @@ class Broker:
         self.metadata_caught_up_ms = -1
         self.paused_fetchers = False
         self.fetch_delay_ms = 0
+        # Bytes produced and fetched per client quota entity, on the clock
+        # (api.record_and_get_throttle_ms): each broker throttles on its own share.
+        self.quota_samples: dict[tuple, list[tuple[int, int]]] = {}
         self.delayed: dict[TP, list[DelayedProduce]] = {}
         self.parked: dict[TP, dict[int, tuple]] = {}  # leader side: parked follower fetches
         self.isr_timers: dict[TP, Any] = {}

@@ -115,6 +115,9 @@ class Controller:
         # the StandardAuthorizer and SASL/SCRAM read them, whether or not they are enabled.
         self.acls = AclStore()
         self.scram_credentials: dict[tuple[str, str], ScramCredential] = {}
+        # Client quotas (ClientQuotaRecord): entity ((type, name or None for the
+        # default), ...) -> {key: value}.
+        self.client_quotas: dict[tuple, dict[str, float]] = {}
 
     # -- the metadata log -------------------------------------------------------------
     def _append(self, type_: str, **fields) -> MetadataRecord:
@@ -495,6 +498,21 @@ class Controller:
     def delete_scram_credential(self, user: str, mechanism: str) -> None:
         self._append("RemoveUserScramCredentialRecord", name=user, mechanism=mechanism)
         self.scram_credentials.pop((user, mechanism), None)
+
+    def set_client_quota(self, entity: tuple, key: str, value: float | None) -> None:
+        """A ClientQuotaRecord: set an entity's quota, or remove it (value None)."""
+        self._append("ClientQuotaRecord", entity=[list(p) for p in entity], key=key,
+                     value=value, remove=value is None)
+        self.apply_client_quota(entity, key, value)
+
+    def apply_client_quota(self, entity: tuple, key: str, value: float | None) -> None:
+        values = self.client_quotas.setdefault(entity, {})
+        if value is None:
+            values.pop(key, None)
+            if not values:
+                del self.client_quotas[entity]
+        else:
+            values[key] = value
 
     def _topic(self, name: str) -> TopicMetadata:
         topic = self.topics.get(name)

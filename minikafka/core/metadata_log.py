@@ -206,6 +206,10 @@ def state_records(controller: Controller) -> list[MetadataRecord]:
         add("AccessControlEntryRecord", id=acl_id, **acl.as_record())
     for (user, _), credential in sorted(controller.scram_credentials.items()):
         add("UserScramCredentialRecord", name=user, **credential.as_record())
+    for entity, values in controller.client_quotas.items():
+        for key, value in sorted(values.items()):
+            add("ClientQuotaRecord", entity=[list(p) for p in entity], key=key, value=value,
+                remove=False)
     add("ProducerIdsRecord", next_producer_id=controller.next_producer_id)
     return out
 
@@ -278,6 +282,9 @@ def replay(controller: Controller, records: Sequence[MetadataRecord]) -> set[str
                 ScramCredential.from_record(f)
         elif kind == "RemoveUserScramCredentialRecord":
             controller.scram_credentials.pop((f["name"], f["mechanism"]), None)
+        elif kind == "ClientQuotaRecord":
+            controller.apply_client_quota(tuple(tuple(p) for p in f["entity"]), f["key"],
+                                          None if f["remove"] else f["value"])
         elif kind == "FeatureLevelRecord":
             controller.apply_feature_level(f["name"], f["feature_level"])
         elif kind == "ProducerIdsRecord":

@@ -98,6 +98,9 @@ class RequestContext:
     # KafkaPrincipal prints it; the authorizer (core.acl) decides with it and client_host.
     principal: str = ANONYMOUS
     listener: str = ""  # the listener's name (PLAINTEXT, SASL_PLAINTEXT, ...)
+    # Set by a handler whose answer carries throttle_time_ms (a client quota): the
+    # session then mutes the connection that long, as Kafka's broker does.
+    throttle_ms: int = 0
 
 
 class Deferred:
@@ -261,6 +264,7 @@ _PENDING = object()
 class _Parked:
     request: KafkaRequest
     deferred: Deferred
+    ctx: RequestContext | None = None
 
 
 @dataclass(slots=True)
@@ -306,6 +310,9 @@ class Session:
         # A SASL listener's connections authenticate first (wire/sasl.py).
         self.sasl = SaslAuthenticator(listener, cluster) \
             if listener is not None and listener.sasl else None
+        # A client over its quota: no request is read before this (Kafka mutes the channel
+        # for throttle_time_ms after sending the response).
+        self.muted_until_ms = 0
 
     @property
     def parked(self) -> bool:
@@ -328,6 +335,8 @@ class Session:
                 if self._resume(now_ms, out) is _PENDING:
                     break
                 continue
+            if now_ms < self.muted_until_ms:
+                break
             frame = self.frames.next_frame()
             if frame is None:
                 break
@@ -393,11 +402,12 @@ class Session:
             with self.lock:
                 result = registration.handler(ctx, request.body)
                 if isinstance(result, Deferred):
-                    self._parked = _Parked(request, result)
+                    self._parked = _Parked(request, result, ctx)
                     return
                 if result is not None:
                     out.extend(response_parts(result, request.api_key, request.api_version,
                                                request.correlation_id))
+                self._mute(ctx, now_ms)
         except CloseConnection as exc:
             self._close(HandlerFailed(f"handler closed the connection: {exc}", request.api_key,
                                       request.api_version, request.correlation_id))
@@ -428,12 +438,18 @@ class Session:
                 if result is not None:
                     out.extend(response_parts(result, request.api_key, request.api_version,
                                                request.correlation_id))
+                if parked.ctx is not None:
+                    self._mute(parked.ctx, now_ms)
         except Exception as exc:
             log.exception("deferred API key %d v%d failed", request.api_key, request.api_version)
             self._parked = None
             self._close(HandlerFailed(f"{type(exc).__name__}: {exc}", request.api_key,
                                       request.api_version, request.correlation_id))
         return None
+
+    def _mute(self, ctx: RequestContext, now_ms: int) -> None:
+        if ctx.throttle_ms > 0:
+            self.muted_until_ms = max(self.muted_until_ms, now_ms + ctx.throttle_ms)
 
     def _close(self, reason: RequestError) -> None:
         self.close_reason = reason

@@ -144,6 +144,10 @@ class _Connection(asyncio.Protocol):
         self._update_reading()
         if session.stats.requests != served and server._waiting:
             server._schedule_poll()
+        muted_ms = session.muted_until_ms - server.now_ms()
+        if muted_ms > 0 and session.frames.buffered and server._loop is not None:
+            # A throttled client's next request waits until its channel is unmuted.
+            server._loop.call_later(muted_ms / 1000, self.pump)
 
     def _close_now(self) -> None:
         transport = self.transport

@@ -270,6 +270,41 @@ def test_kafka_configs(served):
             "type 32") in groups.stderr
 
 
+def test_kafka_configs_client_quotas(served):
+    """kafka-configs.sh --entity-type clients|users: quotas set with AlterClientQuotas and
+    read back with DescribeClientQuotas, as on Kafka (defaults with --entity-default)."""
+    client = unique("app")
+    altered = tool(served, "ConfigCommand", "--alter", "--add-config", "producer_byte_rate=1024",
+                   "--entity-type", "clients", "--entity-name", client)
+    assert altered.stdout == f"Completed updating config for client {client}.\n"
+    tool(served, "ConfigCommand", "--alter", "--add-config",
+         "consumer_byte_rate=2048,request_percentage=50", "--entity-type", "users",
+         "--entity-default")
+    clients = tool(served, "ConfigCommand", "--describe", "--entity-type", "clients").stdout
+    assert f"Quota configs for client-id '{client}' are producer_byte_rate=1024.0" \
+        in clients.splitlines()
+    users = tool(served, "ConfigCommand", "--describe", "--entity-type", "users").stdout
+    assert ("Quota configs for the default user-principal are consumer_byte_rate=2048.0, "
+            "request_percentage=50.0") in users.splitlines()
+    # A producer with that client-id over 1024 B/s is throttled (throttle_time_ms in
+    # the Produce response, which kafka-python's producer metrics record).
+    topic = unique("quota")
+    tool(served, "TopicCommand", "--create", "--topic", topic, "--partitions", "1")
+    producer = KafkaProducer(bootstrap_servers=served.bootstrap_servers, client_id=client,
+                             acks=1)
+    producer.send(topic, b"x" * 20_000).get(timeout=30)
+    throttle = producer.metrics()["producer-metrics"]["throttle-time-max"]
+    producer.close()
+    assert throttle > 0
+    tool(served, "ConfigCommand", "--alter", "--delete-config", "producer_byte_rate",
+         "--entity-type", "clients", "--entity-name", client)
+    assert client not in tool(served, "ConfigCommand", "--describe", "--entity-type",
+                              "clients").stdout
+    with served.cluster.lock:
+        assert served.cluster.describe_client_quotas() == {
+            (("user", None),): {"consumer_byte_rate": 2048.0, "request_percentage": 50.0}}
+
+
 def test_kafka_configs_broker_loggers(served):
     """kafka-configs.sh --entity-type broker-loggers: each logger's level, changed at run
     time (minikafka's loggers are Python's, with log4j's level names)."""

@@ -12,6 +12,8 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     delete_topics    DeleteTopics (key 20), by name
     create_partitions CreatePartitions (key 37), validate_only through the same checks
     elect_leaders    ElectLeaders (key 43), preferred or unclean
+    alter_client_quotas, describe_client_quotas  AlterClientQuotas (49), DescribeClientQuotas
+                     (48); quota_for: the quota a (user, client-id) gets
     describe_configs DescribeConfigs (key 32), topics and brokers, with sources
     incremental_alter_configs IncrementalAlterConfigs (key 44): SET, DELETE, APPEND, SUBTRACT
     describe_producers DescribeProducers (key 61): the producers a leader remembers
@@ -24,6 +26,17 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
 """
 from __future__ import annotations
 
+from .client_quotas import (
+    QuotaAlteration,
+    QuotaAlterationResult,
+    QuotaFilterComponent,
+    QuotaOp,
+    alter_client_quotas,
+    describe_client_quotas,
+    entity_of,
+    quota_for,
+    record_and_get_throttle_ms,
+)
 from .configs import (
     AlterableConfig,
     AlterConfigsResource,
@@ -79,6 +92,9 @@ from .transactions import (
 )
 
 __all__ = [
+    "QuotaAlteration", "QuotaAlterationResult", "QuotaFilterComponent", "QuotaOp",
+    "alter_client_quotas", "describe_client_quotas", "entity_of", "quota_for",
+    "record_and_get_throttle_ms",
     "ActiveProducer",
     "LogDirDescription",
     "PartitionProducers",

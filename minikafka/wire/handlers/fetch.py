@@ -133,27 +133,35 @@ def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
     topics, total, failed = _collect(broker, cluster, request, version, refused)
     # A replica's fetch would be FetchFollower; real clients send consumer fetches.
     counted = broker.request_metrics.timed("FetchConsumer", cluster.clock, lambda body: body)
+
+    def throttled(nbytes: int) -> int:
+        ctx.throttle_ms = api.record_and_get_throttle_ms(
+            broker.quota_samples, cluster.controller.client_quotas, "consumer_byte_rate",
+            ctx.principal, ctx.client_id, nbytes, cluster.now_ms)
+        return ctx.throttle_ms
+
     if failed or total >= request.min_bytes or request.max_wait_ms <= 0 or not topics:
-        return counted(_answer(cluster, version, topics))
+        return counted(_answer(cluster, version, topics, throttle_ms=throttled(total)))
 
     def poll() -> list | None:
         if not broker.running:
             return None  # the listener is closing this connection
         again, size, erred = _collect(broker, cluster, request, version, refused)
         if erred or size >= request.min_bytes:
-            return counted(_answer(cluster, version, again))
+            return counted(_answer(cluster, version, again, throttle_ms=throttled(size)))
         return None
 
     def on_timeout() -> list:
-        return counted(_answer(cluster, version,
-                               _collect(broker, cluster, request, version, refused)[0]))
+        last, size, _ = _collect(broker, cluster, request, version, refused)
+        return counted(_answer(cluster, version, last, throttle_ms=throttled(size)))
 
     return Deferred(ctx.now_ms + request.max_wait_ms, poll, on_timeout)
 
 
-def _answer(cluster, version: int, topics: list, error_code: int = 0) -> list:
+def _answer(cluster, version: int, topics: list, error_code: int = 0,
+            throttle_ms: int = 0) -> list:
     """The response body, with NodeEndpoints for the leaders partitions were sent to."""
     leaders = {p.current_leader[0] for _, partitions in topics for p in partitions
                if p.current_leader is not None}
-    return encode_fetch_response(version, topics, error_code,
+    return encode_fetch_response(version, topics, error_code, throttle_time_ms=throttle_ms,
                                  node_endpoints=node_endpoints(cluster, leaders))

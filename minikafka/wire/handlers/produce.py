@@ -52,7 +52,7 @@ decode = produce_codec.decode
 
 def _response(cluster, version: int, order: list[Asked],
               results: dict[TP, tuple], batches: dict[TP, WireRecordBatch],
-              starts: dict[TP, int]) -> bytes:
+              starts: dict[TP, int], throttle_ms: int = 0) -> bytes:
     topics = []
     leaders: dict[tuple[str | UUID, int], tuple[int, int]] = {}
     for key, name, partitions in order:
@@ -73,7 +73,7 @@ def _response(cluster, version: int, order: list[Asked],
                     leaders[(key, p)] = leader
         topics.append((key, answers))
     return encode_produce_response(
-        version, topics, leaders=leaders,
+        version, topics, throttle_time_ms=throttle_ms, leaders=leaders,
         node_endpoints=node_endpoints(cluster, {b for b, _ in leaders.values()}))
 
 
@@ -135,6 +135,13 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
                 stamp_log_append_time(batch)
     else:
         done.append(True)
+    # Kafka records the request against the producer's quota and answers at once with
+    # throttle_time_ms (KIP-219: the client then waits that long before its next send).
+    throttle_ms = api.record_and_get_throttle_ms(
+        broker.quota_samples, cluster.controller.client_quotas, "producer_byte_rate",
+        ctx.principal, ctx.client_id, sum(len(b.raw) for b in batches.values()),
+        cluster.now_ms)
+    ctx.throttle_ms = throttle_ms
     if acks == 0:
         return None
     version = ctx.api_version
@@ -157,7 +164,7 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
                                  partition=tp[1], base_offset=base,
                                  records=BatchRecords(batch), acks=acks, broker=broker.id,
                                  producer_id=batch.producer_id, sequence=batch.base_sequence)
-        return _response(cluster, version, order, results, batches, starts())
+        return _response(cluster, version, order, results, batches, starts(), throttle_ms)
 
     if done:
         return finish()
