@@ -4,7 +4,7 @@ for a while (``keep_polling``), and sends scheduled for later (``send_every``)."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kafka.structs import TopicPartition
@@ -76,6 +76,16 @@ def send_every(producer: Any, topic: str, every_ms: int, count: int,
     clock = producer.cluster.clock
     for i in range(1, count + 1):
         clock.call_later(i * every_ms, producer.send, topic, value)
+
+
+def clock_sleep(cluster: Any, waits: list[float]) -> Callable[[float], None]:
+    """A ``sleep(seconds)`` for application code under test: it notes each wait in
+    `waits` and moves the cluster's simulated clock instead of the wall clock, so a
+    retry with backoff takes no real time."""
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        cluster.advance(int(seconds * 1000))
+    return sleep
 
 
 def _settled(consumer: Any) -> bool:
