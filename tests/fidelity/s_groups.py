@@ -362,6 +362,26 @@ def confluent_kip848_group(door):
             "describe_groups": classic_view, "list_groups": kp_listed}
 
 
+def commit_until_committed(consumer, offsets: list, timeout_s: float = 60) -> None:
+    """Commit with confluent-kafka and wait, bounded, until committed() reads the offsets
+    back: a synchronous commit has no timeout of its own. Call it only when no other thread
+    polls the consumer: confluent-kafka 2.16 lets a thread polling in a tight loop starve
+    every other call on the same consumer."""
+    from confluent_kafka import KafkaException
+    want = [[tp.partition, tp.offset] for tp in offsets]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        consumer.commit(offsets=offsets, asynchronous=True)
+        try:
+            got = consumer.committed(offsets, timeout=5)
+            if [[tp.partition, tp.offset] for tp in got] == want:
+                return
+        except KafkaException:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"offsets {want} not committed within {timeout_s}s")
+
+
 @scenario("groups", lesson="10", client=CONFLUENT)
 def kip848_records_in_consumer_offsets(door):
     """The records a KIP-848 group leaves in __consumer_offsets, read back with kafka-python
@@ -378,7 +398,8 @@ def kip848_records_in_consumer_offsets(door):
     member.start()
     try:
         stable([member], 2, timeout_s=60)
-        member.consumer.commit(offsets=[CTP(topic, 0, 5)], asynchronous=False)
+        member.halt()  # a call from this thread could wait forever behind the polling one
+        commit_until_committed(member.consumer, [CTP(topic, 0, 5)])
     finally:
         member.halt()
         member.consumer.close()  # leaves: epoch -1
