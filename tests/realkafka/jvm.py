@@ -7,7 +7,9 @@ cores; nothing here runs long enough for the full JIT to pay off.
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -59,3 +61,14 @@ def compile_java(sources: Sequence[Path]) -> Path:
         raise RuntimeError(f"javac failed:\n{done.stdout}{done.stderr}")
     stamp.write_text("\n".join(s.name for s in sources) + "\n")
     return out
+
+
+def observe(main_class: str, classes: Path, bootstrap: str, prefix: str) -> dict:
+    """Run one of tests/java's programs against `bootstrap` with a fresh topic/group prefix;
+    it prints one JSON object of observations, returned as a dict."""
+    done = run_java(main_class, bootstrap, f"{prefix}-{uuid.uuid4().hex[:8]}",
+                    classpath=kafka_classpath(classes), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # Log4j's default configuration prints the client's ERROR lines on stdout too.
+    [line] = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    return json.loads(line)

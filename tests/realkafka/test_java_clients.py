@@ -7,21 +7,18 @@ tests/java/RoundTrip.java is compiled with javac at test time (cached by source 
 """
 from __future__ import annotations
 
-import json
 import re
-import uuid
 from pathlib import Path
 
 import pytest
 
 from minikafka.cluster import Cluster
 
-from .jvm import compile_java, kafka_classpath, run_java
+from .jvm import compile_java, observe
 
 pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(900)]
 
 SOURCE = Path(__file__).resolve().parents[1] / "java" / "RoundTrip.java"
-
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +27,7 @@ def classes():
 
 
 def round_trip(classes, bootstrap: str) -> dict:
-    done = run_java("RoundTrip", bootstrap, f"rt-{uuid.uuid4().hex[:8]}",
-                    classpath=kafka_classpath(classes), timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    # Log4j's default configuration prints the client's ERROR lines on stdout too.
-    [line] = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    return json.loads(line)
+    return observe("RoundTrip", classes, bootstrap, "rt")
 
 
 @pytest.fixture(scope="module")

@@ -7,15 +7,13 @@ acknowledgement; j3 released once, j5 rejected. It prints one JSON object of obs
 """
 from __future__ import annotations
 
-import json
-import uuid
 from pathlib import Path
 
 import pytest
 
 from minikafka.cluster import Cluster
 
-from .jvm import compile_java, kafka_classpath, run_java
+from .jvm import compile_java, observe
 
 pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -28,11 +26,7 @@ def classes():
 
 
 def share_round_trip(classes, bootstrap: str) -> dict:
-    done = run_java("ShareRoundTrip", bootstrap, f"sh-{uuid.uuid4().hex[:8]}",
-                    classpath=kafka_classpath(classes), timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    [line] = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    return json.loads(line)
+    return observe("ShareRoundTrip", classes, bootstrap, "sh")
 
 
 @pytest.fixture(scope="module")
