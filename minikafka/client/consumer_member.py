@@ -81,21 +81,8 @@ class ConsumerGroupMember(GroupMember):
         return ConsumerGroupMetadata(self.group_id, self.epoch, self.member_id,
                                      self.instance_id, state)
 
-    def close(self, autocommit: bool = True) -> None:
-        if self._closed:
-            return
-        try:  # as in Java, a failed commit on close is logged, not raised
-            if autocommit and self.auto_commit:
-                offsets = self._all_consumed()
-                if offsets and self._can_commit():
-                    with contextlib.suppress(Errors.KafkaError):
-                        self._commit_sync(offsets, self.request_timeout_ms)
-            self._invoke_commit_callbacks()
-            if self._managed():
-                self._on_leave_prepare()
-            self._leave("the consumer is being closed")
-        finally:
-            self._shutdown()
+    def _leave_on_close(self, reason: str) -> None:
+        self._leave(reason)
 
     # -- joining, heartbeats, reconciling -------------------------------------------------------
     def _step(self) -> bool:

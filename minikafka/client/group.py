@@ -290,11 +290,14 @@ class GroupMember:
             self._invoke_commit_callbacks()
             if self._managed():
                 self._on_leave_prepare()  # partitions lost if the generation already was
-            # Static members do not leave (KIP-345): a restart within session.timeout.ms
-            # takes their place back without a rebalance.
-            self._maybe_leave_group("the consumer is being closed", wait=True)
+            self._leave_on_close("the consumer is being closed")
         finally:
             self._shutdown()
+
+    def _leave_on_close(self, reason: str) -> None:
+        # Static members do not leave (KIP-345): a restart within session.timeout.ms
+        # takes their place back without a rebalance.
+        self._maybe_leave_group(reason, wait=True)
 
     def crash(self) -> None:
         """The process dies (kill -9): no commit, no LeaveGroup, heartbeats stop. The
