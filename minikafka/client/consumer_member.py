@@ -196,11 +196,7 @@ class ConsumerGroupMember(GroupMember):
                         self._commit_sync(offsets, self.rebalance_timeout_ms)
             self._listener_call("on_partitions_revoked", revoked)
         consumer._set_assignment(sorted(target))
-        self.cluster.journal.record(
-            self.cluster.now_ms, "consumer.assigned", client=self.client_id,
-            group=self.group_id, member=self.member_id, generation=self.epoch,
-            partitions=[f"{tp.topic}-{tp.partition}" for tp in sorted(target)],
-            revoked=[f"{tp.topic}-{tp.partition}" for tp in sorted(revoked)])
+        self._journal_assigned(target, revoked, self.epoch)
         self._committed.clear()
         fresh = [tp for tp in sorted(target) if tp not in consumer._positions]
         if fresh:

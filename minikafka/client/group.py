@@ -299,6 +299,14 @@ class GroupMember:
         # takes their place back without a rebalance.
         self._maybe_leave_group(reason, wait=True)
 
+    def _journal_assigned(self, assigned, revoked, generation: int) -> None:
+        """The consumer.assigned event the replay slider and the checkers read."""
+        self.cluster.journal.record(
+            self.cluster.now_ms, "consumer.assigned", client=self.client_id,
+            group=self.group_id, member=self.member_id, generation=generation,
+            partitions=[f"{tp.topic}-{tp.partition}" for tp in sorted(assigned)],
+            revoked=[f"{tp.topic}-{tp.partition}" for tp in sorted(revoked)])
+
     def crash(self) -> None:
         """The process dies (kill -9): no commit, no LeaveGroup, heartbeats stop. The
         coordinator notices after session_timeout_ms."""
@@ -635,11 +643,7 @@ class GroupMember:
             if revoked:
                 self._listener_call("on_partitions_revoked", revoked)
             consumer._set_assignment(sorted(new))
-        self.cluster.journal.record(
-            self.cluster.now_ms, "consumer.assigned", client=self.client_id,
-            group=self.group_id, member=self.member_id, generation=self.generation,
-            partitions=[f"{tp.topic}-{tp.partition}" for tp in sorted(new)],
-            revoked=[f"{tp.topic}-{tp.partition}" for tp in sorted(revoked)])
+        self._journal_assigned(new, revoked, self.generation)
         fresh = [tp for tp in sorted(new) if tp not in consumer._positions]
         if fresh:
             self._committed.update(self._fetch_offsets(fresh))
