@@ -22,6 +22,7 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 from minikafka.cli import main
 from minikafka.cluster import Cluster
 from minikafka.demo.app import _switch, scenario_list
+from minikafka.demo.frame import group_panel
 from minikafka.demo.live import LiveView
 from minikafka.demo.presenter import Presenter
 from minikafka.demo.scenario import Run
@@ -426,8 +427,8 @@ def test_live_group_lag_comes_from_committed_offsets_and_end_offsets() -> None:
     tp0, tp1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
     admin = _GroupsAdmin({"billing": {tp0: OffsetAndMetadata(3, "", -1),
                                       tp1: OffsetAndMetadata(-1, "", -1)}})
-    panels = LiveView("127.0.0.1:1")._groups(admin, {tp0: 8, tp1: 5})
-    assert panels == [{"group_id": "billing", "state": None, "generation": None, "rows": [
+    groups = LiveView("127.0.0.1:1")._groups(admin, {tp0: 8, tp1: 5})
+    assert [group_panel(g) for g in groups] == [{"group_id": "billing", "state": None, "generation": None, "rows": [
         {"partition": "orders-0", "member": None, "committed": 3, "end": 8, "lag": 5,
          "kind": "lagging"},
         {"partition": "orders-1", "member": None, "committed": None, "end": 5, "lag": None,
