@@ -240,7 +240,7 @@ class Panel:
     def graphs(self, frame: Frame) -> dict[str, graphviz.Digraph]:
         """The Digraphs a frame is drawn as, by name."""
         out = {"cluster": cluster_view(frame.snapshot, per_row=self.per_row,
-                                       highlight=[frame.watched] if frame.log else ())}
+                                       highlight=[frame.watched] if frame.watched else ())}
         if frame.log is not None:
             out["log"] = log_view(frame.log, frame.group_offsets, replicas=self.replicas,
                                   legend=False)
