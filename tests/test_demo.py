@@ -22,11 +22,15 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 from minikafka.cli import main
 from minikafka.cluster import Cluster
 from minikafka.demo.app import _switch, scenario_list
+from minikafka.demo.frame import group_panel, page, run_frame
 from minikafka.demo.live import LiveView
 from minikafka.demo.presenter import Presenter
 from minikafka.demo.scenario import Run
 from minikafka.demo.scenarios import SCENARIOS, get, listing
 from minikafka.demo.server import DemoServer
+from minikafka.viz.frame import Frame
+from minikafka.viz.html import sim_time
+from minikafka.viz.panels import Panel
 
 REQUIRED = {"leader-failover", "acks", "isr-shrink", "eligible-leaders", "consumer-rebalance",
             "log-compaction", "transactions"}
@@ -120,6 +124,38 @@ def test_pictures_keep_their_size_across_steps(name: str) -> None:
     states = walk(Presenter(get(name)))
     assert len({view_box(s["cluster_svg"]) for s in states}) == 1
     assert len({view_box(s["log_svg"]) for s in states}) == 1
+
+
+def test_a_state_is_a_frame_and_the_page_draws_a_notebook_panels_frame_too() -> None:
+    """One Frame type (minikafka.viz.frame): a scenario's state is one, and a frame the
+    notebook panel recorded draws on the page with the same facts."""
+    scenario = get("consumer-rebalance")
+    run = Run(scenario)
+    scenario.setup(run)
+    for step in scenario.steps[:3]:
+        step.do(run)
+    frame = run_frame(run, "three steps in")
+    assert isinstance(frame, Frame) and frame.watched == run.watch
+    assert frame.time == sim_time(run.cluster.now_ms) and frame.log["labels"]
+    assert [g["group_id"] for g in frame.groups] == [run.consumers.group_id]
+    assert dict(frame.notes) == run.notes
+    drawn = page(frame, [run.watch[0]], columns=scenario.columns)
+    assert (drawn["narration"], drawn["time"]) == ("three steps in", frame.time)
+    assert drawn["groups"] == [group_panel(g) for g in frame.groups]
+
+    cluster = Cluster(brokers=3, seed=5)
+    cluster.create_topic("orders", partitions=1, replication_factor=3)
+    panel = Panel(cluster, "orders")
+    panel.produce(3)
+    leader = cluster.describe_topic("orders").partitions[0].leader
+    panel.stop_broker(leader)
+    recorded = panel.history[-1]
+    drawn = page(recorded, ["orders"])
+    assert drawn["down"] == [leader] and drawn["leaders"]["orders-0"] not in (leader, None)
+    assert drawn["narration"] == recorded.label and drawn["time"] == recorded.time
+    strips = html.unescape(drawn["log_svg"])  # log_state() cells, without record texts
+    assert f"orders-0 · leader broker {drawn['leaders']['orders-0']}" in strips
+    assert "LEO 3" in strips and "✕ DOWN" in strips
 
 
 def test_an_injected_fault_is_undone_by_back_and_survives_next() -> None:
@@ -426,8 +462,8 @@ def test_live_group_lag_comes_from_committed_offsets_and_end_offsets() -> None:
     tp0, tp1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
     admin = _GroupsAdmin({"billing": {tp0: OffsetAndMetadata(3, "", -1),
                                       tp1: OffsetAndMetadata(-1, "", -1)}})
-    panels = LiveView("127.0.0.1:1")._groups(admin, {tp0: 8, tp1: 5})
-    assert panels == [{"group_id": "billing", "state": None, "generation": None, "rows": [
+    groups = LiveView("127.0.0.1:1")._groups(admin, {tp0: 8, tp1: 5})
+    assert [group_panel(g) for g in groups] == [{"group_id": "billing", "state": None, "generation": None, "rows": [
         {"partition": "orders-0", "member": None, "committed": 3, "end": 8, "lag": 5,
          "kind": "lagging"},
         {"partition": "orders-1", "member": None, "committed": None, "end": 5, "lag": None,

@@ -203,7 +203,7 @@ def group_panel(cluster) -> Panel:
 
 def members(panel: Panel) -> dict[str, list[str]]:
     """client id -> assigned partitions, from the newest frame's group description."""
-    return {m["client_id"]: sorted(m["assignment"]) for m in panel.history[-1].group["members"]}
+    return {m["client_id"]: sorted(m["assignment"]) for m in panel.history[-1].groups[0]["members"]}
 
 
 def test_no_consumer_controls_without_a_group(panel):
@@ -218,7 +218,7 @@ def shows(panel: Panel, control: ipywidgets.Widget) -> bool:
 
 def test_empty_group_is_drawn_before_any_consumer(group_panel):
     assert shows(group_panel, group_panel.consumer_choice)
-    group = group_panel.history[-1].group
+    group = group_panel.history[-1].groups[0]
     assert group["state"] == "unknown" and group["members"] == []
     assert [p["partition"] for p in group["partitions"]] == [0, 1, 2]
     assert "unassigned" in words(group_panel.views["group"])
@@ -240,7 +240,7 @@ def test_add_consumers_rebalances_and_draws_members(group_panel, cluster):
 
 def test_poll_and_commit_move_positions_committed_offsets_and_lag(group_panel, cluster):
     group_panel.add_consumer()
-    before = group_panel.history[-1].group
+    before = group_panel.history[-1].groups[0]
     assert all(p["committed"] is None for p in before["partitions"])
     for _ in range(6):
         group_panel.poll()
@@ -249,7 +249,7 @@ def test_poll_and_commit_move_positions_committed_offsets_and_lag(group_panel, c
     hw0 = cluster.describe_topic("orders").partitions[0].high_watermark
     assert offsets["committed"] is None and 0 < offsets["position"] <= hw0
     assert group_panel.commit() == "commit: c1 ok"
-    after = {p["partition"]: p for p in group_panel.history[-1].group["partitions"]}
+    after = {p["partition"]: p for p in group_panel.history[-1].groups[0]["partitions"]}
     consumer = group_panel.group.consumers["c1"]
     for p in range(3):
         tp = TopicPartition("orders", p)
@@ -276,7 +276,7 @@ def test_crashed_consumer_stays_until_session_timeout(group_panel, cluster):
     for _ in range(5):
         group_panel.poll()
     assert members(group_panel) == {"c2": ["orders-0", "orders-1", "orders-2"]}
-    assert group_panel.history[-1].group["generation"] == 3
+    assert group_panel.history[-1].groups[0]["generation"] == 3
 
 
 def test_closed_consumer_leaves_at_once(group_panel):

@@ -1,5 +1,6 @@
-"""What the page shows for one state, as plain JSON-ready data: the two pictures as SVG
-text, the consumer group as table rows, the notes, the simulated time."""
+"""A scenario run's `Frame` (minikafka.viz.frame, the type the notebook panel records too)
+and what the page shows for a frame, as plain JSON-ready data: the two pictures as SVG
+text, the consumer groups as table rows, the notes, the time."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 
 import graphviz
 
+from minikafka.viz.frame import Frame
 from minikafka.viz.groupview import group_rows
-from minikafka.viz.html import sim_time
 from minikafka.viz.svg import to_svg
 
 from .scenario import Run
@@ -46,34 +47,40 @@ def group_panel(description: Mapping[str, Any]) -> dict[str, Any]:
             "generation": description.get("generation"), "rows": rows}
 
 
-def cluster_frame(snapshot: Mapping[str, Any], topics: Iterable[str],
-                  watched: tuple[str, int] | None = None,
-                  offset_word: str = "LEO") -> dict[str, Any]:
-    """The parts of a frame that need only a snapshot (what live mode has)."""
-    topics = list(topics)
+def run_frame(run: Run, label: str) -> Frame:
+    """The current state of a scenario run: its cluster, the watched partition's strips
+    (with record texts), its consumer group, its notes."""
+    cluster = run.cluster
+    topic, partition = run.watch
+    consumers = run.consumers
+    return Frame.simulated(
+        label, cluster.snapshot(),
+        log=strip_state(cluster, topic, partition, run.scenario.columns),
+        group_offsets=consumers.offsets(topic, partition) if consumers is not None else None,
+        groups=(consumers.description(),) if consumers is not None else (),
+        notes=tuple(run.notes.items()))
+
+
+def page(frame: Frame, topics: Iterable[str] | None = None, *, columns: int = 10,
+         offset_word: str = "LEO") -> dict[str, Any]:
+    """Everything the page draws for a frame. topics: those the cluster picture shows
+    (default: all the snapshot has); columns: offsets per log strip."""
+    snapshot = frame.snapshot
+    topics = list(snapshot["topics"] if topics is None else topics)
     leaders = {f"{t}-{p['partition']}": p["leader"]
                for t in topics for p in snapshot["topics"].get(t, [])}
-    return {
-        "time": sim_time(snapshot["time_ms"]) if snapshot.get("time_ms") is not None else "",
+    out: dict[str, Any] = {
+        "time": frame.time,
         "controller": snapshot.get("controller"),
         "brokers": sorted(snapshot["brokers"]),
         "down": sorted(b for b, i in snapshot["brokers"].items() if not i["running"]),
         "leaders": leaders,
-        "cluster_svg": svg_text(cluster_stage(snapshot, topics, watched,
+        "cluster_svg": svg_text(cluster_stage(snapshot, topics, frame.watched,
                                               offset_word=offset_word)),
     }
-
-
-def run_frame(run: Run) -> dict[str, Any]:
-    """Everything the page draws for the current state of a scenario run."""
-    cluster = run.cluster
-    topic, partition = run.watch
-    frame = cluster_frame(cluster.snapshot(), [topic], run.watch)
-    groups = run.consumers.offsets(topic, partition) if run.consumers is not None else None
-    columns = run.scenario.columns
-    frame["log_svg"] = svg_text(log_stage(strip_state(cluster, topic, partition, columns),
-                                          columns, groups))
-    frame["groups"] = [group_panel(run.consumers.description())] \
-        if run.consumers is not None else []
-    frame["notes"] = [[label, text] for label, text in run.notes.items()]
-    return frame
+    if frame.log is not None:
+        out["log_svg"] = svg_text(log_stage(frame.log, columns, frame.group_offsets))
+    out["groups"] = [group_panel(g) for g in frame.groups]
+    out["notes"] = [[label, text] for label, text in frame.notes]
+    out["narration"] = frame.label
+    return out

@@ -7,8 +7,9 @@ DescribeCluster is not answered), the active controller (DescribeQuorum: in KRaf
 clients cannot reach the quorum), every topic's leaders, replicas and ISR, and the
 partitions' end offsets; then, where the cluster answers ListGroups and OffsetFetch,
 each consumer group's committed offsets and lag. The answers are turned
-into the same snapshot shape `Cluster.snapshot()` has, so the picture is drawn by the
-same code as in the scripted scenarios.
+into the same snapshot shape `Cluster.snapshot()` has, and with the groups into a `Frame`
+(minikafka.viz.frame), so the picture is drawn by the same code as in the scripted
+scenarios.
 
 A broker the cluster no longer lists (stopped, crashed, fenced) stays in the picture as
 down: its id is remembered from earlier answers and from the partitions' replica lists.
@@ -23,7 +24,9 @@ from typing import Any
 
 from kafka.errors import KafkaError
 
-from .frame import cluster_frame, group_panel
+from minikafka.viz.frame import Frame
+
+from .frame import page
 from .server import ReadOnly
 
 REFRESH_S = 1.0
@@ -49,9 +52,9 @@ class LiveView:
         self._describe_quorum = True
         self._groups_after = 0.0  # monotonic time before which groups are not asked for
         self._seen: set[int] = set()  # every broker id met so far
-        self._frame: dict[str, Any] = {"narration": f"Connecting to {bootstrap} …",
-                                       "cluster_svg": "", "brokers": [], "groups": [],
-                                       "notes": [], "time": ""}
+        self._page: dict[str, Any] = {"narration": f"Connecting to {bootstrap} …",
+                                      "cluster_svg": "", "brokers": [], "groups": [],
+                                      "notes": [], "time": ""}
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -59,7 +62,7 @@ class LiveView:
     # -- the Show interface ---------------------------------------------------------------
     def state(self) -> dict[str, Any]:
         with self.lock:
-            return {**self._frame, "mode": "live", "title": f"live · {self._short()}",
+            return {**self._page, "mode": "live", "title": f"live · {self._short()}",
                     "scenario": None, "version": self.version, "playing": self.playing,
                     "can_back": False, "can_next": False, "log_svg": None}
 
@@ -110,16 +113,17 @@ class LiveView:
     def refresh(self) -> None:
         """Ask the cluster once and publish the new frame (a new version if it changed)."""
         try:
-            frame = self._build()
+            drawn = page(self._build(), offset_word="end")
         except (KafkaError, OSError) as exc:
-            frame = {**self._frame, "narration": f"⚠ Cannot reach {self.bootstrap}: "
-                                                 f"{type(exc).__name__}. Retrying every second."}
+            # The last picture stays, under a warning.
+            drawn = {**self._page, "narration": f"⚠ Cannot reach {self.bootstrap}: "
+                                                f"{type(exc).__name__}. Retrying every second."}
             if self._admin is not None:  # start over: a fresh client finds the brokers again
                 self._admin.close()
                 self._admin = None
         with self.lock:
-            if frame != self._frame:
-                self._frame = frame
+            if drawn != self._page:
+                self._page = drawn
                 self.version += 1
 
     # -- asking the cluster -------------------------------------------------------------------
@@ -163,7 +167,7 @@ class LiveView:
                 self._describe_quorum = False
         return reported
 
-    def _build(self) -> dict[str, Any]:
+    def _build(self) -> Frame:
         from kafka.admin import OffsetSpec
         from kafka.structs import TopicPartition
 
@@ -204,22 +208,20 @@ class LiveView:
                    for b in sorted(self._seen)}
         snapshot = {"time_ms": None, "brokers": brokers, "topics": topics,
                     "controller": controller}
-        frame = cluster_frame(snapshot, list(topics), offset_word="end")
-        frame["time"] = time.strftime("%H:%M:%S")
-        frame["groups"] = self._groups(admin, ends)
         up = [b for b, i in brokers.items() if i["running"]]
         down = [b for b in brokers if b not in up]
-        frame["narration"] = (
+        narration = (
             f"Live view of {self._short()}: {len(up)} of {len(brokers)} brokers up"
             + (f" (down or fenced: {', '.join(map(str, down))})" if down else "")
             + f", controller {controller if controller is not None else 'unknown'}, "
             + f"{len(topics)} topic{'s' if len(topics) != 1 else ''}. Read-only; "
             + "P pauses the refresh.")
-        frame["notes"] = []
-        return frame
+        return Frame(narration, time.strftime("%H:%M:%S"), snapshot,
+                     groups=tuple(self._groups(admin, ends)))
 
     def _groups(self, admin: Any, ends: dict) -> list[dict[str, Any]]:
-        """Each consumer group's lag, where the cluster answers ListGroups/OffsetFetch."""
+        """Each consumer group as group_view() describes it (committed offsets and log end
+        offsets, so the lag), where the cluster answers ListGroups/OffsetFetch."""
         if time.monotonic() < self._groups_after:
             return []
         try:
@@ -232,17 +234,17 @@ class LiveView:
             described = admin.describe_groups(groups) if groups else {}
         except KafkaError:
             described = {}
-        panels = []
+        out = []
         for group_id in groups:
             partitions = [{"topic": tp.topic, "partition": tp.partition,
                            "committed": om.offset if om.offset >= 0 else None,
                            "log_end_offset": ends.get(tp)}
                           for tp, om in offsets.get(group_id, {}).items()]
             info = described.get(group_id) or {}
-            panels.append(group_panel({"group_id": group_id, "state": info.get("group_state"),
-                                       "members": _members(info.get("members") or []),
-                                       "partitions": partitions}))
-        return panels
+            out.append({"group_id": group_id, "state": info.get("group_state"),
+                        "members": _members(info.get("members") or []),
+                        "partitions": partitions})
+        return out
 
 
 def _members(described: list[dict[str, Any]]) -> list[dict[str, Any]]:

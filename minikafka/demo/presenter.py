@@ -4,8 +4,9 @@ The state shown is a pure function of the actions taken so far: the scenario's s
 in order, with any injected faults between them. Next and a fault append an action;
 Back removes the last one; Reset removes them all. A state is reached by running those
 actions on a fresh, seeded cluster (or by continuing the current one when it is already
-a prefix of them), so Back is an exact replay, never an undo. Frames are cached by the
-action list, so going back and forth over recorded states costs a dictionary lookup.
+a prefix of them), so Back is an exact replay, never an undo. Each state is a `Frame`
+(minikafka.viz.frame) drawn into the page's JSON; those are cached by the action list, so
+going back and forth over recorded states costs a dictionary lookup.
 
 Thread-safe: the HTTP handlers and the autoplay thread share one Presenter.
 """
@@ -19,7 +20,7 @@ from typing import Any
 from kafka.errors import KafkaError
 
 from .faults import FAULTS
-from .frame import run_frame
+from .frame import page, run_frame
 from .scenario import Diverged, Run, Scenario
 
 STEP = ("step",)
@@ -46,7 +47,7 @@ class Presenter:
         self.version = 0  # bumps on every change; the page polls it
         self.lock = threading.RLock()
         self._cache = cache
-        self._frames: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
+        self._pages: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
         self._run: Run | None = None
         self._applied: list[Action] = []  # the actions self._run has taken
         self._said: list[str] = []  # narration after each applied action
@@ -103,10 +104,10 @@ class Presenter:
     # -- the state the page draws -------------------------------------------------------
     def state(self) -> dict[str, Any]:
         with self.lock:
-            frame = self._frame(tuple(self.actions))
+            drawn = self._page(tuple(self.actions))
             s = self.scenario
             return {
-                **frame,
+                **drawn,
                 "mode": "scenario",
                 "scenario": s.name,
                 "title": s.title,
@@ -125,24 +126,26 @@ class Presenter:
     # -- plumbing -----------------------------------------------------------------------
     def _push(self, action: Action) -> bool:
         self.actions.append(action)
-        self._frame(tuple(self.actions))  # run it now, so errors show at once
+        self._page(tuple(self.actions))  # run it now, so errors show at once
         self._changed()
         return True
 
     def _changed(self) -> None:
         self.version += 1
 
-    def _frame(self, key: tuple) -> dict[str, Any]:
-        if self._cache and key in self._frames:
-            self._frames.move_to_end(key)
-            return self._frames[key]
+    def _page(self, key: tuple) -> dict[str, Any]:
+        """The page's JSON for the state after the actions `key`."""
+        if self._cache and key in self._pages:
+            self._pages.move_to_end(key)
+            return self._pages[key]
         run = self._run_to(list(key))
-        frame = {**run_frame(run), "narration": self._said[-1]}
+        drawn = page(run_frame(run, self._said[-1]), [run.watch[0]],
+                     columns=self.scenario.columns)
         if self._cache:
-            self._frames[key] = frame
-            if len(self._frames) > CACHE_SIZE:
-                self._frames.popitem(last=False)
-        return frame
+            self._pages[key] = drawn
+            if len(self._pages) > CACHE_SIZE:
+                self._pages.popitem(last=False)
+        return drawn
 
     def _current_run(self) -> Run:
         with self.lock:

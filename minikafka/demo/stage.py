@@ -191,7 +191,8 @@ def log_stage(state: Mapping[str, Any], columns: int,
               groups: Mapping[str, Mapping[str, int | None]] | None = None) -> graphviz.Digraph:
     """One strip per replica (broker id order) over `columns` offset columns, plus the
     LEO slot; HW and LSO markers on top and consumer-group offsets (▲C committed,
-    ▲P a consumer's position) below. `state` is a strips.strip_state() dict."""
+    ▲P a consumer's position) below. `state` is a strips.strip_state() dict, or a
+    log_state() one (a notebook panel's frame), whose cells then carry no record texts."""
     start, _ = state["window"]
     hw = state["high_watermark"]
     leader = state["leader"]
@@ -207,7 +208,7 @@ def log_stage(state: Mapping[str, Any], columns: int,
         cells = [td(_replica_title(b, rep), raw=True, width=LABEL_W, height=CELL_H,
                     align="LEFT", point=16, border=0,
                     fill=GREY if not rep["running"] else None)]
-        labels = state["labels"].get(b, {})
+        labels = state.get("labels", {}).get(b, {})
         for offset in range(start, start + columns + 1):
             if offset == rep["log_end_offset"]:  # where this replica writes next
                 cells.append(td("next", width=CELL_W, height=CELL_H, line="dashed", point=13))

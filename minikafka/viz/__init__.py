@@ -2,7 +2,9 @@
 
 Renderers are pure: plain data in (a `Cluster.snapshot()`, a `log_state()`, a group
 description dict, journal steps), a `graphviz.Digraph` out; `to_svg()` draws one.
-`minikafka.viz.panels.Panel` puts them behind ipywidgets controls.
+`minikafka.viz.panels.Panel` puts them behind ipywidgets controls and records a
+`minikafka.viz.frame.Frame` after each action: one picture of the cluster at one moment,
+the same type the presenter page (`minikafka.demo`) draws.
 Nothing else in minikafka imports this package.
 """
 

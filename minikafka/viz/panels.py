@@ -10,8 +10,9 @@
 
 Every action (produce, stop/crash/start a broker, slow/pause/resume a follower, advance
 time, add/poll/commit/close/crash consumers) runs on the cluster, then the panel
-records a Frame: the cluster's snapshot, the watched partition's log, the group's
-offsets and description, the latest produce's sequence. The replay slider shows the
+records a `Frame` (`minikafka.viz.frame`, what the presenter page draws too): the
+cluster's snapshot, the watched partition's log, the group's offsets and description,
+the latest produce's sequence. The replay slider shows the
 recorded frames, so it steps through the states after each action (not through every
 journal event in between). Actions always apply to the live cluster; after one, the
 slider jumps to the newest frame.
@@ -26,7 +27,6 @@ import contextlib
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import graphviz
@@ -35,12 +35,12 @@ from kafka.errors import KafkaError
 
 from .clusterview import cluster_view
 from .consumers import GroupConsumers
+from .frame import Frame
 from .groupview import group_view
 from .html import esc as escape
-from .html import sim_time
 from .logstate import log_state
 from .logview import log_view
-from .sequence import Step, produce_sequence, sequence_view
+from .sequence import produce_sequence, sequence_view
 from .svg import svg_html, to_svg
 
 ACKS = {"all": "all", "1": 1, "0": 0}
@@ -51,18 +51,6 @@ def _row(children: list) -> widgets.HBox:
     """A row of controls that wraps instead of squeezing: in a narrow notebook the
     buttons keep their words."""
     return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap"))
-
-
-@dataclass(frozen=True)
-class Frame:
-    """The state after one action, as plain data."""
-
-    label: str
-    snapshot: dict
-    log: dict | None
-    group_offsets: Mapping | None = None
-    group: Mapping | None = None
-    sequence: tuple[list[str], list[Step]] | None = None
 
 
 class Panel:
@@ -241,8 +229,10 @@ class Panel:
                 # Nothing acknowledged yet (acks=0, or every send failed): keep the last.
                 with contextlib.suppress(ValueError):
                     seq = produce_sequence(c, self.topic, acks=None)
-            frame = Frame(f"{len(self.history)}: {label}", c.snapshot(), log, offsets, group,
-                          seq)
+            frame = Frame.simulated(f"{len(self.history)}: {label}", c.snapshot(), log=log,
+                                    group_offsets=offsets,
+                                    groups=(group,) if group is not None else (),
+                                    sequence=seq)
         self.history.append(frame)
         self.slider.max = len(self.history) - 1
         self.replay(-1)
@@ -250,16 +240,15 @@ class Panel:
     def graphs(self, frame: Frame) -> dict[str, graphviz.Digraph]:
         """The Digraphs a frame is drawn as, by name."""
         out = {"cluster": cluster_view(frame.snapshot, per_row=self.per_row,
-                                       highlight=[(frame.log["topic"], frame.log["partition"])]
-                                       if frame.log else ())}
+                                       highlight=[frame.watched] if frame.watched else ())}
         if frame.log is not None:
             out["log"] = log_view(frame.log, frame.group_offsets, replicas=self.replicas,
                                   legend=False)
         if frame.sequence is not None:
             out["sequence"] = sequence_view(*frame.sequence, title="the latest acknowledged "
                                             "produce to this topic, from the journal")
-        if frame.group is not None:
-            out["group"] = group_view(frame.group)
+        if frame.groups:  # the panel records one group, its own or group_description's
+            out["group"] = group_view(frame.groups[0])
         return out
 
     def _draw(self, frame: Frame) -> None:
@@ -273,7 +262,7 @@ class Panel:
         self.render_ms = (time.perf_counter() - start) * 1000
         newest = self.shown == len(self.history) - 1
         self.caption.value = (f"<b>{'now' if newest else 'replay'}</b> · state after "
-                              f"{escape(frame.label)} · {sim_time(frame.snapshot['time_ms'])}")
+                              f"{escape(frame.label)} · {frame.time}")
         self.status.value = f"<code>{escape(self.message)}</code>" if self.message else ""
 
     # -- widgets -----------------------------------------------------------------------
