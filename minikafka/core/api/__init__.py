@@ -21,6 +21,8 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
+    metadata         Metadata (key 3): brokers, controller, topics, auto-creation
+    describe_cluster DescribeCluster (key 60): cluster id, controller, brokers
 """
 from __future__ import annotations
 
@@ -43,6 +45,16 @@ from .log_dirs import (
     LogDirReplica,
     alter_replica_log_dirs,
     describe_log_dirs,
+)
+from .metadata import (
+    BrokerDescription,
+    ClusterDescription,
+    MetadataResult,
+    PartitionMetadata,
+    TopicMetadata,
+    describe_cluster,
+    metadata,
+    partition_metadata,
 )
 from .offsets import (
     EARLIEST,
@@ -79,6 +91,14 @@ from .transactions import (
 )
 
 __all__ = [
+    "BrokerDescription",
+    "ClusterDescription",
+    "MetadataResult",
+    "PartitionMetadata",
+    "TopicMetadata",
+    "describe_cluster",
+    "metadata",
+    "partition_metadata",
     "ActiveProducer",
     "LogDirDescription",
     "PartitionProducers",
