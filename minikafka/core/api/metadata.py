@@ -6,6 +6,8 @@ An unknown topic is created on the spot when the caller allows it and
 auto.create.topics.enable is true (the default), with num.partitions and
 default.replication.factor (capped at the live brokers). Internal topics are never
 auto-created; one request auto-creates at most MAX_PARTITIONS_PER_BATCH partitions.
+An unknown topic not created is UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION
+when its name is illegal (Kafka's KafkaApis.getTopicMetadata).
 
 Authorisation is the caller's: it passes `may_describe` and `may_create` predicates (the
 wire handler checks the ACLs of the connection's principal, the in-process admin those of
@@ -17,8 +19,8 @@ asked for by name without DESCRIBE gets TOPIC_AUTHORIZATION_FAILED.
     >>> answer = metadata(cluster, ["orders"], allow_auto_create=True)
     >>> [(t.name, t.error_code, len(t.partitions)) for t in answer.topics]
     [('orders', 0, 1)]
-    >>> [t.error_code for t in metadata(cluster, ["__nope"], allow_auto_create=True).topics]
-    [3]
+    >>> [t.error_code for t in metadata(cluster, ["__nope", "no way"]).topics]
+    [3, 17]
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .. import errors
+from ..config import validate_topic_name
 from ..controller import MAX_PARTITIONS_PER_BATCH, NO_LEADER
 from .topics import CreatableTopic, CreateTopicsRequest, create_topics
 
@@ -153,6 +156,14 @@ def _auto_create(cluster: ClusterPort, name: str) -> int:
         else result.error_code
 
 
+def _unknown_code(name: str) -> int:
+    try:
+        validate_topic_name(name)
+    except errors.KafkaCoreError as exc:
+        return exc.code
+    return errors.UNKNOWN_TOPIC_OR_PARTITION
+
+
 def _name_for_id(cluster: ClusterPort, topic_id: uuid.UUID) -> str | None:
     wanted = str(topic_id)
     for name, topic in cluster.controller.topics.items():
@@ -202,8 +213,8 @@ def metadata(cluster: ClusterPort, topics: Sequence[str | uuid.UUID] | None,
                 if create:
                     code = _auto_create(cluster, name)
                     budget -= wanted_partitions
-                else:
-                    code = errors.UNKNOWN_TOPIC_OR_PARTITION
+                else:  # Kafka names an illegal name rather than call it unknown
+                    code = _unknown_code(name)
                 if code != errors.NONE or name not in controller.topics:
                     out.append(TopicMetadata(name, code or errors.UNKNOWN_TOPIC_OR_PARTITION))
                     continue
