@@ -300,12 +300,13 @@ class KafkaProducer:
             cluster = self.cluster
             if topic not in cluster.controller.topics:
                 # Metadata, which auto-creates the topic as the broker's
-                # auto.create.topics.enable allows (never an internal one)
+                # auto.create.topics.enable allows (not an internal one); the topic it
+                # created is there for the next Metadata, the one a client retries with
                 answer, = api.metadata(
                     cluster, [topic], self.config["allow_auto_create_topics"]).topics
                 if answer.error_code == errors.INVALID_TOPIC_EXCEPTION:
                     raise errors.KafkaCoreError(answer.error_code, f"Invalid topic: {topic}")
-                if answer.error_code != errors.NONE:
+                if topic not in cluster.controller.topics:
                     raise KafkaTimeoutError(
                         f"Failed to update metadata after {self.config['max_block_ms']} ms.")
             parts = list(range(cluster.partitions_for(topic)))

@@ -2,12 +2,14 @@
 id, and each topic's partitions with leader, leader epoch, replicas, ISR, offline replicas
 and the eligible leader replicas (KIP-966), from the controller's state.
 
-An unknown topic is created on the spot when the caller allows it and
-auto.create.topics.enable is true (the default), with num.partitions and
-default.replication.factor (capped at the live brokers). Internal topics are never
-auto-created; one request auto-creates at most MAX_PARTITIONS_PER_BATCH partitions.
-An unknown topic not created is UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION
-when its name is illegal (Kafka's KafkaApis.getTopicMetadata).
+An unknown topic is created when the caller allows it and auto.create.topics.enable is
+true (the default), with num.partitions and default.replication.factor (capped at the live
+brokers); the answer that creates it still says UNKNOWN_TOPIC_OR_PARTITION, as Kafka's
+AutoTopicCreationManager answers before the controller has created the topic, and the next
+Metadata describes it. Internal topics are not auto-created; one request auto-creates at
+most MAX_PARTITIONS_PER_BATCH partitions. An unknown topic is UNKNOWN_TOPIC_OR_PARTITION,
+or INVALID_TOPIC_EXCEPTION when its name is illegal, with or without auto-creation (Kafka's
+KafkaApis.getTopicMetadata).
 
 Authorisation is the caller's: it passes `may_describe` and `may_create` predicates (the
 wire handler checks the ACLs of the connection's principal, the in-process admin those of
@@ -16,8 +18,9 @@ asked for by name without DESCRIBE gets TOPIC_AUTHORIZATION_FAILED.
 
     >>> from minikafka.cluster import Cluster
     >>> cluster = Cluster(brokers=3, seed=1)
-    >>> answer = metadata(cluster, ["orders"], allow_auto_create=True)
-    >>> [(t.name, t.error_code, len(t.partitions)) for t in answer.topics]
+    >>> [t.error_code for t in metadata(cluster, ["orders"], allow_auto_create=True).topics]
+    [3]
+    >>> [(t.name, t.error_code, len(t.partitions)) for t in metadata(cluster, ["orders"]).topics]
     [('orders', 0, 1)]
     >>> [t.error_code for t in metadata(cluster, ["__nope", "no way"]).topics]
     [3, 17]
@@ -35,6 +38,7 @@ from typing import TYPE_CHECKING
 from .. import errors
 from ..config import validate_topic_name
 from ..controller import MAX_PARTITIONS_PER_BATCH, NO_LEADER
+from ..metadata_log import INTERNAL_TOPICS
 from .topics import CreatableTopic, CreateTopicsRequest, create_topics
 
 if TYPE_CHECKING:
@@ -145,7 +149,7 @@ def _described(cluster: ClusterPort, name: str, live: set[int]) -> TopicMetadata
 
 def _auto_create(cluster: ClusterPort, name: str) -> int:
     """Create `name` as auto.create.topics.enable does; returns an error code."""
-    if name.startswith("__"):
+    if name in INTERNAL_TOPICS:  # the coordinators create them, with their own configs
         return errors.UNKNOWN_TOPIC_OR_PARTITION
     config = cluster.broker_config
     rf = max(1, min(int(config["default.replication.factor"]), len(live_brokers(cluster))))
@@ -210,13 +214,12 @@ def metadata(cluster: ClusterPort, topics: Sequence[str | uuid.UUID] | None,
                 if create and not may_create(name):
                     out.append(TopicMetadata(name, errors.TOPIC_AUTHORIZATION_FAILED))
                     continue
-                if create:
-                    code = _auto_create(cluster, name)
+                if create:  # described from the next Metadata on
+                    code = _auto_create(cluster, name) or errors.UNKNOWN_TOPIC_OR_PARTITION
                     budget -= wanted_partitions
                 else:  # Kafka names an illegal name rather than call it unknown
                     code = _unknown_code(name)
-                if code != errors.NONE or name not in controller.topics:
-                    out.append(TopicMetadata(name, code or errors.UNKNOWN_TOPIC_OR_PARTITION))
-                    continue
+                out.append(TopicMetadata(name, code))
+                continue
             out.append(_described(cluster, name, live))
     return MetadataResult(cluster_id(cluster), controller_id(cluster), brokers, out)
