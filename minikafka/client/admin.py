@@ -66,6 +66,7 @@ from ..core.acl import (
     AclPermissionType,
     PatternType,
     ResourceType,
+    all_operations,
 )
 from ..core.groups.classic import DEAD, EMPTY, CommittedOffset
 from ..core.offset_reset import (
@@ -158,11 +159,48 @@ class KafkaAdminClient:
         return box[0]
 
     # -- topics (enough for a lesson) ------------------------------------------------------------
+    def _describable(self, name: str) -> bool:
+        return self._may(AclOperation.DESCRIBE, ResourceType.TOPIC, name)
+
+    def _operations(self, kind: ResourceType, name: str = CLUSTER_NAME) -> list[str]:
+        """authorized_operations by name, as kafka-python's admin turns them."""
+        authorizer = self.cluster.authorizer
+        codes = all_operations(kind) if authorizer is None else \
+            authorizer.authorized_operations(self.principal, IN_PROCESS_HOST, kind, name)
+        return [ACLOperation(c).name for c in sorted(codes) if c not in (0, 1, 2)]
+
     def list_topics(self) -> list[str]:
-        """Every topic the principal may DESCRIBE."""
-        names = self.cluster.list_topics(internal=True)
-        hidden = refused_topics(self.cluster, self.principal, AclOperation.DESCRIBE, names)
-        return [n for n in names if n not in hidden]
+        """Every topic the principal may DESCRIBE (Metadata for all topics)."""
+        answer = api.metadata(self.cluster, None, may_describe=self._describable)
+        return [t.name for t in answer.topics]
+
+    def describe_topics(self, topics: Iterable[str] | None = None) -> list[dict]:
+        """Metadata for the topics (names or uuid.UUID topic ids), or every topic the
+        principal may DESCRIBE: kafka-python's list of topic dicts."""
+        answer = api.metadata(self.cluster, None if topics is None else list(topics),
+                              may_describe=self._describable)
+        return [{
+            "error_code": t.error_code, "name": t.name,
+            "topic_id": str(t.topic_id) if t.error_code == errors.NONE else None,
+            "is_internal": t.is_internal,
+            "partitions": [{
+                "error_code": p.error_code, "partition_index": p.partition,
+                "leader_id": p.leader, "leader_epoch": p.leader_epoch,
+                "replica_nodes": p.replicas, "isr_nodes": p.isr,
+                "offline_replicas": p.offline_replicas} for p in t.partitions],
+            "authorized_operations": self._operations(ResourceType.TOPIC, t.name)
+            if t.error_code == errors.NONE else None} for t in answer.topics]
+
+    def describe_cluster(self) -> dict:
+        """DescribeCluster with fenced brokers: cluster id, controller, brokers. In-process
+        brokers have no listener: host is the in-process client address, port -1."""
+        answer = api.describe_cluster(self.cluster, include_fenced=True)
+        may = self._may(AclOperation.DESCRIBE, ResourceType.CLUSTER)
+        return {"cluster_id": answer.cluster_id, "controller_id": answer.controller_id,
+                "brokers": [{"broker_id": b.broker_id, "host": IN_PROCESS_HOST, "port": -1,
+                             "rack": b.rack, "is_fenced": b.fenced} for b in answer.brokers],
+                "authorized_operations": self._operations(ResourceType.CLUSTER)
+                if may else []}
 
     def create_topics(self, new_topics: Any, timeout_ms: int | None = None,
                       validate_only: bool = False, raise_errors: bool = True) -> dict[str, Any]:

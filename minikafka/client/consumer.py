@@ -182,12 +182,12 @@ class KafkaConsumer:
 
     def partitions_for_topic(self, topic: str) -> set[int]:
         """The topic's partition ids; an empty set when it does not exist (kafka-python 3)."""
-        if topic not in self.cluster.controller.topics:
-            return set()
-        return set(range(self._partitions(topic)))
+        answer, = api.metadata(self.cluster, [topic]).topics
+        return {p.partition for p in answer.partitions}
 
     def topics(self) -> set[str]:
-        return set(self.cluster.list_topics())
+        """The topics Metadata lists, internal ones left out as kafka-python does."""
+        return {t.name for t in api.metadata(self.cluster, None).topics if not t.is_internal}
 
     # -- positions -----------------------------------------------------------------------
     def _reset_position(self, tp: TopicPartition) -> int:

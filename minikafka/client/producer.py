@@ -299,14 +299,14 @@ class KafkaProducer:
         if parts is None:
             cluster = self.cluster
             if topic not in cluster.controller.topics:
-                if self.config["allow_auto_create_topics"] and not topic.startswith("__") \
-                        and cluster.broker_config["auto.create.topics.enable"]:
-                    # auto.create.topics.enable=true on the broker: num.partitions and
-                    # default.replication.factor (1 and 1 unless configured).
-                    bc = cluster.broker_config
-                    rf = min(int(bc["default.replication.factor"]), len(cluster.live_brokers()))
-                    cluster.create_topic(topic, int(bc["num.partitions"]), max(rf, 1))
-                else:
+                # Metadata, which auto-creates the topic as the broker's
+                # auto.create.topics.enable allows (not an internal one); the topic it
+                # created is there for the next Metadata, the one a client retries with
+                answer, = api.metadata(
+                    cluster, [topic], self.config["allow_auto_create_topics"]).topics
+                if answer.error_code == errors.INVALID_TOPIC_EXCEPTION:
+                    raise errors.KafkaCoreError(answer.error_code, f"Invalid topic: {topic}")
+                if topic not in cluster.controller.topics:
                     raise KafkaTimeoutError(
                         f"Failed to update metadata after {self.config['max_block_ms']} ms.")
             parts = list(range(cluster.partitions_for(topic)))

@@ -68,6 +68,12 @@ FIXES: dict[str, str] = {
         "PRODUCER_FENCED when a newer instance holds the transactional id (minikafka bumped "
         "the old producer's epoch, fencing the new one). minikafka/core/producer_state.py, "
         "minikafka/core/transactions.py, minikafka/wire/handlers/init_producer_id.py."),
+    "metadata_for_unknown_and_illegal_topics": (
+        "A Metadata request that auto-creates a topic now answers UNKNOWN_TOPIC_OR_PARTITION "
+        "for it, as Kafka's AutoTopicCreationManager does (the next Metadata describes it; "
+        "minikafka described it at once), and a name starting with '__' that is no internal "
+        "topic is auto-created as in Kafka (minikafka refused every '__' name). "
+        "minikafka/core/api/metadata.py."),
     "idempotent_producer_state": (
         "minikafka did not serve DescribeProducers (kafka-transactions.sh "
         "describe-producers); minikafka/wire/handlers/describe_producers.py now does."),

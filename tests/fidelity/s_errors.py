@@ -77,6 +77,45 @@ def unknown_topics_and_partitions(door):
     }
 
 
+@scenario("errors", lesson="01")
+def metadata_for_unknown_and_illegal_topics(door):
+    """Metadata naming topics that do not exist, allow_auto_topic_creation off then on:
+    illegal names (a space and '!', 250 characters, '.', '..') are INVALID_TOPIC_EXCEPTION
+    either way; a legal name is UNKNOWN_TOPIC_OR_PARTITION either way, and auto-creation
+    makes it (num.partitions, default.replication.factor) for the next Metadata, a name
+    starting with '__' too."""
+    from .doors import wait_until
+    names = {"space": "bad name!", "long": "a" * 250, "dot": ".", "dotdot": "..",
+             "legal": door.topic("meta"), "underscores": "__" + door.topic("meta")}
+    label_of = {name: label for label, name in names.items()}
+    admin = door.admin()
+
+    def ask(auto: bool) -> dict[str, str]:
+        answer = _metadata(admin, list(names.values()), auto)
+        return {label_of[t.name]: err_code(t.error_code) for t in answer.topics}
+
+    off, on = ask(False), ask(True)
+    legal = [names["legal"], names["underscores"]]
+    wait_until(lambda: all(t["error_code"] == 0 for t in admin.describe_topics(legal)), 15, 0.2)
+    return {"auto_off": off, "auto_on": on, "then": {
+        label_of[t["name"]]: [err_code(t["error_code"]),
+                              sorted(len(p["replica_nodes"]) for p in t["partitions"])]
+        for t in admin.describe_topics(legal)}}
+
+
+def _metadata(admin, names: list[str], auto: bool):
+    """A MetadataRequest with allow_auto_topic_creation as given (kafka-python's admin
+    always sends False), through the admin's own connection manager."""
+    from kafka.protocol.metadata import MetadataRequest
+    request = MetadataRequest(
+        topics=[MetadataRequest.MetadataRequestTopic(name=n) for n in names],
+        allow_auto_topic_creation=auto)
+
+    async def send():
+        return await admin._manager.send(request)
+    return admin._manager.run(send)
+
+
 def err_code(code: int) -> str:
     from kafka.errors import for_code
     return for_code(code).__name__

@@ -23,6 +23,8 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
+    metadata         Metadata (key 3): brokers, controller, topics, auto-creation
+    describe_cluster DescribeCluster (key 60): cluster id, controller, brokers
 """
 from __future__ import annotations
 
@@ -56,6 +58,16 @@ from .log_dirs import (
     LogDirReplica,
     alter_replica_log_dirs,
     describe_log_dirs,
+)
+from .metadata import (
+    BrokerDescription,
+    ClusterDescription,
+    MetadataResult,
+    PartitionMetadata,
+    TopicMetadata,
+    describe_cluster,
+    metadata,
+    partition_metadata,
 )
 from .offsets import (
     EARLIEST,
@@ -95,6 +107,14 @@ __all__ = [
     "QuotaAlteration", "QuotaAlterationResult", "QuotaFilterComponent", "QuotaOp",
     "alter_client_quotas", "describe_client_quotas", "entity_of", "quota_for",
     "record_and_get_throttle_ms",
+    "BrokerDescription",
+    "ClusterDescription",
+    "MetadataResult",
+    "PartitionMetadata",
+    "TopicMetadata",
+    "describe_cluster",
+    "metadata",
+    "partition_metadata",
     "ActiveProducer",
     "LogDirDescription",
     "PartitionProducers",

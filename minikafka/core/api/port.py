@@ -47,6 +47,11 @@ class ClusterPort(Protocol):
     brokers: dict[int, Broker]
     journal: Journal
     broker_config: Mapping[str, Any]
+    seed: int
+
+    @property
+    def active_controller(self) -> int | None:
+        """The controller that leads the metadata quorum, None during an election."""
 
     @property
     def now_ms(self) -> int: ...

@@ -6,16 +6,14 @@ Modules starting with "_" are not handlers (default_registry skips them).
 """
 from __future__ import annotations
 
-import base64
-import random
 import uuid
-from functools import lru_cache
 from typing import Any
 
 from kafka.errors import KafkaError
 
 from ...core import errors
 from ...core.acl import CLUSTER_NAME, AclOperation, ResourceType, all_operations
+from ...core.api.metadata import cluster_id, controller_id, live_brokers  # noqa: F401
 from ...core.broker import Broker
 from ...core.controller import NO_LEADER
 from ...core.errors import KafkaCoreError
@@ -95,35 +93,6 @@ def group_coordinator(ctx: RequestContext, group_id: str) -> int:
         raise KafkaCoreError(errors.COORDINATOR_NOT_AVAILABLE,
                              "consumer groups are not served over the wire")
     return ctx.cluster.groups.find_coordinator(group_id)
-
-
-def live_brokers(cluster: Any) -> list[int]:
-    """Brokers the metadata lists: registered and not fenced (a crashed broker stays
-    listed until broker.session.timeout.ms fences it, as in Kafka)."""
-    regs = cluster.controller.brokers
-    return [b for b in sorted(cluster.brokers) if b in regs and not regs[b].fenced]
-
-
-def controller_id(cluster: Any) -> int:
-    """The controller id clients see: the active controller when it is a live broker,
-    else some live broker (KRaft brokers name one, as clients cannot reach controllers)."""
-    live = live_brokers(cluster)
-    active = cluster.active_controller
-    if active in live:
-        return active
-    return live[0] if live else -1
-
-
-@lru_cache(maxsize=64)
-def _cluster_id(seed: int) -> str:
-    raw = uuid.UUID(int=random.Random(f"minikafka-cluster-{seed}").getrandbits(128)).bytes
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def cluster_id(cluster: Any) -> str:
-    """A Kafka-style cluster id (22 chars of base64), the same for the same seed, or
-    the one in the log directories' meta.properties."""
-    return getattr(cluster, "cluster_id", None) or _cluster_id(cluster.seed)
 
 
 def topic_uuid(topic: Any) -> uuid.UUID:

@@ -1,21 +1,15 @@
-"""DescribeCluster (key 60), v0-v2: cluster id, controller and brokers (fenced ones
-too when asked, v2)."""
+"""DescribeCluster (key 60), v0-v2: a codec over minikafka.core.api.describe_cluster
+(cluster id, controller and brokers, fenced ones too when asked, v2)."""
 from __future__ import annotations
 
 from kafka.protocol.admin import DescribeClusterRequest, DescribeClusterResponse
 
 from ...core import errors
 from ...core.acl import AclOperation, ResourceType
+from ...core.api import describe_cluster
 from ..listeners import endpoint
 from ..registry import RequestContext
-from ._common import (
-    authorize,
-    authorized_operations,
-    cluster_id,
-    controller_id,
-    live_brokers,
-    serving_broker,
-)
+from ._common import authorize, authorized_operations, cluster_id, serving_broker
 
 API_KEY = 60
 MIN_VERSION = 0
@@ -37,14 +31,12 @@ def handle(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClus
             error_message="minikafka brokers describe brokers only",
             endpoint_type=request.endpoint_type, cluster_id=cluster_id(cluster),
             controller_id=-1, brokers=[], authorized_operations=None)
-    live = live_brokers(cluster)
-    ids = sorted(cluster.controller.brokers) if version >= 2 and request.include_fenced_brokers \
-        else live
+    answer = describe_cluster(cluster, version >= 2 and request.include_fenced_brokers)
     brokers = []
-    for b in ids:
-        host, port = endpoint(cluster, b, ctx.listener)
-        brokers.append(_Broker(broker_id=b, host=host, port=port, rack=cluster.brokers[b].rack,
-                               is_fenced=b not in live))
+    for b in answer.brokers:
+        host, port = endpoint(cluster, b.broker_id, ctx.listener)
+        brokers.append(_Broker(broker_id=b.broker_id, host=host, port=port, rack=b.rack,
+                               is_fenced=b.fenced))
     # a set of AclOperation bits in kafka-python; None encodes "not requested"
     # Kafka computes them only for a principal that may DESCRIBE the cluster.
     operations = None
@@ -53,6 +45,6 @@ def handle(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClus
             if authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER) else set()
     return DescribeClusterResponse(
         version=version, throttle_time_ms=0, error_code=errors.NONE, error_message=None,
-        endpoint_type=BROKERS_ENDPOINT, cluster_id=cluster_id(cluster),
-        controller_id=controller_id(cluster), brokers=brokers,
+        endpoint_type=BROKERS_ENDPOINT, cluster_id=answer.cluster_id,
+        controller_id=answer.controller_id, brokers=brokers,
         authorized_operations=operations)

@@ -1,5 +1,5 @@
 """DescribeTopicPartitions (key 75), v0: what `kafka-topics.sh --describe` asks a Kafka
-3.7+ broker. Metadata's partition fields plus the eligible leader replicas and the last
+3.7+ broker. Metadata's partition fields (minikafka.core.api.partition_metadata) plus the eligible leader replicas and the last
 known leader (KIP-966), a page at a time: topics in name order, at most
 response_partition_limit partitions (and never more than 2000), and a cursor where the
 next page starts.
@@ -10,6 +10,7 @@ from kafka.protocol.admin import DescribeTopicPartitionsRequest, DescribeTopicPa
 
 from ...core import errors
 from ...core.acl import AclOperation, ResourceType
+from ...core.api.metadata import partition_metadata
 from ...core.config import validate_topic_name
 from ..registry import RequestContext
 from ._common import (
@@ -78,15 +79,12 @@ def handle(ctx: RequestContext,
             continue
         first = cursor.partition_index if cursor is not None and name == start_topic else 0
         last = min(len(meta.partitions), first + remaining)
-        partitions = []
-        for p in range(first, last):
-            reg = meta.partitions[p]
-            partitions.append(_Partition(
-                error_code=errors.NONE, partition_index=p, leader_id=reg.leader,
-                leader_epoch=reg.leader_epoch, replica_nodes=list(reg.replicas),
-                isr_nodes=list(reg.isr), eligible_leader_replicas=list(reg.elr),
-                last_known_elr=list(reg.last_known_elr),
-                offline_replicas=[b for b in reg.replicas if b not in live]))
+        partitions = [_Partition(
+            error_code=errors.NONE, partition_index=p.partition, leader_id=p.leader,
+            leader_epoch=p.leader_epoch, replica_nodes=p.replicas, isr_nodes=p.isr,
+            eligible_leader_replicas=p.elr, last_known_elr=p.last_known_elr,
+            offline_replicas=p.offline_replicas)
+            for p in partition_metadata(cluster, name, live)[first:last]]
         topics.append(_Topic(error_code=errors.NONE, name=name, topic_id=topic_uuid(meta),
                              is_internal=meta.internal, partitions=partitions))
         if last < len(meta.partitions):
