@@ -92,7 +92,7 @@ class MetadataResult(ClusterDescription):
     topics: list[TopicMetadata] = field(default_factory=list)
 
 
-def live_brokers(cluster: ClusterPort) -> list[int]:
+def registered_brokers(cluster: ClusterPort) -> list[int]:
     """Brokers the metadata lists: registered and not fenced (a crashed broker stays
     listed until broker.session.timeout.ms fences it, as in Kafka)."""
     regs = cluster.controller.brokers
@@ -102,7 +102,7 @@ def live_brokers(cluster: ClusterPort) -> list[int]:
 def controller_id(cluster: ClusterPort) -> int:
     """The controller id clients see: the active controller when it is a live broker,
     else some live broker (KRaft brokers name one, as clients cannot reach controllers)."""
-    live = live_brokers(cluster)
+    live = registered_brokers(cluster)
     active = cluster.active_controller
     if active in live:
         return active
@@ -123,7 +123,7 @@ def cluster_id(cluster: ClusterPort) -> str:
 
 def describe_cluster(cluster: ClusterPort, include_fenced: bool = False) -> ClusterDescription:
     """The cluster id, the controller and the brokers (fenced ones too when asked)."""
-    live = live_brokers(cluster)
+    live = registered_brokers(cluster)
     ids = sorted(cluster.controller.brokers) if include_fenced else live
     return ClusterDescription(
         cluster_id(cluster), controller_id(cluster),
@@ -133,7 +133,7 @@ def describe_cluster(cluster: ClusterPort, include_fenced: bool = False) -> Clus
 def partition_metadata(cluster: ClusterPort, name: str, live: set[int] | None = None
                        ) -> list[PartitionMetadata]:
     """Every partition of an existing topic as the controller has it."""
-    live = set(live_brokers(cluster)) if live is None else live
+    live = set(registered_brokers(cluster)) if live is None else live
     return [PartitionMetadata(
         p, reg.leader, reg.leader_epoch, list(reg.replicas), list(reg.isr),
         [b for b in reg.replicas if b not in live], list(reg.elr), list(reg.last_known_elr),
@@ -152,7 +152,7 @@ def _auto_create(cluster: ClusterPort, name: str) -> int:
     if name in INTERNAL_TOPICS:  # the coordinators create them, with their own configs
         return errors.UNKNOWN_TOPIC_OR_PARTITION
     config = cluster.broker_config
-    rf = max(1, min(int(config["default.replication.factor"]), len(live_brokers(cluster))))
+    rf = max(1, min(int(config["default.replication.factor"]), len(registered_brokers(cluster))))
     # invalid name, no controller, no brokers: the error code comes back
     result, = create_topics(cluster, CreateTopicsRequest(
         [CreatableTopic(name, int(config["num.partitions"]), rf)]))
@@ -183,7 +183,7 @@ def metadata(cluster: ClusterPort, topics: Sequence[str | uuid.UUID] | None,
     """Metadata for `topics` (names or topic ids, KIP-516), or every topic the principal
     may describe when None; unknown names are auto-created when `allow_auto_create` and
     the broker's auto.create.topics.enable allow it."""
-    live_ids = live_brokers(cluster)
+    live_ids = registered_brokers(cluster)
     live = set(live_ids)
     brokers = [BrokerDescription(b, cluster.brokers[b].rack) for b in live_ids]
     controller = cluster.controller

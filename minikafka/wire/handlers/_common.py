@@ -13,7 +13,7 @@ from kafka.errors import KafkaError
 
 from ...core import errors
 from ...core.acl import CLUSTER_NAME, AclOperation, ResourceType, all_operations
-from ...core.api.metadata import cluster_id, controller_id, live_brokers  # noqa: F401
+from ...core.api.metadata import cluster_id, controller_id, registered_brokers  # noqa: F401
 from ...core.broker import Broker
 from ...core.controller import NO_LEADER
 from ...core.errors import KafkaCoreError

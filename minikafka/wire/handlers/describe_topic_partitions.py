@@ -15,7 +15,7 @@ from ...core.config import validate_topic_name
 from ..registry import RequestContext
 from ._common import (
     authorize,
-    live_brokers,
+    registered_brokers,
     serving_broker,
     topic_uuid,
 )
@@ -61,7 +61,7 @@ def handle(ctx: RequestContext,
         return _invalid(request)
     names = sorted({n for n in (asked or controller.topics) if n >= start_topic})
     remaining = min(request.response_partition_limit, MAX_PARTITIONS)
-    live = set(live_brokers(cluster))
+    live = set(registered_brokers(cluster))
     topics, next_cursor = [], None
     for name in names:
         if remaining <= 0:

@@ -12,7 +12,7 @@ from ...core.acl import AclOperation, ResourceType
 from ...core.api.configs import BROKER, BROKER_LOGGER, GROUP, TOPIC
 from ...core.groups.classic import DEAD
 from ..registry import RequestContext
-from ._common import INVALID_REQUEST, authorize, live_brokers, serving_broker
+from ._common import INVALID_REQUEST, authorize, registered_brokers, serving_broker
 
 API_KEY = 74
 MIN_VERSION = 0
@@ -28,7 +28,7 @@ def _names(cluster, resource_type: int) -> list[str]:
     if resource_type == TOPIC:
         return sorted(cluster.controller.topics)
     if resource_type in (BROKER, BROKER_LOGGER):
-        return [str(b) for b in live_brokers(cluster)]
+        return [str(b) for b in registered_brokers(cluster)]
     if resource_type == GROUP:
         return sorted({g for g, group in cluster.groups.groups.items() if group.state != DEAD}
                       | set(cluster.share_groups.groups))
