@@ -65,7 +65,7 @@ def expect_02(o: dict) -> None:
 
 def expect_03(o: dict) -> None:
     # Keyed records land at toPositive(murmur2(key)) % n; keyless bursts stick to a
-    # partition per batch; 3 -> 4 partitions moves about 3 keys in 4, truck-4 among them.
+    # partition per batch; 3 -> 4 partitions moves about 3 keys in 4, truck-04 among them.
     assert o["keyed_agree"] == 60
     assert 1 <= o["burst_switches"] <= 6
     assert 600 < o["moved_3_to_4"] < 900
