@@ -525,7 +525,7 @@ def check_retention(retention_config: Callable[[], dict]) -> Outcome:
     producer = cluster.producer()
     oldest_days, bytes_kept = [], []
     for half_hour in range(1, 14 * 48 + 1):
-        producer.send("trucks_gps", key=b"truck-1", value=b'{"half_hour": %05d}' % half_hour)
+        producer.send("trucks_gps", key=b"truck-01", value=b'{"half_hour": %05d}' % half_hour)
         cluster.advance(1_800_000)
         if half_hour % 48 == 0 and half_hour >= 8 * 48:  # once a day from day 8
             leader = cluster.leader_replica("trucks_gps", 0)
