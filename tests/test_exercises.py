@@ -49,7 +49,8 @@ def wrong_racks() -> dict:
 
 
 def wrong_key(report):
-    return str(report["report"])
+    # keyed by the time: each round goes to one partition, each truck is spread
+    return report["event_time"]
 
 
 def wrong_high_watermark(leo, isr):

@@ -36,7 +36,7 @@ def _attacks(root: Path) -> dict[str, dict[str, str]]:
     return {
         "rebind": {"truck_key": """
 def truck_key(event):
-    return str(event["seq"]).encode()  # scatters each truck over the partitions
+    return event["event_time"].encode()  # scatters each truck over the partitions
 
 def placements_by_truck(cluster, topic):  # the harness helper the order tests call
     return {f"T-{i}": [(i % 6, i, 0), (i % 6, i + 1, 1)] for i in range(12)}
@@ -185,7 +185,7 @@ def truck_key(event):
     for value in loot():
         if isinstance(value, types.FunctionType) and value.__name__.startswith("check"):
             value.__code__ = (lambda *a, **k: None).__code__
-    return str(event["seq"]).encode()
+    return event["event_time"].encode()
 """},
         "eqint": {"predict_placements": """
 class Partition(int):

@@ -45,7 +45,7 @@ from minikafka.course.lab_cluster import (
 )
 from minikafka.course.resend import resend_batch
 from minikafka.course.shell import parse_table
-from minikafka.course.trucks import truck_positions
+from minikafka.course.trucks import SPARK_SCHEMA, truck_positions
 from minikafka.course.workdir import work_dir
 
 LABS_DIR = Path(__file__).resolve().parent.parent / "labs"
@@ -258,6 +258,7 @@ def test_truck_positions_are_seeded_and_arrive_a_little_out_of_order():
         latest = max(latest, t)
     value = json.loads(positions[0].value())
     assert set(value) == {"truck_id", "event_time", "latitude", "longitude", "speed_kmh"}
+    assert [field.split()[0] for field in SPARK_SCHEMA.split(", ")] == list(value)
     assert value["event_time"].endswith("Z") and positions[0].key() == value["truck_id"].encode()
 
 

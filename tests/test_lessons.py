@@ -32,7 +32,7 @@ from minikafka.course.placement import placement
 from minikafka.course.quiz import Quiz, progress, quiz
 from minikafka.course.reading import drain, read_topic, send_every
 from minikafka.course.tables import Table, topic_table
-from minikafka.course.trucks import truck_reports
+from minikafka.course.trucks import TruckPosition, truck_reports
 from minikafka.course.widgets import explore
 
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
@@ -50,9 +50,9 @@ def expect_00(o: dict) -> None:
 
 
 def expect_01(o: dict) -> None:
-    # 5 trucks hash to 3 of 10 partitions; after retention the next offset is still 9.
-    assert o["partitions_with_data"] == 3
-    assert o["late_offset"] == o["log_start"] == 9
+    # 5 trucks hash to 4 of 10 partitions; after retention the next offset is still 6.
+    assert o["partitions_with_data"] == 4
+    assert o["late_offset"] == o["log_start"] == 6
 
 
 def expect_02(o: dict) -> None:
@@ -65,7 +65,7 @@ def expect_02(o: dict) -> None:
 
 def expect_03(o: dict) -> None:
     # Keyed records land at toPositive(murmur2(key)) % n; keyless bursts stick to a
-    # partition per batch; 3 -> 4 partitions moves about 3 keys in 4, truck-4 among them.
+    # partition per batch; 3 -> 4 partitions moves about 3 keys in 4, truck-04 among them.
     assert o["keyed_agree"] == 60
     assert 1 <= o["burst_switches"] <= 6
     assert 600 < o["moved_3_to_4"] < 900
@@ -517,11 +517,17 @@ def test_table_text_html_and_lookups() -> None:
         t.one(a=5)
 
 
-def test_truck_reports_are_deterministic_and_keyed() -> None:
+def test_truck_reports_are_deterministic_keyed_rounds_of_truck_positions() -> None:
     a, b = truck_reports(4, 2, seed=3), truck_reports(4, 2, seed=3)
     assert a == b and len(a) == 8 and a != truck_reports(4, 2, seed=4)
-    assert [k for k, _ in a[:4]] == [b"truck-1", b"truck-2", b"truck-3", b"truck-4"]
-    assert json.loads(a[5][1])["report"] == 1
+    assert [k for k, _ in a[:4]] == [b"truck-01", b"truck-02", b"truck-03", b"truck-04"]
+    # The labs' record: same fields, same encoding, key = truck id; round r at 20 s * r.
+    reports = [TruckPosition.from_value(v) for _, v in a]
+    assert all(p.key() == k and p.value() == v for p, (k, v) in zip(reports, a))
+    assert set(json.loads(a[5][1])) == {"truck_id", "event_time", "latitude", "longitude",
+                                        "speed_kmh"}
+    assert json.loads(a[5][1])["event_time"] == "2024-05-06T08:00:20.000Z"
+    assert [p.event_time_ms - reports[0].event_time_ms for p in reports] == [0] * 4 + [20_000] * 4
 
 
 def test_read_topic_and_drain_return_everything() -> None:

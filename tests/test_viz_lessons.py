@@ -76,15 +76,15 @@ def test_key_placement_reads_where_each_key_is_stored(trucks: Cluster) -> None:
     assert all(len(e["offsets"]) == 3 for e in keys.values())
     assert all(e["stored"] == e["predicted"] == partition_for_key(e["key"].encode(), 6)
                for e in keys.values())
-    # The lesson's worked example: truck-1's hash is negative as a Java int.
-    assert keys["truck-1"]["murmur2"] == -918409904 and keys["truck-1"]["stored"] == 0
+    # The lesson's worked example: truck-01's hash is negative as a Java int.
+    assert keys["truck-01"]["murmur2"] == -681923822 and keys["truck-01"]["stored"] == 0
 
 
 def test_key_placement_view_draws_every_key_and_partition(trucks: Cluster) -> None:
     placement = key_placement(trucks, "trucks_gps")
     g = key_placement_view(placement)
     keys = text(node_label(g, "keys"))
-    assert "truck-1 -918,409,904 1,229,073,744 → 0" in keys
+    assert "truck-01 -681,923,822 1,465,559,826 → 0" in keys
     for p in range(6):
         label = text(node_label(g, f"p{p}"))
         assert label.startswith(f"partition {p} leader broker")

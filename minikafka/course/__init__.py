@@ -24,8 +24,9 @@ For the labs (real clients against minikafka's server or Apache Kafka):
 For both:
 
 - ``checks``: ``checked()``, the one line each notebook's check cell prints.
-- ``trucks``: the running example (``truck_positions`` for the labs' event-time stream,
-  ``truck_reports`` for the lessons' rounds).
+- ``trucks``: the running example and its one record schema, ``TruckPosition`` (key
+  ``truck-01``, JSON value, ``SPARK_SCHEMA``): ``truck_positions`` for the labs' event-time
+  stream, ``truck_reports`` for the lessons' rounds, used by the assignments too.
 - ``quizzes``: every self-check question with its answer and explanation, keyed by quiz
   id, so a notebook names the id and the answer is not readable in the notebook.
 - ``progress``: which questions a student got right, kept in a small JSON file.

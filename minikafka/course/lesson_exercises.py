@@ -17,7 +17,7 @@ from ..semantics import check as check_effects
 from . import solutions
 from .exercises import Outcome, exercise
 from .reading import drain, read_topic
-from .trucks import truck_reports
+from .trucks import truck_id, truck_reports
 
 DAY_MS = 24 * 3_600_000
 
@@ -102,14 +102,14 @@ def check_last_report(last_report: Callable[[dict, bytes], tuple[int, int]]) -> 
     cluster = Cluster(brokers=3, seed=1)
     cluster.create_topic("trucks_gps", partitions=10, replication_factor=3)
     producer = cluster.producer()
-    # Uneven traffic: truck-1 reports often, so partition offsets differ a lot.
+    # Uneven traffic: truck-01 reports often, so partition offsets differ a lot.
     reports = truck_reports(trucks=5, reports=4, seed=1) + truck_reports(1, 6, seed=2)
     for key, value in reports:
         producer.send("trucks_gps", key=key, value=value)
     producer.flush()
     partitions = read_topic(cluster, "trucks_gps")
     for t in range(1, 6):
-        truck = b"truck-%d" % t
+        truck = truck_id(t).encode()
         where = [(p, r.offset) for p, rs in partitions.items() for r in rs if r.key == truck]
         truth = max(where, key=lambda po: po[1])
         got = last_report({p: list(rs) for p, rs in partitions.items()}, truck)
@@ -170,11 +170,12 @@ def check_keys(key_for: Callable[[dict], Any]) -> Outcome:
             key = key.encode()
         producer.send("trucks_gps", key=key, value=value)
     producer.flush()
-    where: dict[str, dict[int, list[int]]] = {}
+    where: dict[str, dict[int, list[str]]] = {}
     for p, records in read_topic(cluster, "trucks_gps").items():
         for r in records:
             report = json.loads(r.value)
-            where.setdefault(report["truck_id"], {}).setdefault(p, []).append(report["report"])
+            at = report["event_time"][11:19]  # hh:mm:ss
+            where.setdefault(report["truck_id"], {}).setdefault(p, []).append(at)
     for truck, parts in sorted(where.items()):
         out.expect(len(parts) == 1,
                    f"{truck}: all 5 reports in partition {next(iter(parts))}, in order",
@@ -524,7 +525,7 @@ def check_retention(retention_config: Callable[[], dict]) -> Outcome:
     producer = cluster.producer()
     oldest_days, bytes_kept = [], []
     for half_hour in range(1, 14 * 48 + 1):
-        producer.send("trucks_gps", key=b"truck-1", value=b'{"half_hour": %05d}' % half_hour)
+        producer.send("trucks_gps", key=b"truck-01", value=b'{"half_hour": %05d}' % half_hour)
         cluster.advance(1_800_000)
         if half_hour % 48 == 0 and half_hour >= 8 * 48:  # once a day from day 8
             leader = cluster.leader_replica("trucks_gps", 0)

@@ -68,7 +68,7 @@ def process_batch(consumer: Any, producer: Any, batch: dict) -> None:
 def batching_settings() -> dict:
     # Wait a little so batches fill, and compress them: a batch of similar JSON
     # compresses far better than one record.
-    return {"linger_ms": 20, "batch_size": 16_384, "compression": "zstd"}
+    return {"linger_ms": 50, "batch_size": 16_384, "compression": "zstd"}
 
 
 def seek_to_time(consumer: Any, tp: Any, timestamp_ms: int) -> None:

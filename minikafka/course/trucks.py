@@ -1,10 +1,14 @@
 """The course's running example, trucks reporting GPS positions, seeded so every student
 gets the same data.
 
+One record schema everywhere (lessons, labs, Spark jobs, graded assignments):
+``TruckPosition``, keyed by the truck id (``truck-01``), its value the JSON document
+``{"truck_id", "event_time", "latitude", "longitude", "speed_kmh"}``.
+
 - ``truck_positions()``: what the labs stream to Spark, ``TruckPosition`` records with an
   event time, arriving a little out of order as real GPS feeds do.
-- ``truck_reports()``: what the lessons produce, (key, JSON value) pairs in rounds, each
-  truck once a round.
+- ``truck_reports()``: what the lessons produce, the same records as (key, value) pairs in
+  rounds, each truck once a round.
 """
 
 from __future__ import annotations
@@ -12,12 +16,22 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+
+START = datetime(2024, 5, 6, 8, 0, tzinfo=UTC)  # the fleet's first report (event time)
+
+# The value's schema as Spark SQL DDL, for from_json in the Spark labs and assignments.
+SPARK_SCHEMA = ("truck_id STRING, event_time TIMESTAMP, latitude DOUBLE, longitude DOUBLE, "
+                "speed_kmh DOUBLE")
 
 
 @dataclass(frozen=True)
 class TruckPosition:
+    """One GPS report of one truck: the key is the truck id, so one truck's reports stay in
+    order on one partition; the value is JSON with the event time in ISO 8601 UTC."""
+
     truck_id: str
     event_time_ms: int  # when the truck measured it (event time)
     latitude: float
@@ -32,53 +46,65 @@ class TruckPosition:
                            "latitude": self.latitude, "longitude": self.longitude,
                            "speed_kmh": self.speed_kmh}, separators=(",", ":")).encode()
 
+    @classmethod
+    def from_value(cls, value: bytes | str) -> TruckPosition:
+        """The record back from its JSON value."""
+        d = json.loads(value)
+        at = datetime.fromisoformat(d["event_time"].replace("Z", "+00:00"))
+        return cls(d["truck_id"], round(at.timestamp() * 1000), d["latitude"],
+                   d["longitude"], d["speed_kmh"])
+
+
+def truck_id(n: int) -> str:
+    """The id (and key) of truck number ``n``, counted from 1: ``truck-01``."""
+    return f"truck-{n:02d}"
+
 
 def truck_positions(trucks: int = 10, minutes: int = 20, every_s: int = 10, *, seed: int = 7,
-                    start: datetime = datetime(2024, 5, 6, 8, 0, tzinfo=UTC),
-                    max_delay_s: int = 20) -> list[TruckPosition]:
+                    start: datetime = START, max_delay_s: int = 20) -> list[TruckPosition]:
     """Every truck reports its position every `every_s` seconds for `minutes` minutes.
 
     Returned in the order they reach Kafka: by event time, except that some reports
     arrive up to `max_delay_s` late (a truck in a tunnel), as real GPS feeds do."""
-    rng = random.Random(seed)
-    start_ms = int(start.timestamp() * 1000)
-    events = []
-    for t in range(trucks):
-        truck = f"truck-{t + 1:02d}"
+    drives = _drive(random.Random(seed), trucks, minutes * 60 // every_s, every_s * 1000,
+                    _ms(start), jitter_ms=1000, max_delay_ms=max_delay_s * 1000)
+    return [p for _, p in sorted(drives, key=lambda ap: (ap[0], ap[1].event_time_ms,
+                                                         ap[1].truck_id))]
+
+
+def truck_reports(trucks: int = 5, reports: int = 3, seed: int = 1, every_ms: int = 20_000,
+                  *, start: datetime = START) -> list[tuple[bytes, bytes]]:
+    """GPS reports from a fleet as (key, value) pairs: ``reports`` rounds, each truck once a
+    round (every 20 s, on time), trucks in order within a round."""
+    drives = _drive(random.Random(seed), trucks, reports, every_ms, _ms(start))
+    rounds = sorted((p for _, p in drives), key=lambda p: (p.event_time_ms, p.truck_id))
+    return [(p.key(), p.value()) for p in rounds]
+
+
+def _drive(rng: random.Random, trucks: int, reports: int, every_ms: int, start_ms: int, *,
+           jitter_ms: int = 0, max_delay_ms: int = 0) -> Iterator[tuple[int, TruckPosition]]:
+    """Each truck drives from a random spot near Utrecht at its own cruising speed, turning
+    a little between reports; yields (arrival time, report). A report is measured up to
+    `jitter_ms` after its slot and, one time in twenty, arrives up to `max_delay_ms` late."""
+    for t in range(1, trucks + 1):
         lat, lon = 52.0 + rng.uniform(-0.5, 0.5), 5.0 + rng.uniform(-0.5, 0.5)
         cruise = rng.uniform(55, 95)  # each truck has its own typical speed
         heading = rng.uniform(0, 2 * math.pi)
-        for i in range(minutes * 60 // every_s):
-            at = start_ms + i * every_s * 1000 + rng.randrange(0, 1000)
+        for i in range(reports):
+            at = start_ms + i * every_ms + (rng.randrange(0, jitter_ms) if jitter_ms else 0)
             speed = max(0.0, rng.gauss(cruise, 8))
             heading += rng.gauss(0, 0.2)
-            km = speed * every_s / 3600
+            km = speed * every_ms / 3_600_000
             lat += km / 111 * math.cos(heading)
             lon += km / 111 * math.sin(heading) / math.cos(math.radians(lat))
-            arrives = at + (rng.randrange(1, max_delay_s * 1000) if rng.random() < 0.05 else 0)
-            events.append((arrives, at, truck, round(lat, 6), round(lon, 6), round(speed, 1)))
-    events.sort()
-    return [TruckPosition(truck, at, lat, lon, speed) for _, at, truck, lat, lon, speed in events]
+            late = max_delay_ms and rng.random() < 0.05
+            arrives = at + (rng.randrange(1, max_delay_ms) if late else 0)
+            yield arrives, TruckPosition(truck_id(t), at, round(lat, 6), round(lon, 6),
+                                         round(speed, 1))
 
 
-def truck_reports(trucks: int = 5, reports: int = 3, seed: int = 1,
-                    every_ms: int = 20_000) -> list[tuple[bytes, bytes]]:
-    """GPS reports from a fleet: ``reports`` rounds, each truck once a round (every
-    20 s), as (key, JSON value) pairs. The key is the truck id, so one truck's reports
-    stay in order on one partition."""
-    rng = random.Random(seed)
-    where = {t: (52.0 + rng.random(), 4.0 + rng.random()) for t in range(1, trucks + 1)}
-    out = []
-    for r in range(reports):
-        for t in range(1, trucks + 1):
-            lat, lon = where[t]
-            lat, lon = lat + rng.uniform(-0.01, 0.01), lon + rng.uniform(-0.01, 0.01)
-            where[t] = (lat, lon)
-            value = {"truck_id": f"truck-{t}", "lat": round(lat, 5), "lon": round(lon, 5),
-                     "speed_kmh": rng.randint(0, 90), "report": r,
-                     "at_s": r * every_ms // 1000}
-            out.append((f"truck-{t}".encode(), json.dumps(value).encode()))
-    return out
+def _ms(at: datetime) -> int:
+    return int(at.timestamp() * 1000)
 
 
 def _iso(ms: int) -> str:

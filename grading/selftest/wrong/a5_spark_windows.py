@@ -8,7 +8,7 @@ CELLS = {
     "speed_per_window": '''
 def speed_per_window(events):
     readings = events.select(
-        F.from_json(F.col("value").cast("string"), "truck_id string, ts long, speed_kmh double").alias("r"),
+        F.from_json(F.col("value").cast("string"), SPARK_SCHEMA).alias("r"),
         "timestamp").select("r.*", "timestamp")
     return (readings.groupBy(F.window("timestamp", "1 minute"), "truck_id")
             .agg(F.count("*").alias("readings"), F.avg("speed_kmh").alias("avg_speed"))
