@@ -16,6 +16,7 @@ from kafka.errors import KafkaError
 
 from ...core import errors
 from ...core.acl import CLUSTER_NAME, AclOperation, ResourceType, all_operations
+from ...core.api import authz
 from ...core.broker import Broker
 from ...core.controller import NO_LEADER
 from ...core.errors import KafkaCoreError
@@ -46,6 +47,11 @@ def authorize(ctx: RequestContext, operation: AclOperation, resource_type: Resou
     """Whether the connection's principal may do `operation` on the resource (the
     cluster's authorizer decides; without one, yes)."""
     return ctx.cluster.authorize(ctx.principal, ctx.client_host, operation, resource_type, name)
+
+
+def caller(ctx: RequestContext) -> authz.Caller:
+    """Who sent the request, as the core's authorization rules (core.api.authz) take it."""
+    return authz.Caller(ctx.principal, ctx.client_host)
 
 
 def authorized_operations(ctx: RequestContext, resource_type: ResourceType,

@@ -1,0 +1,162 @@
+"""Who may call each Kafka API: the rules of Kafka's KafkaApis, written once for both doors.
+
+A wire handler and an in-process client ask the same function here before they act, so
+a principal refused by `minikafka serve` is refused in a notebook too, with the same
+error code (the in-process clients raise kafka-python's class for it):
+
+    refusals = authz.produce(cluster, caller, transactional_id, topics)
+    # {"orders-eu": TOPIC_AUTHORIZATION_FAILED} when the caller may not WRITE it
+
+Without an authorizer (cluster.authorizer is None) every rule allows everything.
+Rules answer error codes (0 for allowed): a code for the request, or one per refused
+topic, as the API's response carries them.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .. import errors
+from ..acl import ANONYMOUS, CLUSTER_NAME, AclOperation, ResourceType
+
+# FindCoordinator's key types.
+GROUP_KEY = 0
+TRANSACTION_KEY = 1
+
+Refusals = dict[str, int]  # topic -> TOPIC_/GROUP_/TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who sent a request: the principal authentication gave, and the client's host
+    (what host-scoped ACLs match)."""
+    principal: str = ANONYMOUS
+    host: str = "127.0.0.1"
+
+
+def allowed(cluster: Any, caller: Caller, operation: AclOperation, kind: ResourceType,
+            name: str = CLUSTER_NAME) -> bool:
+    """Whether the caller may do `operation` on the resource (no authorizer: yes)."""
+    return cluster.authorize(caller.principal, caller.host, operation, kind, name)
+
+
+def refused(cluster: Any, caller: Caller, operation: AclOperation, kind: ResourceType,
+            names: Iterable[str]) -> set[str]:
+    """The resources among `names` the caller may not `operation`."""
+    if cluster.authorizer is None:
+        return set()
+    return {n for n in names if not allowed(cluster, caller, operation, kind, n)}
+
+
+def _code(ok: bool, code: int) -> int:
+    return errors.NONE if ok else code
+
+
+def _per_topic(cluster: Any, caller: Caller, topics: Iterable[str], operation: AclOperation,
+               refused_all: int = errors.NONE) -> Refusals:
+    """`refused_all` for every topic when the request's group or transactional id was
+    refused, else TOPIC_AUTHORIZATION_FAILED for each topic without `operation`."""
+    topics = list(topics)
+    if refused_all:
+        return dict.fromkeys(topics, refused_all)
+    return dict.fromkeys(refused(cluster, caller, operation, ResourceType.TOPIC, topics),
+                         errors.TOPIC_AUTHORIZATION_FAILED)
+
+
+# -- producing ---------------------------------------------------------------------------
+def produce(cluster: Any, caller: Caller, transactional_id: str | None,
+            topics: Iterable[str]) -> Refusals:
+    """Produce (key 0): WRITE on each topic; transactional records also need WRITE on
+    the transactional id, without which every partition fails."""
+    txn = errors.NONE if transactional_id is None else \
+        transaction(cluster, caller, transactional_id)
+    return _per_topic(cluster, caller, topics, AclOperation.WRITE, txn)
+
+
+def init_producer_id(cluster: Any, caller: Caller, transactional_id: str | None) -> int:
+    """InitProducerId (key 22): a transactional producer needs WRITE on its transactional
+    id; an idempotent one IDEMPOTENT_WRITE on the cluster or WRITE on some topic (since
+    Kafka 3.0, KIP-679, WRITE on a topic is enough)."""
+    if transactional_id is not None:
+        return transaction(cluster, caller, transactional_id)
+    authorizer = cluster.authorizer
+    ok = authorizer is None or allowed(cluster, caller, AclOperation.IDEMPOTENT_WRITE,
+                                       ResourceType.CLUSTER) or \
+        authorizer.authorize_by_resource_type(caller.principal, caller.host,
+                                              AclOperation.WRITE, ResourceType.TOPIC)
+    return _code(ok, errors.CLUSTER_AUTHORIZATION_FAILED)
+
+
+def transaction(cluster: Any, caller: Caller, transactional_id: str) -> int:
+    """WRITE on the transactional id: InitProducerId, EndTxn, and the first check of
+    AddPartitionsToTxn, AddOffsetsToTxn and TxnOffsetCommit."""
+    return _code(allowed(cluster, caller, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                         transactional_id), errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+
+
+def add_partitions_to_txn(cluster: Any, caller: Caller, transactional_id: str,
+                          topics: Iterable[str]) -> Refusals:
+    """AddPartitionsToTxn (key 24): WRITE on the transactional id, then on each topic."""
+    return _per_topic(cluster, caller, topics, AclOperation.WRITE,
+                      transaction(cluster, caller, transactional_id))
+
+
+def add_offsets_to_txn(cluster: Any, caller: Caller, transactional_id: str,
+                       group_id: str) -> int:
+    """AddOffsetsToTxn (key 25): WRITE on the transactional id, READ on the group."""
+    return transaction(cluster, caller, transactional_id) or group(cluster, caller, group_id)
+
+
+def txn_offset_commit(cluster: Any, caller: Caller, transactional_id: str, group_id: str,
+                      topics: Iterable[str]) -> Refusals:
+    """TxnOffsetCommit (key 28): as AddOffsetsToTxn, then READ on each topic."""
+    return _per_topic(cluster, caller, topics, AclOperation.READ,
+                      add_offsets_to_txn(cluster, caller, transactional_id, group_id))
+
+
+# -- consuming ---------------------------------------------------------------------------
+def fetch(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+    """Fetch (key 1) for a consumer: READ on each topic."""
+    return _per_topic(cluster, caller, topics, AclOperation.READ)
+
+
+def describe_topics(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+    """ListOffsets (key 2), OffsetForLeaderEpoch (key 23), Metadata (key 3): DESCRIBE on
+    each topic. A topic the caller may not describe is refused whether it exists or not,
+    so its existence stays hidden."""
+    return _per_topic(cluster, caller, topics, AclOperation.DESCRIBE)
+
+
+def find_coordinator(cluster: Any, caller: Caller, key_type: int, key: str) -> int:
+    """FindCoordinator (key 10): DESCRIBE on the group or the transactional id."""
+    if key_type == GROUP_KEY:
+        return _code(allowed(cluster, caller, AclOperation.DESCRIBE, ResourceType.GROUP, key),
+                     errors.GROUP_AUTHORIZATION_FAILED)
+    if key_type == TRANSACTION_KEY:
+        return _code(allowed(cluster, caller, AclOperation.DESCRIBE,
+                             ResourceType.TRANSACTIONAL_ID, key),
+                     errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    return errors.NONE
+
+
+def group(cluster: Any, caller: Caller, group_id: str) -> int:
+    """READ on the group: JoinGroup, SyncGroup, Heartbeat, LeaveGroup (keys 11-14) and
+    ConsumerGroupHeartbeat (key 68) of a member."""
+    return _code(allowed(cluster, caller, AclOperation.READ, ResourceType.GROUP, group_id),
+                 errors.GROUP_AUTHORIZATION_FAILED)
+
+
+def offset_commit(cluster: Any, caller: Caller, group_id: str,
+                  topics: Iterable[str]) -> Refusals:
+    """OffsetCommit (key 8): READ on the group (else every partition fails), then READ
+    on each topic."""
+    return _per_topic(cluster, caller, topics, AclOperation.READ,
+                      group(cluster, caller, group_id))
+
+
+def offset_fetch(cluster: Any, caller: Caller, group_id: str) -> int:
+    """OffsetFetch (key 9): DESCRIBE on the group; each topic then needs DESCRIBE
+    (describe_topics): one asked for is refused, and an all-topics fetch leaves it out."""
+    return _code(allowed(cluster, caller, AclOperation.DESCRIBE, ResourceType.GROUP, group_id),
+                 errors.GROUP_AUTHORIZATION_FAILED)
