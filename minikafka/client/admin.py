@@ -67,6 +67,7 @@ from ..core.acl import (
     PatternType,
     ResourceType,
 )
+from ..core.api import authz
 from ..core.groups.classic import DEAD, EMPTY, CommittedOffset
 from ..core.offset_reset import (
     NoCommittedOffset,
@@ -74,7 +75,15 @@ from ..core.offset_reset import (
     parse_duration,
     target_offset,
 )
-from .security import IN_PROCESS_HOST, authenticate, check, refused_topics
+from .security import (
+    IN_PROCESS_HOST,
+    authenticate,
+    caller,
+    check,
+    refusals_error,
+    refused_error,
+    refused_topics,
+)
 
 # kafka-python 2.x return types of describe_consumer_groups.
 GroupInformation = namedtuple(
@@ -121,6 +130,17 @@ def _by_name(results: Iterable[Any], raise_errors: bool) -> dict[str, Any]:
     return out
 
 
+def _with_refusals(names: Iterable[str], refused: Mapping[str, int], results: Iterable[Any],
+                   raise_errors: bool) -> dict[str, Any]:
+    """_by_name's answer for `names`, the refused ones (core.api.authz) with kafka-python's
+    authorization error, raised first with raise_errors."""
+    if refused and raise_errors:
+        raise refusals_error(refused)
+    out = _by_name(results, raise_errors)
+    out.update({name: refused_error(code, name) for name, code in refused.items()})
+    return {name: out[name] for name in names}
+
+
 class KafkaAdminClient:
     """kafka-python's KafkaAdminClient, in process: the same method names and results."""
 
@@ -131,6 +151,7 @@ class KafkaAdminClient:
         self.cluster = cluster
         self.config = {"client_id": "adminclient-1", "request_timeout_ms": 30_000, **configs}
         self.principal = authenticate(cluster, self.config)
+        self.caller = caller(self.principal)
         self._closed = False
 
     def close(self) -> None:
@@ -179,32 +200,25 @@ class KafkaAdminClient:
                     specs[t.name] = {"num_partitions": t.num_partitions,
                                      "replication_factor": t.replication_factor,
                                      "configs": t.topic_configs}
-        # CREATE on the cluster or on each topic, as the broker checks it
-        if not self._may(AclOperation.CREATE, ResourceType.CLUSTER):
-            for name in specs:
-                check(self.cluster, self.principal, AclOperation.CREATE, ResourceType.TOPIC,
-                      name)
+        refused = authz.create_topics(self.cluster, self.caller, specs)
         request = api.CreateTopicsRequest(
             [api.CreatableTopic(name, spec.get("num_partitions", -1),
                                 spec.get("replication_factor", -1),
                                 spec.get("assignments") or spec.get("replica_assignments"),
                                 spec.get("configs") or {})
-             for name, spec in specs.items()], validate_only=validate_only)
-        return _by_name(api.create_topics(self.cluster, request), raise_errors)
+             for name, spec in specs.items() if name not in refused],
+            validate_only=validate_only)
+        return _with_refusals(specs, refused, api.create_topics(self.cluster, request),
+                              raise_errors)
 
     def delete_topics(self, topics: Iterable[str], timeout_ms: int | None = None,
                       raise_errors: bool = True) -> dict[str, Any]:
         """DeleteTopics: {name: None, or the error when raise_errors is False}. Each topic
         needs DELETE (TopicAuthorizationFailedError), as the broker checks it."""
         names = list(topics)
-        refused = refused_topics(self.cluster, self.principal, AclOperation.DELETE, names)
-        if refused and raise_errors:
-            raise Errors.TopicAuthorizationFailedError(refused)
-        out = _by_name(api.delete_topics(self.cluster, [n for n in names if n not in refused]),
-                       raise_errors)
-        for name in refused:
-            out[name] = Errors.TopicAuthorizationFailedError({name})
-        return {name: out[name] for name in names}
+        refused = authz.delete_topics(self.cluster, self.caller, names)
+        done = api.delete_topics(self.cluster, [n for n in names if n not in refused])
+        return _with_refusals(names, refused, done, raise_errors)
 
     def create_partitions(self, topic_partitions: Mapping[str, Any], timeout_ms: int | None = None,
                           validate_only: bool = False, raise_errors: bool = True

@@ -395,8 +395,7 @@ class KafkaProducer:
                 "Cannot call send in state " + self._txn_state + ": begin_transaction() first")
         if value is None and key is None:
             raise AssertionError("Need at least one: key or value")
-        raise_refusals(authz.produce(self.cluster, self.caller, self.transactional_id, [topic]),
-                       self.transactional_id)
+        self._authorize_send(topic)
         if self.key_serializer is not None and key is not None:
             key = self.key_serializer(key)
         if self.value_serializer is not None and value is not None:
@@ -453,6 +452,19 @@ class KafkaProducer:
         if sticky and partitioner.appended(topic, appended, batch.size >= self.batch_size):
             self._next_sticky(topic, parts)
         return _new_future(FutureRecordMetadata, (batch, index))
+
+    def _authorize_send(self, topic: str) -> None:
+        """The rules a send meets on its way (core.api.authz), in kafka-python's order:
+        Metadata (DESCRIBE on the topic), InitProducerId for an idempotent producer's
+        first batch, then Produce (WRITE on the topic and the transactional id)."""
+        cluster, who = self.cluster, self.caller
+        if cluster.authorizer is None:
+            return
+        raise_refusals(authz.describe_topics(cluster, who, [topic]))
+        if self.idempotent and not self.transactional_id and self.producer_id < 0:
+            raise_refused(authz.init_producer_id(cluster, who, None))
+        raise_refusals(authz.produce(cluster, who, self.transactional_id, [topic]),
+                       self.transactional_id)
 
     def _next_sticky(self, topic: str, parts: list[int]) -> int:
         """A new sticky partition among those with a leader, weighted by queue sizes."""

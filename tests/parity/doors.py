@@ -78,13 +78,14 @@ class InProcess(Door):
     def consumer(self, **config: Any) -> Any:
         return self._keep(self.cluster.consumer(**config))
 
-    def admin(self) -> Any:
-        return self._keep(self.cluster.admin())
+    def admin(self, **config: Any) -> Any:
+        return self._keep(self.cluster.admin(**config))
 
-    def create_topics(self, specs: dict, validate_only: bool) -> dict[str, tuple]:
+    def create_topics(self, specs: dict, validate_only: bool, **config: Any
+                      ) -> dict[str, tuple]:
         """{name: (error code, error message)}, (0, None) for a topic that passed."""
-        out = self.admin().create_topics(specs, validate_only=validate_only,
-                                          raise_errors=False)
+        out = self.admin(**config).create_topics(specs, validate_only=validate_only,
+                                                  raise_errors=False)
         return {name: (0, None) if exc is None else (exc.errno, exc.args[0] if exc.args
                                                      else None)
                 for name, exc in out.items()}
@@ -111,12 +112,14 @@ class KafkaPython(Door):
         return self._keep(KafkaConsumer(bootstrap_servers=self.bootstrap_servers,
                                         fetch_max_wait_ms=100, **WIRE, **config))
 
-    def admin(self) -> Any:
-        return self._keep(KafkaAdminClient(bootstrap_servers=self.bootstrap_servers, **WIRE))
+    def admin(self, **config: Any) -> Any:
+        return self._keep(KafkaAdminClient(bootstrap_servers=self.bootstrap_servers, **WIRE,
+                                           **config))
 
-    def create_topics(self, specs: dict, validate_only: bool) -> dict[str, tuple]:
-        out = self.admin().create_topics(specs, validate_only=validate_only,
-                                          raise_errors=False)
+    def create_topics(self, specs: dict, validate_only: bool, **config: Any
+                      ) -> dict[str, tuple]:
+        out = self.admin(**config).create_topics(specs, validate_only=validate_only,
+                                                  raise_errors=False)
         return {t["name"]: (t["error_code"], t["error_message"]) for t in out["topics"]}
 
 

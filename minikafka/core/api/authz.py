@@ -162,3 +162,25 @@ def offset_fetch(cluster: Any, caller: Caller, group_id: str) -> int:
     (describe_topics): one asked for is refused, and an all-topics fetch leaves it out."""
     return _code(allowed(cluster, caller, AclOperation.DESCRIBE, ResourceType.GROUP, group_id),
                  errors.GROUP_AUTHORIZATION_FAILED)
+
+
+# -- topics ------------------------------------------------------------------------------
+REFUSED_MESSAGE = "Authorization failed."  # the error_message Kafka's admin APIs answer
+
+
+def create_topics(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+    """CreateTopics (key 19): CREATE on the cluster, or else on each topic."""
+    if allowed(cluster, caller, AclOperation.CREATE, ResourceType.CLUSTER):
+        return {}
+    return _per_topic(cluster, caller, topics, AclOperation.CREATE)
+
+
+def delete_topics(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+    """DeleteTopics (key 20): DESCRIBE on each topic first, so a refusal does not tell
+    whether the topic exists, then DELETE on those that exist."""
+    topics = list(topics)
+    hidden = refused(cluster, caller, AclOperation.DESCRIBE, ResourceType.TOPIC, topics)
+    existing = [t for t in topics if t not in hidden and t in cluster.controller.topics]
+    return dict.fromkeys(hidden | refused(cluster, caller, AclOperation.DELETE,
+                                          ResourceType.TOPIC, existing),
+                         errors.TOPIC_AUTHORIZATION_FAILED)
