@@ -80,6 +80,8 @@ from .security import (
     authenticate,
     caller,
     check,
+    raise_refusals,
+    raise_refused,
     refusals_error,
     refused_error,
     refused_topics,
@@ -235,7 +237,10 @@ class KafkaAdminClient:
             else:  # kafka-python's NewPartitions
                 count, assignments = spec.total_count, spec.new_assignments
             wanted.append(api.NewPartitions(name, count, assignments))
-        return _by_name(api.create_partitions(self.cluster, wanted, validate_only), raise_errors)
+        refused = authz.create_partitions(self.cluster, self.caller, topic_partitions)
+        done = api.create_partitions(self.cluster, [w for w in wanted if w.name not in refused],
+                                     validate_only)
+        return _with_refusals(topic_partitions, refused, done, raise_errors)
 
     def elect_leaders(self, election_type: int, topic_partitions: Any = None,
                       timeout_ms: int | None = None, raise_errors: bool = True
@@ -294,10 +299,15 @@ class KafkaAdminClient:
         static value; "all"; "dynamic"; ...). A resource in error has no keys."""
         keep = ConfigFilterType.build_from(config_filter)
         out: dict[str, dict[str, dict]] = {}
-        for r in api.describe_configs(self.cluster, [
-                api.ConfigResource(int(c.resource_type), c.name,
-                                   None if c.configs is None else list(c.configs))
-                for c in config_resources]):
+        asked = []
+        for c in config_resources:
+            if authz.configs(self.cluster, self.caller, AclOperation.DESCRIBE_CONFIGS,
+                             int(c.resource_type), c.name):
+                out.setdefault(ConfigResourceType(c.resource_type).name.lower(), {})[c.name] = {}
+                continue
+            asked.append(api.ConfigResource(int(c.resource_type), c.name,
+                                            None if c.configs is None else list(c.configs)))
+        for r in api.describe_configs(self.cluster, asked):
             configs = {}
             for e in r.entries:
                 source = ConfigSourceType(e.source)
@@ -329,7 +339,14 @@ class KafkaAdminClient:
                 if unknown:
                     raise ValueError(f"Unrecognized configs: {unknown}")
         asked = []
+        out: dict[str, dict[str, str]] = {}
         for c in resources:
+            refused = authz.configs(self.cluster, self.caller, AclOperation.ALTER_CONFIGS,
+                                    int(c.resource_type), c.name)
+            if refused:
+                out.setdefault(ConfigResourceType(c.resource_type).name.lower(), {})[c.name] = \
+                    str(kerrors.for_code(refused))
+                continue
             configs = []
             for name, op_value in (c.configs or {}).items():
                 op, value = op_value if isinstance(op_value, tuple) else (AlterConfigOp.SET,
@@ -338,7 +355,6 @@ class KafkaAdminClient:
                 configs.append(api.AlterableConfig(
                     name, op, None if op == AlterConfigOp.DELETE or value is None else str(value)))
             asked.append(api.AlterConfigsResource(int(c.resource_type), c.name, configs))
-        out: dict[str, dict[str, str]] = {}
         for r in api.incremental_alter_configs(self.cluster, asked, validate_only):
             answer = "OK" if not r.error_code else \
                 str(kerrors.for_code(r.error_code, r.error_message or ""))
@@ -450,7 +466,13 @@ class KafkaAdminClient:
         cluster = self.cluster
         out: dict[TopicPartition, dict] = {}
         failed: dict[TopicPartition, int] = {}
+        refused = authz.delete_records(cluster, self.caller, {tp.topic for tp in records_to_delete})
         for tp, offset in records_to_delete.items():
+            if tp.topic in refused:
+                out[tp] = {"partition_index": tp.partition, "low_watermark": -1,
+                           "error_code": refused[tp.topic]}
+                failed[tp] = refused[tp.topic]
+                continue
             leader = partition_leader_id
             if leader is None:
                 meta = cluster.controller.topics.get(tp.topic)
@@ -654,8 +676,11 @@ class KafkaAdminClient:
         brokers = list(broker_ids) if broker_ids is not None else [None]
         out = []
         for broker in brokers:
-            for group_id, protocol_type, state, kind in self._groups.list_groups(
-                    broker, states, types):
+            listed = self._groups.list_groups(broker, states, types)
+            hidden = authz.hidden_groups(self.cluster, self.caller, [g[0] for g in listed])
+            for group_id, protocol_type, state, kind in listed:
+                if group_id in hidden:
+                    continue
                 out.append({"group_id": group_id, "protocol_type": protocol_type,
                             "group_state": state, "group_type": kind})
         return out
@@ -664,6 +689,13 @@ class KafkaAdminClient:
                         include_authorized_operations: bool = False) -> dict[str, dict]:
         out = {}
         for group_id in group_ids:
+            refused = authz.describe_group(self.cluster, self.caller, group_id)
+            if refused:
+                out[group_id] = {
+                    "group_id": group_id, "group_state": "", "protocol_type": "",
+                    "protocol_data": "", "members": [], "authorized_operations": None,
+                    "error": str(refused_error(refused, group_id))}
+                continue
             d = self._groups.describe_group(group_coordinator_id, group_id)
             members = []
             for m in d.members:
@@ -695,10 +727,14 @@ class KafkaAdminClient:
         out = {}
         for group_id, partitions in group_specs.items():
             tps = None if partitions is None else [(tp[0], tp[1]) for tp in partitions]
+            raise_refused(authz.offset_fetch(self.cluster, self.caller, group_id), group_id)
+            raise_refusals(authz.describe_topics(self.cluster, self.caller,
+                                                 {t for t, _ in tps or ()}))
             code, found = self._groups.offset_fetch(None, group_id, tps)
             _raise_for(code, f"OffsetFetchResponse failed for group '{group_id}'.")
+            hidden = authz.describe_topics(self.cluster, self.caller, {t for t, _ in found})
             out[group_id] = {TopicPartition(t, p): self._oam(c)
-                             for (t, p), c in found.items() if c is not None}
+                             for (t, p), c in found.items() if c is not None and t not in hidden}
         return out
 
     @staticmethod
@@ -708,9 +744,15 @@ class KafkaAdminClient:
     def delete_groups(self, group_ids: Iterable[str],
                       group_coordinator_id: int | None = None) -> dict[str, str]:
         """{group_id: 'OK' or the error's class name}, as kafka-python returns it."""
-        result = self._groups.delete_groups(group_coordinator_id, list(group_ids))
+        result = self._delete_groups(list(group_ids), group_coordinator_id)
         return {g: "OK" if code == errors.NONE else type(kerrors.for_code(code)).__name__
                 for g, code in result.items()}
+
+    def _delete_groups(self, group_ids: list[str], coordinator: int | None) -> dict[str, int]:
+        """DeleteGroups: {group: error code}, refused groups (DELETE) left untouched."""
+        refused = authz.delete_groups(self.cluster, self.caller, group_ids)
+        done = self._groups.delete_groups(coordinator, [g for g in group_ids if g not in refused])
+        return {g: refused.get(g) or done[g] for g in group_ids}
 
     def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, Any],
                             group_coordinator_id: int | None = None) -> dict[TopicPartition, type]:
@@ -724,8 +766,11 @@ class KafkaAdminClient:
                 value = OffsetAndMetadata(value, "", -1)
             epoch = -1 if value.leader_epoch is None else value.leader_epoch
             request[(tp.topic, tp.partition)] = (value.offset, epoch, value.metadata or "")
+        refused = authz.offset_commit(self.cluster, self.caller, group_id, {t for t, _ in request})
+        allowed = {tp: v for tp, v in request.items() if tp[0] not in refused}
         result = self._wait(lambda done: self._groups.offset_commit(
-            group_coordinator_id, group_id, -1, "", None, request, done))
+            group_coordinator_id, group_id, -1, "", None, allowed, done)) if allowed else {}
+        result = {tp: refused.get(tp[0]) or result[tp] for tp in request}
         return {TopicPartition(t, p): type(kerrors.for_code(code)) if code else Errors.NoError
                 for (t, p), code in result.items()}
 
@@ -755,9 +800,14 @@ class KafkaAdminClient:
 
     def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition],
                              group_coordinator_id: int | None = None) -> dict[TopicPartition, type]:
-        code, result = self._groups.delete_offsets(group_coordinator_id, group_id,
-                                                   [(tp.topic, tp.partition) for tp in partitions])
+        asked = [(tp.topic, tp.partition) for tp in partitions]
+        code, refused = authz.offset_delete(self.cluster, self.caller, group_id,
+                                            {t for t, _ in asked})
+        if not code:
+            code, result = self._groups.delete_offsets(
+                group_coordinator_id, group_id, [tp for tp in asked if tp[0] not in refused])
         _raise_for(code, f"OffsetDeleteRequest failed for group '{group_id}'.")
+        result.update({tp: refused[tp[0]] for tp in asked if tp[0] in refused})
         return {TopicPartition(t, p): type(kerrors.for_code(c)) if c else Errors.NoError
                 for (t, p), c in result.items()}
 
@@ -766,6 +816,7 @@ class KafkaAdminClient:
         """LeaveGroup on behalf of members (MemberToRemove: member_id or group_instance_id),
         the way to make a static member's partitions move without waiting for its session."""
         members = list(members)
+        raise_refused(authz.group(self.cluster, self.caller, group_id), group_id)
         code, result = self._groups.leave_group(
             group_coordinator_id, group_id,
             [(m.member_id or "", m.group_instance_id) for m in members],
@@ -799,7 +850,7 @@ class KafkaAdminClient:
 
     def delete_consumer_groups(self, group_ids: Iterable[str],
                                group_coordinator_id: int | None = None) -> list[tuple[str, Any]]:
-        result = self._groups.delete_groups(group_coordinator_id, list(group_ids))
+        result = self._delete_groups(list(group_ids), group_coordinator_id)
         return [(g, type(kerrors.for_code(code))) for g, code in result.items()]
 
     def alter_consumer_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, Any],

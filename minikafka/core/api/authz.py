@@ -184,3 +184,67 @@ def delete_topics(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusa
     return dict.fromkeys(hidden | refused(cluster, caller, AclOperation.DELETE,
                                           ResourceType.TOPIC, existing),
                          errors.TOPIC_AUTHORIZATION_FAILED)
+
+
+def create_partitions(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+    """CreatePartitions (key 37): ALTER on each topic."""
+    return _per_topic(cluster, caller, topics, AclOperation.ALTER)
+
+
+def delete_records(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+    """DeleteRecords (key 21): DELETE on each topic."""
+    return _per_topic(cluster, caller, topics, AclOperation.DELETE)
+
+
+# -- configs -----------------------------------------------------------------------------
+# What guards each DescribeConfigs/AlterConfigs resource type (Kafka's ConfigResource.Type
+# codes: TOPIC 2, BROKER 4, BROKER_LOGGER 8, CLIENT_METRICS 16, GROUP 32), and the error.
+_CONFIG_ACL = {
+    2: (ResourceType.TOPIC, errors.TOPIC_AUTHORIZATION_FAILED),
+    4: (ResourceType.CLUSTER, errors.CLUSTER_AUTHORIZATION_FAILED),
+    8: (ResourceType.CLUSTER, errors.CLUSTER_AUTHORIZATION_FAILED),
+    16: (ResourceType.CLUSTER, errors.CLUSTER_AUTHORIZATION_FAILED),
+    32: (ResourceType.GROUP, errors.GROUP_AUTHORIZATION_FAILED),
+}
+
+
+def configs(cluster: Any, caller: Caller, operation: AclOperation, config_type: int,
+            name: str) -> int:
+    """DescribeConfigs (key 32, DESCRIBE_CONFIGS) and IncrementalAlterConfigs (key 44,
+    ALTER_CONFIGS): the operation on the topic or group, or on the cluster for brokers
+    and loggers; a type Kafka does not guard is allowed."""
+    acl = _CONFIG_ACL.get(config_type)
+    if acl is None:
+        return errors.NONE
+    kind, code = acl
+    return _code(allowed(cluster, caller, operation, kind,
+                         CLUSTER_NAME if kind == ResourceType.CLUSTER else name), code)
+
+
+# -- groups (the admin's views) ----------------------------------------------------------
+def describe_group(cluster: Any, caller: Caller, group_id: str) -> int:
+    """DescribeGroups (key 15): DESCRIBE on the group."""
+    return offset_fetch(cluster, caller, group_id)
+
+
+def hidden_groups(cluster: Any, caller: Caller, group_ids: Iterable[str]) -> set[str]:
+    """ListGroups (key 16): DESCRIBE on the cluster lists every group, else only those
+    the caller may DESCRIBE; the others are left out."""
+    if allowed(cluster, caller, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+        return set()
+    return refused(cluster, caller, AclOperation.DESCRIBE, ResourceType.GROUP, group_ids)
+
+
+def delete_groups(cluster: Any, caller: Caller, group_ids: Iterable[str]) -> dict[str, int]:
+    """DeleteGroups (key 42): DELETE on each group; {group: GROUP_AUTHORIZATION_FAILED}."""
+    return dict.fromkeys(refused(cluster, caller, AclOperation.DELETE, ResourceType.GROUP,
+                                 group_ids), errors.GROUP_AUTHORIZATION_FAILED)
+
+
+def offset_delete(cluster: Any, caller: Caller, group_id: str,
+                  topics: Iterable[str]) -> tuple[int, Refusals]:
+    """OffsetDelete (key 47): (the request's error: DELETE on the group, then the
+    refused topics: READ on each)."""
+    code = _code(allowed(cluster, caller, AclOperation.DELETE, ResourceType.GROUP, group_id),
+                 errors.GROUP_AUTHORIZATION_FAILED)
+    return code, {} if code else _per_topic(cluster, caller, topics, AclOperation.READ)

@@ -163,25 +163,3 @@ def topic_name_for_id(cluster: Any, topic_id: uuid.UUID | None) -> str | None:
             return name
     return None
 
-
-# ConfigResource types (TOPIC 2, BROKER 4, BROKER_LOGGER 8, CLIENT_METRICS 16, GROUP 32)
-# as the ACL resource whose DESCRIBE_CONFIGS/ALTER_CONFIGS guards them, with the error.
-_CONFIG_ACL = {
-    2: (ResourceType.TOPIC, errors.TOPIC_AUTHORIZATION_FAILED),
-    4: (ResourceType.CLUSTER, errors.CLUSTER_AUTHORIZATION_FAILED),
-    8: (ResourceType.CLUSTER, errors.CLUSTER_AUTHORIZATION_FAILED),
-    16: (ResourceType.CLUSTER, errors.CLUSTER_AUTHORIZATION_FAILED),
-    32: (ResourceType.GROUP, errors.GROUP_AUTHORIZATION_FAILED),
-}
-
-
-def config_refusal(ctx: RequestContext, operation: AclOperation, config_type: int,
-                   name: str) -> int:
-    """The error a DescribeConfigs/AlterConfigs resource gets without the operation on it
-    (errors.NONE when allowed, or when the type is not one Kafka guards)."""
-    acl = _CONFIG_ACL.get(config_type)
-    if acl is None:
-        return errors.NONE
-    resource_type, code = acl
-    target = name if resource_type != ResourceType.CLUSTER else CLUSTER_NAME
-    return errors.NONE if authorize(ctx, operation, resource_type, target) else code
