@@ -124,9 +124,12 @@ class KafkaPython(Door):
 
 
 @contextmanager
-def open_door(kind: str) -> Iterator[Door]:
-    """A fresh cluster (seed SEED) behind the door named `kind`."""
-    cluster = Cluster(brokers=BROKERS, seed=SEED)
+def open_door(kind: str, make_cluster: Callable[[], Cluster] | None = None,
+              listeners: list | None = None) -> Iterator[Door]:
+    """A fresh cluster (seed SEED, or make_cluster's) behind the door named `kind`; a
+    server on `listeners` (serve's ListenerConfigs) is reached by kafka-python through
+    the first of them."""
+    cluster = make_cluster() if make_cluster else Cluster(brokers=BROKERS, seed=SEED)
     if kind == InProcess.name:
         door: Door = InProcess(cluster)
         try:
@@ -134,8 +137,10 @@ def open_door(kind: str) -> Iterator[Door]:
         finally:
             door.close()
         return
-    with cluster.serve(port=0) as server:
-        door = KafkaPython(cluster, server.bootstrap_servers)
+    options = {} if listeners is None else {"listeners": listeners}
+    with cluster.serve(port=0, **options) as server:
+        door = KafkaPython(cluster, server.bootstrap_servers if listeners is None
+                           else server.listener_bootstrap(listeners[0].name))
         try:
             yield door
         finally:
@@ -145,10 +150,11 @@ def open_door(kind: str) -> Iterator[Door]:
 DOORS = (InProcess.name, KafkaPython.name)
 
 
-def through_both(scenario: Callable[[Door], Any]) -> dict[str, Any]:
+def through_both(scenario: Callable[[Door], Any], make_cluster: Callable[[], Cluster] | None = None,
+                 listeners: list | None = None) -> dict[str, Any]:
     """What `scenario` observes through each door: {door name: observations}."""
     out = {}
     for kind in DOORS:
-        with open_door(kind) as door:
+        with open_door(kind, make_cluster, listeners) as door:
             out[kind] = scenario(door)
     return out

@@ -6,8 +6,7 @@ then allowed as the ACLs it needs are added. Both doors ask the same rules
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -27,7 +26,7 @@ from kafka.structs import OffsetAndMetadata
 from minikafka.cluster import Cluster
 from minikafka.core.security_config import client_listeners
 
-from .doors import BROKERS, DOORS, SEED, Door, InProcess, KafkaPython
+from .doors import BROKERS, SEED, Door, through_both
 from .test_parity import same_everywhere
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(180)]
@@ -46,38 +45,24 @@ TOPIC = "orders"
 TP = TopicPartition(TOPIC, 0)
 
 
-@contextmanager
-def secured_door(kind: str) -> Iterator[Door]:
-    """A fresh cluster with ACLs on (User:admin a super user, alice and admin known to
-    both doors) and one record in `orders`, behind the door named `kind`."""
+def secured_cluster() -> Cluster:
+    """ACLs on (User:admin a super user), alice and admin known to both doors (SCRAM
+    credentials in process, the JAAS users on the listener), and the topic `orders`."""
     cluster = Cluster(brokers=BROKERS, seed=SEED)
     cluster.enable_acls(super_users=["User:admin"])
     for user in ("admin", "alice"):
         cluster.set_scram_credential(user, f"{user}-secret")
     cluster.create_topic(TOPIC, partitions=1, replication_factor=3)
-    if kind == InProcess.name:
-        door: Door = InProcess(cluster)
-        try:
-            door.producer(**ADMIN).send(TOPIC, b"order-1").get(timeout=10)
-            yield door
-        finally:
-            door.close()
-        return
-    with cluster.serve(port=0, listeners=client_listeners(PROPERTIES)) as server:
-        door = KafkaPython(cluster, server.listener_bootstrap("SASL_PLAINTEXT"))
-        try:
-            door.producer(**ADMIN).send(TOPIC, b"order-1").get(timeout=10)
-            yield door
-        finally:
-            door.close()
+    return cluster
 
 
 def through_both_secured(scenario: Callable[[Door], Any]) -> dict[str, Any]:
-    out = {}
-    for kind in DOORS:
-        with secured_door(kind) as door:
-            out[kind] = scenario(door)
-    return out
+    """What `scenario` observes through each door, after the admin wrote one record."""
+    def seeded(door: Door) -> Any:
+        door.producer(**ADMIN).send(TOPIC, b"order-1").get(timeout=10)
+        return scenario(door)
+
+    return through_both(seeded, secured_cluster, client_listeners(PROPERTIES))
 
 
 def allow(door: Door, operation: ACLOperation, kind: ResourceType, name: str) -> None:
