@@ -59,7 +59,6 @@ from kafka.structs import (
 from .. import errors as kerrors
 from ..core import api, errors
 from ..core.acl import (
-    CLUSTER_NAME,
     AclBinding,
     AclBindingFilter,
     AclOperation,
@@ -76,15 +75,12 @@ from ..core.offset_reset import (
     target_offset,
 )
 from .security import (
-    IN_PROCESS_HOST,
     authenticate,
     caller,
-    check,
     raise_refusals,
     raise_refused,
     refusals_error,
     refused_error,
-    refused_topics,
 )
 
 # kafka-python 2.x return types of describe_consumer_groups.
@@ -184,7 +180,7 @@ class KafkaAdminClient:
     def list_topics(self) -> list[str]:
         """Every topic the principal may DESCRIBE."""
         names = self.cluster.list_topics(internal=True)
-        hidden = refused_topics(self.cluster, self.principal, AclOperation.DESCRIBE, names)
+        hidden = authz.describe_topics(self.cluster, self.caller, names)
         return [n for n in names if n not in hidden]
 
     def create_topics(self, new_topics: Any, timeout_ms: int | None = None,
@@ -252,6 +248,7 @@ class KafkaAdminClient:
         if topic_partitions is not None and not isinstance(topic_partitions, Mapping):
             topic_partitions = {t: range(self.cluster.partitions_for(t))
                                 for t in topic_partitions}
+        self._require("ElectLeaders")
         out: dict[TopicPartition, Any] = {}
         for r in api.elect_leaders(self.cluster, api.ElectionType(int(election_type)),
                                    topic_partitions):
@@ -372,7 +369,7 @@ class KafkaAdminClient:
             api.entity_of(dict(entity).items()),
             tuple(api.QuotaOp(k, 0.0 if v is None else float(v), v is None)
                   for k, v in dict(ops).items())) for entity, ops in alterations]
-        if not self._may(AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER):
+        if not self._may_call("AlterClientQuotas"):
             return {c.entity: Errors.ClusterAuthorizationFailedError() for c in changes}
         return {r.entity: kerrors.for_code(r.error_code, r.error_message or "")
                 if r.error_code else None
@@ -382,13 +379,21 @@ class KafkaAdminClient:
                                strict: bool = False) -> dict[tuple, dict[str, float]]:
         """DescribeClientQuotas: {entity: {key: value}} of the entities every
         QuotaFilterComponent matches (none: all). Needs DESCRIBE_CONFIGS on the cluster."""
-        check(self.cluster, self.principal, AclOperation.DESCRIBE_CONFIGS,
-              ResourceType.CLUSTER)
+        self._require("DescribeClientQuotas")
         return self.cluster.describe_client_quotas(list(components), strict)
 
     # -- ACLs (kafka-python's shapes: ACL, ACLFilter, ResourcePattern) -----------------------
-    def _may(self, operation: AclOperation, kind: ResourceType, name: str = CLUSTER_NAME) -> bool:
-        return self.cluster.authorize(self.principal, IN_PROCESS_HOST, operation, kind, name)
+    def _may_call(self, api_name: str) -> bool:
+        """Whether the principal may call an operator's API (core.api.authz's
+        CLUSTER_OPERATIONS, by Kafka's name)."""
+        return not authz.cluster_api(self.cluster, self.caller, api_name)
+
+    def _require(self, api_name: str) -> None:
+        """ClusterAuthorizationFailedError unless the principal may call the API, as
+        kafka-python raises a request-wide refusal."""
+        if not self._may_call(api_name):
+            raise Errors.ClusterAuthorizationFailedError(
+                f"{self.principal} may not call {api_name}")
 
     def _acls_enabled(self) -> None:
         if self.cluster.authorizer is None:
@@ -402,7 +407,7 @@ class KafkaAdminClient:
             if not isinstance(acl, ACL):
                 raise Errors.IllegalArgumentError("acls must contain ACL objects")
         self._acls_enabled()
-        if not self._may(AclOperation.ALTER, ResourceType.CLUSTER):
+        if not self._may_call("CreateAcls"):
             return {"succeeded": [], "failed": [Errors.ClusterAuthorizationFailedError] * len(acls)}
         out: dict[str, list] = {"succeeded": [], "failed": []}
         for acl, (_, code, _message) in zip(acls, self.cluster.create_acls(
@@ -416,14 +421,14 @@ class KafkaAdminClient:
     def describe_acls(self, acl_filter: ACLFilter) -> tuple[list[ACL], type]:
         """(the ACLs the filter matches, NoError); needs DESCRIBE on the cluster."""
         self._acls_enabled()
-        check(self.cluster, self.principal, AclOperation.DESCRIBE, ResourceType.CLUSTER)
+        self._require("DescribeAcls")
         return [_acl(b) for b in self.cluster.describe_acls(_filter(acl_filter))], Errors.NoError
 
     def delete_acls(self, acl_filters: Iterable[ACLFilter]) -> list[tuple]:
         """[(filter, [the ACLs it removed], error class)]; needs ALTER on the cluster."""
         acl_filters = list(acl_filters)
         self._acls_enabled()
-        if not self._may(AclOperation.ALTER, ResourceType.CLUSTER):
+        if not self._may_call("DeleteAcls"):
             return [(f, [], Errors.ClusterAuthorizationFailedError) for f in acl_filters]
         removed = self.cluster.delete_acls([_filter(f) for f in acl_filters])
         return [(f, [_acl(b) for b in gone], Errors.NoError)
@@ -506,6 +511,7 @@ class KafkaAdminClient:
         """Move each partition to its list of broker ids, or with None cancel its move.
         Returns {tp: None} for an accepted change, else {tp: the error class}, as
         kafka-python does (it raises only for a request-wide error)."""
+        self._require("AlterPartitionReassignments")
         out: dict[TopicPartition, Any] = {}
         for tp, replicas in reassignments.items():
             try:
@@ -520,6 +526,7 @@ class KafkaAdminClient:
                                      timeout_ms: int | None = None) -> dict[TopicPartition, dict]:
         """The moves under way: {tp: {'replicas', 'adding_replicas', 'removing_replicas'}},
         for every partition or those named ({topic: [partitions]} or TopicPartitions)."""
+        self._require("ListPartitionReassignments")
         wanted = None
         if topic_partitions is not None:
             if isinstance(topic_partitions, Mapping):
@@ -541,6 +548,7 @@ class KafkaAdminClient:
         'total_bytes', 'usable_bytes', ...}]}]; topic_partitions as {topic: [partitions]}
         or [topics] narrows the replicas listed."""
         from ..core.api.log_dirs import describe_log_dirs
+        self._require("DescribeLogDirs")
         wanted = None
         if topic_partitions is not None:
             if isinstance(topic_partitions, Mapping):
@@ -573,6 +581,7 @@ class KafkaAdminClient:
         class}, NoError for a move begun, LogDirNotFoundError for a directory not in the
         broker's log.dirs, ReplicaNotAvailableError for a replica it does not host."""
         from ..core.api.log_dirs import alter_replica_log_dirs
+        refused = not self._may_call("AlterReplicaLogDirs")
         by_broker: dict[int, dict[tuple[str, int], str]] = {}
         for tpr, path in replica_assignments.items():
             tpr = tpr if isinstance(tpr, TopicPartitionReplica) else TopicPartitionReplica(*tpr)
@@ -582,7 +591,9 @@ class KafkaAdminClient:
             for b, moves in by_broker.items():
                 if b not in self.cluster.brokers:
                     raise Errors.BrokerNotAvailableError(f"No broker with id {b}")
-                for (t, p), code in alter_replica_log_dirs(self.cluster, b, moves).items():
+                codes = dict.fromkeys(moves, errors.CLUSTER_AUTHORIZATION_FAILED) if refused \
+                    else alter_replica_log_dirs(self.cluster, b, moves)
+                for (t, p), code in codes.items():
                     out[TopicPartitionReplica(t, p, b)] = Errors.for_code(code)
         return out
 
@@ -590,6 +601,7 @@ class KafkaAdminClient:
     def describe_metadata_quorum(self) -> dict:
         """DescribeQuorum of __cluster_metadata-0, in the shape kafka-python returns (the
         response as a dict, each partition's error None)."""
+        self._require("DescribeQuorum")
         info = self.cluster.describe_metadata_quorum()
 
         def replica(r: Any) -> dict:
@@ -622,6 +634,7 @@ class KafkaAdminClient:
         'UPGRADE', 'SAFE_DOWNGRADE' or 'UNSAFE_DOWNGRADE' (or kafka-python's
         UpdateFeatureType); returns {feature: 'OK'} and raises InvalidUpdateVersionError
         for a refused update, as kafka-python does."""
+        self._require("UpdateFeatures")
         updates = {}
         for name, spec in feature_updates.items():
             kind, level = spec if isinstance(spec, tuple) else ("upgrade", spec)

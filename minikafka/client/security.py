@@ -25,12 +25,11 @@ from kafka import errors as Errors
 
 from .. import errors as kerrors
 from ..core import errors
-from ..core.acl import ANONYMOUS, CLUSTER_NAME, AclOperation, ResourceType
+from ..core.acl import ANONYMOUS, CLUSTER_NAME
 from ..core.api import authz
 
-__all__ = ["IN_PROCESS_HOST", "SECURITY_DEFAULTS", "authenticate", "caller", "check",
-           "raise_refusals", "raise_refused", "refusals_error", "refused_error",
-           "refused_topics"]
+__all__ = ["IN_PROCESS_HOST", "SECURITY_DEFAULTS", "authenticate", "caller", "raise_refusals",
+           "raise_refused", "refusals_error", "refused_error"]
 
 # kafka-python's names and defaults for what a client says about itself.
 SECURITY_DEFAULTS: dict[str, Any] = {
@@ -112,24 +111,3 @@ def raise_refusals(refusals: Mapping[str, int], resource: str = CLUSTER_NAME) ->
     exc = refusals_error(refusals, resource)
     if exc is not None:
         raise exc
-
-
-def refused_topics(cluster: Any, principal: str, operation: AclOperation,
-                   topics: Iterable[str]) -> set[str]:
-    """The topics among `topics` the principal may not `operation`."""
-    return authz.refused(cluster, caller(principal), operation, ResourceType.TOPIC, topics)
-
-
-def check(cluster: Any, principal: str, operation: AclOperation, kind: ResourceType,
-          name: str = CLUSTER_NAME) -> None:
-    """Raise kafka-python's authorization error unless the principal may do it."""
-    if authz.allowed(cluster, caller(principal), operation, kind, name):
-        return
-    if kind == ResourceType.TOPIC:
-        raise refused_error(errors.TOPIC_AUTHORIZATION_FAILED, name)
-    if kind == ResourceType.GROUP:
-        raise refused_error(errors.GROUP_AUTHORIZATION_FAILED, name)
-    if kind == ResourceType.TRANSACTIONAL_ID:
-        raise refused_error(errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, name)
-    raise Errors.ClusterAuthorizationFailedError(
-        f"{principal} may not {operation.name} the cluster")

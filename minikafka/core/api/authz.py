@@ -248,3 +248,31 @@ def offset_delete(cluster: Any, caller: Caller, group_id: str,
     code = _code(allowed(cluster, caller, AclOperation.DELETE, ResourceType.GROUP, group_id),
                  errors.GROUP_AUTHORIZATION_FAILED)
     return code, {} if code else _per_topic(cluster, caller, topics, AclOperation.READ)
+
+
+# -- the operator's APIs -----------------------------------------------------------------
+# The APIs one operation on the cluster guards (CLUSTER_AUTHORIZATION_FAILED without it).
+CLUSTER_OPERATIONS: dict[str, AclOperation] = {
+    "CreateAcls": AclOperation.ALTER,
+    "DeleteAcls": AclOperation.ALTER,
+    "DescribeAcls": AclOperation.DESCRIBE,
+    "ElectLeaders": AclOperation.ALTER,
+    "AlterPartitionReassignments": AclOperation.ALTER,
+    "ListPartitionReassignments": AclOperation.DESCRIBE,
+    "AlterReplicaLogDirs": AclOperation.ALTER,
+    "DescribeLogDirs": AclOperation.DESCRIBE,
+    "DescribeQuorum": AclOperation.DESCRIBE,
+    "UpdateFeatures": AclOperation.ALTER,
+    "AlterClientQuotas": AclOperation.ALTER_CONFIGS,
+    "DescribeClientQuotas": AclOperation.DESCRIBE_CONFIGS,
+    "ListConfigResources": AclOperation.DESCRIBE_CONFIGS,
+    "AlterUserScramCredentials": AclOperation.ALTER,
+    "DescribeUserScramCredentials": AclOperation.DESCRIBE,
+}
+
+
+def cluster_api(cluster: Any, caller: Caller, api_name: str) -> int:
+    """An operator's API (CLUSTER_OPERATIONS, by Kafka's name): its operation on the
+    cluster."""
+    return _code(allowed(cluster, caller, CLUSTER_OPERATIONS[api_name], ResourceType.CLUSTER),
+                 errors.CLUSTER_AUTHORIZATION_FAILED)

@@ -54,6 +54,12 @@ def caller(ctx: RequestContext) -> authz.Caller:
     return authz.Caller(ctx.principal, ctx.client_host)
 
 
+def may_call(ctx: RequestContext, api_name: str) -> bool:
+    """Whether the connection's principal may call an operator's API
+    (core.api.authz.CLUSTER_OPERATIONS, by Kafka's name)."""
+    return not authz.cluster_api(ctx.cluster, caller(ctx), api_name)
+
+
 def authorized_operations(ctx: RequestContext, resource_type: ResourceType,
                           name: str = CLUSTER_NAME) -> set[int]:
     """authorized_operations of a Metadata, DescribeGroups or DescribeCluster answer."""
