@@ -266,7 +266,13 @@ class KafkaAdminClient:
         """DescribeProducers: {tp: PartitionProducerState} from each partition's leader (or
         from broker_id); raises the first partition's error, as kafka-python does."""
         out = {}
+        partitions = list(partitions)
+        refused = authz.describe_producers(self.cluster, self.caller,
+                                           {tp.topic for tp in partitions})
         for tp in partitions:
+            if tp.topic in refused:
+                raise type(refused_error(refused[tp.topic], tp.topic))(
+                    f"DescribeProducersRequest failed for {tp}: None")
             node = broker_id
             if node is None:
                 meta = self.cluster.controller.topics.get(tp.topic)
@@ -658,8 +664,11 @@ class KafkaAdminClient:
                 cluster, broker, states, producer_id_filters or (),
                 -1 if duration_filter_ms is None else duration_filter_ms,
                 transactional_id_pattern)
+            hidden = authz.hidden_transactions(cluster, self.caller,
+                                               [t.transactional_id for t in listed])
             out[broker] = [TransactionListing(t.transactional_id, t.producer_id,
-                                              TransactionState(t.state)) for t in listed]
+                                              TransactionState(t.state))
+                           for t in listed if t.transactional_id not in hidden]
         return out
 
     def describe_transactions(self, transactional_ids: Iterable[str]
@@ -668,6 +677,13 @@ class KafkaAdminClient:
         id no coordinator knows, as kafka-python raises."""
         cluster = self.cluster
         out = {}
+        transactional_ids = list(transactional_ids)
+        refused = authz.describe_transactions(cluster, self.caller, transactional_ids)
+        for transactional_id in transactional_ids:
+            if transactional_id in refused:
+                raise type(refused_error(refused[transactional_id], transactional_id))(
+                    f"DescribeTransactionsRequest failed for transactional id "
+                    f"'{transactional_id}'.")
         for d in api.describe_transactions(cluster, None, transactional_ids):
             if d.error_code:
                 raise type(kerrors.for_code(d.error_code))(
@@ -677,7 +693,8 @@ class KafkaAdminClient:
                 api.transaction_coordinator_id(cluster, d.transactional_id),
                 TransactionState(d.state), d.producer_id, d.producer_epoch, d.timeout_ms,
                 d.start_time_ms,
-                {TopicPartition(t, p) for t, ps in d.partitions.items() for p in ps})
+                {TopicPartition(t, p) for t, ps in d.partitions.items() for p in ps
+                 if t not in authz.describe_topics(cluster, self.caller, [t])})
         return out
 
     # -- groups: kafka-python 3.x -----------------------------------------------------------------

@@ -276,3 +276,26 @@ def cluster_api(cluster: Any, caller: Caller, api_name: str) -> int:
     cluster."""
     return _code(allowed(cluster, caller, CLUSTER_OPERATIONS[api_name], ResourceType.CLUSTER),
                  errors.CLUSTER_AUTHORIZATION_FAILED)
+
+
+# -- producers and transactions (kafka-transactions) -------------------------------------
+def describe_producers(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+    """DescribeProducers (key 61): READ on each topic."""
+    return _per_topic(cluster, caller, topics, AclOperation.READ)
+
+
+def describe_transactions(cluster: Any, caller: Caller,
+                          transactional_ids: Iterable[str]) -> dict[str, int]:
+    """DescribeTransactions (key 65): DESCRIBE on each transactional id
+    ({id: TRANSACTIONAL_ID_AUTHORIZATION_FAILED}); a transaction's topics the caller may
+    not DESCRIBE are left out of its answer (describe_topics)."""
+    return dict.fromkeys(refused(cluster, caller, AclOperation.DESCRIBE,
+                                 ResourceType.TRANSACTIONAL_ID, transactional_ids),
+                         errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+
+
+def hidden_transactions(cluster: Any, caller: Caller,
+                        transactional_ids: Iterable[str]) -> set[str]:
+    """ListTransactions (key 66): only the transactional ids the caller may DESCRIBE are
+    listed."""
+    return set(describe_transactions(cluster, caller, transactional_ids))

@@ -19,6 +19,7 @@ from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
 from ...core import errors
 from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.controller import MAX_PARTITIONS_PER_BATCH, NO_LEADER
 from ..listeners import endpoint
 from ..registry import RequestContext
@@ -26,6 +27,7 @@ from ._common import (
     KAFKA_ERRORS,
     authorize,
     authorized_operations,
+    caller,
     cluster_id,
     controller_id,
     error_code,
@@ -62,8 +64,7 @@ def _auto_create(cluster, name: str) -> int:
 
 def _may_create(ctx: RequestContext, name: str) -> bool:
     """Auto-creation needs CREATE on the cluster or on the topic."""
-    return authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER) or \
-        authorize(ctx, AclOperation.CREATE, ResourceType.TOPIC, name)
+    return not authz.create_topics(ctx.cluster, caller(ctx), [name])
 
 
 def _topic(cluster, name: str, live: set[int], version: int,
@@ -102,8 +103,10 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     def operations(name: str) -> set[int] | None:  # None encodes INT32_MIN, "not requested"
         return authorized_operations(ctx, ResourceType.TOPIC, name) if want_operations else None
 
+    who = caller(ctx)
+
     def describable(name: str) -> bool:
-        return authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)
+        return not authz.describe_topics(ctx.cluster, who, [name])
 
     requested = request.topics
     topics = []
