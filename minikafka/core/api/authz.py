@@ -149,6 +149,14 @@ def group(cluster: Any, caller: Caller, group_id: str) -> int:
                  errors.GROUP_AUTHORIZATION_FAILED)
 
 
+def group_heartbeat(cluster: Any, caller: Caller, group_id: str,
+                    topics: Iterable[str] | None) -> int:
+    """ConsumerGroupHeartbeat (key 68) and ShareGroupHeartbeat (key 76): READ on the
+    group, then DESCRIBE on every subscribed topic."""
+    return group(cluster, caller, group_id) or \
+        max(describe_topics(cluster, caller, topics or ()).values(), default=errors.NONE)
+
+
 def offset_commit(cluster: Any, caller: Caller, group_id: str,
                   topics: Iterable[str]) -> Refusals:
     """OffsetCommit (key 8): READ on the group (else every partition fails), then READ
@@ -299,3 +307,14 @@ def hidden_transactions(cluster: Any, caller: Caller,
     """ListTransactions (key 66): only the transactional ids the caller may DESCRIBE are
     listed."""
     return set(describe_transactions(cluster, caller, transactional_ids))
+
+
+# -- share groups (KIP-932) --------------------------------------------------------------
+def share_group_offsets(cluster: Any, caller: Caller, group_id: str, topics: Iterable[str],
+                        operation: AclOperation = AclOperation.READ) -> tuple[int, Refusals]:
+    """ShareFetch and ShareAcknowledge (keys 78, 79), AlterShareGroupOffsets (key 91):
+    (READ on the group, the topics without READ). DeleteShareGroupOffsets (key 92) asks
+    DELETE on the group (`operation`)."""
+    code = _code(allowed(cluster, caller, operation, ResourceType.GROUP, group_id),
+                 errors.GROUP_AUTHORIZATION_FAILED)
+    return code, {} if code else _per_topic(cluster, caller, topics, AclOperation.READ)

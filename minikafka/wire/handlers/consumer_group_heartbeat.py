@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 
-from ...core import errors
 from ...core.api import authz
 from ...core.groups.consumer_protocol import ConsumerHeartbeat
 from ..messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
@@ -32,10 +31,7 @@ def handle(ctx: RequestContext,
     owned = None if request.topic_partitions is None else tuple(
         (str(t.topic_id), tuple(t.partitions)) for t in request.topic_partitions)
     names = request.subscribed_topic_names
-    # READ on the group, then DESCRIBE on every subscribed topic (Kafka's KafkaApis).
-    who = caller(ctx)
-    refused = authz.group(ctx.cluster, who, request.group_id) or \
-        max(authz.describe_topics(ctx.cluster, who, names or ()).values(), default=errors.NONE)
+    refused = authz.group_heartbeat(ctx.cluster, caller(ctx), request.group_id, names)
     if refused:
         return ConsumerGroupHeartbeatResponse(
             version=version, throttle_time_ms=0, error_code=refused, error_message=None,
