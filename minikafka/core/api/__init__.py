@@ -23,6 +23,9 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
+
+Who may call them is decided in ``authz`` (``from minikafka.core.api import authz``): one
+rule per API, taking the caller (principal and host), asked by both doors before they act.
 """
 from __future__ import annotations
 
