@@ -205,6 +205,40 @@ def test_commit_needs_read_on_the_group_and_the_topic():
                     "read on both": "OK", "committed": 1}
 
 
+# ---------------------------------------------------------------- AddOffsetsToTxn,
+# TxnOffsetCommit (send_offsets_to_transaction)
+
+
+def _txn_offsets_scenario(door: Door) -> dict:
+    allow(door, ACLOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "alice-tx")
+    allow(door, ACLOperation.WRITE, ResourceType.TOPIC, TOPIC)
+
+    def send_offsets() -> None:
+        producer = door.producer(transactional_id="alice-tx", **ALICE)
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(TOPIC, b"transformed")
+        producer.send_offsets_to_transaction({TP: OffsetAndMetadata(1, "", -1)}, "team")
+        producer.commit_transaction()
+
+    seen: dict[str, Any] = {"no group acl": outcome(send_offsets)}
+    allow(door, ACLOperation.READ, ResourceType.GROUP, "team")
+    seen["read on the group"] = outcome(send_offsets)
+    allow(door, ACLOperation.READ, ResourceType.TOPIC, TOPIC)
+    seen["read on both"] = outcome(send_offsets)
+    seen["committed"] = door.admin(**ADMIN).list_group_offsets(["team"])["team"][TP].offset
+    return seen
+
+
+def test_send_offsets_to_transaction_needs_read_on_the_group_and_the_topic():
+    """AddOffsetsToTxn needs READ on the group, TxnOffsetCommit READ on each topic (and
+    both WRITE on the transactional id)."""
+    seen = same_everywhere(through_both_secured(_txn_offsets_scenario))
+    assert seen == {"no group acl": "GroupAuthorizationFailedError",
+                    "read on the group": "TopicAuthorizationFailedError",
+                    "read on both": "OK", "committed": 1}
+
+
 # ---------------------------------------------------------------- CreateTopics
 
 
