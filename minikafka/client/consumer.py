@@ -338,16 +338,18 @@ class KafkaConsumer:
 
     def _check_access(self) -> None:
         """With an authorizer, the rules this poll's requests meet (core.api.authz), else
-        kafka-python's errors: FindCoordinator and JoinGroup for the group, then Fetch
-        for every topic read."""
+        kafka-python's errors: FindCoordinator for the group, JoinGroup when subscribed
+        (assigned partitions need no membership), then Fetch for every topic read."""
         cluster = self.cluster
         if cluster.authorizer is None:
             return
         group_id = self.config["group_id"]
         if group_id is not None:
-            raise_refused(authz.find_coordinator(cluster, self.caller, authz.GROUP_KEY, group_id)
-                          or authz.group(cluster, self.caller, group_id), group_id)
-        topics = self._subscription | {tp.topic for tp in self._assignment}
+            code = authz.find_coordinator(cluster, self.caller, authz.GROUP_KEY, group_id)
+            if not code and not self._manual:
+                code = authz.group(cluster, self.caller, group_id)
+            raise_refused(code, group_id)
+        topics = self.subscription() | {tp.topic for tp in self._assignment}
         raise_refusals(authz.fetch(cluster, self.caller, topics))
 
     def _wait(self, deadline: int) -> None:

@@ -147,8 +147,9 @@ def _consume_scenario(door: Door) -> dict:
         finally:
             consumer.close()
 
-    def assigned() -> list[bytes]:
-        consumer = door.consumer(group_id=None, auto_offset_reset="earliest", **ALICE)
+    def assigned(group_id: str | None = None) -> list[bytes]:
+        consumer = door.consumer(group_id=group_id, auto_offset_reset="earliest",
+                                 enable_auto_commit=False, **ALICE)
         consumer.assign([TP])
         try:
             return _poll_until_records(consumer)
@@ -160,13 +161,16 @@ def _consume_scenario(door: Door) -> dict:
     seen["assigned, describe only"] = outcome(assigned)
     allow(door, ACLOperation.READ, ResourceType.TOPIC, TOPIC)
     seen["assigned, read"] = assigned()
+    allow(door, ACLOperation.DESCRIBE, ResourceType.GROUP, "team")
+    seen["assigned in a group, describe on it"] = assigned("team")
     allow(door, ACLOperation.READ, ResourceType.GROUP, "team")
     seen["group, read on both"] = in_group()
     return seen
 
 
 def test_consume_needs_read_on_the_group_and_the_topic():
-    """FindCoordinator and JoinGroup need the group (GROUP_AUTHORIZATION_FAILED);
+    """FindCoordinator and JoinGroup need the group (GROUP_AUTHORIZATION_FAILED), DESCRIBE
+    and READ; a consumer of assigned partitions does not join and needs DESCRIBE only;
     ListOffsets needs DESCRIBE on the topic, Fetch READ (TOPIC_AUTHORIZATION_FAILED).
     (A consumer refused the topic's metadata, DESCRIBE, is not compared: kafka-python
     logs that refusal from its metadata listener and polls on with nothing to fetch.)"""
@@ -174,6 +178,7 @@ def test_consume_needs_read_on_the_group_and_the_topic():
     assert seen == {"group, no acl": "GroupAuthorizationFailedError",
                     "assigned, describe only": "TopicAuthorizationFailedError",
                     "assigned, read": [b"order-1"],
+                    "assigned in a group, describe on it": [b"order-1"],
                     "group, read on both": [b"order-1"]}
 
 
