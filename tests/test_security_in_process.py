@@ -141,6 +141,17 @@ def test_a_share_consumer_needs_read_on_its_group_and_describe_then_read_on_the_
     consumer.close()
 
 
+def test_clients_metadata_hides_what_the_principal_may_not_describe(cluster):
+    cluster.admin(**ADMIN).create_acls([allow("User:alice", ACLOperation.DESCRIBE,
+                                              ResourceType.TOPIC, "orders-eu")])
+    consumer = cluster.consumer(**ALICE)
+    assert {t for t in consumer.topics() if not t.startswith("__")} == {"orders-eu"}
+    assert consumer.partitions_for_topic("payments") == set()
+    assert consumer.partitions_for_topic("orders-eu") == {0}
+    with pytest.raises(TopicAuthorizationFailedError):
+        cluster.producer(**ALICE).partitions_for("payments")
+
+
 def test_wrong_password_and_anonymous_clients(cluster):
     with pytest.raises(SaslAuthenticationFailedError,
                        match="Authentication failed: Invalid username or password"):

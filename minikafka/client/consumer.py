@@ -182,13 +182,17 @@ class KafkaConsumer:
         return self.cluster.partitions_for(topic)
 
     def partitions_for_topic(self, topic: str) -> set[int]:
-        """The topic's partition ids; an empty set when it does not exist (kafka-python 3)."""
-        if topic not in self.cluster.controller.topics:
+        """The topic's partition ids; an empty set when it does not exist (kafka-python 3),
+        or when the principal may not DESCRIBE it (Metadata does not tell)."""
+        if topic not in self.cluster.controller.topics or \
+                authz.describe_topics(self.cluster, self.caller, [topic]):
             return set()
         return set(range(self._partitions(topic)))
 
     def topics(self) -> set[str]:
-        return set(self.cluster.list_topics())
+        """The topics Metadata lists: those the principal may DESCRIBE."""
+        topics = set(self.cluster.list_topics())
+        return topics - set(authz.describe_topics(self.cluster, self.caller, topics))
 
     # -- positions -----------------------------------------------------------------------
     def _reset_position(self, tp: TopicPartition) -> int:

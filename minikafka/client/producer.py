@@ -293,6 +293,9 @@ class KafkaProducer:
 
     # -- metadata ------------------------------------------------------------------------
     def partitions_for(self, topic: str) -> set[int]:
+        """The topic's partitions, from Metadata: TopicAuthorizationFailedError when the
+        principal may not DESCRIBE it."""
+        raise_refusals(authz.describe_topics(self.cluster, self.caller, [topic]))
         return set(self._topic_partitions(topic))
 
     def _topic_partitions(self, topic: str) -> list[int]:
