@@ -138,23 +138,23 @@ def _poll_until_records(consumer: Any, polls: int = 30) -> list[bytes]:
 
 
 def _consume_scenario(door: Door) -> dict:
-    def in_group() -> list[bytes]:
-        consumer = door.consumer(group_id="team", auto_offset_reset="earliest",
+    def consume(group_id: str | None, subscribed: bool) -> list[bytes]:
+        consumer = door.consumer(group_id=group_id, auto_offset_reset="earliest",
                                  enable_auto_commit=False, **ALICE)
-        consumer.subscribe([TOPIC])
+        if subscribed:
+            consumer.subscribe([TOPIC])
+        else:
+            consumer.assign([TP])
         try:
             return _poll_until_records(consumer)
         finally:
             consumer.close()
 
+    def in_group() -> list[bytes]:
+        return consume("team", subscribed=True)
+
     def assigned(group_id: str | None = None) -> list[bytes]:
-        consumer = door.consumer(group_id=group_id, auto_offset_reset="earliest",
-                                 enable_auto_commit=False, **ALICE)
-        consumer.assign([TP])
-        try:
-            return _poll_until_records(consumer)
-        finally:
-            consumer.close()
+        return consume(group_id, subscribed=False)
 
     seen: dict[str, Any] = {"group, no acl": outcome(in_group)}
     allow(door, ACLOperation.DESCRIBE, ResourceType.TOPIC, TOPIC)
