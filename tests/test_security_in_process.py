@@ -112,6 +112,46 @@ def test_producers_need_write_and_their_transactional_id(cluster):
         transactional.init_transactions()
 
 
+def test_a_share_consumer_needs_read_on_its_group_and_describe_then_read_on_the_topic(cluster):
+    """ShareGroupHeartbeat: READ on the group, DESCRIBE on the subscribed topics; ShareFetch:
+    READ on the topics. The same consumer goes on once the ACLs are there."""
+    cluster.alter_share_group_config("workers", {"share.auto.offset.reset": "earliest"})
+    consumer = cluster.share_consumer("workers", ["orders-eu"], **ALICE)
+    admin = cluster.admin(**ADMIN)
+    with pytest.raises(GroupAuthorizationFailedError):
+        consumer.poll(timeout_ms=1000)
+    admin.create_acls([allow("User:alice", ACLOperation.READ, ResourceType.GROUP, "workers")])
+    with pytest.raises(TopicAuthorizationFailedError) as refused:
+        for _ in range(10):  # the next heartbeat's answer, raised by the poll after it
+            consumer.poll(timeout_ms=1000)
+    assert refused.value.args[0] == {"orders-eu"}
+    admin.create_acls([allow("User:alice", ACLOperation.DESCRIBE, ResourceType.TOPIC,
+                             "orders-eu")])
+    with pytest.raises(TopicAuthorizationFailedError):
+        for _ in range(10):  # until the heartbeat brings the assignment, then ShareFetch
+            consumer.poll(timeout_ms=1000)
+    admin.create_acls([allow("User:alice", ACLOperation.READ, ResourceType.TOPIC,
+                             "orders-eu")])
+    records = []
+    for _ in range(10):
+        records += [r.value for batch in consumer.poll(timeout_ms=1000).values() for r in batch]
+        if records:
+            break
+    assert records == [b"order-1"]
+    consumer.close()
+
+
+def test_clients_metadata_hides_what_the_principal_may_not_describe(cluster):
+    cluster.admin(**ADMIN).create_acls([allow("User:alice", ACLOperation.DESCRIBE,
+                                              ResourceType.TOPIC, "orders-eu")])
+    consumer = cluster.consumer(**ALICE)
+    assert {t for t in consumer.topics() if not t.startswith("__")} == {"orders-eu"}
+    assert consumer.partitions_for_topic("payments") == set()
+    assert consumer.partitions_for_topic("orders-eu") == {0}
+    with pytest.raises(TopicAuthorizationFailedError):
+        cluster.producer(**ALICE).partitions_for("payments")
+
+
 def test_wrong_password_and_anonymous_clients(cluster):
     with pytest.raises(SaslAuthenticationFailedError,
                        match="Authentication failed: Invalid username or password"):

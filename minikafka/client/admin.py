@@ -68,6 +68,7 @@ from ..core.acl import (
     ResourceType,
     all_operations,
 )
+from ..core.api import authz
 from ..core.groups.classic import DEAD, EMPTY, CommittedOffset
 from ..core.offset_reset import (
     NoCommittedOffset,
@@ -75,7 +76,15 @@ from ..core.offset_reset import (
     parse_duration,
     target_offset,
 )
-from .security import IN_PROCESS_HOST, authenticate, check, refused_topics
+from .security import (
+    IN_PROCESS_HOST,
+    authenticate,
+    caller,
+    raise_refusals,
+    raise_refused,
+    refusals_error,
+    refused_error,
+)
 
 # kafka-python 2.x return types of describe_consumer_groups.
 GroupInformation = namedtuple(
@@ -122,6 +131,17 @@ def _by_name(results: Iterable[Any], raise_errors: bool) -> dict[str, Any]:
     return out
 
 
+def _with_refusals(names: Iterable[str], refused: Mapping[str, int], results: Iterable[Any],
+                   raise_errors: bool) -> dict[str, Any]:
+    """_by_name's answer for `names`, the refused ones (core.api.authz) with kafka-python's
+    authorization error, raised first with raise_errors."""
+    if refused and raise_errors:
+        raise refusals_error(refused)
+    out = _by_name(results, raise_errors)
+    out.update({name: refused_error(code, name) for name, code in refused.items()})
+    return {name: out[name] for name in names}
+
+
 class KafkaAdminClient:
     """kafka-python's KafkaAdminClient, in process: the same method names and results."""
 
@@ -132,6 +152,7 @@ class KafkaAdminClient:
         self.cluster = cluster
         self.config = {"client_id": "adminclient-1", "request_timeout_ms": 30_000, **configs}
         self.principal = authenticate(cluster, self.config)
+        self.caller = caller(self.principal)
         self._closed = False
 
     def close(self) -> None:
@@ -159,26 +180,24 @@ class KafkaAdminClient:
         return box[0]
 
     # -- topics (enough for a lesson) ------------------------------------------------------------
-    def _describable(self, name: str) -> bool:
-        return self._may(AclOperation.DESCRIBE, ResourceType.TOPIC, name)
-
     def _operations(self, kind: ResourceType, name: str = CLUSTER_NAME) -> list[str]:
         """authorized_operations by name, as kafka-python's admin turns them."""
         authorizer = self.cluster.authorizer
         codes = all_operations(kind) if authorizer is None else \
-            authorizer.authorized_operations(self.principal, IN_PROCESS_HOST, kind, name)
+            authorizer.authorized_operations(self.caller.principal, self.caller.host, kind,
+                                             name)
         return [ACLOperation(c).name for c in sorted(codes) if c not in (0, 1, 2)]
 
     def list_topics(self) -> list[str]:
         """Every topic the principal may DESCRIBE (Metadata for all topics)."""
-        answer = api.metadata(self.cluster, None, may_describe=self._describable)
+        answer = api.metadata(self.cluster, None, may_describe=authz.metadata(self.cluster, self.caller)[0])
         return [t.name for t in answer.topics]
 
     def describe_topics(self, topics: Iterable[str] | None = None) -> list[dict]:
         """Metadata for the topics (names or uuid.UUID topic ids), or every topic the
         principal may DESCRIBE: kafka-python's list of topic dicts."""
         answer = api.metadata(self.cluster, None if topics is None else list(topics),
-                              may_describe=self._describable)
+                              may_describe=authz.metadata(self.cluster, self.caller)[0])
         return [{
             "error_code": t.error_code, "name": t.name,
             "topic_id": str(t.topic_id) if t.error_code == errors.NONE else None,
@@ -195,7 +214,7 @@ class KafkaAdminClient:
         """DescribeCluster with fenced brokers: cluster id, controller, brokers. In-process
         brokers have no listener: host is the in-process client address, port -1."""
         answer = api.describe_cluster(self.cluster, include_fenced=True)
-        may = self._may(AclOperation.DESCRIBE, ResourceType.CLUSTER)
+        may = authz.allowed(self.cluster, self.caller, AclOperation.DESCRIBE, ResourceType.CLUSTER)
         return {"cluster_id": answer.cluster_id, "controller_id": answer.controller_id,
                 "brokers": [{"broker_id": b.broker_id, "host": IN_PROCESS_HOST, "port": -1,
                              "rack": b.rack, "is_fenced": b.fenced} for b in answer.brokers],
@@ -217,32 +236,25 @@ class KafkaAdminClient:
                     specs[t.name] = {"num_partitions": t.num_partitions,
                                      "replication_factor": t.replication_factor,
                                      "configs": t.topic_configs}
-        # CREATE on the cluster or on each topic, as the broker checks it
-        if not self._may(AclOperation.CREATE, ResourceType.CLUSTER):
-            for name in specs:
-                check(self.cluster, self.principal, AclOperation.CREATE, ResourceType.TOPIC,
-                      name)
+        refused = authz.create_topics(self.cluster, self.caller, specs)
         request = api.CreateTopicsRequest(
             [api.CreatableTopic(name, spec.get("num_partitions", -1),
                                 spec.get("replication_factor", -1),
                                 spec.get("assignments") or spec.get("replica_assignments"),
                                 spec.get("configs") or {})
-             for name, spec in specs.items()], validate_only=validate_only)
-        return _by_name(api.create_topics(self.cluster, request), raise_errors)
+             for name, spec in specs.items() if name not in refused],
+            validate_only=validate_only)
+        return _with_refusals(specs, refused, api.create_topics(self.cluster, request),
+                              raise_errors)
 
     def delete_topics(self, topics: Iterable[str], timeout_ms: int | None = None,
                       raise_errors: bool = True) -> dict[str, Any]:
         """DeleteTopics: {name: None, or the error when raise_errors is False}. Each topic
         needs DELETE (TopicAuthorizationFailedError), as the broker checks it."""
         names = list(topics)
-        refused = refused_topics(self.cluster, self.principal, AclOperation.DELETE, names)
-        if refused and raise_errors:
-            raise Errors.TopicAuthorizationFailedError(refused)
-        out = _by_name(api.delete_topics(self.cluster, [n for n in names if n not in refused]),
-                       raise_errors)
-        for name in refused:
-            out[name] = Errors.TopicAuthorizationFailedError({name})
-        return {name: out[name] for name in names}
+        refused = authz.delete_topics(self.cluster, self.caller, names)
+        done = api.delete_topics(self.cluster, [n for n in names if n not in refused])
+        return _with_refusals(names, refused, done, raise_errors)
 
     def create_partitions(self, topic_partitions: Mapping[str, Any], timeout_ms: int | None = None,
                           validate_only: bool = False, raise_errors: bool = True
@@ -259,7 +271,10 @@ class KafkaAdminClient:
             else:  # kafka-python's NewPartitions
                 count, assignments = spec.total_count, spec.new_assignments
             wanted.append(api.NewPartitions(name, count, assignments))
-        return _by_name(api.create_partitions(self.cluster, wanted, validate_only), raise_errors)
+        refused = authz.create_partitions(self.cluster, self.caller, topic_partitions)
+        done = api.create_partitions(self.cluster, [w for w in wanted if w.name not in refused],
+                                     validate_only)
+        return _with_refusals(topic_partitions, refused, done, raise_errors)
 
     def elect_leaders(self, election_type: int, topic_partitions: Any = None,
                       timeout_ms: int | None = None, raise_errors: bool = True
@@ -271,6 +286,7 @@ class KafkaAdminClient:
         if topic_partitions is not None and not isinstance(topic_partitions, Mapping):
             topic_partitions = {t: range(self.cluster.partitions_for(t))
                                 for t in topic_partitions}
+        self._require("ElectLeaders")
         out: dict[TopicPartition, Any] = {}
         for r in api.elect_leaders(self.cluster, api.ElectionType(int(election_type)),
                                    topic_partitions):
@@ -288,7 +304,13 @@ class KafkaAdminClient:
         """DescribeProducers: {tp: PartitionProducerState} from each partition's leader (or
         from broker_id); raises the first partition's error, as kafka-python does."""
         out = {}
+        partitions = list(partitions)
+        refused = authz.describe_producers(self.cluster, self.caller,
+                                           {tp.topic for tp in partitions})
         for tp in partitions:
+            if tp.topic in refused:
+                raise type(refused_error(refused[tp.topic], tp.topic))(
+                    f"DescribeProducersRequest failed for {tp}: None")
             node = broker_id
             if node is None:
                 meta = self.cluster.controller.topics.get(tp.topic)
@@ -318,10 +340,15 @@ class KafkaAdminClient:
         static value; "all"; "dynamic"; ...). A resource in error has no keys."""
         keep = ConfigFilterType.build_from(config_filter)
         out: dict[str, dict[str, dict]] = {}
-        for r in api.describe_configs(self.cluster, [
-                api.ConfigResource(int(c.resource_type), c.name,
-                                   None if c.configs is None else list(c.configs))
-                for c in config_resources]):
+        asked = []
+        for c in config_resources:
+            if authz.configs(self.cluster, self.caller, AclOperation.DESCRIBE_CONFIGS,
+                             int(c.resource_type), c.name):
+                out.setdefault(ConfigResourceType(c.resource_type).name.lower(), {})[c.name] = {}
+                continue
+            asked.append(api.ConfigResource(int(c.resource_type), c.name,
+                                            None if c.configs is None else list(c.configs)))
+        for r in api.describe_configs(self.cluster, asked):
             configs = {}
             for e in r.entries:
                 source = ConfigSourceType(e.source)
@@ -353,7 +380,14 @@ class KafkaAdminClient:
                 if unknown:
                     raise ValueError(f"Unrecognized configs: {unknown}")
         asked = []
+        out: dict[str, dict[str, str]] = {}
         for c in resources:
+            refused = authz.configs(self.cluster, self.caller, AclOperation.ALTER_CONFIGS,
+                                    int(c.resource_type), c.name)
+            if refused:
+                out.setdefault(ConfigResourceType(c.resource_type).name.lower(), {})[c.name] = \
+                    str(kerrors.for_code(refused))
+                continue
             configs = []
             for name, op_value in (c.configs or {}).items():
                 op, value = op_value if isinstance(op_value, tuple) else (AlterConfigOp.SET,
@@ -362,7 +396,6 @@ class KafkaAdminClient:
                 configs.append(api.AlterableConfig(
                     name, op, None if op == AlterConfigOp.DELETE or value is None else str(value)))
             asked.append(api.AlterConfigsResource(int(c.resource_type), c.name, configs))
-        out: dict[str, dict[str, str]] = {}
         for r in api.incremental_alter_configs(self.cluster, asked, validate_only):
             answer = "OK" if not r.error_code else \
                 str(kerrors.for_code(r.error_code, r.error_message or ""))
@@ -380,7 +413,7 @@ class KafkaAdminClient:
             api.entity_of(dict(entity).items()),
             tuple(api.QuotaOp(k, 0.0 if v is None else float(v), v is None)
                   for k, v in dict(ops).items())) for entity, ops in alterations]
-        if not self._may(AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER):
+        if not self._may_call("AlterClientQuotas"):
             return {c.entity: Errors.ClusterAuthorizationFailedError() for c in changes}
         return {r.entity: kerrors.for_code(r.error_code, r.error_message or "")
                 if r.error_code else None
@@ -390,13 +423,21 @@ class KafkaAdminClient:
                                strict: bool = False) -> dict[tuple, dict[str, float]]:
         """DescribeClientQuotas: {entity: {key: value}} of the entities every
         QuotaFilterComponent matches (none: all). Needs DESCRIBE_CONFIGS on the cluster."""
-        check(self.cluster, self.principal, AclOperation.DESCRIBE_CONFIGS,
-              ResourceType.CLUSTER)
+        self._require("DescribeClientQuotas")
         return self.cluster.describe_client_quotas(list(components), strict)
 
     # -- ACLs (kafka-python's shapes: ACL, ACLFilter, ResourcePattern) -----------------------
-    def _may(self, operation: AclOperation, kind: ResourceType, name: str = CLUSTER_NAME) -> bool:
-        return self.cluster.authorize(self.principal, IN_PROCESS_HOST, operation, kind, name)
+    def _may_call(self, api_name: str) -> bool:
+        """Whether the principal may call an operator's API (core.api.authz's
+        CLUSTER_OPERATIONS, by Kafka's name)."""
+        return not authz.cluster_api(self.cluster, self.caller, api_name)
+
+    def _require(self, api_name: str) -> None:
+        """ClusterAuthorizationFailedError unless the principal may call the API, as
+        kafka-python raises a request-wide refusal."""
+        if not self._may_call(api_name):
+            raise Errors.ClusterAuthorizationFailedError(
+                f"{self.principal} may not call {api_name}")
 
     def _acls_enabled(self) -> None:
         if self.cluster.authorizer is None:
@@ -410,7 +451,7 @@ class KafkaAdminClient:
             if not isinstance(acl, ACL):
                 raise Errors.IllegalArgumentError("acls must contain ACL objects")
         self._acls_enabled()
-        if not self._may(AclOperation.ALTER, ResourceType.CLUSTER):
+        if not self._may_call("CreateAcls"):
             return {"succeeded": [], "failed": [Errors.ClusterAuthorizationFailedError] * len(acls)}
         out: dict[str, list] = {"succeeded": [], "failed": []}
         for acl, (_, code, _message) in zip(acls, self.cluster.create_acls(
@@ -424,14 +465,14 @@ class KafkaAdminClient:
     def describe_acls(self, acl_filter: ACLFilter) -> tuple[list[ACL], type]:
         """(the ACLs the filter matches, NoError); needs DESCRIBE on the cluster."""
         self._acls_enabled()
-        check(self.cluster, self.principal, AclOperation.DESCRIBE, ResourceType.CLUSTER)
+        self._require("DescribeAcls")
         return [_acl(b) for b in self.cluster.describe_acls(_filter(acl_filter))], Errors.NoError
 
     def delete_acls(self, acl_filters: Iterable[ACLFilter]) -> list[tuple]:
         """[(filter, [the ACLs it removed], error class)]; needs ALTER on the cluster."""
         acl_filters = list(acl_filters)
         self._acls_enabled()
-        if not self._may(AclOperation.ALTER, ResourceType.CLUSTER):
+        if not self._may_call("DeleteAcls"):
             return [(f, [], Errors.ClusterAuthorizationFailedError) for f in acl_filters]
         removed = self.cluster.delete_acls([_filter(f) for f in acl_filters])
         return [(f, [_acl(b) for b in gone], Errors.NoError)
@@ -474,7 +515,13 @@ class KafkaAdminClient:
         cluster = self.cluster
         out: dict[TopicPartition, dict] = {}
         failed: dict[TopicPartition, int] = {}
+        refused = authz.delete_records(cluster, self.caller, {tp.topic for tp in records_to_delete})
         for tp, offset in records_to_delete.items():
+            if tp.topic in refused:
+                out[tp] = {"partition_index": tp.partition, "low_watermark": -1,
+                           "error_code": refused[tp.topic]}
+                failed[tp] = refused[tp.topic]
+                continue
             leader = partition_leader_id
             if leader is None:
                 meta = cluster.controller.topics.get(tp.topic)
@@ -508,6 +555,7 @@ class KafkaAdminClient:
         """Move each partition to its list of broker ids, or with None cancel its move.
         Returns {tp: None} for an accepted change, else {tp: the error class}, as
         kafka-python does (it raises only for a request-wide error)."""
+        self._require("AlterPartitionReassignments")
         out: dict[TopicPartition, Any] = {}
         for tp, replicas in reassignments.items():
             try:
@@ -522,6 +570,7 @@ class KafkaAdminClient:
                                      timeout_ms: int | None = None) -> dict[TopicPartition, dict]:
         """The moves under way: {tp: {'replicas', 'adding_replicas', 'removing_replicas'}},
         for every partition or those named ({topic: [partitions]} or TopicPartitions)."""
+        self._require("ListPartitionReassignments")
         wanted = None
         if topic_partitions is not None:
             if isinstance(topic_partitions, Mapping):
@@ -543,6 +592,7 @@ class KafkaAdminClient:
         'total_bytes', 'usable_bytes', ...}]}]; topic_partitions as {topic: [partitions]}
         or [topics] narrows the replicas listed."""
         from ..core.api.log_dirs import describe_log_dirs
+        self._require("DescribeLogDirs")
         wanted = None
         if topic_partitions is not None:
             if isinstance(topic_partitions, Mapping):
@@ -575,6 +625,7 @@ class KafkaAdminClient:
         class}, NoError for a move begun, LogDirNotFoundError for a directory not in the
         broker's log.dirs, ReplicaNotAvailableError for a replica it does not host."""
         from ..core.api.log_dirs import alter_replica_log_dirs
+        refused = not self._may_call("AlterReplicaLogDirs")
         by_broker: dict[int, dict[tuple[str, int], str]] = {}
         for tpr, path in replica_assignments.items():
             tpr = tpr if isinstance(tpr, TopicPartitionReplica) else TopicPartitionReplica(*tpr)
@@ -584,7 +635,9 @@ class KafkaAdminClient:
             for b, moves in by_broker.items():
                 if b not in self.cluster.brokers:
                     raise Errors.BrokerNotAvailableError(f"No broker with id {b}")
-                for (t, p), code in alter_replica_log_dirs(self.cluster, b, moves).items():
+                codes = dict.fromkeys(moves, errors.CLUSTER_AUTHORIZATION_FAILED) if refused \
+                    else alter_replica_log_dirs(self.cluster, b, moves)
+                for (t, p), code in codes.items():
                     out[TopicPartitionReplica(t, p, b)] = Errors.for_code(code)
         return out
 
@@ -592,6 +645,7 @@ class KafkaAdminClient:
     def describe_metadata_quorum(self) -> dict:
         """DescribeQuorum of __cluster_metadata-0, in the shape kafka-python returns (the
         response as a dict, each partition's error None)."""
+        self._require("DescribeQuorum")
         info = self.cluster.describe_metadata_quorum()
 
         def replica(r: Any) -> dict:
@@ -624,6 +678,7 @@ class KafkaAdminClient:
         'UPGRADE', 'SAFE_DOWNGRADE' or 'UNSAFE_DOWNGRADE' (or kafka-python's
         UpdateFeatureType); returns {feature: 'OK'} and raises InvalidUpdateVersionError
         for a refused update, as kafka-python does."""
+        self._require("UpdateFeatures")
         updates = {}
         for name, spec in feature_updates.items():
             kind, level = spec if isinstance(spec, tuple) else ("upgrade", spec)
@@ -647,8 +702,11 @@ class KafkaAdminClient:
                 cluster, broker, states, producer_id_filters or (),
                 -1 if duration_filter_ms is None else duration_filter_ms,
                 transactional_id_pattern)
+            hidden = authz.hidden_transactions(cluster, self.caller,
+                                               [t.transactional_id for t in listed])
             out[broker] = [TransactionListing(t.transactional_id, t.producer_id,
-                                              TransactionState(t.state)) for t in listed]
+                                              TransactionState(t.state))
+                           for t in listed if t.transactional_id not in hidden]
         return out
 
     def describe_transactions(self, transactional_ids: Iterable[str]
@@ -657,6 +715,13 @@ class KafkaAdminClient:
         id no coordinator knows, as kafka-python raises."""
         cluster = self.cluster
         out = {}
+        transactional_ids = list(transactional_ids)
+        refused = authz.describe_transactions(cluster, self.caller, transactional_ids)
+        for transactional_id in transactional_ids:
+            if transactional_id in refused:
+                raise type(refused_error(refused[transactional_id], transactional_id))(
+                    f"DescribeTransactionsRequest failed for transactional id "
+                    f"'{transactional_id}'.")
         for d in api.describe_transactions(cluster, None, transactional_ids):
             if d.error_code:
                 raise type(kerrors.for_code(d.error_code))(
@@ -666,7 +731,8 @@ class KafkaAdminClient:
                 api.transaction_coordinator_id(cluster, d.transactional_id),
                 TransactionState(d.state), d.producer_id, d.producer_epoch, d.timeout_ms,
                 d.start_time_ms,
-                {TopicPartition(t, p) for t, ps in d.partitions.items() for p in ps})
+                {TopicPartition(t, p) for t, ps in d.partitions.items() for p in ps
+                 if t not in authz.describe_topics(cluster, self.caller, [t])})
         return out
 
     # -- groups: kafka-python 3.x -----------------------------------------------------------------
@@ -678,8 +744,11 @@ class KafkaAdminClient:
         brokers = list(broker_ids) if broker_ids is not None else [None]
         out = []
         for broker in brokers:
-            for group_id, protocol_type, state, kind in self._groups.list_groups(
-                    broker, states, types):
+            listed = self._groups.list_groups(broker, states, types)
+            hidden = authz.hidden_groups(self.cluster, self.caller, [g[0] for g in listed])
+            for group_id, protocol_type, state, kind in listed:
+                if group_id in hidden:
+                    continue
                 out.append({"group_id": group_id, "protocol_type": protocol_type,
                             "group_state": state, "group_type": kind})
         return out
@@ -688,6 +757,13 @@ class KafkaAdminClient:
                         include_authorized_operations: bool = False) -> dict[str, dict]:
         out = {}
         for group_id in group_ids:
+            refused = authz.describe_group(self.cluster, self.caller, group_id)
+            if refused:
+                out[group_id] = {
+                    "group_id": group_id, "group_state": "", "protocol_type": "",
+                    "protocol_data": "", "members": [], "authorized_operations": None,
+                    "error": str(refused_error(refused, group_id))}
+                continue
             d = self._groups.describe_group(group_coordinator_id, group_id)
             members = []
             for m in d.members:
@@ -719,10 +795,14 @@ class KafkaAdminClient:
         out = {}
         for group_id, partitions in group_specs.items():
             tps = None if partitions is None else [(tp[0], tp[1]) for tp in partitions]
+            raise_refused(authz.offset_fetch(self.cluster, self.caller, group_id), group_id)
+            raise_refusals(authz.describe_topics(self.cluster, self.caller,
+                                                 {t for t, _ in tps or ()}))
             code, found = self._groups.offset_fetch(None, group_id, tps)
             _raise_for(code, f"OffsetFetchResponse failed for group '{group_id}'.")
+            hidden = authz.describe_topics(self.cluster, self.caller, {t for t, _ in found})
             out[group_id] = {TopicPartition(t, p): self._oam(c)
-                             for (t, p), c in found.items() if c is not None}
+                             for (t, p), c in found.items() if c is not None and t not in hidden}
         return out
 
     @staticmethod
@@ -732,9 +812,15 @@ class KafkaAdminClient:
     def delete_groups(self, group_ids: Iterable[str],
                       group_coordinator_id: int | None = None) -> dict[str, str]:
         """{group_id: 'OK' or the error's class name}, as kafka-python returns it."""
-        result = self._groups.delete_groups(group_coordinator_id, list(group_ids))
+        result = self._delete_groups(list(group_ids), group_coordinator_id)
         return {g: "OK" if code == errors.NONE else type(kerrors.for_code(code)).__name__
                 for g, code in result.items()}
+
+    def _delete_groups(self, group_ids: list[str], coordinator: int | None) -> dict[str, int]:
+        """DeleteGroups: {group: error code}, refused groups (DELETE) left untouched."""
+        refused = authz.delete_groups(self.cluster, self.caller, group_ids)
+        done = self._groups.delete_groups(coordinator, [g for g in group_ids if g not in refused])
+        return {g: refused.get(g) or done[g] for g in group_ids}
 
     def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, Any],
                             group_coordinator_id: int | None = None) -> dict[TopicPartition, type]:
@@ -748,8 +834,11 @@ class KafkaAdminClient:
                 value = OffsetAndMetadata(value, "", -1)
             epoch = -1 if value.leader_epoch is None else value.leader_epoch
             request[(tp.topic, tp.partition)] = (value.offset, epoch, value.metadata or "")
+        refused = authz.offset_commit(self.cluster, self.caller, group_id, {t for t, _ in request})
+        allowed = {tp: v for tp, v in request.items() if tp[0] not in refused}
         result = self._wait(lambda done: self._groups.offset_commit(
-            group_coordinator_id, group_id, -1, "", None, request, done))
+            group_coordinator_id, group_id, -1, "", None, allowed, done)) if allowed else {}
+        result = {tp: refused.get(tp[0]) or result[tp] for tp in request}
         return {TopicPartition(t, p): type(kerrors.for_code(code)) if code else Errors.NoError
                 for (t, p), code in result.items()}
 
@@ -779,9 +868,14 @@ class KafkaAdminClient:
 
     def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition],
                              group_coordinator_id: int | None = None) -> dict[TopicPartition, type]:
-        code, result = self._groups.delete_offsets(group_coordinator_id, group_id,
-                                                   [(tp.topic, tp.partition) for tp in partitions])
+        asked = [(tp.topic, tp.partition) for tp in partitions]
+        code, refused = authz.offset_delete(self.cluster, self.caller, group_id,
+                                            {t for t, _ in asked})
+        if not code:
+            code, result = self._groups.delete_offsets(
+                group_coordinator_id, group_id, [tp for tp in asked if tp[0] not in refused])
         _raise_for(code, f"OffsetDeleteRequest failed for group '{group_id}'.")
+        result.update({tp: refused[tp[0]] for tp in asked if tp[0] in refused})
         return {TopicPartition(t, p): type(kerrors.for_code(c)) if c else Errors.NoError
                 for (t, p), c in result.items()}
 
@@ -790,6 +884,7 @@ class KafkaAdminClient:
         """LeaveGroup on behalf of members (MemberToRemove: member_id or group_instance_id),
         the way to make a static member's partitions move without waiting for its session."""
         members = list(members)
+        raise_refused(authz.group(self.cluster, self.caller, group_id), group_id)
         code, result = self._groups.leave_group(
             group_coordinator_id, group_id,
             [(m.member_id or "", m.group_instance_id) for m in members],
@@ -823,7 +918,7 @@ class KafkaAdminClient:
 
     def delete_consumer_groups(self, group_ids: Iterable[str],
                                group_coordinator_id: int | None = None) -> list[tuple[str, Any]]:
-        result = self._groups.delete_groups(group_coordinator_id, list(group_ids))
+        result = self._delete_groups(list(group_ids), group_coordinator_id)
         return [(g, type(kerrors.for_code(code))) for g, code in result.items()]
 
     def alter_consumer_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, Any],

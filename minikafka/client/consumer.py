@@ -23,10 +23,10 @@ from kafka.structs import ConsumerGroupMetadata, OffsetAndTimestamp, TopicPartit
 
 from .. import errors as kerrors
 from ..core import api, errors
-from ..core.acl import AclOperation, ResourceType
+from ..core.api import authz
 from ..core.api.fetch import committed_batches
 from ..core.records import LOG_APPEND_TIME
-from .security import SECURITY_DEFAULTS, authenticate, check, refused_topics
+from .security import SECURITY_DEFAULTS, authenticate, caller, raise_refusals, raise_refused
 
 DEFAULTS: dict[str, Any] = {
     "bootstrap_servers": "minikafka",
@@ -88,6 +88,7 @@ class KafkaConsumer:
         self.config = cfg
         self.cluster = cluster
         self.principal = authenticate(cluster, cfg)
+        self.caller = caller(self.principal)
         self.client_id = cfg["client_id"] or cluster.new_client_id("consumer")
         self.read_committed = cfg["isolation_level"] == "read_committed"
         self._isolation = api.IsolationLevel.of(cfg["isolation_level"])
@@ -181,13 +182,18 @@ class KafkaConsumer:
         return self.cluster.partitions_for(topic)
 
     def partitions_for_topic(self, topic: str) -> set[int]:
-        """The topic's partition ids; an empty set when it does not exist (kafka-python 3)."""
-        answer, = api.metadata(self.cluster, [topic]).topics
+        """The topic's partition ids; an empty set when it does not exist (kafka-python 3),
+        or when the principal may not DESCRIBE it (Metadata does not tell)."""
+        may_describe, _ = authz.metadata(self.cluster, self.caller)
+        answer, = api.metadata(self.cluster, [topic], may_describe=may_describe).topics
         return {p.partition for p in answer.partitions}
 
     def topics(self) -> set[str]:
-        """The topics Metadata lists, internal ones left out as kafka-python does."""
-        return {t.name for t in api.metadata(self.cluster, None).topics if not t.is_internal}
+        """The topics Metadata lists to the principal, internal ones left out as
+        kafka-python does."""
+        may_describe, _ = authz.metadata(self.cluster, self.caller)
+        return {t.name for t in api.metadata(self.cluster, None, may_describe=may_describe).topics
+                if not t.is_internal}
 
     # -- positions -----------------------------------------------------------------------
     def _reset_position(self, tp: TopicPartition) -> int:
@@ -265,6 +271,7 @@ class KafkaConsumer:
 
     def _list_offsets(self, tp: TopicPartition, timestamp: int) -> api.ListOffsetsResult:
         """ListOffsets to the partition's leader, at this consumer's isolation level."""
+        raise_refusals(authz.describe_topics(self.cluster, self.caller, [tp.topic]))
         result, = api.list_offsets_of(self.cluster, tp.topic, tp.partition, timestamp,
                                       isolation_level=self._isolation)
         if result.error_code:
@@ -335,18 +342,20 @@ class KafkaConsumer:
                 return result
 
     def _check_access(self) -> None:
-        """With an authorizer: READ on the group (looked up first, as the coordinator
-        is), then READ on every topic read, else kafka-python's errors."""
+        """With an authorizer, the rules this poll's requests meet (core.api.authz), else
+        kafka-python's errors: FindCoordinator for the group, JoinGroup when subscribed
+        (assigned partitions need no membership), then Fetch for every topic read."""
         cluster = self.cluster
         if cluster.authorizer is None:
             return
         group_id = self.config["group_id"]
         if group_id is not None:
-            check(cluster, self.principal, AclOperation.READ, ResourceType.GROUP, group_id)
-        topics = self._subscription | {tp.topic for tp in self._assignment}
-        refused = refused_topics(cluster, self.principal, AclOperation.READ, topics)
-        if refused:
-            raise kerrors.TopicAuthorizationFailedError(refused)
+            code = authz.find_coordinator(cluster, self.caller, authz.GROUP_KEY, group_id)
+            if not code and not self._manual:
+                code = authz.group(cluster, self.caller, group_id)
+            raise_refused(code, group_id)
+        topics = self.subscription() | {tp.topic for tp in self._assignment}
+        raise_refusals(authz.fetch(cluster, self.caller, topics))
 
     def _wait(self, deadline: int) -> None:
         """Run the clock until records arrive, the group needs this thread, or deadline.

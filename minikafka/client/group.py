@@ -33,6 +33,7 @@ from kafka.structs import ConsumerGroupMetadata, MemberState, OffsetAndMetadata,
 
 from .. import errors as kerrors
 from ..core import errors
+from ..core.api import authz
 from ..core.assignors import (
     ASSIGNORS,
     REBALANCE_PROTOCOLS,
@@ -52,6 +53,7 @@ from ..core.offsets import (
     encode_sticky_user_data,
     encode_subscription,
 )
+from .security import refusals_error
 
 CLIENT_HOST = "/127.0.0.1"
 
@@ -387,6 +389,14 @@ class GroupMember:
             fn(set(partitions))
 
     # -- talking to the coordinator -----------------------------------------------------------
+    def _refused(self, refusals: Mapping[str, int]) -> Exception | None:
+        """kafka-python's error if the coordinator would refuse this member's request:
+        FindCoordinator's rule (DESCRIBE on the group), then the request's own
+        (`refusals`, from core.api.authz)."""
+        code = authz.find_coordinator(self.cluster, self.consumer.caller, authz.GROUP_KEY,
+                                      self.group_id)
+        return refusals_error({self.group_id: code} if code else refusals, self.group_id)
+
     def _find_coordinator(self) -> bool:
         if self.coordinator is not None:
             return True
@@ -780,6 +790,11 @@ class GroupMember:
         except Errors.KafkaError as exc:
             done(exc)
             return
+        refused = self._refused(authz.offset_commit(
+            self.cluster, self.consumer.caller, self.group_id, {tp.topic for tp in offsets}))
+        if refused is not None:
+            done(refused)
+            return
         if not self._find_coordinator():
             self._coordinator_dead()
             done(self._fatal or Errors.CoordinatorNotAvailableError(self.group_id))
@@ -832,6 +847,12 @@ class GroupMember:
         deadline = cluster.now_ms + (timeout_ms if timeout_ms is not None
                                      else self.request_timeout_ms * 2)
         tps = [(tp.topic, tp.partition) for tp in partitions]
+        caller = self.consumer.caller
+        code = authz.offset_fetch(self.cluster, caller, self.group_id)
+        refused = self._refused({self.group_id: code} if code else
+                                authz.describe_topics(self.cluster, caller, {t for t, _ in tps}))
+        if refused is not None:
+            raise refused
         while True:
             if self._find_coordinator():
                 code, found = self._request_sync(

@@ -28,7 +28,7 @@ from kafka.structs import TopicPartition
 
 from .. import errors as kerrors
 from ..core import api, errors
-from ..core.acl import AclOperation, ResourceType
+from ..core.api import authz
 from ..core.clock import Deadlines
 from ..core.records import COMPRESSION_IDS, LOG_APPEND_TIME, RecordBatch, record_size
 from ..core.transactions import ProducerTxnState as TxnState
@@ -36,7 +36,7 @@ from ..core.transactions import producer_transition
 from .codec import compressed_size
 from .future import Future
 from .partitioner import SEED, DefaultPartitioner, murmurhash2
-from .security import SECURITY_DEFAULTS, authenticate, check
+from .security import SECURITY_DEFAULTS, authenticate, caller, raise_refusals, raise_refused
 
 DEFAULTS: dict[str, Any] = {
     "bootstrap_servers": "minikafka",
@@ -207,6 +207,7 @@ class KafkaProducer:
         self.config = cfg
         self.cluster = cluster
         self.principal = authenticate(cluster, cfg)
+        self.caller = caller(self.principal)
         self.acks = _acks(cfg["acks"])
         self.client_id = cfg["client_id"] or cluster.new_client_id("producer")
         # Backoff jitter from a generator of its own (seeded by the cluster's seed and the
@@ -292,6 +293,9 @@ class KafkaProducer:
 
     # -- metadata ------------------------------------------------------------------------
     def partitions_for(self, topic: str) -> set[int]:
+        """The topic's partitions, from Metadata: TopicAuthorizationFailedError when the
+        principal may not DESCRIBE it."""
+        raise_refusals(authz.describe_topics(self.cluster, self.caller, [topic]))
         return set(self._topic_partitions(topic))
 
     def _topic_partitions(self, topic: str) -> list[int]:
@@ -394,7 +398,7 @@ class KafkaProducer:
                 "Cannot call send in state " + self._txn_state + ": begin_transaction() first")
         if value is None and key is None:
             raise AssertionError("Need at least one: key or value")
-        check(self.cluster, self.principal, AclOperation.WRITE, ResourceType.TOPIC, topic)
+        self._authorize_send(topic)
         if self.key_serializer is not None and key is not None:
             key = self.key_serializer(key)
         if self.value_serializer is not None and value is not None:
@@ -451,6 +455,19 @@ class KafkaProducer:
         if sticky and partitioner.appended(topic, appended, batch.size >= self.batch_size):
             self._next_sticky(topic, parts)
         return _new_future(FutureRecordMetadata, (batch, index))
+
+    def _authorize_send(self, topic: str) -> None:
+        """The rules a send meets on its way (core.api.authz), in kafka-python's order:
+        Metadata (DESCRIBE on the topic), InitProducerId for an idempotent producer's
+        first batch, then Produce (WRITE on the topic and the transactional id)."""
+        cluster, who = self.cluster, self.caller
+        if cluster.authorizer is None:
+            return
+        raise_refusals(authz.describe_topics(cluster, who, [topic]))
+        if self.idempotent and not self.transactional_id and self.producer_id < 0:
+            raise_refused(authz.init_producer_id(cluster, who, None))
+        raise_refusals(authz.produce(cluster, who, self.transactional_id, [topic]),
+                       self.transactional_id)
 
     def _next_sticky(self, topic: str, parts: list[int]) -> int:
         """A new sticky partition among those with a leader, weighted by queue sizes."""
@@ -544,6 +561,11 @@ class KafkaProducer:
         if self.idempotent and self.producer_id < 0:
             try:
                 self._init_producer_id()
+            except kerrors.ClusterAuthorizationFailedError as exc:
+                # Refused an idempotent producer id: fatal, as in kafka-python (no
+                # IDEMPOTENT_WRITE on the cluster nor WRITE on any topic).
+                self._fail_unsent(exc)
+                return
             except kerrors.KafkaError:
                 # InitProducerId needs the controller; retry after retry_backoff_ms.
                 self.cluster.clock.call_later(int(self.config["retry_backoff_ms"]),
@@ -739,6 +761,16 @@ class KafkaProducer:
                 self._fail(pb, kerrors.for_code(code))
         self._arm_sender()
 
+    def _fail_unsent(self, exc: BaseException) -> None:
+        """Fail every batch not sent yet (open or queued) with `exc`."""
+        for _tp, batch in list(self._open.items()):
+            if batch.attempts == 0:
+                self._fail(batch, exc)
+        for queue in self._queues.values():
+            for batch in list(queue):
+                if batch.attempts == 0:
+                    self._fail(batch, exc)
+
     def _retry_backoff_ms(self, attempts: int) -> int:
         """How long a batch waits before attempt attempts + 1 (KIP-580, Kafka 3.7):
         retry.backoff.ms doubled after every failed attempt, up to retry.backoff.max.ms,
@@ -825,6 +857,7 @@ class KafkaProducer:
         cluster = self.cluster
         if self.transactional_id:
             return  # init_transactions() did it
+        raise_refused(authz.init_producer_id(cluster, self.caller, None))
         result = api.init_producer_id(cluster, api.InitProducerIdRequest(self.client_id))
         if result.error_code:
             raise kerrors.for_code(result.error_code, result.error_message)
@@ -849,6 +882,8 @@ class KafkaProducer:
     def _end_txn(self, commit: bool) -> None:
         """EndTxn at the coordinator. A fenced producer can do nothing more (FATAL_ERROR);
         other errors leave the commit or abort to be retried."""
+        raise_refused(authz.transaction(self.cluster, self.caller, self.transactional_id),
+                      self.transactional_id)
         try:
             self._call(self._coordinator().end_txn, self.transactional_id, self.producer_id,
                        self.producer_epoch, commit)
@@ -860,8 +895,8 @@ class KafkaProducer:
     def init_transactions(self) -> None:
         if not self.transactional_id:
             raise IllegalStateError("init_transactions needs a transactional_id")
-        check(self.cluster, self.principal, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
-              self.transactional_id)
+        raise_refused(authz.init_producer_id(self.cluster, self.caller, self.transactional_id),
+                      self.transactional_id)
         self._move(TxnState.INITIALIZING)
         result = api.init_producer_id(self.cluster, api.InitProducerIdRequest(
             self.client_id, self.transactional_id, int(self.config["transaction_timeout_ms"])))
@@ -881,6 +916,9 @@ class KafkaProducer:
         self._txn_error = None
 
     def _add_partitions_to_txn(self, tps: set) -> None:
+        raise_refusals(authz.add_partitions_to_txn(self.cluster, self.caller,
+                                                   self.transactional_id, {t for t, _ in tps}),
+                       self.transactional_id)
         self._call(self._coordinator().add_partitions, self.transactional_id, self.producer_id,
                    self.producer_epoch, tps, self.cluster.now_ms)
 
@@ -891,9 +929,15 @@ class KafkaProducer:
             raise IllegalStateError("send_offsets_to_transaction outside a transaction")
         group_id = getattr(consumer_group_metadata, "group_id", consumer_group_metadata)
         coord = self._coordinator()
+        refused = authz.add_offsets_to_txn(self.cluster, self.caller, self.transactional_id,
+                                           group_id)
+        raise_refused(refused, group_id if refused == errors.GROUP_AUTHORIZATION_FAILED
+                      else self.transactional_id)
         self._call(coord.add_offsets, self.transactional_id, self.producer_id,
                    self.producer_epoch, group_id, self.cluster.now_ms)
-        # Then TxnOffsetCommit, which checks the consumer's generation (KIP-447).
+        # Then TxnOffsetCommit: READ on the topics, and the consumer's generation (KIP-447).
+        raise_refusals(authz.txn_offset_commit(self.cluster, self.caller, self.transactional_id,
+                                               group_id, {tp[0] for tp in offsets}))
         code = self.cluster.groups.validate_txn_offset_commit(
             group_id, getattr(consumer_group_metadata, "generation_id", -1),
             getattr(consumer_group_metadata, "member_id", ""),
@@ -919,12 +963,6 @@ class KafkaProducer:
             raise IllegalStateError(f"abort_transaction in state {self._txn_state}")
         if self._txn_state is not TxnState.ABORTING_TRANSACTION:
             self._move(TxnState.ABORTING_TRANSACTION)
-        for _tp, batch in list(self._open.items()):
-            if batch.attempts == 0:
-                self._fail(batch, TransactionAbortedError("transaction aborted"))
-        for queue in self._queues.values():
-            for batch in list(queue):
-                if batch.attempts == 0:
-                    self._fail(batch, TransactionAbortedError("transaction aborted"))
+        self._fail_unsent(TransactionAbortedError("transaction aborted"))
         self.cluster.run_until(lambda: self.pending == 0, int(self.config["request_timeout_ms"]))
         self._end_txn(commit=False)

@@ -23,9 +23,13 @@ from typing import Any
 
 from kafka import errors as Errors
 
-from ..core.acl import ANONYMOUS, CLUSTER_NAME, AclOperation, ResourceType
+from .. import errors as kerrors
+from ..core import errors
+from ..core.acl import ANONYMOUS, CLUSTER_NAME
+from ..core.api import authz
 
-__all__ = ["IN_PROCESS_HOST", "SECURITY_DEFAULTS", "authenticate", "check", "refused_topics"]
+__all__ = ["IN_PROCESS_HOST", "SECURITY_DEFAULTS", "authenticate", "caller", "raise_refusals",
+           "raise_refused", "refusals_error", "refused_error"]
 
 # kafka-python's names and defaults for what a client says about itself.
 SECURITY_DEFAULTS: dict[str, Any] = {
@@ -65,30 +69,45 @@ def authenticate(cluster: Any, config: Mapping[str, Any]) -> str:
     return f"User:{user}"
 
 
-def _allowed(cluster: Any, principal: str, operation: AclOperation, kind: ResourceType,
-             name: str) -> bool:
-    return cluster.authorize(principal, IN_PROCESS_HOST, operation, kind, name)
+def caller(principal: str) -> authz.Caller:
+    """An in-process client as the core's authorization rules (core.api.authz) take it."""
+    return authz.Caller(principal, IN_PROCESS_HOST)
 
 
-def refused_topics(cluster: Any, principal: str, operation: AclOperation,
-                   topics: Iterable[str]) -> set[str]:
-    """The topics among `topics` the principal may not `operation`."""
-    if cluster.authorizer is None:
-        return set()
-    return {t for t in topics if not _allowed(cluster, principal, operation, ResourceType.TOPIC,
-                                               t)}
+def refused_error(code: int, resource: str | Iterable[str] = CLUSTER_NAME) -> Errors.KafkaError:
+    """kafka-python's exception for an authorization error code: the refused topics
+    (a set, as kafka-python gives them), group, transactional id, or the cluster."""
+    if code == errors.TOPIC_AUTHORIZATION_FAILED:
+        return Errors.TopicAuthorizationFailedError(
+            {resource} if isinstance(resource, str) else set(resource))
+    if code == errors.GROUP_AUTHORIZATION_FAILED:
+        return Errors.GroupAuthorizationFailedError(resource)
+    if code == errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+        return Errors.TransactionalIdAuthorizationFailedError(resource)
+    return kerrors.for_code(code, str(resource))
 
 
-def check(cluster: Any, principal: str, operation: AclOperation, kind: ResourceType,
-          name: str = CLUSTER_NAME) -> None:
-    """Raise kafka-python's authorization error unless the principal may do it."""
-    if cluster.authorizer is None or _allowed(cluster, principal, operation, kind, name):
-        return
-    if kind == ResourceType.TOPIC:
-        raise Errors.TopicAuthorizationFailedError({name})
-    if kind == ResourceType.GROUP:
-        raise Errors.GroupAuthorizationFailedError(name)
-    if kind == ResourceType.TRANSACTIONAL_ID:
-        raise Errors.TransactionalIdAuthorizationFailedError(name)
-    raise Errors.ClusterAuthorizationFailedError(
-        f"{principal} may not {operation.name} the cluster")
+def raise_refused(code: int, resource: str = CLUSTER_NAME) -> None:
+    """Raise kafka-python's error for a rule's answer (nothing for 0)."""
+    if code:
+        raise refused_error(code, resource)
+
+
+def refusals_error(refusals: Mapping[str, int],
+                   resource: str = CLUSTER_NAME) -> Errors.KafkaError | None:
+    """kafka-python's error for a rule's per-topic answer (None if nothing was refused):
+    the group's or transactional id's (`resource`) when that was refused, else
+    TopicAuthorizationFailedError naming the refused topics."""
+    if not refusals:
+        return None
+    codes = set(refusals.values())
+    if codes == {errors.TOPIC_AUTHORIZATION_FAILED}:
+        return refused_error(errors.TOPIC_AUTHORIZATION_FAILED, refusals)
+    return refused_error(max(codes - {errors.TOPIC_AUTHORIZATION_FAILED}), resource)
+
+
+def raise_refusals(refusals: Mapping[str, int], resource: str = CLUSTER_NAME) -> None:
+    """Raise refusals_error's answer, if any."""
+    exc = refusals_error(refusals, resource)
+    if exc is not None:
+        raise exc

@@ -26,10 +26,19 @@ from kafka.structs import TopicPartition
 
 from .. import errors as kerrors
 from ..core import errors
+from ..core.api import authz
 from ..core.api import share as share_api
 from ..core.records import LOG_APPEND_TIME
 from ..core.share.coordinator import FENCED_MEMBER_EPOCH
 from ..core.share.partition import AcknowledgementBatch, AcknowledgeType
+from .security import (
+    SECURITY_DEFAULTS,
+    authenticate,
+    caller,
+    raise_refusals,
+    raise_refused,
+    refused_error,
+)
 
 __all__ = ["AcknowledgeType", "KafkaShareConsumer", "ShareRecord"]
 
@@ -47,6 +56,7 @@ DEFAULTS: dict[str, Any] = {
     "fetch_max_bytes": 52_428_800,
     "share_acknowledgement_mode": IMPLICIT,
     "retry_backoff_ms": 100,
+    **SECURITY_DEFAULTS,
 }
 
 
@@ -65,6 +75,8 @@ class KafkaShareConsumer:
             raise kerrors.InvalidGroupIdError("group_id must be set for a share consumer")
         self.config = cfg
         self.cluster = cluster
+        self.principal = authenticate(cluster, cfg)
+        self.caller = caller(self.principal)
         self.group_id = group_id
         self.client_id = cfg["client_id"] or cluster.new_client_id("share-consumer")
         # The Java client makes its member id (a random Uuid); the cluster's seeded RNG
@@ -82,6 +94,7 @@ class KafkaShareConsumer:
         self._results: dict[TopicPartition, Exception | None] = {}
         self._lock_timeout_ms: int | None = None
         self._error: Exception | None = None  # a heartbeat's fatal error, raised by poll()
+        self._refused: Exception | None = None  # the last heartbeat's authorization error
         self._closed = False
         if isinstance(topics, str):
             topics = [topics]
@@ -125,6 +138,16 @@ class KafkaShareConsumer:
         if self._heartbeat_timer is not None:
             self._heartbeat_timer.cancel()
             self._heartbeat_timer = None
+        refused = authz.group_heartbeat(self.cluster, self.caller, self.group_id,
+                                        self._subscription)
+        if refused:  # poll() raises it; the heartbeat goes on, in case an ACL is added
+            self._refused = refused_error(
+                refused, authz.describe_topics(self.cluster, self.caller, self._subscription)
+                if refused == errors.TOPIC_AUTHORIZATION_FAILED else self.group_id)
+            self._heartbeat_timer = self.cluster.clock.call_later(
+                int(self.config["retry_backoff_ms"]), self._heartbeat)
+            return
+        self._refused = None
         result = share.heartbeat(None, self.group_id, self.member_id, self.member_epoch,
                                  self._subscription, None, self.client_id, "/127.0.0.1")
         if result.error_code in (errors.UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH):
@@ -165,6 +188,9 @@ class KafkaShareConsumer:
             raise IllegalStateError("Consumer is not subscribed to any topics.")
         if self._error is not None:
             raise self._error
+        if self._refused is not None:
+            refused, self._refused = self._refused, None
+            raise refused
         self._acknowledge_implicitly()
         if any(kind is None for kind in self._delivered.values()):
             raise IllegalStateError("All records must be acknowledged in explicit "
@@ -181,6 +207,15 @@ class KafkaShareConsumer:
                 cluster.clock.run_until(min(deadline, cluster.now_ms + 1))
             else:
                 cluster.clock.run_while(lambda: not self._has_available(), deadline)
+
+    def _check_access(self) -> None:
+        """With an authorizer, ShareFetch's rules (core.api.authz): READ on the group,
+        then on every assigned topic, else kafka-python's errors."""
+        if self.cluster.authorizer is None:
+            return
+        raise_refused(authz.group(self.cluster, self.caller, self.group_id), self.group_id)
+        raise_refusals(authz.fetch(self.cluster, self.caller,
+                                   {tp.topic for tp in self._assignment}))
 
     def _has_available(self) -> bool:
         share = self.cluster.share_groups
@@ -205,6 +240,7 @@ class KafkaShareConsumer:
         return out
 
     def _fetch(self) -> dict[TopicPartition, list[ShareRecord]]:
+        self._check_access()  # the assignment may have changed while poll() waited
         out: dict[TopicPartition, list[ShareRecord]] = {}
         left = int(self.config["max_poll_records"])
         for broker_id, tps in self._by_leader().items():

@@ -78,13 +78,14 @@ class InProcess(Door):
     def consumer(self, **config: Any) -> Any:
         return self._keep(self.cluster.consumer(**config))
 
-    def admin(self) -> Any:
-        return self._keep(self.cluster.admin())
+    def admin(self, **config: Any) -> Any:
+        return self._keep(self.cluster.admin(**config))
 
-    def create_topics(self, specs: dict, validate_only: bool) -> dict[str, tuple]:
+    def create_topics(self, specs: dict, validate_only: bool, **config: Any
+                      ) -> dict[str, tuple]:
         """{name: (error code, error message)}, (0, None) for a topic that passed."""
-        out = self.admin().create_topics(specs, validate_only=validate_only,
-                                          raise_errors=False)
+        out = self.admin(**config).create_topics(specs, validate_only=validate_only,
+                                                  raise_errors=False)
         return {name: (0, None) if exc is None else (exc.errno, exc.args[0] if exc.args
                                                      else None)
                 for name, exc in out.items()}
@@ -111,19 +112,24 @@ class KafkaPython(Door):
         return self._keep(KafkaConsumer(bootstrap_servers=self.bootstrap_servers,
                                         fetch_max_wait_ms=100, **WIRE, **config))
 
-    def admin(self) -> Any:
-        return self._keep(KafkaAdminClient(bootstrap_servers=self.bootstrap_servers, **WIRE))
+    def admin(self, **config: Any) -> Any:
+        return self._keep(KafkaAdminClient(bootstrap_servers=self.bootstrap_servers, **WIRE,
+                                           **config))
 
-    def create_topics(self, specs: dict, validate_only: bool) -> dict[str, tuple]:
-        out = self.admin().create_topics(specs, validate_only=validate_only,
-                                          raise_errors=False)
+    def create_topics(self, specs: dict, validate_only: bool, **config: Any
+                      ) -> dict[str, tuple]:
+        out = self.admin(**config).create_topics(specs, validate_only=validate_only,
+                                                  raise_errors=False)
         return {t["name"]: (t["error_code"], t["error_message"]) for t in out["topics"]}
 
 
 @contextmanager
-def open_door(kind: str) -> Iterator[Door]:
-    """A fresh cluster (seed SEED) behind the door named `kind`."""
-    cluster = Cluster(brokers=BROKERS, seed=SEED)
+def open_door(kind: str, make_cluster: Callable[[], Cluster] | None = None,
+              listeners: list | None = None) -> Iterator[Door]:
+    """A fresh cluster (seed SEED, or make_cluster's) behind the door named `kind`; a
+    server on `listeners` (serve's ListenerConfigs) is reached by kafka-python through
+    the first of them."""
+    cluster = make_cluster() if make_cluster else Cluster(brokers=BROKERS, seed=SEED)
     if kind == InProcess.name:
         door: Door = InProcess(cluster)
         try:
@@ -131,8 +137,10 @@ def open_door(kind: str) -> Iterator[Door]:
         finally:
             door.close()
         return
-    with cluster.serve(port=0) as server:
-        door = KafkaPython(cluster, server.bootstrap_servers)
+    options = {} if listeners is None else {"listeners": listeners}
+    with cluster.serve(port=0, **options) as server:
+        door = KafkaPython(cluster, server.bootstrap_servers if listeners is None
+                           else server.listener_bootstrap(listeners[0].name))
         try:
             yield door
         finally:
@@ -142,10 +150,11 @@ def open_door(kind: str) -> Iterator[Door]:
 DOORS = (InProcess.name, KafkaPython.name)
 
 
-def through_both(scenario: Callable[[Door], Any]) -> dict[str, Any]:
+def through_both(scenario: Callable[[Door], Any], make_cluster: Callable[[], Cluster] | None = None,
+                 listeners: list | None = None) -> dict[str, Any]:
     """What `scenario` observes through each door: {door name: observations}."""
     out = {}
     for kind in DOORS:
-        with open_door(kind) as door:
+        with open_door(kind, make_cluster, listeners) as door:
             out[kind] = scenario(door)
     return out

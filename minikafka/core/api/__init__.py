@@ -25,6 +25,9 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
     metadata         Metadata (key 3): brokers, controller, topics, auto-creation
     describe_cluster DescribeCluster (key 60): cluster id, controller, brokers
+
+Who may call them is decided in ``authz`` (``from minikafka.core.api import authz``): one
+rule per API, taking the caller (principal and host), asked by both doors before they act.
 """
 from __future__ import annotations
 

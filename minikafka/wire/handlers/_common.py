@@ -13,6 +13,7 @@ from kafka.errors import KafkaError
 
 from ...core import errors
 from ...core.acl import CLUSTER_NAME, AclOperation, ResourceType, all_operations
+from ...core.api import authz
 from ...core.api.metadata import cluster_id, controller_id, registered_brokers  # noqa: F401
 from ...core.broker import Broker
 from ...core.controller import NO_LEADER
@@ -44,6 +45,17 @@ def authorize(ctx: RequestContext, operation: AclOperation, resource_type: Resou
     """Whether the connection's principal may do `operation` on the resource (the
     cluster's authorizer decides; without one, yes)."""
     return ctx.cluster.authorize(ctx.principal, ctx.client_host, operation, resource_type, name)
+
+
+def caller(ctx: RequestContext) -> authz.Caller:
+    """Who sent the request, as the core's authorization rules (core.api.authz) take it."""
+    return authz.Caller(ctx.principal, ctx.client_host)
+
+
+def may_call(ctx: RequestContext, api_name: str) -> bool:
+    """Whether the connection's principal may call an operator's API
+    (core.api.authz.CLUSTER_OPERATIONS, by Kafka's name)."""
+    return not authz.cluster_api(ctx.cluster, caller(ctx), api_name)
 
 
 def authorized_operations(ctx: RequestContext, resource_type: ResourceType,
@@ -126,25 +138,3 @@ def topic_name_for_id(cluster: Any, topic_id: uuid.UUID | None) -> str | None:
             return name
     return None
 
-
-# ConfigResource types (TOPIC 2, BROKER 4, BROKER_LOGGER 8, CLIENT_METRICS 16, GROUP 32)
-# as the ACL resource whose DESCRIBE_CONFIGS/ALTER_CONFIGS guards them, with the error.
-_CONFIG_ACL = {
-    2: (ResourceType.TOPIC, errors.TOPIC_AUTHORIZATION_FAILED),
-    4: (ResourceType.CLUSTER, errors.CLUSTER_AUTHORIZATION_FAILED),
-    8: (ResourceType.CLUSTER, errors.CLUSTER_AUTHORIZATION_FAILED),
-    16: (ResourceType.CLUSTER, errors.CLUSTER_AUTHORIZATION_FAILED),
-    32: (ResourceType.GROUP, errors.GROUP_AUTHORIZATION_FAILED),
-}
-
-
-def config_refusal(ctx: RequestContext, operation: AclOperation, config_type: int,
-                   name: str) -> int:
-    """The error a DescribeConfigs/AlterConfigs resource gets without the operation on it
-    (errors.NONE when allowed, or when the type is not one Kafka guards)."""
-    acl = _CONFIG_ACL.get(config_type)
-    if acl is None:
-        return errors.NONE
-    resource_type, code = acl
-    target = name if resource_type != ResourceType.CLUSTER else CLUSTER_NAME
-    return errors.NONE if authorize(ctx, operation, resource_type, target) else code

@@ -6,10 +6,10 @@ from typing import Any
 from uuid import UUID
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.share.partition import AcknowledgementBatch
 from ..batches import write_batch
-from ._common import authorize, topic_name_for_id, topic_uuid
+from ._common import caller, topic_name_for_id, topic_uuid
 
 NO_ID = UUID(int=0)
 UNKNOWN_TOPIC_ID = 100
@@ -45,16 +45,16 @@ def readable_acknowledgements(ctx: Any, topics: Any) -> tuple[dict, list]:
     for a topic without READ (their acknowledgements are not applied)."""
     readable: dict[tuple[str, int], list] = {}
     refused: list[tuple] = []
+    names = {topic.topic_id: topic_name(ctx.cluster, topic.topic_id) for topic in topics}
+    denials = authz.fetch(ctx.cluster, caller(ctx), {n for n in names.values() if n is not None})
     for topic in topics:
-        name = topic_name(ctx.cluster, topic.topic_id)
-        denied = name is not None and not authorize(ctx, AclOperation.READ,
-                                                    ResourceType.TOPIC, name)
+        name = names[topic.topic_id]
+        denied = denials.get(name, errors.NONE)
         for p in topic.partitions:
             if name is None:
                 refused.append((topic.topic_id, p.partition_index, UNKNOWN_TOPIC_ID))
             elif denied:
-                refused.append((topic.topic_id, p.partition_index,
-                                errors.TOPIC_AUTHORIZATION_FAILED))
+                refused.append((topic.topic_id, p.partition_index, denied))
             else:
                 readable[(name, p.partition_index)] = acknowledgements(p.acknowledgement_batches)
     return readable, refused

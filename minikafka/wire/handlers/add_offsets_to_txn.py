@@ -5,12 +5,12 @@ from __future__ import annotations
 from kafka.protocol.producer import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
 from ._common import (
     KAFKA_ERRORS,
-    authorize,
+    caller,
     error_code,
     serving_broker,
 )
@@ -26,11 +26,10 @@ def handle(ctx: RequestContext, request: AddOffsetsToTxnRequest) -> AddOffsetsTo
     serving_broker(ctx)
     code = errors.NONE
     try:
-        if not authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
-                         request.transactional_id):
-            raise KafkaCoreError(errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "")
-        if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
-            raise KafkaCoreError(errors.GROUP_AUTHORIZATION_FAILED, "")
+        refused = authz.add_offsets_to_txn(cluster, caller(ctx), request.transactional_id,
+                                           request.group_id)
+        if refused:
+            raise KafkaCoreError(refused, "")
         coordinator(cluster).add_offsets(request.transactional_id, request.producer_id,
                                          request.producer_epoch, request.group_id,
                                          cluster.now_ms)

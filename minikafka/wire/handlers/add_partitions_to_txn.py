@@ -10,13 +10,13 @@ from __future__ import annotations
 from kafka.protocol.producer import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
 from ._common import (
     KAFKA_ERRORS,
     OPERATION_NOT_ATTEMPTED,
-    authorize,
+    caller,
     error_code,
     serving_broker,
 )
@@ -38,14 +38,11 @@ def _add(ctx: RequestContext, txn_id: str, pid: int, epoch: int, topics,
     known = cluster.controller.topics
     unknown = {tp for tp in wanted
                if tp[0] not in known or not 0 <= tp[1] < len(known[tp[0]].partitions)}
-    refused = {tp for tp in wanted
-               if not authorize(ctx, AclOperation.WRITE, ResourceType.TOPIC, tp[0])}
+    refusals = authz.add_partitions_to_txn(cluster, caller(ctx), txn_id,
+                                           {tp[0] for tp in wanted})
     codes: dict[tuple[str, int], int] = {}
-    if not authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id):
-        codes = dict.fromkeys(wanted, errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    elif refused:
-        codes = {tp: errors.TOPIC_AUTHORIZATION_FAILED if tp in refused
-                 else OPERATION_NOT_ATTEMPTED for tp in wanted}
+    if refusals:
+        codes = {tp: refusals.get(tp[0], OPERATION_NOT_ATTEMPTED) for tp in wanted}
     elif unknown:
         codes = {tp: errors.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
                  else OPERATION_NOT_ATTEMPTED for tp in wanted}

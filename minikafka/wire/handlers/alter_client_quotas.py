@@ -7,9 +7,8 @@ from __future__ import annotations
 from kafka.protocol.admin import AlterClientQuotasRequest, AlterClientQuotasResponse
 
 from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import may_call, serving_broker
 
 API_KEY = 49
 MIN_VERSION = 0
@@ -28,7 +27,7 @@ def handle(ctx: RequestContext, request: AlterClientQuotasRequest) -> AlterClien
         tuple((e.entity_type, e.entity_name) for e in entry.entity),
         tuple(api.QuotaOp(o.key, o.value, o.remove) for o in entry.ops))
         for entry in request.entries]
-    if not authorize(ctx, AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER):
+    if not may_call(ctx, "AlterClientQuotas"):
         results = [api.QuotaAlterationResult(a.entity, errors.CLUSTER_AUTHORIZATION_FAILED)
                    for a in alterations]
     else:

@@ -12,9 +12,8 @@ from kafka.protocol.admin import (
 )
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import KAFKA_ERRORS, authorize, error_code, error_message, serving_broker
+from ._common import KAFKA_ERRORS, error_code, error_message, may_call, serving_broker
 
 API_KEY = 45
 MIN_VERSION = 0
@@ -30,7 +29,7 @@ def handle(ctx: RequestContext,
     serving_broker(ctx)
     allow_rf_change = ctx.api_version < 1 or request.allow_replication_factor_change
     # ALTER on the cluster, else every partition (and the whole answer) is refused.
-    refused = not authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER)
+    refused = not may_call(ctx, "AlterPartitionReassignments")
     responses = []
     for topic in request.topics:
         partitions = []

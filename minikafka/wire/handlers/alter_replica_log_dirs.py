@@ -7,10 +7,9 @@ from __future__ import annotations
 from kafka.protocol.admin import AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
 from ...core.api.log_dirs import alter_replica_log_dirs
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import may_call, serving_broker
 
 API_KEY = 34
 MIN_VERSION = 1
@@ -25,7 +24,7 @@ def handle(ctx: RequestContext, request: AlterReplicaLogDirsRequest) -> AlterRep
     moves = {(topic.name, p): directory.path
              for directory in request.dirs for topic in directory.topics
              for p in topic.partitions}
-    if authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER):
+    if may_call(ctx, "AlterReplicaLogDirs"):
         codes = alter_replica_log_dirs(ctx.cluster, broker.id, moves)
     else:
         codes = dict.fromkeys(moves, errors.CLUSTER_AUTHORIZATION_FAILED)

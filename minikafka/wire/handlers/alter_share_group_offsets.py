@@ -3,11 +3,10 @@
 there with nothing in flight. A group with members answers NON_EMPTY_GROUP."""
 from __future__ import annotations
 
-from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...wire.messages import AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import caller, serving_broker
 from ._share import topic_id
 
 API_KEY = 91
@@ -24,12 +23,12 @@ def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequest
     cluster = ctx.cluster
     # READ on the group, else the whole request is refused; READ on each topic, else its
     # partitions answer TOPIC_AUTHORIZATION_FAILED and are left as they are.
-    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+    code, refused = authz.share_group_offsets(ctx.cluster, caller(ctx), request.group_id,
+                                              {t.topic_name for t in request.topics})
+    if code:
         return AlterShareGroupOffsetsResponse(
             version=ctx.api_version, throttle_time_ms=0,
-            error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None, responses=[])
-    refused = {t.topic_name for t in request.topics
-               if not authorize(ctx, AclOperation.READ, ResourceType.TOPIC, t.topic_name)}
+            error_code=code, error_message=None, responses=[])
     wanted = {(t.topic_name, p.partition_index): p.start_offset
               for t in request.topics if t.topic_name not in refused for p in t.partitions}
     code, message, results = cluster.share_groups.alter_offsets(ctx.broker_id, request.group_id,
@@ -38,7 +37,7 @@ def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequest
     for t in request.topics:
         if t.topic_name in refused:
             topics.setdefault(t.topic_name, []).extend(_Partition(
-                partition_index=p.partition_index, error_code=errors.TOPIC_AUTHORIZATION_FAILED,
+                partition_index=p.partition_index, error_code=refused[t.topic_name],
                 error_message=None) for p in t.partitions)
     for (topic, partition), partition_code in results.items():
         topics.setdefault(topic, []).append(_Partition(

@@ -14,10 +14,9 @@ from kafka.protocol.admin import (
 )
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
 from ...core.scram import MAX_ITERATIONS, MECHANISMS, from_salted_password
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import may_call, serving_broker
 from ._scram import BY_CODE, DUPLICATE_RESOURCE, UNACCEPTABLE_CREDENTIAL
 
 API_KEY = 51
@@ -54,7 +53,7 @@ def handle(ctx: RequestContext, request: AlterUserScramCredentialsRequest
     users = [c.name for c, _ in changes]
     order = list(dict.fromkeys(users))
     outcome: dict[str, tuple[int, str | None]] = {}
-    if not authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER):
+    if not may_call(ctx, "AlterUserScramCredentials"):
         outcome = dict.fromkeys(order, (errors.CLUSTER_AUTHORIZATION_FAILED, None))
     else:
         for user in order:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import uuid
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.acl import ResourceType
+from ...core.api import authz
 from ..messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 from ..registry import RequestContext
-from ._common import authorize, authorized_operations, serving_broker
+from ._common import authorized_operations, caller, serving_broker
 
 API_KEY = 69
 MIN_VERSION = 0
@@ -37,8 +38,9 @@ def handle(ctx: RequestContext,
     version = ctx.api_version
     out = []
     for group_id in request.group_ids:
-        if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
-            out.append(_Group(error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None,
+        refused = authz.describe_group(ctx.cluster, caller(ctx), group_id)
+        if refused:
+            out.append(_Group(error_code=refused, error_message=None,
                               group_id=group_id, group_state="", group_epoch=0,
                               assignment_epoch=0, assignor_name="", members=[],
                               authorized_operations=NOT_REQUESTED))

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import uuid
 
-from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.groups.consumer_protocol import ConsumerHeartbeat
 from ..messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import caller, serving_broker
 from ._groups import member_host
 
 API_KEY = 68
@@ -32,12 +31,7 @@ def handle(ctx: RequestContext,
     owned = None if request.topic_partitions is None else tuple(
         (str(t.topic_id), tuple(t.partitions)) for t in request.topic_partitions)
     names = request.subscribed_topic_names
-    # READ on the group, then DESCRIBE on every subscribed topic (Kafka's KafkaApis).
-    refused = errors.GROUP_AUTHORIZATION_FAILED \
-        if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id) else \
-        errors.TOPIC_AUTHORIZATION_FAILED if any(
-            not authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t)
-            for t in names or ()) else errors.NONE
+    refused = authz.group_heartbeat(ctx.cluster, caller(ctx), request.group_id, names)
     if refused:
         return ConsumerGroupHeartbeatResponse(
             version=version, throttle_time_ms=0, error_code=refused, error_message=None,

@@ -11,10 +11,9 @@ from __future__ import annotations
 from kafka.protocol.admin import CreateAclsRequest, CreateAclsResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
 from ._acls import SECURITY_DISABLED_MESSAGE, authorizer_configured, binding
-from ._common import authorize, serving_broker
+from ._common import may_call, serving_broker
 
 API_KEY = 30
 MIN_VERSION = 1
@@ -29,7 +28,7 @@ def handle(ctx: RequestContext, request: CreateAclsRequest) -> CreateAclsRespons
     if not authorizer_configured(ctx):
         results = [_Result(error_code=errors.SECURITY_DISABLED,
                            error_message=SECURITY_DISABLED_MESSAGE) for _ in request.creations]
-    elif not authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER):
+    elif not may_call(ctx, "CreateAcls"):
         results = [_Result(error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
                            error_message=None) for _ in request.creations]
     else:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from kafka.protocol.admin import CreatePartitionsRequest, CreatePartitionsResponse
 
-from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
+from ...core import api
+from ...core.api import authz
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import caller, serving_broker
 
 API_KEY = 37
 MIN_VERSION = 0
@@ -19,11 +19,11 @@ _Result = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreatePartitionsResponse:
     serving_broker(ctx)
-    # ALTER on each topic (Kafka's handleCreatePartitionsRequest); a topic named twice is
-    # left to the core function, which refuses it as a duplicate first.
+    # A topic named twice is left to the core function, which refuses it as a duplicate
+    # before anything is authorized.
     names = [t.name for t in request.topics]
-    refused = {n for n in names if names.count(n) == 1
-               and not authorize(ctx, AclOperation.ALTER, ResourceType.TOPIC, n)}
+    refused = authz.create_partitions(ctx.cluster, caller(ctx),
+                                      [n for n in names if names.count(n) == 1])
     done = iter(api.create_partitions(
         ctx.cluster, [api.NewPartitions(t.name, t.count,
                                         [list(a.broker_ids) for a in t.assignments]
@@ -33,8 +33,8 @@ def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreateParti
     results = []
     for t in request.topics:
         if t.name in refused:
-            results.append(_Result(name=t.name, error_code=errors.TOPIC_AUTHORIZATION_FAILED,
-                                   error_message="Authorization failed."))
+            results.append(_Result(name=t.name, error_code=refused[t.name],
+                                   error_message=authz.REFUSED_MESSAGE))
             continue
         r = next(done)
         results.append(_Result(name=r.name, error_code=r.error_code,

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse
 
-from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
+from ...core import api
+from ...core.api import authz
 from ...core.api.configs import topic_entries
 from ..registry import RequestContext
-from ._common import authorize, serving_broker, topic_uuid
+from ._common import caller, serving_broker, topic_uuid
 
 API_KEY = 19
 MIN_VERSION = 2
@@ -24,11 +24,7 @@ _Config = _Result.CreatableTopicConfigs
 def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
     cluster = ctx.cluster
     serving_broker(ctx)
-    # CREATE on the cluster, or on the topic (Kafka's KafkaApis.handleCreateTopicsRequest).
-    anywhere = authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER)
-    refused = set() if anywhere else {
-        t.name for t in request.topics
-        if not authorize(ctx, AclOperation.CREATE, ResourceType.TOPIC, t.name)}
+    refused = authz.create_topics(cluster, caller(ctx), [t.name for t in request.topics])
     asked = api.CreateTopicsRequest(
         [api.CreatableTopic(t.name, t.num_partitions, t.replication_factor,
                             {a.partition_index: list(a.broker_ids) for a in t.assignments},
@@ -39,8 +35,8 @@ def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsRes
     results = []
     for t in request.topics:
         if t.name in refused:
-            results.append(_Result(name=t.name, error_code=errors.TOPIC_AUTHORIZATION_FAILED,
-                                   error_message="Authorization failed.", num_partitions=-1,
+            results.append(_Result(name=t.name, error_code=refused[t.name],
+                                   error_message=authz.REFUSED_MESSAGE, num_partitions=-1,
                                    replication_factor=-1, configs=[]))
             continue
         r = next(created)

@@ -6,10 +6,9 @@ from __future__ import annotations
 from kafka.protocol.admin import DeleteAclsRequest, DeleteAclsResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
 from ._acls import SECURITY_DISABLED_MESSAGE, acl_filter, authorizer_configured, invalid_filter
-from ._common import authorize, serving_broker
+from ._common import may_call, serving_broker
 
 API_KEY = 31
 MIN_VERSION = 1
@@ -29,7 +28,7 @@ def handle(ctx: RequestContext, request: DeleteAclsRequest) -> DeleteAclsRespons
     if not authorizer_configured(ctx):
         results = [failed(errors.SECURITY_DISABLED, SECURITY_DISABLED_MESSAGE)
                    for _ in request.filters]
-    elif not authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER):
+    elif not may_call(ctx, "DeleteAcls"):
         results = [failed(errors.CLUSTER_AUTHORIZATION_FAILED) for _ in request.filters]
     else:
         filters = [acl_filter(f) for f in request.filters]

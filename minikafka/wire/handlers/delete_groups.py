@@ -4,11 +4,10 @@ groups (kafka-share-groups.sh --delete) go to the share-group coordinator. v3's 
 ErrorMessage stays null: those codes say it all."""
 from __future__ import annotations
 
-from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ..messages import DeleteGroupsRequest, DeleteGroupsResponse
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import caller, serving_broker
 
 API_KEY = 42
 MIN_VERSION = 0
@@ -21,13 +20,14 @@ def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsRes
     serving_broker(ctx)
     share = ctx.cluster.share_groups
     names = list(request.groups_names)
-    allowed = [g for g in names if authorize(ctx, AclOperation.DELETE, ResourceType.GROUP, g)]
+    refused = authz.delete_groups(ctx.cluster, caller(ctx), names)
+    allowed = [g for g in names if g not in refused]
     results = ctx.cluster.groups.delete_groups(
         ctx.broker_id, [g for g in allowed if g not in share.groups])
     for group_id in allowed:
         if group_id in share.groups:
             results[group_id] = share.delete_group(group_id, ctx.broker_id)
-    results = {g: results.get(g, errors.GROUP_AUTHORIZATION_FAILED) for g in names}
+    results = {g: refused.get(g) or results[g] for g in names}
     return DeleteGroupsResponse(
         version=ctx.api_version, throttle_time_ms=0,
         results=[_Result(group_id=g, error_code=code) for g, code in results.items()])

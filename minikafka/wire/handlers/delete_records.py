@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from kafka.protocol.admin import DeleteRecordsRequest, DeleteRecordsResponse
 
-from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
+from ...core import api
+from ...core.api import authz
 from ..registry import RequestContext
 from ._common import (
-    authorize,
+    caller,
     serving_broker,
 )
 
@@ -23,11 +23,12 @@ _Partition = _Topic.DeleteRecordsPartitionResult
 def handle(ctx: RequestContext, request: DeleteRecordsRequest) -> DeleteRecordsResponse:
     broker = serving_broker(ctx)
     out = []
+    refused = authz.delete_records(ctx.cluster, caller(ctx), {t.name for t in request.topics})
     for topic in request.topics:
-        if not authorize(ctx, AclOperation.DELETE, ResourceType.TOPIC, topic.name):
+        if topic.name in refused:
             out.append(_Topic(name=topic.name, partitions=[
                 _Partition(partition_index=p.partition_index, low_watermark=-1,
-                           error_code=errors.TOPIC_AUTHORIZATION_FAILED)
+                           error_code=refused[topic.name])
                 for p in topic.partitions]))
             continue
         results = api.delete_records(ctx.cluster, broker, [

@@ -3,11 +3,11 @@ topics (`kafka-share-groups.sh --delete-offsets`); a later assignment starts the
 from share.auto.offset.reset. A group with members answers NON_EMPTY_GROUP."""
 from __future__ import annotations
 
-from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.acl import AclOperation
+from ...core.api import authz
 from ...wire.messages import DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import caller, serving_broker
 from ._share import topic_id
 
 API_KEY = 92
@@ -23,16 +23,16 @@ def handle(ctx: RequestContext, request: DeleteShareGroupOffsetsRequest
     cluster = ctx.cluster
     # DELETE on the group, else the whole request is refused; READ on each topic, else it
     # answers TOPIC_AUTHORIZATION_FAILED and keeps its state.
-    if not authorize(ctx, AclOperation.DELETE, ResourceType.GROUP, request.group_id):
+    names = [t.topic_name for t in request.topics]
+    code, refused = authz.share_group_offsets(ctx.cluster, caller(ctx), request.group_id, names,
+                                              AclOperation.DELETE)
+    if code:
         return DeleteShareGroupOffsetsResponse(
             version=ctx.api_version, throttle_time_ms=0,
-            error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None, responses=[])
-    names = [t.topic_name for t in request.topics]
-    refused = {t for t in names
-               if not authorize(ctx, AclOperation.READ, ResourceType.TOPIC, t)}
+            error_code=code, error_message=None, responses=[])
     code, message, results = cluster.share_groups.delete_offsets(
         ctx.broker_id, request.group_id, [t for t in names if t not in refused])
-    results = {**results, **dict.fromkeys(refused, errors.TOPIC_AUTHORIZATION_FAILED)}
+    results = {**results, **refused}
     return DeleteShareGroupOffsetsResponse(
         version=ctx.api_version, throttle_time_ms=0, error_code=code, error_message=message,
         responses=[_Topic(topic_name=t, topic_id=topic_id(cluster, t), error_code=c,

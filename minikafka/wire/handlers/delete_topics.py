@@ -6,9 +6,9 @@ import uuid
 from kafka.protocol.admin import DeleteTopicsRequest, DeleteTopicsResponse
 
 from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ..registry import RequestContext
-from ._common import authorize, serving_broker, topic_name_for_id
+from ._common import caller, serving_broker, topic_name_for_id
 
 API_KEY = 20
 MIN_VERSION = 1
@@ -27,6 +27,8 @@ def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsRes
     else:
         wanted = [(name, _ZERO_UUID) for name in request.topic_names]
     results, named = [], []
+    refusals = authz.delete_topics(cluster, caller(ctx), {
+        name or topic_name_for_id(cluster, topic_id) for name, topic_id in wanted} - {None})
     for name, topic_id in wanted:
         result = _Result(name=name, topic_id=topic_id, error_code=errors.NONE,
                          error_message=None)
@@ -37,12 +39,8 @@ def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsRes
                 result.error_code = errors.UNKNOWN_TOPIC_ID
                 continue
             result.name = name
-        # DESCRIBE first (not saying whether the topic exists), then DELETE.
-        if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name) or (
-                name in cluster.controller.topics
-                and not authorize(ctx, AclOperation.DELETE, ResourceType.TOPIC, name)):
-            result.error_code = errors.TOPIC_AUTHORIZATION_FAILED
-            result.error_message = "Authorization failed."
+        if name in refusals:
+            result.error_code, result.error_message = refusals[name], authz.REFUSED_MESSAGE
             continue
         named.append(result)
     for result, done in zip(named, api.delete_topics(cluster, [r.name for r in named]),

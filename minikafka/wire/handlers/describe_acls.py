@@ -6,10 +6,9 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeAclsRequest, DescribeAclsResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
 from ._acls import SECURITY_DISABLED_MESSAGE, acl_filter, authorizer_configured, invalid_filter
-from ._common import authorize, serving_broker
+from ._common import may_call, serving_broker
 
 API_KEY = 29
 MIN_VERSION = 1
@@ -29,7 +28,7 @@ def handle(ctx: RequestContext, request: DescribeAclsRequest) -> DescribeAclsRes
 
     if not authorizer_configured(ctx):
         return answer(errors.SECURITY_DISABLED, SECURITY_DISABLED_MESSAGE)
-    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+    if not may_call(ctx, "DescribeAcls"):
         return answer(errors.CLUSTER_AUTHORIZATION_FAILED)
     flt = acl_filter(request)
     problem = invalid_filter(flt)

@@ -7,10 +7,9 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeClientQuotasRequest, DescribeClientQuotasResponse
 
 from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
 from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import may_call, serving_broker
 
 API_KEY = 48
 MIN_VERSION = 0
@@ -29,7 +28,7 @@ def handle(ctx: RequestContext, request: DescribeClientQuotasRequest
                                             error_code=code, error_message=message,
                                             entries=None)
 
-    if not authorize(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER):
+    if not may_call(ctx, "DescribeClientQuotas"):
         return refuse(errors.CLUSTER_AUTHORIZATION_FAILED, None)
     components = [api.QuotaFilterComponent(c.entity_type, c.match_type, c.match)
                   for c in request.components]

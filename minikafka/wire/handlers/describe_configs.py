@@ -10,9 +10,10 @@ from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 
 from ...core import api
 from ...core.acl import AclOperation
+from ...core.api import authz
 from ..listeners import endpoint
 from ..registry import RequestContext
-from ._common import config_refusal, serving_broker
+from ._common import caller, serving_broker
 
 API_KEY = 32
 MIN_VERSION = 1
@@ -27,8 +28,9 @@ def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConf
     serving_broker(ctx)
     synonyms = request.include_synonyms
     documentation = ctx.api_version >= 3 and request.include_documentation
-    refusals = [config_refusal(ctx, AclOperation.DESCRIBE_CONFIGS, r.resource_type,
-                               r.resource_name) for r in request.resources]
+    who = caller(ctx)
+    refusals = [authz.configs(ctx.cluster, who, AclOperation.DESCRIBE_CONFIGS, r.resource_type,
+                              r.resource_name) for r in request.resources]
     def listeners(broker_id: int) -> str:
         host, port = endpoint(ctx.cluster, broker_id, ctx.listener)
         return f"{ctx.listener or 'PLAINTEXT'}://{host}:{port}"

@@ -12,10 +12,11 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.acl import ResourceType
+from ...core.api import authz
 from ...core.groups.classic import DEAD, STABLE
 from ..registry import RequestContext
-from ._common import authorize, authorized_operations, serving_broker
+from ._common import authorized_operations, caller, serving_broker
 
 API_KEY = 15
 MIN_VERSION = 0
@@ -27,8 +28,9 @@ _Member = _Group.DescribedGroupMember
 
 def _describe(ctx: RequestContext, group_id: str, wanted: bool) -> _Group:
     version = ctx.api_version
-    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
-        return _Group(error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None,
+    refused = authz.describe_group(ctx.cluster, caller(ctx), group_id)
+    if refused:
+        return _Group(error_code=refused, error_message=None,
                       group_id=group_id, group_state="", protocol_type="", protocol_data="",
                       members=[], authorized_operations=None)
     operations = authorized_operations(ctx, ResourceType.GROUP, group_id) if wanted else None

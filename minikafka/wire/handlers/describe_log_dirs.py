@@ -6,10 +6,9 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeLogDirsRequest, DescribeLogDirsResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
 from ...core.api.log_dirs import describe_log_dirs
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import may_call, serving_broker
 
 API_KEY = 35
 MIN_VERSION = 1
@@ -22,7 +21,7 @@ _Partition = _Topic.DescribeLogDirsPartition
 
 def handle(ctx: RequestContext, request: DescribeLogDirsRequest) -> DescribeLogDirsResponse:
     broker = serving_broker(ctx)
-    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+    if not may_call(ctx, "DescribeLogDirs"):
         return DescribeLogDirsResponse(version=ctx.api_version, throttle_time_ms=0,
                                        error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
                                        results=[])

@@ -5,9 +5,9 @@ from __future__ import annotations
 from kafka.protocol.admin.transactions import DescribeProducersRequest, DescribeProducersResponse
 
 from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import caller, serving_broker
 
 API_KEY = 61
 MIN_VERSION = 0
@@ -22,8 +22,7 @@ def handle(ctx: RequestContext, request: DescribeProducersRequest) -> DescribePr
     broker = serving_broker(ctx)
     # READ on each topic (Kafka's handleDescribeProducersRequest); a refused topic's
     # partitions answer TOPIC_AUTHORIZATION_FAILED and are not looked up.
-    refused = {t.name for t in request.topics
-               if not authorize(ctx, AclOperation.READ, ResourceType.TOPIC, t.name)}
+    refused = authz.describe_producers(ctx.cluster, caller(ctx), {t.name for t in request.topics})
     found = api.describe_producers(ctx.cluster, broker.id, [
         (t.name, p) for t in request.topics if t.name not in refused
         for p in t.partition_indexes])

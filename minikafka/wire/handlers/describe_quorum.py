@@ -7,10 +7,9 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeQuorumRequest, DescribeQuorumResponse
 
 from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
 from ..listeners import endpoint
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import may_call, serving_broker
 
 API_KEY = 55
 MIN_VERSION = 0
@@ -34,7 +33,7 @@ def _replica(state: api.QuorumReplica) -> _Replica:
 
 def handle(ctx: RequestContext, request: DescribeQuorumRequest) -> DescribeQuorumResponse:
     serving_broker(ctx)
-    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+    if not may_call(ctx, "DescribeQuorum"):
         return DescribeQuorumResponse(version=ctx.api_version,
                                       error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
                                       error_message=None, topics=[], nodes=[])

@@ -4,11 +4,11 @@ state for has start offset -1; all of the group's share-partitions when Topics i
 from __future__ import annotations
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.api import share as api
 from ...wire.messages import DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse
 from ..registry import RequestContext
-from ._common import KAFKA_ERRORS, authorize, error_code, error_message, serving_broker
+from ._common import KAFKA_ERRORS, caller, error_code, error_message, serving_broker
 from ._share import topic_id
 
 API_KEY = 90
@@ -25,15 +25,18 @@ def handle(ctx: RequestContext, request: DescribeShareGroupOffsetsRequest
     serving_broker(ctx)
     cluster = ctx.cluster
     groups = []
+    who = caller(ctx)
+
     def describable(topic: str) -> bool:
-        return authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)
+        return not authz.describe_topics(cluster, who, [topic])
 
     for group in request.groups:
         # DESCRIBE on the group, then on each topic: one asked for answers
         # TOPIC_AUTHORIZATION_FAILED, and all-topics leaves it out.
-        if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group.group_id):
+        refused_group = authz.offset_fetch(cluster, who, group.group_id)
+        if refused_group:
             groups.append(_Group(group_id=group.group_id, topics=[],
-                                 error_code=errors.GROUP_AUTHORIZATION_FAILED,
+                                 error_code=refused_group,
                                  error_message=None))
             continue
         try:

@@ -9,12 +9,12 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.api.metadata import partition_metadata
 from ...core.config import validate_topic_name
 from ..registry import RequestContext
 from ._common import (
-    authorize,
+    caller,
     registered_brokers,
     serving_broker,
     topic_uuid,
@@ -54,6 +54,7 @@ def handle(ctx: RequestContext,
     cluster = ctx.cluster
     serving_broker(ctx)
     controller = cluster.controller
+    who = caller(ctx)
     asked = [t.name for t in request.topics]
     cursor = request.cursor
     start_topic = cursor.topic_name if cursor is not None else ""
@@ -68,7 +69,7 @@ def handle(ctx: RequestContext,
             next_cursor = _Cursor(topic_name=name, partition_index=0)
             break
         meta = controller.topics.get(name)
-        if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+        if authz.describe_topics(ctx.cluster, who, [name]):
             if asked:  # a listing leaves it out; a name asked for is refused
                 topics.append(_Topic(error_code=errors.TOPIC_AUTHORIZATION_FAILED, name=name,
                                      is_internal=False, partitions=[]))

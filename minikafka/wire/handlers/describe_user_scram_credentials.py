@@ -10,9 +10,8 @@ from kafka.protocol.admin import (
 )
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import may_call, serving_broker
 from ._scram import CODE, DUPLICATE_RESOURCE
 
 API_KEY = 50
@@ -27,7 +26,7 @@ def handle(ctx: RequestContext, request: DescribeUserScramCredentialsRequest
            ) -> DescribeUserScramCredentialsResponse:
     serving_broker(ctx)
     version = ctx.api_version
-    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+    if not may_call(ctx, "DescribeUserScramCredentials"):
         return DescribeUserScramCredentialsResponse(
             version=version, throttle_time_ms=0, error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
             error_message=None, results=[])

@@ -5,9 +5,8 @@ from __future__ import annotations
 from kafka.protocol.admin import ElectLeadersRequest, ElectLeadersResponse
 
 from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import may_call, serving_broker
 
 API_KEY = 43
 MIN_VERSION = 0
@@ -20,7 +19,7 @@ _Partition = _Result.PartitionResult
 def handle(ctx: RequestContext, request: ElectLeadersRequest) -> ElectLeadersResponse:
     serving_broker(ctx)
     version = ctx.api_version
-    if not authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER):
+    if not may_call(ctx, "ElectLeaders"):
         return ElectLeadersResponse(version=version, throttle_time_ms=0,
                                     error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
                                     replica_election_results=[])

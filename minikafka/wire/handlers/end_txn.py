@@ -6,12 +6,12 @@ from __future__ import annotations
 from kafka.protocol.producer import EndTxnRequest, EndTxnResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.errors import KafkaCoreError
 from ..registry import RequestContext
 from ._common import (
     KAFKA_ERRORS,
-    authorize,
+    caller,
     error_code,
     serving_broker,
 )
@@ -27,9 +27,9 @@ def handle(ctx: RequestContext, request: EndTxnRequest) -> EndTxnResponse:
     serving_broker(ctx)
     code = errors.NONE
     try:
-        if not authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
-                         request.transactional_id):
-            raise KafkaCoreError(errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "")
+        refused = authz.transaction(cluster, caller(ctx), request.transactional_id)
+        if refused:
+            raise KafkaCoreError(refused, "")
         coordinator(cluster).end_txn(request.transactional_id, request.producer_id,
                                      request.producer_epoch, bool(request.committed))
     except KAFKA_ERRORS as exc:

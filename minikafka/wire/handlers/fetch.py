@@ -22,12 +22,12 @@ from uuid import UUID
 from kafka.protocol.consumer import FetchRequest
 
 from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ..batches import write_batch
 from ..fetch_response import PartitionData, encode_fetch_response
 from ..registry import Deferred, RequestContext
 from ._common import (
-    authorize,
+    caller,
     current_leader,
     node_endpoints,
     serving_broker,
@@ -115,8 +115,7 @@ def _unreadable(ctx: RequestContext, request: FetchRequest, version: int) -> fro
         return frozenset()
     names = [t.topic if version < TOPIC_IDS else topic_name_for_id(cluster, t.topic_id or _NO_ID)
              for t in request.topics]
-    return frozenset(n for n in names if n is not None
-                     and not authorize(ctx, AclOperation.READ, ResourceType.TOPIC, n))
+    return frozenset(authz.fetch(cluster, caller(ctx), [n for n in names if n is not None]))
 
 
 def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:

@@ -16,14 +16,14 @@ from collections.abc import Callable
 from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
 
 from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.errors import KafkaCoreError
 from ..listeners import endpoint
 from ..registry import RequestContext
 from ._common import (
     INVALID_REQUEST,
     KAFKA_ERRORS,
-    authorize,
+    caller,
     error_code,
     error_message,
     group_coordinator,
@@ -34,7 +34,7 @@ API_KEY = 10
 MIN_VERSION = 0
 MAX_VERSION = 6
 
-GROUP, TRANSACTION = 0, 1
+GROUP, TRANSACTION = authz.GROUP_KEY, authz.TRANSACTION_KEY
 
 _Coordinator = FindCoordinatorResponse.Coordinator
 
@@ -52,11 +52,9 @@ RESOLVERS: dict[int, Callable[[RequestContext, str], int]] = {
 def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[int, str | None, int, str, int]:
     """(error code, message, node id, host, port)."""
     resolver = RESOLVERS.get(key_type)
-    if key_type == GROUP and not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, key):
-        return errors.GROUP_AUTHORIZATION_FAILED, None, -1, "", -1
-    if key_type == TRANSACTION and not authorize(ctx, AclOperation.DESCRIBE,
-                                                 ResourceType.TRANSACTIONAL_ID, key):
-        return errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None, -1, "", -1
+    refused = authz.find_coordinator(ctx.cluster, caller(ctx), key_type, key)
+    if refused:
+        return refused, None, -1, "", -1
     try:
         if resolver is None:
             raise KafkaCoreError(INVALID_REQUEST, f"Unknown coordinator type {key_type}")

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from kafka.protocol.consumer.group import HeartbeatRequest, HeartbeatResponse
 
-from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ..registry import RequestContext
 from ._common import (
-    authorize,
+    caller,
     serving_broker,
 )
 
@@ -21,9 +20,10 @@ MAX_VERSION = 4
 def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
     serving_broker(ctx)
     instance_id = request.group_instance_id if ctx.api_version >= 3 else None
-    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+    refused = authz.group(ctx.cluster, caller(ctx), request.group_id)
+    if refused:
         return HeartbeatResponse(version=ctx.api_version, throttle_time_ms=0,
-                                 error_code=errors.GROUP_AUTHORIZATION_FAILED)
+                                 error_code=refused)
     code = ctx.cluster.groups.heartbeat(ctx.broker_id, request.group_id, request.member_id,
                                         instance_id, request.generation_id)
     return HeartbeatResponse(version=ctx.api_version, throttle_time_ms=0, error_code=code)

@@ -8,8 +8,9 @@ from kafka.protocol.admin import IncrementalAlterConfigsRequest, IncrementalAlte
 
 from ...core import api
 from ...core.acl import AclOperation
+from ...core.api import authz
 from ..registry import RequestContext
-from ._common import config_refusal, serving_broker
+from ._common import caller, serving_broker
 
 API_KEY = 44
 MIN_VERSION = 0
@@ -22,8 +23,9 @@ def handle(ctx: RequestContext,
            request: IncrementalAlterConfigsRequest) -> IncrementalAlterConfigsResponse:
     serving_broker(ctx)
     # ALTER_CONFIGS on each resource (the cluster for brokers), as KafkaApis checks it.
-    refusals = [config_refusal(ctx, AclOperation.ALTER_CONFIGS, r.resource_type,
-                               r.resource_name) for r in request.resources]
+    who = caller(ctx)
+    refusals = [authz.configs(ctx.cluster, who, AclOperation.ALTER_CONFIGS, r.resource_type,
+                              r.resource_name) for r in request.resources]
     done = iter(api.incremental_alter_configs(ctx.cluster, [
         api.AlterConfigsResource(r.resource_type, r.resource_name, [
             api.AlterableConfig(c.name, c.config_operation, c.value) for c in r.configs])

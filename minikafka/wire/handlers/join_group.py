@@ -13,10 +13,10 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import JoinGroupRequest, JoinGroupResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.groups.classic import JoinResult
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import caller, serving_broker
 from ._groups import answer_later, member_host
 
 API_KEY = 11
@@ -46,8 +46,9 @@ def handle(ctx: RequestContext, request: JoinGroupRequest):
     rebalance_ms = request.rebalance_timeout_ms if version >= 1 else request.session_timeout_ms
     protocols = [(p.name, bytes(p.metadata)) for p in request.protocols]
     reason = (request.reason if version >= 8 else None) or ""
-    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return _response(version, JoinResult(errors.GROUP_AUTHORIZATION_FAILED, ""))
+    refused = authz.group(ctx.cluster, caller(ctx), request.group_id)
+    if refused:
+        return _response(version, JoinResult(refused, ""))
 
     def join(member_id: str, respond) -> None:
         coordinator.join_group(

@@ -10,10 +10,10 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import LeaveGroupRequest, LeaveGroupResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ..registry import RequestContext
 from ._common import (
-    authorize,
+    caller,
     serving_broker,
 )
 
@@ -29,9 +29,10 @@ def handle(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupRespons
     serving_broker(ctx)
     version = ctx.api_version
     groups = ctx.cluster.groups
-    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+    refused = authz.group(ctx.cluster, caller(ctx), request.group_id)
+    if refused:
         return LeaveGroupResponse(version=version, throttle_time_ms=0,
-                                  error_code=errors.GROUP_AUTHORIZATION_FAILED, members=[])
+                                  error_code=refused, members=[])
     if version < 3:
         code, per_member = groups.leave_group(ctx.broker_id, request.group_id,
                                               [(request.member_id, None)])

@@ -8,11 +8,10 @@ from __future__ import annotations
 from kafka.protocol.admin import ListConfigResourcesRequest, ListConfigResourcesResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
 from ...core.api.configs import BROKER, BROKER_LOGGER, GROUP, TOPIC
 from ...core.groups.classic import DEAD
 from ..registry import RequestContext
-from ._common import INVALID_REQUEST, authorize, registered_brokers, serving_broker
+from ._common import INVALID_REQUEST, may_call, registered_brokers, serving_broker
 
 API_KEY = 74
 MIN_VERSION = 0
@@ -39,7 +38,7 @@ def handle(ctx: RequestContext,
            request: ListConfigResourcesRequest) -> ListConfigResourcesResponse:
     serving_broker(ctx)
     version = ctx.api_version
-    if not authorize(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER):
+    if not may_call(ctx, "ListConfigResources"):
         return ListConfigResourcesResponse(version=version, throttle_time_ms=0,
                                            error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
                                            config_resources=[])

@@ -7,9 +7,9 @@ from __future__ import annotations
 from kafka.protocol.admin import ListGroupsRequest, ListGroupsResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import caller, serving_broker
 
 API_KEY = 16
 MIN_VERSION = 0
@@ -32,9 +32,7 @@ def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsRespons
         groups += [_Group(group_id=g, protocol_type=SHARE, group_state=state, group_type=SHARE)
                    for g, state in ctx.cluster.share_groups.list_groups(ctx.broker_id,
                                                                         states or None)]
-    # DESCRIBE on the cluster lists every group, else those the principal may DESCRIBE.
-    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER):
-        groups = [g for g in groups
-                  if authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id)]
+    hidden = authz.hidden_groups(ctx.cluster, caller(ctx), [g.group_id for g in groups])
+    groups = [g for g in groups if g.group_id not in hidden]
     return ListGroupsResponse(version=version, throttle_time_ms=0, error_code=errors.NONE,
                               groups=groups)

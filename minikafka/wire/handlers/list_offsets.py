@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
 
-from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
+from ...core import api
+from ...core.api import authz
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import caller, serving_broker
 
 API_KEY = 2
 MIN_VERSION = 1
@@ -23,8 +23,7 @@ def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsRespo
     isolation = api.READ_COMMITTED if version >= 2 and \
         request.isolation_level == api.READ_COMMITTED else api.READ_UNCOMMITTED
     # DESCRIBE on a topic is needed to list its offsets.
-    refused = {t.name for t in request.topics
-               if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name)}
+    refused = authz.describe_topics(ctx.cluster, caller(ctx), {t.name for t in request.topics})
     asked = api.ListOffsetsRequest(
         [api.ListOffsetsPartition(topic.name, p.partition_index, p.timestamp,
                                   p.current_leader_epoch if version >= 4 else -1)
@@ -37,7 +36,7 @@ def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsRespo
         for p in topic.partitions:
             if topic.name in refused:
                 answers.append(_Partition(partition_index=p.partition_index,
-                                          error_code=errors.TOPIC_AUTHORIZATION_FAILED,
+                                          error_code=refused[topic.name],
                                           timestamp=-1, offset=-1, leader_epoch=-1))
                 continue
             r = next(results)

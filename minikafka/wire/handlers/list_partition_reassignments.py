@@ -9,9 +9,8 @@ from kafka.protocol.admin import (
 )
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import may_call, serving_broker
 
 API_KEY = 46
 MIN_VERSION = 0
@@ -24,7 +23,7 @@ _Partition = _Topic.OngoingPartitionReassignment
 def handle(ctx: RequestContext,
            request: ListPartitionReassignmentsRequest) -> ListPartitionReassignmentsResponse:
     serving_broker(ctx)
-    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+    if not may_call(ctx, "ListPartitionReassignments"):
         return ListPartitionReassignmentsResponse(
             version=ctx.api_version, throttle_time_ms=0,
             error_code=errors.CLUSTER_AUTHORIZATION_FAILED, error_message=None, topics=[])

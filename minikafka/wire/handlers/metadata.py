@@ -13,10 +13,11 @@ from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
 from ...core import errors
 from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.api.metadata import metadata
 from ..listeners import endpoint
 from ..registry import RequestContext
-from ._common import authorize, authorized_operations, serving_broker
+from ._common import authorize, authorized_operations, caller, serving_broker
 
 API_KEY = 3
 MIN_VERSION = 0
@@ -33,13 +34,7 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     version = ctx.api_version
     want_operations = version >= 8 and request.include_topic_authorized_operations
 
-    def describable(name: str) -> bool:
-        return authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)
-
-    def creatable(name: str) -> bool:  # CREATE on the cluster or on the topic
-        return authorize(ctx, AclOperation.CREATE, ResourceType.CLUSTER) or \
-            authorize(ctx, AclOperation.CREATE, ResourceType.TOPIC, name)
-
+    may_describe, may_create = authz.metadata(cluster, caller(ctx))
     requested = request.topics
     if requested is None or (version == 0 and not requested):
         names = None
@@ -47,7 +42,7 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
         names = [t.name if t.name is not None else t.topic_id for t in requested]
     answer = metadata(
         cluster, names, allow_auto_create=version < 4 or request.allow_auto_topic_creation,
-        may_describe=describable, may_create=creatable)
+        may_describe=may_describe, may_create=may_create)
     brokers = []
     for b in answer.brokers:
         host, port = endpoint(cluster, b.broker_id, ctx.listener)

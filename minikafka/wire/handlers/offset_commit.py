@@ -14,9 +14,9 @@ from typing import Any
 from kafka.protocol.consumer.group import OffsetCommitRequest, OffsetCommitResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ..registry import RequestContext
-from ._common import authorize, serving_broker, topic_uuid
+from ._common import caller, serving_broker, topic_uuid
 from ._groups import answer_later
 
 API_KEY = 8
@@ -53,7 +53,9 @@ def handle(ctx: RequestContext, request: OffsetCommitRequest):
     codes: dict[TP, int] = {}
     offsets: dict[TP, tuple[int, int, str]] = {}
     # READ on the group (else every partition fails), then READ on each topic.
-    group_refused = not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id)
+    names = [by_id.get(t.topic_id) if version >= 10 else t.name for t in request.topics]
+    refusals = authz.offset_commit(cluster, caller(ctx), request.group_id,
+                                   {n for n in names if n is not None})
     for topic in request.topics:
         name = by_id.get(topic.topic_id) if version >= 10 else topic.name
         order.append((name, topic.topic_id if version >= 10 else None,
@@ -61,15 +63,11 @@ def handle(ctx: RequestContext, request: OffsetCommitRequest):
         if name is None:
             continue
         meta = known.get(name)
-        topic_refused = not group_refused and not authorize(
-            ctx, AclOperation.READ, ResourceType.TOPIC, name)
+        refused = refusals.get(name, errors.NONE)
         for p in topic.partitions:
             tp = (name, p.partition_index)
-            if group_refused:
-                codes[tp] = errors.GROUP_AUTHORIZATION_FAILED
-                continue
-            if topic_refused:
-                codes[tp] = errors.TOPIC_AUTHORIZATION_FAILED
+            if refused:
+                codes[tp] = refused
                 continue
             if meta is None or not 0 <= p.partition_index < len(meta.partitions):
                 codes[tp] = errors.UNKNOWN_TOPIC_OR_PARTITION

@@ -6,10 +6,10 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import OffsetDeleteRequest, OffsetDeleteResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ..registry import RequestContext
 from ._common import (
-    authorize,
+    caller,
     serving_broker,
 )
 
@@ -24,12 +24,11 @@ _Partition = _Topic.OffsetDeleteResponsePartition
 def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDeleteResponse:
     serving_broker(ctx)
     known = ctx.cluster.controller.topics
-    if not authorize(ctx, AclOperation.DELETE, ResourceType.GROUP, request.group_id):
-        return OffsetDeleteResponse(version=0, error_code=errors.GROUP_AUTHORIZATION_FAILED,
-                                    throttle_time_ms=0, topics=[])
     asked = [(t.name, [p.partition_index for p in t.partitions]) for t in request.topics]
-    refused = {name for name, _ in asked
-               if not authorize(ctx, AclOperation.READ, ResourceType.TOPIC, name)}
+    code, refused = authz.offset_delete(ctx.cluster, caller(ctx), request.group_id,
+                                        {name for name, _ in asked})
+    if code:
+        return OffsetDeleteResponse(version=0, error_code=code, throttle_time_ms=0, topics=[])
     unknown = {(name, p) for name, parts in asked for p in parts
                if name not in known or not 0 <= p < len(known[name].partitions)}
     code, result = ctx.cluster.groups.delete_offsets(
@@ -39,7 +38,7 @@ def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDeleteRes
     if code != errors.NONE:
         return OffsetDeleteResponse(version=0, error_code=code, throttle_time_ms=0, topics=[])
     codes = {**result, **dict.fromkeys(unknown, errors.UNKNOWN_TOPIC_OR_PARTITION),
-             **{(n, p): errors.TOPIC_AUTHORIZATION_FAILED for n, ps in asked if n in refused
+             **{(n, p): refused[n] for n, ps in asked if n in refused
                 for p in ps}}
     return OffsetDeleteResponse(version=0, error_code=errors.NONE, throttle_time_ms=0, topics=[
         _Topic(name=name, partitions=[_Partition(partition_index=p, error_code=codes[(name, p)])

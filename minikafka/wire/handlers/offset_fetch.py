@@ -16,9 +16,9 @@ from typing import Any
 from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ..registry import RequestContext
-from ._common import authorize, serving_broker, topic_uuid
+from ._common import caller, serving_broker, topic_uuid
 
 API_KEY = 9
 MIN_VERSION = 1
@@ -49,19 +49,17 @@ def _fetch(ctx: RequestContext, group_id: str, topics: list[tuple[str, list[int]
 
     DESCRIBE on the group is needed (GROUP_AUTHORIZATION_FAILED), and on each topic:
     one asked for gets TOPIC_AUTHORIZATION_FAILED, and all-topics leaves it out."""
-    def describable(topic: str) -> bool:
-        return authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)
-
-    refused = {t for t, _ in topics or [] if not describable(t)}
+    cluster, who = ctx.cluster, caller(ctx)
+    refused = authz.describe_topics(cluster, who, {t for t, _ in topics or []})
     wanted = None if topics is None else \
         [(t, p) for t, parts in topics if t not in refused for p in parts]
-    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
-        code, found = errors.GROUP_AUTHORIZATION_FAILED, {}
-    else:
-        code, found = ctx.cluster.groups.offset_fetch(ctx.broker_id, group_id, wanted,
-                                                      member_id, member_epoch)
-        if topics is None and ctx.cluster.authorizer is not None:
-            found = {tp: c for tp, c in found.items() if describable(tp[0])}
+    code, found = authz.offset_fetch(cluster, who, group_id), {}
+    if code == errors.NONE:
+        code, found = cluster.groups.offset_fetch(ctx.broker_id, group_id, wanted,
+                                                  member_id, member_epoch)
+        if topics is None and cluster.authorizer is not None:
+            hidden = authz.describe_topics(cluster, who, {tp[0] for tp in found})
+            found = {tp: c for tp, c in found.items() if tp[0] not in hidden}
     rows: Rows = {}
     if code != errors.NONE:
         for topic, parts in topics or []:
@@ -79,7 +77,7 @@ def _fetch(ctx: RequestContext, group_id: str, topics: list[tuple[str, list[int]
         rows.setdefault(topic, []).append(row)
     for topic, parts in topics or []:
         if topic in refused:
-            rows[topic] = [(p, -1, -1, "", errors.TOPIC_AUTHORIZATION_FAILED) for p in parts]
+            rows[topic] = [(p, -1, -1, "", refused[topic]) for p in parts]
     return code, rows
 
 

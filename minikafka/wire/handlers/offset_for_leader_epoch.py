@@ -11,11 +11,10 @@ from __future__ import annotations
 from kafka.protocol.consumer import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
-from ...core.api import led_replica
+from ...core.api import authz, led_replica
 from ..registry import RequestContext
 from ._common import (
-    authorize,
+    caller,
     serving_broker,
 )
 
@@ -32,6 +31,7 @@ def handle(ctx: RequestContext,
     cluster = ctx.cluster
     broker = serving_broker(ctx)
     topics = cluster.controller.topics
+    refused = authz.describe_topics(cluster, caller(ctx), {t.topic for t in request.topics})
     out = []
     for topic in request.topics:
         answers = []
@@ -40,8 +40,8 @@ def handle(ctx: RequestContext,
             answer = _Partition(error_code=errors.NONE, partition=index, leader_epoch=-1,
                                 end_offset=-1)
             answers.append(answer)
-            if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.topic):
-                answer.error_code = errors.TOPIC_AUTHORIZATION_FAILED
+            if topic.topic in refused:
+                answer.error_code = refused[topic.topic]
                 continue
             answer.error_code, replica = led_replica(broker, topics, topic.topic, index,
                                                      wanted.current_leader_epoch)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from ...core import api, errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.api.produce import BatchRecords
 from ...core.records import LOG_APPEND_TIME
 from .. import produce_codec
@@ -25,7 +25,7 @@ from ..batches import InvalidBatch, WireRecordBatch, parse_batch, stamp_log_appe
 from ..produce_codec import ProduceRequestData, encode_produce_response
 from ..registry import Deferred, RequestContext
 from ._common import (
-    authorize,
+    caller,
     current_leader,
     node_endpoints,
     serving_broker,
@@ -85,11 +85,10 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
     results: dict[TP, tuple] = {}
     batches: dict[TP, WireRecordBatch] = {}
     order: list[Asked] = []
-    secured = cluster.authorizer is not None
-    # Transactional records need WRITE on the transactional id: without it every
-    # partition fails (Kafka's KafkaApis.handleProduceRequest).
-    txn_refused = secured and request.transactional_id is not None and not authorize(
-        ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
+    named = [topic.name if topic.topic_id is None else topic_name_for_id(cluster, topic.topic_id)
+             for topic in request.topic_data]
+    refusals = authz.produce(cluster, caller(ctx), request.transactional_id,
+                             [n for n in named if n is not None])
     for topic in request.topic_data:
         if topic.topic_id is not None:
             key, name = topic.topic_id, topic_name_for_id(cluster, topic.topic_id)
@@ -100,16 +99,14 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
             key = name = topic.name
         meta = topics.get(name)
         partitions = []
-        refused = secured and not authorize(ctx, AclOperation.WRITE, ResourceType.TOPIC, name)
+        refused = refusals.get(name, errors.NONE)
         for data in topic.partition_data:
             tp = (name, data.index)
             partitions.append(data.index)
             if acks not in (0, 1, -1):
                 results[tp] = (errors.INVALID_REQUIRED_ACKS, -1, None)
-            elif txn_refused:
-                results[tp] = (errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, None)
             elif refused:
-                results[tp] = (errors.TOPIC_AUTHORIZATION_FAILED, -1, None)
+                results[tp] = (refused, -1, None)
             elif meta is None or not 0 <= data.index < len(meta.partitions):
                 results[tp] = (errors.UNKNOWN_TOPIC_OR_PARTITION, -1, None)
             elif not data.records:

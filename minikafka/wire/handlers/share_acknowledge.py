@@ -4,12 +4,11 @@ the records the member still holds). Epoch 0 is INVALID_SHARE_SESSION_EPOCH: onl
 ShareFetch opens a session. v2 adds IsRenewAck and AcquisitionLockTimeoutMs."""
 from __future__ import annotations
 
-from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.api import share as api
 from ...wire.messages import ShareAcknowledgeRequest, ShareAcknowledgeResponse
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import caller, serving_broker
 from ._share import readable_acknowledgements, topic_id
 
 API_KEY = 79
@@ -26,10 +25,11 @@ def handle(ctx: RequestContext, request: ShareAcknowledgeRequest) -> ShareAcknow
     cluster = ctx.cluster
     # READ on the group, else the whole request is refused; READ on each topic, else its
     # partitions answer TOPIC_AUTHORIZATION_FAILED (their acknowledgements unapplied).
-    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id or ""):
+    refused = authz.group(ctx.cluster, caller(ctx), request.group_id or "")
+    if refused:
         return ShareAcknowledgeResponse(
             version=ctx.api_version, throttle_time_ms=0,
-            error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None,
+            error_code=refused, error_message=None,
             acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[])
     acks, unknown = readable_acknowledgements(ctx, request.topics)
     result = api.share_acknowledge(cluster, ctx.broker_id, api.ShareAcknowledgeRequest(

@@ -12,14 +12,13 @@ acquires record by record up to MaxRecords, which serves both acquire modes.
 """
 from __future__ import annotations
 
-from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.api import share as api
 from ...core.api.share import ShareFetchedPartition, ShareFetchResult
 from ...core.share.sessions import FINAL_EPOCH
 from ...wire.messages import ShareFetchRequest, ShareFetchResponse
 from ..registry import Deferred, RequestContext
-from ._common import authorize, current_leader, node_endpoints, serving_broker
+from ._common import caller, current_leader, node_endpoints, serving_broker
 from ._share import readable_acknowledgements, records_bytes, topic_id, topic_name
 
 API_KEY = 78
@@ -39,10 +38,11 @@ def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchRespons
     cluster = ctx.cluster
     # READ on the group, else the whole request is refused; READ on each topic, else its
     # partitions answer TOPIC_AUTHORIZATION_FAILED (their acknowledgements unapplied).
-    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id or ""):
+    refused = authz.group(ctx.cluster, caller(ctx), request.group_id or "")
+    if refused:
         return ShareFetchResponse(
             version=ctx.api_version, throttle_time_ms=0,
-            error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None,
+            error_code=refused, error_message=None,
             acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[])
     fetch, unknown = readable_acknowledgements(ctx, request.topics)
     forgotten = [(name, p) for t in request.forgotten_topics_data

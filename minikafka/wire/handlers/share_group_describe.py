@@ -2,11 +2,11 @@
 members with their subscriptions and assignments; an unknown group is GROUP_ID_NOT_FOUND."""
 from __future__ import annotations
 
-from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.acl import ResourceType
+from ...core.api import authz
 from ...wire.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
 from ..registry import RequestContext
-from ._common import authorize, authorized_operations, serving_broker
+from ._common import authorized_operations, caller, serving_broker
 from ._share import topic_id
 
 API_KEY = 77
@@ -25,9 +25,10 @@ def handle(ctx: RequestContext, request: ShareGroupDescribeRequest) -> ShareGrou
     cluster = ctx.cluster
     groups = []
     for group_id in request.group_ids:
-        if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        refused = authz.describe_group(ctx.cluster, caller(ctx), group_id)
+        if refused:
             groups.append(_Group(
-                error_code=errors.GROUP_AUTHORIZATION_FAILED, error_message=None,
+                error_code=refused, error_message=None,
                 group_id=group_id, group_state="", group_epoch=0, assignment_epoch=0,
                 assignor_name="", members=[], authorized_operations=_NOT_REQUESTED))
             continue

@@ -4,12 +4,11 @@ changed, the member's assignment by topic id (KIP-932). The member id is the cli
 (KIP-1082): an empty one is INVALID_REQUEST."""
 from __future__ import annotations
 
-from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.share.coordinator import HeartbeatResult
 from ...wire.messages import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import caller, serving_broker
 from ._groups import member_host
 from ._share import topic_id
 
@@ -23,12 +22,7 @@ _Assignment = ShareGroupHeartbeatResponse.Assignment
 def handle(ctx: RequestContext, request: ShareGroupHeartbeatRequest) -> ShareGroupHeartbeatResponse:
     serving_broker(ctx)
     topics = request.subscribed_topic_names
-    # READ on the group, then DESCRIBE on every subscribed topic (Kafka's KafkaApis).
-    refused = errors.GROUP_AUTHORIZATION_FAILED \
-        if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id) else \
-        errors.TOPIC_AUTHORIZATION_FAILED if any(
-            not authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t)
-            for t in topics or ()) else errors.NONE
+    refused = authz.group_heartbeat(ctx.cluster, caller(ctx), request.group_id, topics)
     if refused:
         return ShareGroupHeartbeatResponse(
             version=ctx.api_version, throttle_time_ms=0, error_code=refused,

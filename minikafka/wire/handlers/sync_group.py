@@ -10,10 +10,10 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import SyncGroupRequest, SyncGroupResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.groups.classic import SyncResult
 from ..registry import RequestContext
-from ._common import authorize, serving_broker
+from ._common import caller, serving_broker
 from ._groups import answer_later, group_rebalance_timeout
 
 API_KEY = 14
@@ -35,8 +35,9 @@ def handle(ctx: RequestContext, request: SyncGroupRequest):
     protocol_type = request.protocol_type if version >= 5 else None
     protocol_name = request.protocol_name if version >= 5 else None
     assignments = {a.member_id: bytes(a.assignment) for a in request.assignments}
-    if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return _response(version, SyncResult(errors.GROUP_AUTHORIZATION_FAILED))
+    refused = authz.group(ctx.cluster, caller(ctx), request.group_id)
+    if refused:
+        return _response(version, SyncResult(refused))
     wait_ms = group_rebalance_timeout(ctx, group_id)
 
     def start(respond) -> None:

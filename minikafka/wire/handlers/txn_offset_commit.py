@@ -13,14 +13,14 @@ from __future__ import annotations
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
+from ...core.api import authz
 from ...core.errors import KafkaCoreError
 from ..messages import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 from ..registry import RequestContext
 from ._common import (
     JOIN_GROUP_KEY,
     KAFKA_ERRORS,
-    authorize,
+    caller,
     error_code,
     group_coordinator,
     serving_broker,
@@ -41,12 +41,15 @@ def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCom
     serving_broker(ctx)
     version = ctx.api_version
     known = cluster.controller.topics
+    by_id = {topic_uuid(t): t.name for t in known.values()} if version >= 6 else {}
+    names = [by_id.get(t.topic_id) if version >= 6 else t.name for t in request.topics]
+    refusals = authz.txn_offset_commit(cluster, caller(ctx), request.transactional_id,
+                                       request.group_id, {n for n in names if n is not None})
     try:
-        if not authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
-                         request.transactional_id):
-            raise KafkaCoreError(errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "")
-        if not authorize(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
-            raise KafkaCoreError(errors.GROUP_AUTHORIZATION_FAILED, "")
+        refused = authz.add_offsets_to_txn(cluster, caller(ctx), request.transactional_id,
+                                           request.group_id)
+        if refused:
+            raise KafkaCoreError(refused, "")
         if JOIN_GROUP_KEY in ctx.registry and \
                 group_coordinator(ctx, request.group_id) != ctx.broker_id:
             raise KafkaCoreError(errors.NOT_COORDINATOR,
@@ -64,7 +67,6 @@ def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCom
             common = errors.INVALID_PRODUCER_EPOCH  # what older clients understand
     staged = {}
     topics = []
-    by_id = {topic_uuid(t): t.name for t in known.values()} if version >= 6 else {}
     for topic in request.topics:
         answers = []
         name = by_id.get(topic.topic_id) if version >= 6 else topic.name
@@ -73,9 +75,8 @@ def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCom
             meta = known.get(name) if name is not None else None
             if code == errors.NONE and name is None:
                 code = errors.UNKNOWN_TOPIC_ID
-            elif code == errors.NONE and not authorize(ctx, AclOperation.READ,
-                                                       ResourceType.TOPIC, name):
-                code = errors.TOPIC_AUTHORIZATION_FAILED
+            elif code == errors.NONE and name in refusals:
+                code = refusals[name]
             elif code == errors.NONE and (meta is None
                                           or not 0 <= p.partition_index < len(meta.partitions)):
                 code = errors.UNKNOWN_TOPIC_OR_PARTITION

@@ -6,9 +6,8 @@ from __future__ import annotations
 from kafka.protocol.admin import UpdateFeaturesRequest, UpdateFeaturesResponse
 
 from ...core import errors
-from ...core.acl import AclOperation, ResourceType
 from ..registry import RequestContext
-from ._common import KAFKA_ERRORS, authorize, error_code, error_message, serving_broker
+from ._common import KAFKA_ERRORS, error_code, error_message, may_call, serving_broker
 
 API_KEY = 57
 MIN_VERSION = 0
@@ -22,7 +21,7 @@ def handle(ctx: RequestContext, request: UpdateFeaturesRequest) -> UpdateFeature
     serving_broker(ctx)
     updates: dict[str, tuple[int, str]] = {}
     code, message = errors.NONE, None
-    if not authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER):
+    if not may_call(ctx, "UpdateFeatures"):
         return UpdateFeaturesResponse(version=ctx.api_version, throttle_time_ms=0,
                                       error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
                                       error_message=None, results=[])
