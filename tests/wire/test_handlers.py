@@ -603,6 +603,26 @@ def test_metadata_lists_brokers_racks_and_creates_topics_on_request(cluster):
     assert [b.node_id for b in after.brokers] == [1, 2]
 
 
+def test_metadata_auto_creates_the_internal_topics_with_their_own_settings(cluster):
+    """As Kafka 4.4.0 does (measured): a Metadata request that may auto-create names
+    __consumer_offsets and __transaction_state; they are unknown in that answer and exist
+    in the next, with offsets.topic.num.partitions and
+    transaction.state.log.num.partitions partitions, compacted and internal."""
+    client = Client(cluster, 1)
+    names = ["__consumer_offsets", "__transaction_state"]
+    request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=n)
+                                      for n in names], allow_auto_topic_creation=False)
+    assert [t.error_code for t in client.call(request, 12).topics] == [UNKNOWN_TOPIC] * 2
+    assert not set(names) & set(cluster.controller.topics)
+    request.allow_auto_topic_creation = True
+    assert [t.error_code for t in client.call(request, 12).topics] == [UNKNOWN_TOPIC] * 2
+    created = client.call(request, 12).topics
+    assert [(t.error_code, t.is_internal, len(t.partitions)) for t in created] == \
+        [(0, True, 50), (0, True, 50)]
+    for name in names:
+        assert cluster.topic_config(name)["cleanup.policy"] == "compact"
+
+
 def describe_partitions(client, topics, limit=2000, cursor=None):
     request = DescribeTopicPartitionsRequest(
         topics=[DescribeTopicPartitionsRequest.TopicRequest(name=t) for t in topics],

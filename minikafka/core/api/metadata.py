@@ -35,10 +35,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from .. import errors
+from .. import errors, txn_log
 from ..config import validate_topic_name
 from ..controller import MAX_PARTITIONS_PER_BATCH, NO_LEADER
 from ..metadata_log import INTERNAL_TOPICS
+from ..offsets import OFFSETS_TOPIC
 from .topics import CreatableTopic, CreateTopicsRequest, create_topics
 
 if TYPE_CHECKING:
@@ -149,8 +150,15 @@ def _described(cluster: ClusterPort, name: str, live: set[int]) -> TopicMetadata
 
 def _auto_create(cluster: ClusterPort, name: str) -> int:
     """Create `name` as auto.create.topics.enable does; returns an error code."""
-    if name in INTERNAL_TOPICS:  # the coordinators create them, with their own configs
-        return errors.UNKNOWN_TOPIC_OR_PARTITION
+    if name in INTERNAL_TOPICS:  # their coordinators create them, with their own settings
+        try:
+            if name == OFFSETS_TOPIC:
+                cluster.groups.ensure_offsets_topic()
+            else:
+                txn_log.ensure_topic(cluster)
+        except errors.KafkaCoreError as exc:
+            return exc.code
+        return errors.NONE
     config = cluster.broker_config
     rf = max(1, min(int(config["default.replication.factor"]), len(registered_brokers(cluster))))
     # invalid name, no controller, no brokers: the error code comes back

@@ -11,6 +11,7 @@ from .. import errors
 if TYPE_CHECKING:  # the broker calls into this package: no import cycle at run time
     from ..broker import Broker
     from ..controller import Controller, TopicMetadata
+    from ..groups.coordinator import GroupCoordinator
     from ..journal import Journal
     from ..replica import Replica
     from ..share.coordinator import ShareGroupCoordinator
@@ -55,6 +56,10 @@ class ClusterPort(Protocol):
 
     @property
     def now_ms(self) -> int: ...
+
+    @property
+    def groups(self) -> GroupCoordinator:
+        """The group coordinator (classic and KIP-848 groups), made on first use."""
 
     @property
     def share_groups(self) -> ShareGroupCoordinator:
