@@ -6,14 +6,15 @@ An unknown topic is created when the caller allows it and auto.create.topics.ena
 true (the default), with num.partitions and default.replication.factor (capped at the live
 brokers); the answer that creates it still says UNKNOWN_TOPIC_OR_PARTITION, as Kafka's
 AutoTopicCreationManager answers before the controller has created the topic, and the next
-Metadata describes it. Internal topics are not auto-created; one request auto-creates at
-most MAX_PARTITIONS_PER_BATCH partitions. An unknown topic is UNKNOWN_TOPIC_OR_PARTITION,
+Metadata describes it. __consumer_offsets and __transaction_state are created by their own
+coordinators, with their own settings; one request auto-creates at most
+MAX_PARTITIONS_PER_BATCH partitions. An unknown topic is UNKNOWN_TOPIC_OR_PARTITION,
 or INVALID_TOPIC_EXCEPTION when its name is illegal, with or without auto-creation (Kafka's
 KafkaApis.getTopicMetadata).
 
-Authorisation is the caller's: it passes `may_describe` and `may_create` predicates (the
-wire handler checks the ACLs of the connection's principal, the in-process admin those of
-its own). A topic listing leaves out the topics the principal may not describe; a topic
+Authorisation is the caller's: it passes the `may_describe` and `may_create` predicates
+that core.api.authz.metadata makes for its principal (the connection's on the wire, the
+client's own in process). A topic listing leaves out the topics the principal may not describe; a topic
 asked for by name without DESCRIBE gets TOPIC_AUTHORIZATION_FAILED.
 
     >>> from minikafka.cluster import Cluster
