@@ -36,6 +36,7 @@ from .core.broker import Broker
 from .core.clock import EPOCH_MS, SimClock
 from .core.config import BROKER_DEFAULTS, TopicConfig
 from .core.controller import NO_LEADER, Controller
+from .core.features import FEATURE_DEFAULTS, feature_update_refused
 from .core.groups.classic import STABLE as GROUP_STABLE
 from .core.groups.consumer import ConsumerGroup
 from .core.groups.coordinator import GroupCoordinator
@@ -116,11 +117,6 @@ def _wrap(fn):
 # idle cluster stays idle and a lesson's settle() is not kept busy).
 CHECKPOINT_INTERVAL_MS = 5_000
 
-# Finalized feature levels of a new cluster (kafka-storage.sh format --feature NAME=LEVEL).
-FEATURE_DEFAULTS = {"eligible.leader.replicas.version": 1}  # Kafka 4.1+
-# The levels a broker supports (ApiVersions' SupportedFeatures), lowest and highest.
-SUPPORTED_FEATURES = {"eligible.leader.replicas.version": (0, 1)}
-
 TXN_MARKER_RETRY_MS = 100  # how soon an undelivered transaction marker is tried again
 
 
@@ -133,23 +129,6 @@ def _features(given: Mapping[str, int] | None) -> dict[str, int]:
         raise kerrors.InvalidConfigurationError(
             "eligible.leader.replicas.version must be 0 or 1")
     return features
-
-
-def _feature_update_refused(name: str, level: int, kind: str, current: int,
-                            controller_id: int | None) -> str | None:
-    """Why Kafka's FeatureControlManager refuses to set `name` to `level`, or None."""
-    if level < 0:
-        return "A feature version cannot be less than 0."
-    supported = SUPPORTED_FEATURES.get(name)
-    if supported is None:
-        return f"Local controller {controller_id} does not support this feature."
-    low, high = supported
-    if level != 0 and not low <= level <= high:
-        return f"Local controller {controller_id} only supports versions {low}-{high}"
-    if level < current and kind == "upgrade":
-        return ("Can't downgrade the version of this feature without setting the upgrade "
-                "type to either safe or unsafe downgrade.")
-    return None
 
 
 class Cluster:
@@ -850,7 +829,7 @@ class Cluster:
         type 'upgrade', 'safe_downgrade' or 'unsafe_downgrade')}, all or nothing, with the
         checks and messages of Kafka's FeatureControlManager (INVALID_UPDATE_VERSION)."""
         for name, (level, kind) in updates.items():
-            reason = _feature_update_refused(name, level, kind, self.features.get(name, 0),
+            reason = feature_update_refused(name, level, kind, self.features.get(name, 0),
                                              self.controller.quorum.leader)
             if reason:
                 raise errors.KafkaCoreError(

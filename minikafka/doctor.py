@@ -18,7 +18,6 @@ something is wrong, the commands that fix it:
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -27,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+
+from .java import find_java, java_major
 
 __all__ = ["DEFAULT_BOOTSTRAP", "Check", "check_all", "render"]
 
@@ -196,25 +197,6 @@ def _request_class(name: str):
 
 
 # -- Java and Spark ------------------------------------------------------------------------------
-
-def find_java() -> str | None:
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").exists():
-        return str(Path(home) / "bin" / "java")
-    return shutil.which("java")
-
-
-def java_major(java: str) -> int | None:
-    try:
-        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
-    if not match:
-        return None
-    major = int(match.group(1))
-    return int(match.group(2) or 0) if major == 1 else major  # "1.8" is Java 8
-
 
 def check_java() -> Check:
     fix = ("install a Java 17 runtime: Debian/Ubuntu `sudo apt-get install "

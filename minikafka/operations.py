@@ -117,7 +117,7 @@ def metadata_quorum_replication(cluster: Any) -> list[dict[str, Any]]:
 def features_describe(cluster: Any) -> str:
     """``kafka-features describe``: each feature minikafka models, the levels the
     brokers support and the level the cluster has finalized."""
-    from .cluster import SUPPORTED_FEATURES
+    from .core.features import SUPPORTED_FEATURES
 
     lines = []
     for name in sorted(cluster.features):

@@ -663,7 +663,7 @@ class KafkaAdminClient:
     def describe_features(self, send_request_to_controller: bool = False) -> dict[str, dict]:
         """{feature: {'supported': (min, max), 'finalized': (level, level),
         'finalized_epoch': epoch}}, as kafka-python reads them from ApiVersions."""
-        from ..cluster import SUPPORTED_FEATURES
+        from ..core.features import SUPPORTED_FEATURES
         out: dict[str, dict] = {name: {"supported": levels}
                                 for name, levels in SUPPORTED_FEATURES.items()}
         for name, level in self.cluster.features.items():

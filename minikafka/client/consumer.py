@@ -122,7 +122,8 @@ class KafkaConsumer:
         self._closed = False
         self._group = None
         if cfg["group_id"] is not None:
-            from .group import attach_member  # the group protocol client (consumer groups)
+            # the group protocol client (consumer groups)
+            from .consumer_member import attach_member
             self._group = attach_member(self)
         if topics:
             self.subscribe(topics)

@@ -24,7 +24,7 @@ from kafka.structs import ConsumerGroupMetadata, MemberState, TopicPartition
 from .. import errors as kerrors
 from ..core import errors
 from ..core.groups.consumer_protocol import ConsumerHeartbeat, HeartbeatAnswer
-from .group import _COORDINATOR_ERRORS, STABLE, UNJOINED, GroupMember, _noop
+from .group import COORDINATOR_ERRORS, STABLE, UNJOINED, GroupMember, wake_up
 
 JOINING = "JOINING"
 RECONCILING = "RECONCILING"
@@ -137,7 +137,7 @@ class ConsumerGroupMember(GroupMember):
         def answered(answer: HeartbeatAnswer) -> None:
             self._in_flight = False
             self._answer = answer
-            self.cluster.clock.call_later(0, _noop)
+            self.cluster.clock.call_later(0, wake_up)
 
         self._send(self.cluster.groups.consumer_group_heartbeat, (request,), answered,
                    HeartbeatAnswer(errors.NETWORK_EXCEPTION), waits=False)
@@ -170,7 +170,7 @@ class ConsumerGroupMember(GroupMember):
             self.consumer._set_assignment([])
             self.epoch = self.generation = 0
             self.state = UNJOINED
-        elif code in _COORDINATOR_ERRORS:
+        elif code in COORDINATOR_ERRORS:
             self.state = UNJOINED if self.epoch == 0 else self.state
             self._coordinator_dead()
             self._schedule_heartbeat(self.retry_backoff_ms)
@@ -211,7 +211,7 @@ class ConsumerGroupMember(GroupMember):
         """metadata.max.age.ms: a pattern may match new topics; the next heartbeat tells
         the coordinator (it assigns their partitions; no rejoin as in the classic one)."""
         self._metadata_at = now + self.metadata_max_age_ms
-        self.cluster.clock.call_at(self._metadata_at, _noop)
+        self.cluster.clock.call_at(self._metadata_at, wake_up)
         if self.consumer._pattern is not None:
             topics = self.consumer.subscription()
             if topics != self.subscribed:
@@ -289,7 +289,7 @@ class ConsumerGroupMember(GroupMember):
             code = min(codes - {errors.NONE})
             return Errors.CommitFailedError(kerrors.for_code(code))
         for code in codes:
-            if code in _COORDINATOR_ERRORS:
+            if code in COORDINATOR_ERRORS:
                 self._coordinator_dead()
         return kerrors.for_code(max(codes), f"OffsetCommit failed for group {self.group_id}")
 
@@ -301,3 +301,10 @@ class ConsumerGroupMember(GroupMember):
                 and member.is_reconciled_to(group.assignment_epoch)
                 and self.epoch == member.member_epoch)
 
+
+def attach_member(consumer: Any) -> GroupMember:
+    """The hook KafkaConsumer calls when it has a group_id: a classic member, or a
+    member of a KIP-848 consumer group with group_protocol="consumer"."""
+    if str(consumer.config.get("group_protocol", "classic")).lower() == "consumer":
+        return ConsumerGroupMember(consumer)
+    return GroupMember(consumer)

@@ -72,7 +72,7 @@ PREPARING_REBALANCE = "PREPARING_REBALANCE"
 COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
 STABLE = "STABLE"
 
-_COORDINATOR_ERRORS = frozenset({
+COORDINATOR_ERRORS = frozenset({
     errors.COORDINATOR_NOT_AVAILABLE, errors.NOT_COORDINATOR, errors.NETWORK_EXCEPTION,
     errors.REQUEST_TIMED_OUT, errors.COORDINATOR_LOAD_IN_PROGRESS})
 
@@ -106,17 +106,7 @@ def rebalance_protocol(assignors: Sequence[str]) -> RebalanceProtocol:
     return RebalanceProtocol.EAGER
 
 
-def attach_member(consumer: Any) -> GroupMember:
-    """The hook KafkaConsumer calls when it has a group_id: a classic member, or a
-    member of a KIP-848 consumer group with group_protocol="consumer"."""
-    if str(consumer.config.get("group_protocol", "classic")).lower() == "consumer":
-        from .consumer_member import ConsumerGroupMember
-
-        return ConsumerGroupMember(consumer)
-    return GroupMember(consumer)
-
-
-def _noop() -> None:
+def wake_up() -> None:
     """A wake-up: run_until checks its condition after every event."""
 
 
@@ -411,7 +401,7 @@ class GroupMember:
     def _coordinator_dead(self) -> None:
         self.coordinator = None
         self._retry_at = self.cluster.now_ms + self.retry_backoff_ms
-        self.cluster.clock.call_at(self._retry_at, _noop)
+        self.cluster.clock.call_at(self._retry_at, wake_up)
 
     def _send(self, handler: Callable, args: tuple, on_response: Callable[[Any], None],
               failed: Any, waits: bool, timeout_ms: int | None = None) -> None:
@@ -567,7 +557,7 @@ class GroupMember:
         elif code == errors.ILLEGAL_GENERATION:
             self.generation, self.state = -1, UNJOINED
             self._request_rejoin("illegal generation")
-        elif code in _COORDINATOR_ERRORS or code == errors.REBALANCE_IN_PROGRESS:
+        elif code in COORDINATOR_ERRORS or code == errors.REBALANCE_IN_PROGRESS:
             self.state = UNJOINED
             self._coordinator_dead()
             self._request_rejoin(kerrors.for_code(code).__class__.__name__)
@@ -625,7 +615,7 @@ class GroupMember:
         elif code in (errors.UNKNOWN_MEMBER_ID, errors.ILLEGAL_GENERATION):
             self._reset_generation(code == errors.UNKNOWN_MEMBER_ID,
                                    kerrors.for_code(code).__class__.__name__)
-        elif code in _COORDINATOR_ERRORS:
+        elif code in COORDINATOR_ERRORS:
             self.state = UNJOINED
             self._coordinator_dead()
             self._request_rejoin("coordinator unavailable at SyncGroup")
@@ -644,7 +634,7 @@ class GroupMember:
             # The next auto-commit is due auto_commit_interval_ms after the assignment, as
             # ConsumerCoordinator.onJoinComplete reschedules it.
             self._auto_commit_at = self.cluster.now_ms + self.auto_commit_interval_ms
-            self.cluster.clock.call_at(self._auto_commit_at, _noop)
+            self.cluster.clock.call_at(self._auto_commit_at, wake_up)
         if self.protocol == RebalanceProtocol.EAGER:
             consumer._set_assignment(sorted(new))
             added, revoked = set(new), set()
@@ -665,7 +655,7 @@ class GroupMember:
     def _refresh_metadata(self, now: int) -> None:
         """metadata.max.age.ms: what a consumer learns when it refreshes metadata."""
         self._metadata_at = now + self.metadata_max_age_ms
-        self.cluster.clock.call_at(self._metadata_at, _noop)
+        self.cluster.clock.call_at(self._metadata_at, wake_up)
         if self.consumer._pattern is not None:
             topics = self.consumer.subscription()
             if topics != self.subscribed:
@@ -715,7 +705,7 @@ class GroupMember:
             self._fatal = Errors.FencedInstanceIdError(
                 f"group.instance.id {self.instance_id} is used by another consumer")
             self.state = UNJOINED
-        elif code in _COORDINATOR_ERRORS:
+        elif code in COORDINATOR_ERRORS:
             self._coordinator_dead()
 
     def _poll_timeout(self) -> None:
@@ -760,7 +750,7 @@ class GroupMember:
         if not self.auto_commit or now < self._auto_commit_at:
             return
         self._auto_commit_at = now + self.auto_commit_interval_ms
-        self.cluster.clock.call_at(self._auto_commit_at, _noop)
+        self.cluster.clock.call_at(self._auto_commit_at, wake_up)
         if not self._can_commit():
             return
         offsets = self._all_consumed()
@@ -819,7 +809,7 @@ class GroupMember:
             if code == errors.REBALANCE_IN_PROGRESS:
                 self._request_rejoin("commit found the group rebalancing")
                 return Errors.CommitFailedError(kerrors.for_code(code))
-            if code in _COORDINATOR_ERRORS:
+            if code in COORDINATOR_ERRORS:
                 self._coordinator_dead()
         return kerrors.for_code(max(codes), f"OffsetCommit failed for group {self.group_id}")
 
@@ -868,7 +858,7 @@ class GroupMember:
                     out[TopicPartition(t, p)] = None if c is None else OffsetAndMetadata(
                         c.offset, c.metadata, c.leader_epoch)
                 return out
-            if code not in _COORDINATOR_ERRORS or cluster.now_ms >= deadline:
+            if code not in COORDINATOR_ERRORS or cluster.now_ms >= deadline:
                 raise kerrors.for_code(code, f"OffsetFetch failed for group {self.group_id}")
             self._coordinator_dead()
             cluster.advance(self.retry_backoff_ms)

@@ -75,32 +75,32 @@ def partition_for(group_id: str, partitions: int = 50) -> int:
 
 # -- primitive encoding -----------------------------------------------------------------------
 
-class _Writer:
+class BinaryWriter:
     __slots__ = ("parts",)
 
     def __init__(self) -> None:
         self.parts: list[bytes] = []
 
-    def i16(self, v: int) -> _Writer:
+    def i16(self, v: int) -> BinaryWriter:
         self.parts.append(_I16.pack(v))
         return self
 
-    def i32(self, v: int) -> _Writer:
+    def i32(self, v: int) -> BinaryWriter:
         self.parts.append(_I32.pack(v))
         return self
 
-    def i64(self, v: int) -> _Writer:
+    def i64(self, v: int) -> BinaryWriter:
         self.parts.append(_I64.pack(v))
         return self
 
-    def string(self, v: str | None) -> _Writer:
+    def string(self, v: str | None) -> BinaryWriter:
         if v is None:
             return self.i16(-1)
         raw = v.encode()
         self.parts.append(_I16.pack(len(raw)) + raw)
         return self
 
-    def bytes_(self, v: bytes | None) -> _Writer:
+    def bytes_(self, v: bytes | None) -> BinaryWriter:
         if v is None:
             return self.i32(-1)
         self.parts.append(_I32.pack(len(v)) + bytes(v))
@@ -110,7 +110,7 @@ class _Writer:
         return b"".join(self.parts)
 
 
-class _Reader:
+class BinaryReader:
     __slots__ = ("data", "pos")
 
     def __init__(self, data: bytes) -> None:
@@ -215,20 +215,20 @@ class GroupValue:
 
 
 def offset_commit_key(group: str, topic: str, partition: int) -> bytes:
-    return _Writer().i16(OFFSET_KEY_VERSION).string(group).string(topic).i32(partition).done()
+    return BinaryWriter().i16(OFFSET_KEY_VERSION).string(group).string(topic).i32(partition).done()
 
 
 def offset_commit_value(offset: int, leader_epoch: int, metadata: str, commit_ts: int) -> bytes:
-    return (_Writer().i16(OFFSET_VALUE_VERSION).i64(offset).i32(leader_epoch)
+    return (BinaryWriter().i16(OFFSET_VALUE_VERSION).i64(offset).i32(leader_epoch)
             .string(metadata or "").i64(commit_ts).done())
 
 
 def group_metadata_key(group: str) -> bytes:
-    return _Writer().i16(GROUP_KEY_VERSION).string(group).done()
+    return BinaryWriter().i16(GROUP_KEY_VERSION).string(group).done()
 
 
 def group_metadata_value(value: GroupValue) -> bytes:
-    w = (_Writer().i16(GROUP_VALUE_VERSION).string(value.protocol_type).i32(value.generation)
+    w = (BinaryWriter().i16(GROUP_VALUE_VERSION).string(value.protocol_type).i32(value.generation)
          .string(value.protocol).string(value.leader).i64(value.current_state_timestamp)
          .i32(len(value.members)))
     for m in value.members:
@@ -242,7 +242,7 @@ def decode_key(data: bytes) -> OffsetKey | GroupKey | cg.ConsumerGroupKey:
     """The key of a __consumer_offsets record: an offset commit, a classic group, or one
     of a consumer group's (KIP-848) records (types 3-8, ``groups.records``). Other types
     (share and streams groups) raise ValueError."""
-    r = _Reader(data)
+    r = BinaryReader(data)
     version = r.i16()
     if version in (0, 1):
         return OffsetKey(r.string(), r.string(), r.i32())
@@ -261,7 +261,7 @@ def decode_value(key: bytes | OffsetKey | GroupKey | cg.ConsumerGroupKey, data: 
     k = decode_key(key) if isinstance(key, bytes | bytearray | memoryview) else key
     if isinstance(k, cg.ConsumerGroupKey):
         return cg.decode_value(k, data)
-    r = _Reader(data)
+    r = BinaryReader(data)
     version = r.i16()
     if isinstance(k, OffsetKey):
         offset = r.i64()
@@ -360,7 +360,7 @@ def _grouped(tps: TopicPartitions) -> list[tuple[str, list[int]]]:
     return list(out.items())
 
 
-def _write_partitions(w: _Writer, tps: TopicPartitions) -> None:
+def _write_partitions(w: BinaryWriter, tps: TopicPartitions) -> None:
     groups = _grouped(tps)
     w.i32(len(groups))
     for topic, parts in groups:
@@ -369,7 +369,7 @@ def _write_partitions(w: _Writer, tps: TopicPartitions) -> None:
             w.i32(p)
 
 
-def _read_partitions(r: _Reader) -> TopicPartitions:
+def _read_partitions(r: BinaryReader) -> TopicPartitions:
     out = []
     for _ in range(r.i32()):
         topic = r.string() or ""
@@ -378,7 +378,7 @@ def _read_partitions(r: _Reader) -> TopicPartitions:
 
 
 def encode_subscription(sub: ConsumerSubscription, version: int = SUBSCRIPTION_VERSION) -> bytes:
-    w = _Writer().i16(version).i32(len(sub.topics))
+    w = BinaryWriter().i16(version).i32(len(sub.topics))
     for t in sub.topics:
         w.string(t)
     w.bytes_(sub.user_data)
@@ -392,7 +392,7 @@ def encode_subscription(sub: ConsumerSubscription, version: int = SUBSCRIPTION_V
 
 
 def decode_subscription(data: bytes) -> ConsumerSubscription:
-    r = _Reader(data)
+    r = BinaryReader(data)
     version = r.i16()
     topics = tuple(r.string() or "" for _ in range(r.i32()))
     user_data = r.bytes_()
@@ -403,7 +403,7 @@ def decode_subscription(data: bytes) -> ConsumerSubscription:
 
 
 def encode_assignment(a: ConsumerAssignment, version: int = ASSIGNMENT_VERSION) -> bytes:
-    w = _Writer().i16(version)
+    w = BinaryWriter().i16(version)
     _write_partitions(w, a.partitions)
     return w.bytes_(a.user_data).done()
 
@@ -411,7 +411,7 @@ def encode_assignment(a: ConsumerAssignment, version: int = ASSIGNMENT_VERSION) 
 def decode_assignment(data: bytes | None) -> ConsumerAssignment:
     if not data:
         return ConsumerAssignment()
-    r = _Reader(data)
+    r = BinaryReader(data)
     r.i16()
     partitions = _read_partitions(r)
     return ConsumerAssignment(partitions, r.bytes_() if r.remaining else None)
@@ -427,7 +427,7 @@ class StickyUserData:
 
 
 def encode_sticky_user_data(data: StickyUserData) -> bytes:
-    w = _Writer()
+    w = BinaryWriter()
     _write_partitions(w, data.previous)
     return w.i32(data.generation).done()
 
@@ -435,6 +435,6 @@ def encode_sticky_user_data(data: StickyUserData) -> bytes:
 def decode_sticky_user_data(data: bytes | None) -> StickyUserData:
     if not data:
         return StickyUserData()
-    r = _Reader(data)
+    r = BinaryReader(data)
     previous = _read_partitions(r)
     return StickyUserData(previous, r.i32() if r.remaining >= 4 else -1)

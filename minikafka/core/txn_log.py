@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import errors
-from .offsets import _Reader, _Writer, partition_for
+from .offsets import BinaryReader, BinaryWriter, partition_for
 from .records import RecordBatch
 from .transactions import (
     COMPLETE_ABORT,
@@ -44,11 +44,11 @@ _I8 = struct.Struct(">b")
 
 
 def txn_key(transactional_id: str) -> bytes:
-    return _Writer().i16(0).string(transactional_id).done()
+    return BinaryWriter().i16(0).string(transactional_id).done()
 
 
 def txn_value(meta: TransactionMetadata, now_ms: int) -> bytes:
-    w = _Writer().i16(0).i64(meta.producer_id).i16(meta.producer_epoch).i32(meta.timeout_ms)
+    w = BinaryWriter().i16(0).i64(meta.producer_id).i16(meta.producer_epoch).i32(meta.timeout_ms)
     w.parts.append(_I8.pack(STATUS[meta.state]))
     topics: dict[str, list[int]] = {}
     for topic, p in sorted(meta.partitions):
@@ -63,12 +63,12 @@ def txn_value(meta: TransactionMetadata, now_ms: int) -> bytes:
 
 def decode(key: bytes, value: bytes | None) -> tuple[str, TransactionMetadata | None]:
     """(transactional id, its state; None for a tombstone)."""
-    k = _Reader(key)
+    k = BinaryReader(key)
     k.i16()
     txn_id = k.string() or ""
     if value is None:
         return txn_id, None
-    r = _Reader(value)
+    r = BinaryReader(value)
     r.i16()
     pid, epoch, timeout = r.i64(), r.i16(), r.i32()
     (status,) = _I8.unpack_from(r.data, r.pos)

@@ -411,7 +411,7 @@ def _check_node(node: int) -> None:
 
 
 def _java() -> str:
-    from ..doctor import find_java
+    from ..java import find_java
 
     java = find_java()
     if java is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .pipeline import _committed, _records
+from .pipeline import committed_total, topic_records
 
 
 def _lines(path: Path) -> int:
@@ -30,15 +30,15 @@ def connect_state(cluster: Any, source: Any, sink: Any) -> dict[str, Any]:
                    f"source offset: byte {source.position}"]},
         {"name": f"topic {topic}", "kind": "topic",
          "lines": [f"{cluster.partitions_for(topic)} partitions · "
-                   f"{_records(cluster, topic)} records"]},
+                   f"{topic_records(cluster, topic)} records"]},
         {"name": f"sink connector {sink.name}", "kind": "connector",
          "lines": [f"FileStreamSink · group {sink.group_id}",
-                   f"committed offsets sum to {_committed(cluster, sink.group_id)}"]},
+                   f"committed offsets sum to {committed_total(cluster, sink.group_id)}"]},
         {"name": f"file {sink.file.name}", "kind": "store",
          "lines": [f"{_lines(sink.file)} lines"]},
     ]
     side = [{"name": f"topic {source.offsets_topic}", "kind": "topic", "of": stages[1]["name"],
-             "lines": [f"compacted · {_records(cluster, source.offsets_topic)} records"]}]
+             "lines": [f"compacted · {topic_records(cluster, source.offsets_topic)} records"]}]
     return {"stages": stages, "side": side}
 
 
@@ -49,7 +49,7 @@ def streams_state(app: Any) -> dict[str, Any]:
     def topic(name: str, note: str = "") -> dict[str, Any]:
         return {"name": f"topic {name}", "kind": "topic",
                 "lines": [f"{cluster.partitions_for(name)} partitions · "
-                          f"{_records(cluster, name)} records{note}"]}
+                          f"{topic_records(cluster, name)} records{note}"]}
 
     stages = [
         topic(app.source),
@@ -59,7 +59,7 @@ def streams_state(app: Any) -> dict[str, Any]:
         {"name": "count", "kind": "app",
          "lines": ["count (sub-topology 1)",
                    f"group {app.application_id}: offsets sum to "
-                   f"{_committed(cluster, app.application_id)}"]},
+                   f"{committed_total(cluster, app.application_id)}"]},
         topic(app.sink),
     ]
     words = sum(len(t) for t in app.store.values())
@@ -67,5 +67,5 @@ def streams_state(app: Any) -> dict[str, Any]:
              "label": "state",
              "lines": [f"{words} words, {sum(app.counts().values())} counted",
                        f"backed up to {app.changelog}: "
-                       f"{_records(cluster, app.changelog)} records, compacted"]}]
+                       f"{topic_records(cluster, app.changelog)} records, compacted"]}]
     return {"stages": stages, "side": side}

@@ -24,7 +24,7 @@ KINDS: dict[str, Style] = {
 }
 
 
-def _records(cluster: Any, topic: str) -> int:
+def topic_records(cluster: Any, topic: str) -> int:
     """Data records below the high watermark (transaction markers are not records)."""
     n = 0
     for p in range(cluster.partitions_for(topic)):
@@ -37,7 +37,7 @@ def _records(cluster: Any, topic: str) -> int:
     return n
 
 
-def _committed(cluster: Any, group_id: str) -> int:
+def committed_total(cluster: Any, group_id: str) -> int:
     snap = cluster.groups.snapshot().get(group_id) if cluster.groups else None
     return sum((snap or {}).get("offsets", {}).values())
 
@@ -54,21 +54,21 @@ def pipeline_state(cluster: Any, source: Any, transform_group: str, transform_to
          "lines": [f"source offset: {source.position} rows copied"]},
         {"name": f"topic {topic}", "kind": "topic",
          "lines": [f"{cluster.partitions_for(topic)} partitions · "
-                   f"{_records(cluster, topic)} records"]},
+                   f"{topic_records(cluster, topic)} records"]},
         {"name": f"cleaner (group {transform_group})", "kind": "app",
          "lines": ["read_committed in, transactions out",
-                   f"committed offsets sum to {_committed(cluster, transform_group)}"]},
+                   f"committed offsets sum to {committed_total(cluster, transform_group)}"]},
         {"name": f"topic {out}", "kind": "topic",
-         "lines": [f"{cluster.partitions_for(out)} partitions · {_records(cluster, out)} "
+         "lines": [f"{cluster.partitions_for(out)} partitions · {topic_records(cluster, out)} "
                    "records (+ commit markers)"]},
         {"name": f"sink connector (group {sink_group})", "kind": "connector",
          "lines": [f"{sink.writes} upserts by this instance",
-                   f"committed offsets sum to {_committed(cluster, sink_group)}"]},
+                   f"committed offsets sum to {committed_total(cluster, sink_group)}"]},
         {"name": "search index", "kind": "store",
          "lines": [f"{len(sink.table)} documents, one per key"]},
     ]
     side = [{"name": f"topic {source.offsets_topic}", "kind": "topic", "of": stages[1]["name"],
-             "lines": [f"compacted · {_records(cluster, source.offsets_topic)} records"]}]
+             "lines": [f"compacted · {topic_records(cluster, source.offsets_topic)} records"]}]
     return {"stages": stages, "side": side}
 
 

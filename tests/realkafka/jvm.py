@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from minikafka.doctor import find_java
+from minikafka.java import find_java
 from minikafka.realkafka import KAFKA_VERSION
 from minikafka.realkafka.jars import fetch_kafka
 

@@ -16,7 +16,7 @@ as real brokers send them.
 """
 from __future__ import annotations
 
-from ...cluster import SUPPORTED_FEATURES
+from ...core.features import SUPPORTED_FEATURES
 from ..messages import ApiVersionsRequest, ApiVersionsResponse
 from ..registry import RequestContext, valid_client_software
 from ._common import cluster_id
