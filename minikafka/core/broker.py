@@ -13,10 +13,10 @@ from typing import Any
 
 from . import errors
 from .api.fetch import FetchedPartition, FetchPartition, fetch_partition, readable_end
-from .api.port import READ_COMMITTED, READ_UNCOMMITTED
 from .cleaner import policies
 from .clock import Deadlines
 from .controller import NO_LEADER, MetadataRecord
+from .isolation import READ_COMMITTED, READ_UNCOMMITTED
 from .metrics import RequestMetrics
 from .records import RecordBatch
 from .replica import Replica

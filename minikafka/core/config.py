@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from . import errors
-from .share.coordinator import SHARE_DEFAULTS
+from .share.defaults import SHARE_DEFAULTS
 
 DAY_MS = 24 * 3600 * 1000
 

@@ -31,6 +31,7 @@ rule per API, taking the caller (principal and host), asked by both doors before
 """
 from __future__ import annotations
 
+from ..isolation import READ_COMMITTED, READ_UNCOMMITTED, IsolationLevel
 from .client_quotas import (
     QuotaAlteration,
     QuotaAlterationResult,
@@ -83,7 +84,7 @@ from .offsets import (
     list_offsets_of,
 )
 from .partitions import CreatePartitionsResult, NewPartitions, create_partitions
-from .port import READ_COMMITTED, READ_UNCOMMITTED, ClusterPort, IsolationLevel, led_replica
+from .port import ClusterPort, led_replica
 from .produce import record_acked
 from .producer_id import InitProducerIdRequest, InitProducerIdResult, init_producer_id
 from .producers import ActiveProducer, PartitionProducers, describe_producers

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .. import errors
+from ..isolation import READ_UNCOMMITTED, IsolationLevel
 from ..records import ABORT_MARKER, control_marker_type
-from .port import READ_UNCOMMITTED, IsolationLevel
 
 if TYPE_CHECKING:
     from ..records import RecordBatch

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import errors
-from .port import READ_UNCOMMITTED, IsolationLevel, epoch_at, led_replica
+from ..isolation import READ_UNCOMMITTED, IsolationLevel
+from .port import epoch_at, led_replica
 
 if TYPE_CHECKING:
     from ..broker import Broker

@@ -3,10 +3,12 @@ every partition request starts with."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import errors
+
+# The isolation levels live in core.isolation (the broker reads them too); still importable here.
+from ..isolation import READ_COMMITTED, READ_UNCOMMITTED, IsolationLevel  # noqa: F401
 
 if TYPE_CHECKING:  # the broker calls into this package: no import cycle at run time
     from ..broker import Broker
@@ -16,29 +18,6 @@ if TYPE_CHECKING:  # the broker calls into this package: no import cycle at run 
     from ..replica import Replica
     from ..share.coordinator import ShareGroupCoordinator
     from ..transactions import TransactionCoordinator
-
-
-class IsolationLevel(IntEnum):
-    """Kafka's isolation.level as the protocol numbers it."""
-
-    READ_UNCOMMITTED = 0
-    READ_COMMITTED = 1
-
-    @classmethod
-    def of(cls, value: Any) -> IsolationLevel:
-        """From a number, a name ("read_committed") or kafka-python's IsolationLevel."""
-        if isinstance(value, cls):
-            return value
-        if value is None:
-            return cls.READ_UNCOMMITTED
-        if isinstance(value, int):
-            return cls(value)
-        name = str(getattr(value, "name", value)).upper()
-        return cls[name]
-
-
-READ_UNCOMMITTED = IsolationLevel.READ_UNCOMMITTED
-READ_COMMITTED = IsolationLevel.READ_COMMITTED
 
 
 class ClusterPort(Protocol):

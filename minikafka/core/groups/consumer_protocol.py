@@ -45,7 +45,7 @@ from .consumer import (
 from .mixed import MixedGroups
 
 if TYPE_CHECKING:
-    from .coordinator import GroupCoordinator
+    from .port import CoordinatorHost
 
 CONSUMER_DEFAULTS: dict[str, Any] = {
     "group.consumer.session.timeout.ms": 45_000,
@@ -146,7 +146,7 @@ class ConsumerProtocol:
     """The consumer group protocol beside the classic one, inside one coordinator (the
     owner of group placement, loading and the __consumer_offsets appends)."""
 
-    def __init__(self, coordinator: GroupCoordinator, broker_config: Any) -> None:
+    def __init__(self, coordinator: CoordinatorHost, broker_config: Any) -> None:
         self.coordinator = coordinator
         self.clock = coordinator.clock
         self.journal = coordinator.journal
@@ -160,7 +160,7 @@ class ConsumerProtocol:
     def heartbeat(self, broker_id: int | None, req: ConsumerHeartbeat) -> HeartbeatAnswer:
         try:
             self._validate(req)
-            found = self.coordinator._serve(broker_id, req.group_id)
+            found = self.coordinator.group_at(broker_id, req.group_id)
             if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
                 return self._leave(found, req)
             return self._heartbeat(found, req)
@@ -227,7 +227,7 @@ class ConsumerProtocol:
             return group
         if create and found.state == EMPTY and not found.members:
             # An empty classic group becomes a consumer group; its offsets stay.
-            coord._append(found.partition, [(group_metadata_key(group_id), None)])
+            coord.append_records(found.partition, [(group_metadata_key(group_id), None)])
             for member_timer in found.pending_timers.values():
                 member_timer.cancel()
             group = ConsumerGroup(group_id, found.partition, offsets=found.offsets,
@@ -297,7 +297,7 @@ class ConsumerProtocol:
         group.target[member_id] = target
         records.append((rec.member_key(rec.TARGET_MEMBER, group.group_id, member_id),
                         rec.encode_value(b"", rec.TargetMemberValue(_rows(target)))))
-        records.append(self._member_record(group, back))
+        records.append(self.member_record(group, back))
         self.journal.record(self.clock.now_ms, "group.member.replaced",
                             group=group.group_id, instance=existing.instance_id,
                             previous=existing.member_id, member=member_id)
@@ -326,7 +326,7 @@ class ConsumerProtocol:
     def _heartbeat(self, found: Any, req: ConsumerHeartbeat) -> HeartbeatAnswer:
         coord = self.coordinator
         group = self._group(found, req.group_id, req.member_epoch == JOIN_EPOCH)
-        member_id = req.member_id or str(uuid.UUID(int=coord._random_bits(), version=4))
+        member_id = req.member_id or str(uuid.UUID(int=coord.random_bits(), version=4))
         if len(group.members) >= self.config["group.consumer.max.size"] and \
                 member_id not in group.members:
             raise _Refused(errors.GROUP_MAX_SIZE_REACHED,
@@ -372,32 +372,32 @@ class ConsumerProtocol:
         is_new = member.member_id not in group.members
         bump = is_new or updated.subscription() != member.subscription()
         if is_new or self._member_value(updated) != self._member_value(member):
-            records.append(self._member_record(group, updated))
+            records.append(self.member_record(group, updated))
         group.put_member(updated)
         if is_new:
             self.journal.record(now, "group.member.joined", group=group.group_id,
                                 member=updated.member_id, instance=updated.instance_id,
                                 client=updated.client_id,
                                 protocol="classic" if updated.classic else "consumer")
-        metadata = self._subscription_metadata(group)
+        metadata = self.compute_subscription_metadata(group)
         if metadata != group.subscription_metadata:
             group.subscription_metadata = metadata
             bump = True
         if bump:
             group.group_epoch += 1
-            records.append(self._epoch_record(group))
+            records.append(self.epoch_record(group))
             self.journal.record(now, "group.epoch", group=group.group_id,
                                 epoch=group.group_epoch)
         if group.group_epoch > group.assignment_epoch:
             self._update_target(group, records)
         updated = self._reconcile(group, group.members[updated.member_id], owned, records)
-        self._schedule_session(group, updated)
+        self.schedule_session(group, updated)
         if records:
-            coord._append(group.partition, records)
+            coord.append_records(group.partition, records)
         self._note_state(group, before_state)
         return updated
 
-    def _subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[str, int]]:
+    def compute_subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[str, int]]:
         topics = self.coordinator.sim.controller.topics
         out = {}
         for name, meta in topics.items():
@@ -438,7 +438,7 @@ class ConsumerProtocol:
         if nxt is member:
             return member
         group.put_member(nxt)
-        records.append(self._assignment_record(group, nxt))
+        records.append(self.assignment_record(group, nxt))
         if nxt.state == MemberState.UNREVOKED_PARTITIONS and (
                 nxt.pending_revocation != member.pending_revocation
                 or member.state != MemberState.UNREVOKED_PARTITIONS):
@@ -479,8 +479,8 @@ class ConsumerProtocol:
                 # Gone for a while: keeps its partitions until its session expires.
                 away = replace(member, member_epoch=STATIC_LEAVE_EPOCH, pending_revocation={})
                 group.put_member(away)
-                self.coordinator._append(group.partition,
-                                         [self._assignment_record(group, away)])
+                self.coordinator.append_records(group.partition,
+                                         [self.assignment_record(group, away)])
                 self.journal.record(self.clock.now_ms, "group.member.left", group=group.group_id,
                                     member=member.member_id, instance=req.instance_id,
                                     temporarily=True)
@@ -504,7 +504,7 @@ class ConsumerProtocol:
         self.journal.record(self.clock.now_ms, "group.member.removed", group=group.group_id,
                             member=member.member_id, instance=member.instance_id,
                             reason=reason)
-        self.coordinator._append(group.partition, records)
+        self.coordinator.append_records(group.partition, records)
         self._note_state(group, before)
 
     def _drop_member(self, group: ConsumerGroup, member: ConsumerMember, records: list,
@@ -518,11 +518,11 @@ class ConsumerProtocol:
                         (rec.member_key(rec.TARGET_MEMBER, gid, mid), None),
                         (rec.member_key(rec.MEMBER_METADATA, gid, mid), None)])
         if bump:
-            group.subscription_metadata = self._subscription_metadata(group)
+            group.subscription_metadata = self.compute_subscription_metadata(group)
             group.group_epoch += 1
-            records.append(self._epoch_record(group))
+            records.append(self.epoch_record(group))
 
-    def _schedule_session(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+    def schedule_session(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         if member.session_timer is not None:
             member.session_timer.cancel()
         # A classic member keeps the session.timeout.ms of its JoinGroup.
@@ -533,7 +533,7 @@ class ConsumerProtocol:
 
     def _session_expired(self, group: ConsumerGroup, member_id: str) -> None:
         member = group.members.get(member_id)
-        if member is None or not self.coordinator._live(group):
+        if member is None or not self.coordinator.is_live(group):
             return
         self.fence(group, member, "the member session expired "
                                   "(group.consumer.session.timeout.ms)")
@@ -547,7 +547,7 @@ class ConsumerProtocol:
 
     def _rebalance_expired(self, group: ConsumerGroup, member_id: str, epoch: int) -> None:
         member = group.members.get(member_id)
-        if member is None or not self.coordinator._live(group):
+        if member is None or not self.coordinator.is_live(group):
             return
         if member.state == MemberState.UNREVOKED_PARTITIONS and member.member_epoch == epoch:
             self.fence(group, member, "the member failed to revoke partitions within the "
@@ -575,17 +575,17 @@ class ConsumerProtocol:
                                m.subscribed_topic_names, m.subscribed_topic_regex,
                                m.rebalance_timeout_ms, m.server_assignor, classic)
 
-    def _member_record(self, group: ConsumerGroup, m: ConsumerMember) -> tuple[bytes, bytes]:
+    def member_record(self, group: ConsumerGroup, m: ConsumerMember) -> tuple[bytes, bytes]:
         key = rec.member_key(rec.MEMBER_METADATA, group.group_id, m.member_id)
         return key, rec.encode_value(key, self._member_value(m))
 
     @staticmethod
-    def _epoch_record(group: ConsumerGroup) -> tuple[bytes, bytes]:
+    def epoch_record(group: ConsumerGroup) -> tuple[bytes, bytes]:
         key = rec.group_key(rec.GROUP_METADATA, group.group_id)
         return key, rec.encode_value(key, rec.GroupEpochValue(group.group_epoch))
 
     @staticmethod
-    def _assignment_record(group: ConsumerGroup, m: ConsumerMember) -> tuple[bytes, bytes]:
+    def assignment_record(group: ConsumerGroup, m: ConsumerMember) -> tuple[bytes, bytes]:
         key = rec.member_key(rec.CURRENT_ASSIGNMENT, group.group_id, m.member_id)
         return key, rec.encode_value(key, rec.CurrentAssignmentValue(
             m.member_epoch, m.previous_member_epoch, int(m.state), _rows(m.assigned),
@@ -646,9 +646,9 @@ class ConsumerProtocol:
 
     def loaded(self, group: ConsumerGroup) -> None:
         """After a load: the subscriptions as of now, and every member's session restarts."""
-        group.subscription_metadata = self._subscription_metadata(group)
+        group.subscription_metadata = self.compute_subscription_metadata(group)
         for member in group.members.values():
-            self._schedule_session(group, member)
+            self.schedule_session(group, member)
 
     # -- offsets with member epochs (OffsetCommit v9+) ---------------------------------------------
     @staticmethod
@@ -675,7 +675,7 @@ class ConsumerProtocol:
     # -- ConsumerGroupDescribe ---------------------------------------------------------------------
     def describe(self, broker_id: int | None, group_id: str) -> ConsumerGroupView:
         try:
-            found = self.coordinator._serve(broker_id, group_id)
+            found = self.coordinator.group_at(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             return ConsumerGroupView(exc.code, group_id, exc.message or None)
         if found is None or found.state == DEAD:

@@ -63,7 +63,7 @@ class GroupCoordinator(ClassicMembership, OffsetStore, Persistence, GroupViews):
         # Groups of type "consumer" (KIP-848) live in the same table as classic ones.
         self.consumer = ConsumerProtocol(self, sim.broker_config)
 
-    def _random_bits(self) -> int:
+    def random_bits(self) -> int:
         return self.sim.random.getrandbits(128)
 
     # -- the consumer group protocol (KIP-848) ----------------------------------------------
@@ -139,7 +139,7 @@ class GroupCoordinator(ClassicMembership, OffsetStore, Persistence, GroupViews):
                                         f"The coordinator for {group_id} is not available")
         return host[0]
 
-    def _serve(self, broker_id: int | None, group_id: str) -> Group | None:
+    def group_at(self, broker_id: int | None, group_id: str) -> Group | None:
         """The group as the coordinator broker holds it; raises for the wrong broker."""
         if not group_id:
             raise errors.KafkaCoreError(errors.INVALID_GROUP_ID, "group id must not be empty")
@@ -156,7 +156,7 @@ class GroupCoordinator(ClassicMembership, OffsetStore, Persistence, GroupViews):
         self._ensure_loaded(partition, host)
         return self.groups.get(group_id)
 
-    def _live(self, group: Group) -> bool:
+    def is_live(self, group: Group) -> bool:
         """Is this group object still what its coordinator holds? (Timers of a group whose
         broker died or lost leadership must do nothing.)"""
         return (self.groups.get(group.group_id) is group and group.state != DEAD
@@ -172,6 +172,6 @@ class GroupCoordinator(ClassicMembership, OffsetStore, Persistence, GroupViews):
                                 reason=reason)
         return old, new
 
-    def _new_member_id(self, prefix: str) -> str:
+    def new_member_id(self, prefix: str) -> str:
         return f"{prefix}-{uuid.UUID(int=self.sim.random.getrandbits(128), version=4)}"
 

@@ -39,7 +39,7 @@ class ClassicMembership:
                    rebalance_timeout_ms: int, respond: Callable[[JoinResult], None],
                    reason: str = "") -> None:
         try:
-            group = self._serve(broker_id, group_id)
+            group = self.group_at(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             respond(JoinResult(exc.code, member_id))
             return
@@ -76,7 +76,7 @@ class ClassicMembership:
         args = (client_id, client_host, protocol_type, protocols, session_timeout_ms,
                 rebalance_timeout_ms, respond)
         if unknown:
-            new_id = self._new_member_id(group_instance_id or client_id)
+            new_id = self.new_member_id(group_instance_id or client_id)
             if group_instance_id is None:
                 # KIP-394 (Kafka 2.2+): hand out the id and ask the member to come back
                 # with it, so a client that times out cannot leave ghost members behind.
@@ -102,21 +102,21 @@ class ClassicMembership:
         member = group.members[member_id]
         if group.state == PREPARING_REBALANCE:
             self._update_member(group, member, *args[2:])
-            self._rebalance(group, JOIN, f"member {member_id} rejoins; {reason}")
+            self.start_rebalance(group, JOIN, f"member {member_id} rejoins; {reason}")
         elif group.state == COMPLETING_REBALANCE:
             if member.matches(protocols):
                 # A repeat of a join whose answer was lost: the same answer again.
                 respond(self._join_answer(group, member))
             else:
                 self._update_member(group, member, *args[2:])
-                self._rebalance(group, JOIN, f"member {member_id} changed metadata")
+                self.start_rebalance(group, JOIN, f"member {member_id} changed metadata")
         elif group.state == STABLE:
             if group.leader_id == member_id or not member.matches(protocols):
                 # The leader rejoining is how a consumer asks for a rebalance the
                 # coordinator cannot see (new partitions, a new topic for a pattern).
                 self._update_member(group, member, *args[2:])
                 why = "leader rejoins" if group.leader_id == member_id else "metadata changed"
-                self._rebalance(group, JOIN, f"member {member_id}: {why}; {reason}")
+                self.start_rebalance(group, JOIN, f"member {member_id}: {why}; {reason}")
             else:
                 respond(JoinResult(errors.NONE, member_id, group.generation_id,
                                    group.protocol_type, group.protocol_name,
@@ -127,7 +127,7 @@ class ClassicMembership:
     def _consumer_to_classic(self, group: ConsumerGroup) -> Group:
         """An empty consumer group becomes a classic one when a classic member joins
         (Kafka's maybeDeleteEmptyConsumerGroup); its offsets stay."""
-        self._append(group.partition, self.consumer.tombstones(group))
+        self.append_records(group.partition, self.consumer.tombstones(group))
         self.consumer.cancel_timers(group)
         group.dead = True
         classic = Group(group.group_id, group.partition, state_since_ms=self.clock.now_ms)
@@ -177,8 +177,8 @@ class ClassicMembership:
         self.journal.record(self.clock.now_ms, "group.member.joined", group=group.group_id,
                             member=member_id, instance=instance_id, client=client_id)
         # A new member cannot heartbeat until it has joined; bound how long it may wait.
-        self._reschedule_heartbeat(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
-        self._rebalance(group, JOIN, f"new member {member_id}; {reason}")
+        self.reschedule_heartbeat(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        self.start_rebalance(group, JOIN, f"new member {member_id}; {reason}")
 
     def _replace_static_member(self, group: Group, instance_id: str, new_id: str,
                                client_id: str, client_host: str, protocol_type: str,
@@ -206,7 +206,7 @@ class ClassicMembership:
             group.pending_sync.add(new_id)
         self.journal.record(self.clock.now_ms, "group.member.replaced", group=group.group_id,
                             instance=instance_id, previous=old_id, member=new_id)
-        self._reschedule_heartbeat(group, member)
+        self.reschedule_heartbeat(group, member)
         member.awaiting_join = respond
         if group.state == STABLE and group.select_protocol() == group.protocol_name:
             member.awaiting_join = None
@@ -218,14 +218,14 @@ class ClassicMembership:
                 else:
                     respond(self._join_answer(group, member, skip=is_leader))
 
-            self._append(group.partition, [self._group_record(group)], persisted)
+            self.append_records(group.partition, [self.group_record(group)], persisted)
         elif group.state == COMPLETING_REBALANCE:
-            self._rebalance(group, JOIN, f"static member {instance_id} restarted")
+            self.start_rebalance(group, JOIN, f"static member {instance_id} restarted")
         else:
-            self._rebalance(group, JOIN, f"static member {instance_id} rejoins")
+            self.start_rebalance(group, JOIN, f"static member {instance_id} rejoins")
 
     # -- rebalancing ----------------------------------------------------------------------------
-    def _rebalance(self, group: Group, trigger: str, reason: str) -> None:
+    def start_rebalance(self, group: Group, trigger: str, reason: str) -> None:
         """Something changed membership: start a rebalance, or try to finish the one on."""
         now = self.clock.now_ms
         old = group.state
@@ -258,13 +258,13 @@ class ClassicMembership:
         group.join_timer = self.clock.call_later(timeout, self._join_timeout, group)
 
     def _join_timeout(self, group: Group) -> None:
-        if self._live(group):
+        if self.is_live(group):
             self._complete_join(group)
 
     def _initial_rebalance_tick(self, group: Group, delay: int, remaining: int) -> None:
         """group.initial.rebalance.delay.ms: a new group waits for more members, extending
         while new ones keep arriving, so consumers started together share a generation."""
-        if not self._live(group):
+        if not self.is_live(group):
             return
         if group.new_member_added and remaining != 0:
             group.new_member_added = False
@@ -306,7 +306,7 @@ class ClassicMembership:
             group.protocol_name = None
             group.leader_id = None
             self._fire(group, NONE_JOINED, now)
-            self._append(group.partition, [self._group_record(group)])
+            self.append_records(group.partition, [self.group_record(group)])
             return
         group.protocol_name = group.select_protocol()
         self._fire(group, ALL_JOINED, now)
@@ -314,7 +314,7 @@ class ClassicMembership:
             if member.awaiting_join is not None:
                 respond, member.awaiting_join = member.awaiting_join, None
                 member.is_new = False
-                self._reschedule_heartbeat(group, member)
+                self.reschedule_heartbeat(group, member)
                 group.pending_sync.add(member.member_id)
                 respond(self._join_answer(group, member))
         if group.state == COMPLETING_REBALANCE:
@@ -323,7 +323,7 @@ class ClassicMembership:
                                                      group.generation_id)
 
     def _expire_sync(self, group: Group, generation: int) -> None:
-        if not self._live(group) or group.generation_id != generation:
+        if not self.is_live(group) or group.generation_id != generation:
             return
         if group.state in (COMPLETING_REBALANCE, STABLE) and group.pending_sync:
             now = self.clock.now_ms
@@ -333,7 +333,7 @@ class ClassicMembership:
                     member.heartbeat_timer.cancel()
                 self.journal.record(now, "group.member.removed", group=group.group_id,
                                     member=member_id, reason="no SyncGroup in time")
-            self._rebalance(group, LEAVE, "members did not sync in time")
+            self.start_rebalance(group, LEAVE, "members did not sync in time")
 
     # -- SyncGroup ------------------------------------------------------------------------------
     def sync_group(self, broker_id: int | None, group_id: str, member_id: str,
@@ -342,7 +342,7 @@ class ClassicMembership:
                    assignments: Mapping[str, bytes],
                    respond: Callable[[SyncResult], None]) -> None:
         try:
-            group = self._serve(broker_id, group_id)
+            group = self.group_at(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             respond(SyncResult(exc.code))
             return
@@ -386,7 +386,7 @@ class ClassicMembership:
                 return  # someone joined or left while the record was being written
             if code != errors.NONE:
                 self._propagate_assignment(group, code, {})
-                self._rebalance(group, LEAVE, f"could not store the assignment ({code})")
+                self.start_rebalance(group, LEAVE, f"could not store the assignment ({code})")
                 return
             self._propagate_assignment(group, errors.NONE, full)
             self._fire(group, LEADER_SYNC, self.clock.now_ms)
@@ -394,7 +394,7 @@ class ClassicMembership:
                                 generation=generation, protocol=group.protocol_name,
                                 assignment={m: describe_assignment(a) for m, a in full.items()})
 
-        self._append(group.partition, [self._group_record(group, full)], persisted)
+        self.append_records(group.partition, [self.group_record(group, full)], persisted)
 
     def _propagate_assignment(self, group: Group, code: int,
                               assignment: Mapping[str, bytes]) -> None:
@@ -403,7 +403,7 @@ class ClassicMembership:
                 else b""
             if member.awaiting_sync is not None:
                 respond, member.awaiting_sync = member.awaiting_sync, None
-                self._reschedule_heartbeat(group, member)
+                self.reschedule_heartbeat(group, member)
                 if code == errors.NONE:
                     respond(SyncResult(code, group.protocol_type, group.protocol_name,
                                        member.assignment))
@@ -415,7 +415,7 @@ class ClassicMembership:
                   group_instance_id: str | None, generation_id: int) -> int:
         """Heartbeat: NONE, or REBALANCE_IN_PROGRESS to ask the member to rejoin."""
         try:
-            group = self._serve(broker_id, group_id)
+            group = self.group_at(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             return exc.code
         if isinstance(group, ConsumerGroup):
@@ -432,12 +432,12 @@ class ClassicMembership:
             return errors.ILLEGAL_GENERATION
         if group.state == EMPTY:
             return errors.UNKNOWN_MEMBER_ID
-        self._reschedule_heartbeat(group, group.members[member_id])
+        self.reschedule_heartbeat(group, group.members[member_id])
         if group.state == PREPARING_REBALANCE:
             return errors.REBALANCE_IN_PROGRESS
         return errors.NONE
 
-    def _reschedule_heartbeat(self, group: Group, member: Member,
+    def reschedule_heartbeat(self, group: Group, member: Member,
                               timeout_ms: int | None = None) -> None:
         if member.heartbeat_timer is not None:
             member.heartbeat_timer.cancel()
@@ -446,7 +446,7 @@ class ClassicMembership:
             self._expire_member, group, member)
 
     def _expire_member(self, group: Group, member: Member) -> None:
-        if not self._live(group) or group.members.get(member.member_id) is not member:
+        if not self.is_live(group) or group.members.get(member.member_id) is not member:
             return
         if member.has_satisfied_heartbeat():
             return
@@ -454,7 +454,7 @@ class ClassicMembership:
 
     def _expire_pending(self, group: Group, member_id: str) -> None:
         group.pending_timers.pop(member_id, None)
-        if not self._live(group) or member_id not in group.pending_members:
+        if not self.is_live(group) or member_id not in group.pending_members:
             return
         group.pending_members.discard(member_id)
         if group.state == PREPARING_REBALANCE and group.has_all_members_joined():
@@ -472,7 +472,7 @@ class ClassicMembership:
                             member=member.member_id, instance=member.group_instance_id,
                             reason=reason)
         if group.state in (STABLE, COMPLETING_REBALANCE):
-            self._rebalance(group, LEAVE, f"{member.member_id}: {reason}")
+            self.start_rebalance(group, LEAVE, f"{member.member_id}: {reason}")
         elif group.state == PREPARING_REBALANCE:
             self._fire(group, LEAVE, now, reason)
             if group.has_all_members_joined():
@@ -483,7 +483,7 @@ class ClassicMembership:
                     reason: str = "the consumer is leaving the group") -> tuple[int, list[int]]:
         """LeaveGroup (v3+ batch form): [(member_id, group_instance_id)] -> per-member errors."""
         try:
-            group = self._serve(broker_id, group_id)
+            group = self.group_at(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             return exc.code, []
         members = list(members)

@@ -54,7 +54,7 @@ from .classic import (
 from .consumer import ClassicMetadata, ConsumerGroup, ConsumerMember, MemberState
 
 if TYPE_CHECKING:
-    from .consumer_protocol import ConsumerProtocol
+    from .port import ConsumerProtocolHost
 
 MIGRATION_POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")
 CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -64,7 +64,7 @@ class MixedGroups:
     """Classic members inside consumer groups, and the conversions between group types
     (a part of ``ConsumerProtocol``)."""
 
-    def __init__(self, protocol: ConsumerProtocol) -> None:
+    def __init__(self, protocol: ConsumerProtocolHost) -> None:
         self.protocol = protocol
         self.coordinator = protocol.coordinator
         self.clock = protocol.clock
@@ -163,9 +163,9 @@ class MixedGroups:
         for member in members:
             group.put_member(member)
             group.target[member.member_id] = member.assigned
-            records.append(self.protocol._member_record(group, member))
-        group.subscription_metadata = self.protocol._subscription_metadata(group)
-        records.append(self.protocol._epoch_record(group))
+            records.append(self.protocol.member_record(group, member))
+        group.subscription_metadata = self.protocol.compute_subscription_metadata(group)
+        records.append(self.protocol.epoch_record(group))
         for member in members:
             records.append((rec.member_key(rec.TARGET_MEMBER, group.group_id, member.member_id),
                             rec.encode_value(b"", rec.TargetMemberValue(
@@ -173,11 +173,11 @@ class MixedGroups:
         key = rec.group_key(rec.TARGET_METADATA, group.group_id)
         records.append((key, rec.encode_value(key, rec.TargetMetadataValue(
             group.assignment_epoch, self.clock.now_ms))))
-        records.extend(self.protocol._assignment_record(group, m) for m in members)
+        records.extend(self.protocol.assignment_record(group, m) for m in members)
         coord.groups[group.group_id] = group
-        coord._append(group.partition, records)
+        coord.append_records(group.partition, records)
         for member in members:
-            self.protocol._schedule_session(group, member)
+            self.protocol.schedule_session(group, member)
         self.journal.record(self.clock.now_ms, "group.converted", group=group.group_id,
                             previous="classic", type="consumer", online=True,
                             classic_members=[m.member_id for m in members])
@@ -219,17 +219,17 @@ class MixedGroups:
         for trigger in RESTORE_PATH:  # Empty -> ... -> Stable, through the classic table
             classic.fire(trigger, now)
         coord.groups[group.group_id] = classic
-        records.append(coord._group_record(classic))
-        coord._append(classic.partition, records)
+        records.append(coord.group_record(classic))
+        coord.append_records(classic.partition, records)
         self.journal.record(now, "group.member.removed", group=group.group_id,
                             member=leaving.member_id, instance=leaving.instance_id,
                             reason=reason)
         self.journal.record(now, "group.converted", group=group.group_id, previous="consumer",
                             type="classic", online=True)
         for member in classic.members.values():
-            coord._reschedule_heartbeat(classic, member)
+            coord.reschedule_heartbeat(classic, member)
         if joining is None:
-            coord._rebalance(classic, LEAVE,
+            coord.start_rebalance(classic, LEAVE,
                              f"Downgrade group {group.group_id} from consumer to classic.")
         return classic
 
@@ -260,7 +260,7 @@ class MixedGroups:
         coord = self.coordinator
         unknown = member_id == ""
         if unknown:
-            member_id = coord._new_member_id(instance_id or client_id)
+            member_id = coord.new_member_id(instance_id or client_id)
         max_size = self.protocol.config["group.consumer.max.size"]
         if member_id not in group.members and len(group.members) >= max_size:
             respond(JoinResult(errors.GROUP_MAX_SIZE_REACHED, ""))
@@ -356,7 +356,7 @@ class MixedGroups:
             respond(SyncResult(code))
             return
         self._cancel(member, "sync_timer")
-        self.protocol._schedule_session(group, member)
+        self.protocol.schedule_session(group, member)
         respond(SyncResult(errors.NONE, CONSUMER_PROTOCOL_TYPE, member.classic.protocols[0][0],
                            self._encoded(member.assigned, member.classic.protocols[0][1])))
 
@@ -369,7 +369,7 @@ class MixedGroups:
             return code
         if generation_id != member.member_epoch:
             return errors.ILLEGAL_GENERATION
-        self.protocol._schedule_session(group, member)
+        self.protocol.schedule_session(group, member)
         if member.member_epoch < group.group_epoch or \
                 member.state == MemberState.UNREVOKED_PARTITIONS or \
                 (member.state == MemberState.UNRELEASED_PARTITIONS
@@ -400,7 +400,7 @@ class MixedGroups:
 
     def _expired(self, group: ConsumerGroup, member_id: str, which: str, reason: str) -> None:
         member = group.members.get(member_id)
-        if member is None or not self.coordinator._live(group):
+        if member is None or not self.coordinator.is_live(group):
             return
         setattr(member, which, None)
         self.protocol.fence(group, member, reason)

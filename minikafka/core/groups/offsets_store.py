@@ -43,7 +43,7 @@ class OffsetStore:
         ``api_version``: the request's, from the wire (a KIP-848 member needs v9+)."""
         tps = list(offsets)
         try:
-            group = self._serve(broker_id, group_id)
+            group = self.group_at(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             respond(dict.fromkeys(tps, exc.code))
             return
@@ -90,7 +90,7 @@ class OffsetStore:
             result.update(dict.fromkeys(accepted, code))
             respond(result)
 
-        self._append(group.partition, records, persisted)
+        self.append_records(group.partition, records, persisted)
 
     def validate_txn_offset_commit(self, group_id: str, generation_id: int, member_id: str,
                                    instance_id: str | None) -> int:
@@ -140,7 +140,7 @@ class OffsetStore:
             parsed[(tp[0], int(tp[1]))] = CommittedOffset(
                 int(offset), -1 if epoch is None else int(epoch), metadata, now)
         try:
-            group = self._serve(None, group_id)
+            group = self.group_at(None, group_id)
         except errors.KafkaCoreError:
             # The coordinator is away: like a marker Kafka retries, the offsets land when
             # a leader for the partition loads it.
@@ -159,7 +159,7 @@ class OffsetStore:
                           state_since_ms=self.clock.now_ms)
             self.groups[group_id] = group
         group.offsets.update(offsets)
-        self._append(group.partition, [
+        self.append_records(group.partition, [
             (offset_commit_key(group_id, t, p),
              offset_commit_value(c.offset, c.leader_epoch, c.metadata, c.commit_timestamp))
             for (t, p), c in offsets.items()])
@@ -174,7 +174,7 @@ class OffsetStore:
         """OffsetFetch: committed offsets (None where there is no commit). A member of a
         consumer group (OffsetFetch v9+) gives its id and epoch, checked as in a commit."""
         try:
-            group = self._serve(broker_id, group_id)
+            group = self.group_at(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             return exc.code, {}
         if isinstance(group, ConsumerGroup) and (member_id or member_epoch >= 0):
@@ -192,7 +192,7 @@ class OffsetStore:
                        partitions: Iterable[TP]) -> tuple[int, dict[TP, int]]:
         """OffsetDelete: refused per partition while the group consumes that topic."""
         try:
-            group = self._serve(broker_id, group_id)
+            group = self.group_at(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             return exc.code, {}
         if group is None or group.state == DEAD:
@@ -215,7 +215,7 @@ class OffsetStore:
             if group.offsets.pop(tp, None) is not None:
                 tombstones.append((offset_commit_key(group_id, *tp), None))
         if tombstones:
-            self._append(group.partition, tombstones)
+            self.append_records(group.partition, tombstones)
         return errors.NONE, out
 
 
@@ -230,7 +230,7 @@ class OffsetStore:
         self._expiry_timer = self.clock.call_later(
             self.config["offsets.retention.check.interval.ms"], self._expire_offsets)
         for group in list(self.groups.values()):
-            if not self._live(group):
+            if not self.is_live(group):
                 continue
             if group.protocol_type and group.state != EMPTY:
                 # A group with members keeps its offsets, except that a Stable consumer
@@ -251,7 +251,7 @@ class OffsetStore:
             if expired:
                 for tp in expired:
                     del group.offsets[tp]
-                self._append(group.partition,
+                self.append_records(group.partition,
                              [(offset_commit_key(group.group_id, *tp), None) for tp in expired])
                 self.journal.record(now, "offsets.expired", group=group.group_id,
                                     partitions=[f"{t}-{p}" for t, p in expired])

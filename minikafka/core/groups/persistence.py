@@ -93,7 +93,7 @@ class Persistence:
                 self.consumer.loaded(group)
                 continue
             for member in group.members.values():
-                self._reschedule_heartbeat(group, member)
+                self.reschedule_heartbeat(group, member)
         for group_id, tp, committed in self._pending_txn.pop(partition, []):
             self._apply_txn_offsets(group_id, {tp: committed})
 
@@ -140,7 +140,7 @@ class Persistence:
 
 
     # -- appends to __consumer_offsets -------------------------------------------------------
-    def _append(self, partition: int, records: list[tuple[bytes, bytes | None]],
+    def append_records(self, partition: int, records: list[tuple[bytes, bytes | None]],
                 done: Callable[[int], None] | None = None) -> None:
         """Write records to the group's partition with acks=all; done(error) when the
         high watermark passes them (offsets.commit.timeout.ms at most)."""
@@ -162,7 +162,7 @@ class Persistence:
         self.sim.brokers[host[0]].handle_produce(
             {tp: batch}, -1, self.config["offsets.commit.timeout.ms"], respond)
 
-    def _group_record(self, group: Group,
+    def group_record(self, group: Group,
                       assignment: Mapping[str, bytes] | None = None) -> tuple[bytes, bytes]:
         members = tuple(
             MemberMetadata(m.member_id, m.group_instance_id, m.client_id, m.client_host,

@@ -52,7 +52,7 @@ class GroupViews:
     def describe_group(self, broker_id: int | None, group_id: str) -> GroupDescription:
         """DescribeGroups: state, protocol and members; an unknown group is Dead."""
         try:
-            group = self._serve(broker_id, group_id)
+            group = self.group_at(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             return GroupDescription(exc.code, group_id, "", "", "")
         if group is None:
@@ -74,7 +74,7 @@ class GroupViews:
         out: dict[str, int] = {}
         for group_id in group_ids:
             try:
-                group = self._serve(broker_id, group_id)
+                group = self.group_at(broker_id, group_id)
             except errors.KafkaCoreError as exc:
                 out[group_id] = exc.code
                 continue
@@ -94,7 +94,7 @@ class GroupViews:
             records.extend(self.consumer.tombstones(group))
         else:
             records.append((group_metadata_key(group.group_id), None))
-        self._append(group.partition, records)
+        self.append_records(group.partition, records)
         group.offsets.clear()
         if isinstance(group, ConsumerGroup):
             self.consumer.cancel_timers(group)
