@@ -8,6 +8,10 @@
   (``cluster.producer()``, ``cluster.consumer()``) may import ``minikafka.client`` inside the
   function, and ``cluster.serve()`` ``minikafka.wire``; nothing else (viz, spark, cli), not
   even lazily.
+- ``minikafka.client`` (the in-process clients) imports only ``core``, ``cluster``,
+  ``errors`` and ``codecs`` of minikafka; ``minikafka.wire`` only ``core``, ``errors`` and
+  ``codecs``: it serves the ``ClusterPort`` it is given. Neither imports the modules beside
+  them (viz, tools, dump, spark, realkafka, cli, ...), not even inside a function.
 - ``minikafka.codecs`` is the thin bridge from the core's batch codec to kafka-python's
   compression codecs: only the standard library and ``kafka.codec``.
 - ``minikafka.errors`` is the thin bridge from core error codes to kafka-python's exception
@@ -21,8 +25,15 @@
   ``UPWARD_CLIENT_IMPORTS`` would list an exception; it is empty and stays so.
 - ``minikafka.course`` (what only the lessons and labs use) sits on top: nothing else in
   the package imports it.
+- No import circle among minikafka's modules. Every import counts here: at module level,
+  inside a function and under ``if TYPE_CHECKING:``. A circle hidden in a function or behind
+  TYPE_CHECKING still ties the two modules together (each needs the other to be read or to
+  run); the cure is to move the shared piece down a layer or to type against a port
+  (``ClusterPort``, ``GroupPort``). ``from pkg import sub`` is an edge to ``pkg.sub``;
+  a module's own parent packages are not edges (Python loads them first anyway).
+- No private name (``_x``) is imported from another module: what two modules share is public.
 
-Imports under ``if TYPE_CHECKING:`` are ignored: they never run. So are imports of the
+For the layer rules, imports under ``if TYPE_CHECKING:`` are ignored: they never run. So are imports of the
 module's own parent packages (``from . import x`` names ``minikafka``, which is loaded
 before any of its modules anyway); what counts is ``minikafka.x``.
 
@@ -237,7 +248,8 @@ class Rule:
     what: str  # how the rule reads in a message
     internal: tuple[str, ...]  # minikafka modules allowed anywhere in the file
     lazy_internal: tuple[str, ...] = ()  # minikafka modules allowed only inside a function
-    third_party: frozenset[str] = CORE_THIRD_PARTY  # dotted prefixes beyond the stdlib
+    # dotted prefixes beyond the stdlib; None: any installed package
+    third_party: frozenset[str] | None = CORE_THIRD_PARTY
     forbidden_stdlib: frozenset[str] = frozenset()
     deterministic: bool = False  # also reject wall-clock and global-RNG calls
 
@@ -256,6 +268,21 @@ RULES = (
         "(and minikafka.client, minikafka.wire or minikafka.codecs inside a function)",
         internal=(f"{PACKAGE}.core", f"{PACKAGE}.cluster", f"{PACKAGE}.errors"),
         lazy_internal=(f"{PACKAGE}.client", f"{PACKAGE}.wire", f"{PACKAGE}.codecs"),
+    ),
+    Rule(
+        f"{PACKAGE}.client",
+        "client may import only minikafka.core, minikafka.cluster, minikafka.errors and "
+        "minikafka.codecs of minikafka",
+        internal=tuple(f"{PACKAGE}.{m}" for m in ("core", "cluster", "errors", "codecs",
+                                                  "client")),
+        third_party=None,
+    ),
+    Rule(
+        f"{PACKAGE}.wire",
+        "wire may import only minikafka.core, minikafka.errors and minikafka.codecs of "
+        "minikafka (it serves whatever ClusterPort it is given)",
+        internal=tuple(f"{PACKAGE}.{m}" for m in ("core", "errors", "codecs", "wire")),
+        third_party=None,
     ),
     Rule(
         f"{PACKAGE}.codecs",
@@ -300,6 +327,8 @@ def _allowed(imp: Import, rule: Rule) -> bool:
     if imp.top == PACKAGE:
         internal = rule.internal + (rule.lazy_internal if imp.in_function else ())
         return any(_within(imp.target, p) for p in internal)
+    if rule.third_party is None:
+        return True
     return imp.top in STDLIB or any(_within(imp.target, p) for p in rule.third_party)
 
 
@@ -359,6 +388,95 @@ def check_module(module: str, source: str, is_package: bool = False) -> list[str
     return sorted(set(problems))
 
 
+def private_imports(module: str, source: str, is_package: bool = False) -> list[str]:
+    """``from minikafka.x import _name``: a private name taken from another module."""
+    problems = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = (_resolve_relative(module, is_package, node.level, node.module) if node.level
+                else node.module or "")
+        if not _within(base, PACKAGE):
+            continue
+        for alias in node.names:
+            if alias.name.startswith("_") and not alias.name.startswith("__"):
+                problems.append(f"{module}:{node.lineno}: imports the private name "
+                                f"{alias.name!r} from {base!r} (make it public, or move it)")
+    return problems
+
+
+def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """{module: the minikafka modules it imports}, counting every import (module level,
+    in a function, under TYPE_CHECKING). ``sources`` maps a module to (text, is_package)."""
+    def owner(target: str) -> str | None:
+        while target and target not in sources:
+            target = target.rpartition(".")[0]
+        return target or None
+
+    graph: dict[str, set[str]] = {}
+    for module, (source, is_package) in sources.items():
+        parents = _ancestors(module, is_package)
+        imports = find_imports(source, module, is_package)
+        # "from pkg import sub" yields pkg and pkg.sub: the edge is to the submodule.
+        submodules = {(i.line, i.target) for i in imports if i.target in sources}
+        edges = set()
+        for imp in imports:
+            if imp.target in sources and any(
+                    line == imp.line and t.startswith(imp.target + ".") for line, t in submodules):
+                continue
+            target = owner(imp.target)
+            if target is not None and target != module and target not in parents:
+                edges.add(target)
+        graph[module] = edges
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted, and
+    any module importing itself."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1 or v in graph.get(v, ()):
+                cycles.append(sorted(group))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * len(graph) + 100))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    return sorted(cycles)
+
+
+def describe_cycle(group: list[str], graph: dict[str, set[str]]) -> str:
+    members = set(group)
+    return "; ".join(f"{m} -> {', '.join(sorted(graph[m] & members))}" for m in group)
+
+
 def _within_any(target: str, prefixes: tuple[str, ...]) -> bool:
     return any(_within(target, p) for p in prefixes)
 
@@ -383,6 +501,23 @@ def test_package_follows_import_rules() -> None:
     for name, path, is_package in package_modules():
         problems += check_module(name, path.read_text(encoding="utf-8"), is_package)
     assert not problems, "import rule violations:\n" + "\n".join(problems)
+
+
+def _package_sources() -> dict[str, tuple[str, bool]]:
+    return {name: (path.read_text(encoding="utf-8"), is_package)
+            for name, path, is_package in package_modules()}
+
+
+def test_package_has_no_import_cycle() -> None:
+    graph = import_graph(_package_sources())
+    cycles = import_cycles(graph)
+    assert not cycles, "import circles:\n" + "\n".join(describe_cycle(c, graph) for c in cycles)
+
+
+def test_package_imports_no_private_name_across_modules() -> None:
+    problems = [p for name, (source, is_package) in _package_sources().items()
+                for p in private_imports(name, source, is_package)]
+    assert not problems, "\n".join(problems)
 
 
 def test_no_upward_client_import_is_excused() -> None:
@@ -444,6 +579,8 @@ def test_relative_imports_resolve() -> None:
             "minikafka.client.producer",
             "import kafka.errors\nfrom minikafka.cluster import Cluster\n",
         ),
+        ("minikafka.client.admin", "from ..core.features import SUPPORTED_FEATURES\n"),
+        ("minikafka.wire.handlers.produce", "from kafka.protocol import x\nfrom ...codecs import C\n"),
     ],
 )
 def test_checker_accepts(module: str, source: str) -> None:
@@ -500,6 +637,12 @@ def test_checker_accepts(module: str, source: str) -> None:
         ("minikafka.viz.rebalance", "def f():\n    import minikafka.course\n", "'minikafka.course'"),
         ("minikafka.dump", "from .client.codec import encode_batch\n", "'minikafka.client"),
         ("minikafka.client.consumer", "def f():\n    import minikafka.viz\n", "'minikafka.viz'"),
+        ("minikafka.wire.handlers.api_versions", "from ...cluster import SUPPORTED_FEATURES\n",
+         "'minikafka.cluster.SUPPORTED_FEATURES'"),
+        ("minikafka.client.admin", "def f():\n    from ..tools import consumer_groups\n",
+         "'minikafka.tools"),
+        ("minikafka.client.producer", "from ..semantics import check\n", "'minikafka.semantics"),
+        ("minikafka.wire.server", "from ..doctor import find_java\n", "'minikafka.doctor"),
         (
             "minikafka.spark.source",
             "import importlib\nv = importlib.import_module('minikafka.viz')\n",
@@ -523,3 +666,69 @@ def test_checker_scans_a_package_tree(tmp_path: Path) -> None:
     assert set(found) == {"minikafka", "minikafka.core", "minikafka.core.log"}
     problems = check_module("minikafka.core.log", found["minikafka.core.log"].read_text())
     assert problems and "socket" in problems[0]
+
+
+# ------------------------------------------------------------------ circles and private names
+
+
+def _graph(**modules: str) -> dict[str, set[str]]:
+    return import_graph({name.replace("__", "."): (src, False) for name, src in modules.items()})
+
+
+def test_cycle_checker_finds_a_circle_at_module_level() -> None:
+    graph = _graph(minikafka__a="from . import b\n", minikafka__b="from .a import X\n")
+    assert import_cycles(graph) == [["minikafka.a", "minikafka.b"]]
+
+
+@pytest.mark.parametrize("back_edge", [
+    "def f():\n    from .a import X\n",  # hidden in a function
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import X\n",
+    "import importlib\nm = importlib.import_module('minikafka.a')\n",
+])
+def test_cycle_checker_counts_lazy_and_type_only_imports(back_edge: str) -> None:
+    graph = _graph(minikafka__a="from .b import Y\n", minikafka__b=back_edge)
+    assert import_cycles(graph) == [["minikafka.a", "minikafka.b"]]
+
+
+def test_cycle_checker_finds_a_long_circle_and_names_its_edges() -> None:
+    graph = _graph(minikafka__a="from .b import X\n", minikafka__b="from .c import X\n",
+                   minikafka__c="from .a import X\n", minikafka__d="from .a import X\n")
+    cycles = import_cycles(graph)
+    assert cycles == [["minikafka.a", "minikafka.b", "minikafka.c"]]
+    assert "minikafka.c -> minikafka.a" in describe_cycle(cycles[0], graph)
+
+
+def test_cycle_checker_accepts_a_layered_tree() -> None:
+    sources = {
+        "minikafka": ("from .cluster import Cluster\n", True),
+        "minikafka.cluster": ("from .core import log\nfrom .core.log import Log\n", False),
+        "minikafka.core": ("from .log import Log\n", True),
+        # a submodule importing its own package is not an edge back
+        "minikafka.core.log": ("from . import errors\nfrom .. import core\n", False),
+        "minikafka.core.errors": ("", False),
+    }
+    assert import_cycles(import_graph(sources)) == []
+
+
+def test_cycle_checker_sees_a_circle_through_a_package() -> None:
+    sources = {
+        "minikafka.core": ("from .broker import Broker\n", True),
+        "minikafka.core.broker": ("", False),
+        "minikafka.core.api": ("from .port import Port\n", True),
+        "minikafka.core.api.port": ("from ..broker import Broker\n", False),
+    }
+    sources["minikafka.core.broker"] = ("from .api import fetch\n", False)
+    assert import_cycles(import_graph(sources)) == [["minikafka.core.api",
+                                                     "minikafka.core.api.port",
+                                                     "minikafka.core.broker"]]
+
+
+@pytest.mark.parametrize("source, ok", [
+    ("from .group import _noop\n", False),
+    ("from minikafka.core.groups.coordinator import _live\n", False),
+    ("from .group import noop, GroupMember\n", True),
+    ("from .group import __version__\n", True),
+    ("from kafka.util import _private\n", True),  # not ours to rename
+])
+def test_private_name_checker(source: str, ok: bool) -> None:
+    assert (private_imports("minikafka.client.consumer_member", source) == []) is ok

@@ -24,57 +24,13 @@ import html
 import inspect
 import sys
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .display import widget_bundle
+from .exercise_registry import EXERCISES, Exercise, Outcome, exercise
 
 __all__ = ["EXERCISES", "Exercise", "Feedback", "Outcome", "check", "exercise", "solution"]
-
-
-@dataclass
-class Outcome:
-    """What a check found: the findings that held, the ones that did not, the checker's
-    verdict in one line and the history (events, records) that shows it."""
-
-    right: list[str] = field(default_factory=list)
-    wrong: list[str] = field(default_factory=list)
-    verdict: str = ""
-    history: list[str] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        return not self.wrong
-
-    def expect(self, holds: bool, right: str, wrong: str) -> bool:
-        """Record one finding; returns whether it held."""
-        (self.right if holds else self.wrong).append(right if holds else wrong)
-        return holds
-
-
-@dataclass(frozen=True)
-class Exercise:
-    id: str
-    title: str
-    run: Callable[[Any], Outcome]
-    hint: str
-    solution: Callable[..., Any]
-
-
-EXERCISES: dict[str, Exercise] = {}
-
-
-def exercise(id: str, title: str, hint: str,
-             solution: Callable[..., Any]) -> Callable[[Callable[[Any], Outcome]],
-                                                       Callable[[Any], Outcome]]:
-    """Register a check: ``run(answer) -> Outcome``, with its hint and worked answer."""
-    def register(run: Callable[[Any], Outcome]) -> Callable[[Any], Outcome]:
-        if id in EXERCISES:
-            raise ValueError(f"exercise {id!r} is registered twice")
-        EXERCISES[id] = Exercise(id, title, run, hint, solution)
-        return run
-    return register
 
 
 def _load() -> None:

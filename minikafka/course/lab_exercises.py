@@ -21,7 +21,7 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from ..semantics import check as check_effects
 from . import solutions
-from .exercises import Outcome, exercise
+from .exercise_registry import Outcome, exercise
 from .lab_admin import drop_topics, fresh_topic, partitions_table
 from .lab_cluster import bootstrap_servers
 from .shell import cli

@@ -15,7 +15,7 @@ from ..cluster import Cluster
 from ..semantics import Crash, Report, caught_up
 from ..semantics import check as check_effects
 from . import solutions
-from .exercises import Outcome, exercise
+from .exercise_registry import Outcome, exercise
 from .reading import drain, read_topic
 from .trucks import truck_id, truck_reports
 
