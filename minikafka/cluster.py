@@ -462,9 +462,6 @@ class Cluster:
         for listener in self._hw_listeners:
             listener(replica)
 
-    def add_hw_listener(self, fn: Callable[[Replica], None]) -> None:
-        self._hw_listeners.append(fn)
-
     # -- time ------------------------------------------------------------------------
     def advance(self, ms: int) -> None:
         """Let `ms` simulated milliseconds pass, running everything due in them."""

@@ -22,7 +22,3 @@ def for_code(code: int, message: str = "") -> KafkaError:
 def translate(exc: KafkaCoreError) -> KafkaError:
     return for_code(exc.code, exc.message)
 
-
-def raise_for(code: int, message: str = "") -> None:
-    if code:
-        raise for_code(code, message)

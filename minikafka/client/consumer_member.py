@@ -207,16 +207,13 @@ class ConsumerGroupMember(GroupMember):
         # Tell the coordinator now: what we released can go to its next owner.
         self._ack_needed = True
 
-    def _refresh_metadata(self, now: int) -> None:
-        """metadata.max.age.ms: a pattern may match new topics; the next heartbeat tells
-        the coordinator (it assigns their partitions; no rejoin as in the classic one)."""
-        self._metadata_at = now + self.metadata_max_age_ms
-        self.cluster.clock.call_at(self._metadata_at, wake_up)
-        if self.consumer._pattern is not None:
-            topics = self.consumer.subscription()
-            if topics != self.subscribed:
-                self.subscribed = topics
-                self._ack_needed = self.state == STABLE
+    def _subscription_changed(self) -> None:
+        """A pattern matches new topics: the next heartbeat tells the coordinator (it
+        assigns their partitions; no rejoin as in the classic protocol)."""
+        self._ack_needed = self.state == STABLE
+
+    def _check_partition_counts(self) -> None:
+        """The coordinator sees new partitions itself: there is no leader to notice them."""
 
     def _schedule_heartbeat(self, delay: int | None = None) -> None:
         if self._hb_timer is not None:

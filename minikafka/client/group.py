@@ -653,14 +653,21 @@ class GroupMember:
             self._request_rejoin("partitions revoked; rejoin to hand them over")
 
     def _refresh_metadata(self, now: int) -> None:
-        """metadata.max.age.ms: what a consumer learns when it refreshes metadata."""
+        """metadata.max.age.ms: what a consumer learns when it refreshes metadata: a
+        pattern may match other topics, a subscribed topic may have new partitions."""
         self._metadata_at = now + self.metadata_max_age_ms
         self.cluster.clock.call_at(self._metadata_at, wake_up)
         if self.consumer._pattern is not None:
             topics = self.consumer.subscription()
             if topics != self.subscribed:
                 self.subscribed = topics
-                self._request_rejoin("pattern matches different topics")
+                self._subscription_changed()
+        self._check_partition_counts()
+
+    def _subscription_changed(self) -> None:
+        self._request_rejoin("pattern matches different topics")
+
+    def _check_partition_counts(self) -> None:
         if self.state == STABLE and self.member_id == self.leader_id:
             counts = self._partition_counts(self._group_topics)
             if counts != self._assignment_snapshot:

@@ -449,12 +449,6 @@ class Broker:
                 timer.cancel()
             respond(FetchResponse(errors.NOT_LEADER_OR_FOLLOWER))
 
-    def drop_parked_from(self, follower: int) -> None:
-        for parked in self.parked.values():
-            entry = parked.pop(follower, None)
-            if entry and entry[3]:
-                entry[3].cancel()
-
     # -- consumer fetch ------------------------------------------------------------------
     def handle_fetch(self, tp: TP, offset: int, max_bytes: int, read_committed: bool,
                      max_wait_ms: int, respond: Callable[[FetchResponse], None],

@@ -152,10 +152,6 @@ class RecordBatch:
             return -1
         return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
 
-    @property
-    def is_idempotent(self) -> bool:
-        return self.producer_id >= 0
-
     def iter_records(self):
         """Records with absolute offsets; a LogAppendTime batch stamps every record."""
         base = self.base_offset

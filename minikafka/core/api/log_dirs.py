@@ -48,14 +48,6 @@ def memory_log_dir(broker_id: int) -> str:
     return f"/minikafka/broker-{broker_id}"
 
 
-def log_dir_paths(cluster, broker_id: int) -> list[str]:
-    """The broker's log directories, as DescribeLogDirs names them."""
-    dirs = cluster.log_dirs.get(broker_id)
-    if dirs is None:
-        return [memory_log_dir(broker_id)]
-    return [str(d.path) for d in dirs.dirs]
-
-
 def _lag(cluster, replica) -> int:
     """How far this replica's log end is behind its partition's high watermark."""
     if replica.is_leader:

@@ -17,18 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..offsets import java_string_hash
+
 TP = tuple[str, int]
 
 NAME = "simple"
-
-
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode (UTF-16 code units, 32-bit overflow)."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
 
 
 def _java_mod(a: int, b: int) -> int:

@@ -465,11 +465,6 @@ class ShareGroupCoordinator:
             return errors.NON_EMPTY_GROUP, "The group is not empty."
         return errors.NONE, None
 
-    def start_offsets(self, group_id: str) -> dict[TP, int]:
-        """(topic, partition) -> the SPSO, of every share-partition of the group."""
-        return {(t, p): sp.start_offset for (g, t, p), sp in sorted(self.partitions.items())
-                if g == group_id}
-
     # -- what a restart keeps -------------------------------------------------------------
     def state(self) -> dict:
         """Share groups' epochs and configs and every share-partition's state (members are

@@ -17,15 +17,14 @@ from ...core.api import authz
 from ...core.api.metadata import cluster_id, controller_id, registered_brokers  # noqa: F401
 from ...core.broker import Broker
 from ...core.controller import NO_LEADER
-from ...core.errors import KafkaCoreError
+from ...core.errors import UNKNOWN_SERVER_ERROR, KafkaCoreError
 from ..compact import NodeEndpoint
 from ..listeners import endpoint
 from ..registry import CloseConnection, RequestContext
 
-UNKNOWN_SERVER_ERROR = -1
-INVALID_REQUEST = 42
-OPERATION_NOT_ATTEMPTED = 55
 JOIN_GROUP_KEY = 11
+# authorized_operations when the request did not ask for them (Integer.MIN_VALUE).
+NOT_REQUESTED = -2**31
 
 # What the cluster raises for a request Kafka would refuse (core codes or
 # kafka-python's classes); anything else is a bug and closes the connection.

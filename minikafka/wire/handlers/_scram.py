@@ -6,5 +6,3 @@ from ...core.scram import MECHANISMS
 
 BY_CODE = {code: name for name, (_, code, _) in MECHANISMS.items()}
 CODE = {name: code for code, name in BY_CODE.items()}
-UNACCEPTABLE_CREDENTIAL = 93
-DUPLICATE_RESOURCE = 92

@@ -7,12 +7,12 @@ from uuid import UUID
 
 from ...core import errors
 from ...core.api import authz
+from ...core.errors import UNKNOWN_TOPIC_ID
 from ...core.share.partition import AcknowledgementBatch
 from ..batches import write_batch
 from ._common import caller, topic_name_for_id, topic_uuid
 
 NO_ID = UUID(int=0)
-UNKNOWN_TOPIC_ID = 100
 
 
 def topic_id(cluster: Any, name: str) -> UUID:

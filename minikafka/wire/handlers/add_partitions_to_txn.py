@@ -11,15 +11,9 @@ from kafka.protocol.producer import AddPartitionsToTxnRequest, AddPartitionsToTx
 
 from ...core import errors
 from ...core.api import authz
-from ...core.errors import KafkaCoreError
+from ...core.errors import OPERATION_NOT_ATTEMPTED, KafkaCoreError
 from ..registry import RequestContext
-from ._common import (
-    KAFKA_ERRORS,
-    OPERATION_NOT_ATTEMPTED,
-    caller,
-    error_code,
-    serving_broker,
-)
+from ._common import KAFKA_ERRORS, caller, error_code, serving_broker
 from ._transactions import check_producer, coordinator
 
 API_KEY = 24

@@ -14,10 +14,11 @@ from kafka.protocol.admin import (
 )
 
 from ...core import errors
+from ...core.errors import DUPLICATE_RESOURCE, UNACCEPTABLE_CREDENTIAL
 from ...core.scram import MAX_ITERATIONS, MECHANISMS, from_salted_password
 from ..registry import RequestContext
 from ._common import may_call, serving_broker
-from ._scram import BY_CODE, DUPLICATE_RESOURCE, UNACCEPTABLE_CREDENTIAL
+from ._scram import BY_CODE
 
 API_KEY = 51
 MIN_VERSION = 0

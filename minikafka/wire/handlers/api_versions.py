@@ -16,6 +16,7 @@ as real brokers send them.
 """
 from __future__ import annotations
 
+from ...core.errors import INVALID_REQUEST, REBOOTSTRAP_REQUIRED, UNSUPPORTED_VERSION
 from ...core.features import SUPPORTED_FEATURES
 from ..messages import ApiVersionsRequest, ApiVersionsResponse
 from ..registry import RequestContext, valid_client_software
@@ -26,9 +27,6 @@ API_KEY = 18
 MIN_VERSION = 0
 MAX_VERSION = 5
 
-UNSUPPORTED_VERSION = 35
-INVALID_REQUEST = 42
-REBOOTSTRAP_REQUIRED = 129
 
 # Kafka 4.x serves Produce v3+ but lists it from v0 (ApiKeys.PRODUCE_API_VERSIONS_
 # RESPONSE_MIN_VERSION, KAFKA-18659): older librdkafka (Debian's kcat, 2.0.2) looks

@@ -11,7 +11,7 @@ from ...core.acl import ResourceType
 from ...core.api import authz
 from ..messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 from ..registry import RequestContext
-from ._common import authorized_operations, caller, serving_broker
+from ._common import NOT_REQUESTED, authorized_operations, caller, serving_broker
 
 API_KEY = 69
 MIN_VERSION = 0
@@ -22,7 +22,6 @@ _Member = _Group.Member
 _Assignment = _Member.Assignment
 _TopicPartitions = _Assignment.TopicPartitions
 
-NOT_REQUESTED = -2**31
 
 
 def _assignment(ctx: RequestContext, rows) -> _Assignment:

@@ -7,6 +7,7 @@ from kafka.protocol.admin import DescribeClusterRequest, DescribeClusterResponse
 from ...core import errors
 from ...core.acl import AclOperation, ResourceType
 from ...core.api import describe_cluster
+from ...core.errors import UNSUPPORTED_ENDPOINT_TYPE
 from ..listeners import endpoint
 from ..registry import RequestContext
 from ._common import authorize, authorized_operations, cluster_id, serving_broker
@@ -16,7 +17,6 @@ MIN_VERSION = 0
 MAX_VERSION = 2
 
 BROKERS_ENDPOINT = 1
-UNSUPPORTED_ENDPOINT_TYPE = 119
 
 _Broker = DescribeClusterResponse.DescribeClusterBroker
 

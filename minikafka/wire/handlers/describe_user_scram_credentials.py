@@ -10,9 +10,10 @@ from kafka.protocol.admin import (
 )
 
 from ...core import errors
+from ...core.errors import DUPLICATE_RESOURCE
 from ..registry import RequestContext
 from ._common import may_call, serving_broker
-from ._scram import CODE, DUPLICATE_RESOURCE
+from ._scram import CODE
 
 API_KEY = 50
 MIN_VERSION = 0

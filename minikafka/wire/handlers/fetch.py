@@ -23,6 +23,7 @@ from kafka.protocol.consumer import FetchRequest
 
 from ...core import api, errors
 from ...core.api import authz
+from ...core.errors import FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
 from ..batches import write_batch
 from ..fetch_response import PartitionData, encode_fetch_response
 from ..registry import Deferred, RequestContext
@@ -42,8 +43,6 @@ LEADER_HINTS = 16  # KIP-951: errors name the current leader, and where it liste
 _MOVED = (errors.NOT_LEADER_OR_FOLLOWER, errors.FENCED_LEADER_EPOCH)
 _NO_ID = UUID(int=0)
 
-FETCH_SESSION_ID_NOT_FOUND = 70
-INVALID_FETCH_SESSION_EPOCH = 71
 
 
 def _partition(broker, topics, name: str, wanted, isolation: api.IsolationLevel, budget: int,

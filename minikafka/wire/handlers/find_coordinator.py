@@ -17,11 +17,10 @@ from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorRespo
 
 from ...core import api, errors
 from ...core.api import authz
-from ...core.errors import KafkaCoreError
+from ...core.errors import INVALID_REQUEST, KafkaCoreError
 from ..listeners import endpoint
 from ..registry import RequestContext
 from ._common import (
-    INVALID_REQUEST,
     KAFKA_ERRORS,
     caller,
     error_code,

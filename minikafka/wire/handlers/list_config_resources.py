@@ -9,9 +9,10 @@ from kafka.protocol.admin import ListConfigResourcesRequest, ListConfigResources
 
 from ...core import errors
 from ...core.api.configs import BROKER, BROKER_LOGGER, GROUP, TOPIC
+from ...core.errors import INVALID_REQUEST
 from ...core.groups.classic import DEAD
 from ..registry import RequestContext
-from ._common import INVALID_REQUEST, may_call, registered_brokers, serving_broker
+from ._common import may_call, registered_brokers, serving_broker
 
 API_KEY = 74
 MIN_VERSION = 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 from ...core.api import authz
 from ...core.api import share as api
 from ...core.api.share import ShareFetchedPartition, ShareFetchResult
+from ...core.errors import NOT_LEADER_OR_FOLLOWER
 from ...core.share.sessions import FINAL_EPOCH
 from ...wire.messages import ShareFetchRequest, ShareFetchResponse
 from ..registry import Deferred, RequestContext
@@ -30,7 +31,6 @@ _Partition = _Topic.PartitionData
 _Leader = _Partition.LeaderIdAndEpoch
 _Acquired = _Partition.AcquiredRecords
 _Endpoint = ShareFetchResponse.NodeEndpoint
-NOT_LEADER_OR_FOLLOWER = 6
 
 
 def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchResponse | Deferred:

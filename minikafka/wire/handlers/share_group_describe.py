@@ -6,7 +6,7 @@ from ...core.acl import ResourceType
 from ...core.api import authz
 from ...wire.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
 from ..registry import RequestContext
-from ._common import authorized_operations, caller, serving_broker
+from ._common import NOT_REQUESTED, authorized_operations, caller, serving_broker
 from ._share import topic_id
 
 API_KEY = 77
@@ -17,7 +17,6 @@ _Group = ShareGroupDescribeResponse.DescribedGroup
 _Member = _Group.Member
 _Assignment = _Member.Assignment
 _TopicPartitions = _Assignment.TopicPartitions
-_NOT_REQUESTED = -2**31
 
 
 def handle(ctx: RequestContext, request: ShareGroupDescribeRequest) -> ShareGroupDescribeResponse:
@@ -30,7 +29,7 @@ def handle(ctx: RequestContext, request: ShareGroupDescribeRequest) -> ShareGrou
             groups.append(_Group(
                 error_code=refused, error_message=None,
                 group_id=group_id, group_state="", group_epoch=0, assignment_epoch=0,
-                assignor_name="", members=[], authorized_operations=_NOT_REQUESTED))
+                assignor_name="", members=[], authorized_operations=NOT_REQUESTED))
             continue
         d = cluster.share_groups.describe(ctx.broker_id, group_id)
         members = [_Member(
@@ -48,5 +47,5 @@ def handle(ctx: RequestContext, request: ShareGroupDescribeRequest) -> ShareGrou
             # the field is a plain int32 of AclOperation bits here
             authorized_operations=sum(1 << op for op in authorized_operations(
                 ctx, ResourceType.GROUP, group_id))
-            if request.include_authorized_operations else _NOT_REQUESTED))
+            if request.include_authorized_operations else NOT_REQUESTED))
     return ShareGroupDescribeResponse(version=ctx.api_version, throttle_time_ms=0, groups=groups)
