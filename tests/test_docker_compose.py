@@ -889,7 +889,7 @@ def test_every_compose_checker_has_a_failing_case():
         ("FROM python 3.12", "FROM python:3.11-slim-bookworm", "FROM python:3.12-slim-bookworm"),
         ("no Java", "openjdk-17-jre-headless", "curl"),
         ("no graphviz", "openjdk-17-jre-headless graphviz", "openjdk-17-jre-headless"),
-        ("project not installed", "pip install /course;", "true;"),
+        ("project not installed", "pip install /course[course,labs,grading];", "true;"),
         ("no PYSPARK_PYTHON", "ENV PYSPARK_PYTHON=", "ENV NOT_PYSPARK_PYTHON="),
         ("CMD not jupyter", 'CMD ["jupyter", "lab"', 'CMD ["python", "-m", "http.server"'),
     ],

@@ -17,11 +17,13 @@ ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
-def _requirement(name: str) -> str:
-    for req in PYPROJECT["project"]["dependencies"]:
+def _requirement(name: str, extra: str | None = None) -> str:
+    project = PYPROJECT["project"]
+    reqs = project["optional-dependencies"][extra] if extra else project["dependencies"]
+    for req in reqs:
         if re.match(rf"{re.escape(name)}\b(?![-.])", req, re.IGNORECASE):
             return req
-    raise AssertionError(f"{name} is not a runtime dependency")
+    raise AssertionError(f"{name} is not a {f'[{extra}]' if extra else 'runtime'} dependency")
 
 
 def test_project_metadata() -> None:
@@ -30,7 +32,7 @@ def test_project_metadata() -> None:
     assert project["requires-python"] == ">=3.11"
     assert project["scripts"]["minikafka"] == "minikafka.cli:main"
     assert _requirement("kafka-python") == "kafka-python==3.0.12"
-    assert _requirement("nbgrader") == "nbgrader==0.9.6"
+    assert _requirement("nbgrader", "grading") == "nbgrader==0.9.6"
     _requirement("crc32c")  # hard dependency, see test_crc32c_is_the_c_one
 
 
@@ -160,3 +162,245 @@ def test_readme_example_runs() -> None:
     assert out.returncode == 0, out.stderr
     first = out.stdout.splitlines()[0].split()
     assert first[0] == "trucks" and first[1].isdigit() and first[2] == "0", out.stdout
+
+
+# -------------------------------------------- dependencies in layers: the core and the extras
+
+from minikafka.extras import EXTRAS  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_import_rules import STDLIB, find_imports, package_modules  # noqa: E402
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _closure(requirements: list[str]) -> set[str]:
+    """The distributions these requirements pull in, as installed here (markers honoured,
+    a requirement's own extras included)."""
+    from packaging.requirements import Requirement
+
+    seen: set[str] = set()
+    todo = [(Requirement(r), "") for r in requirements]
+    while todo:
+        req, extra = todo.pop()
+        if req.marker is not None and not req.marker.evaluate({"extra": extra}):
+            continue
+        name = _canonical(req.name)
+        if name == "minikafka":  # the [dev] extra names the other extras
+            for e in req.extras:
+                todo += [(Requirement(r), "") for r in PYPROJECT["project"][
+                    "optional-dependencies"][e]]
+            continue
+        key = name + "[" + ",".join(sorted(req.extras)) + "]"
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            requires = metadata.requires(req.name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for r in requires:
+            sub = Requirement(r)
+            todo += [(sub, e) for e in ("", *req.extras)]
+    return {k.split("[")[0] for k in seen}
+
+
+def _gates(sources: dict[str, str]) -> dict[str, set[str]]:
+    """{module: the extras its top-level ``require(extra, ...)`` calls check}."""
+    import ast
+
+    out: dict[str, set[str]] = {}
+    for module, source in sources.items():
+        for node in ast.parse(source).body:
+            call = node.value if isinstance(node, ast.Expr) else None
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                    and call.func.id == "require" and call.args
+                    and isinstance(call.args[0], ast.Constant)):
+                out.setdefault(module, set()).add(call.args[0].value)
+    return out
+
+
+def _guarded_imports(source: str) -> set[int]:
+    """Lines of imports inside ``try: ... except ImportError``."""
+    import ast
+
+    lines: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Try) and any(
+                isinstance(h.type, ast.Name) and h.type.id in {"ImportError",
+                                                               "ModuleNotFoundError"}
+                for h in node.handlers):
+            for inner in node.body:
+                for sub in ast.walk(inner):
+                    if isinstance(sub, ast.Import | ast.ImportFrom):
+                        lines.add(sub.lineno)
+    return lines
+
+
+def optional_imports_without_their_extra() -> list[str]:
+    """Imports in minikafka/ of a package `pip install minikafka` does not install, made
+    where neither the module nor a package above it checks the extra that does."""
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    core = _closure(PYPROJECT["project"]["dependencies"])
+    by_extra = {e: _closure(reqs) for e, reqs in extras.items() if e in EXTRAS}
+    dists = {m: {_canonical(d) for d in ds}
+             for m, ds in metadata.packages_distributions().items()}
+    modules = {name: (path.read_text(encoding="utf-8"), is_pkg)
+               for name, path, is_pkg in package_modules()}
+    gates = _gates({m: src for m, (src, _) in modules.items()})
+    problems = []
+    for module, (source, is_pkg) in sorted(modules.items()):
+        parts = module.split(".")
+        checked = set().union(*(gates.get(".".join(parts[:i]), set())
+                                for i in range(1, len(parts) + 1)))
+        guarded = _guarded_imports(source)
+        for imp in find_imports(source, module, is_pkg):
+            if imp.type_only or imp.top in STDLIB or imp.top in {"minikafka", ""}:
+                continue
+            provided_by = dists.get(imp.top, {_canonical(imp.top)})
+            if provided_by & core or imp.line in guarded:
+                continue
+            if not any(provided_by & by_extra[e] for e in checked):
+                wanted = sorted(e for e, c in by_extra.items() if provided_by & c)
+                problems.append(f"{module}:{imp.line} imports {imp.top} (extra {wanted}) "
+                                f"without require() of its extra (checked: {sorted(checked)})")
+    return sorted(set(problems))
+
+
+def test_the_core_install_is_light() -> None:
+    core = {_canonical(r.split("[")[0].split("=")[0].split(">")[0].split("~")[0])
+            for r in PYPROJECT["project"]["dependencies"]}
+    assert core == {"kafka-python", "crc32c", "murmurhash2", "python-snappy", "cramjam", "lz4",
+                    "zstandard"}
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert {"course", "labs", "grading", "test", "dev"} <= set(extras)
+    assert any(r.startswith("pyspark") for r in extras["labs"])
+    assert any(r.startswith("nbgrader") for r in extras["grading"])
+    assert any(r.startswith("jupyterlab") for r in extras["course"])
+    # setup.sh installs [dev]: the course's full set, so its two commands stay the same.
+    assert "minikafka[course,labs,grading,tls,test]" in extras["dev"]
+    assert '-e ".[dev]"' in (ROOT / "setup.sh").read_text(encoding="utf-8")
+    # minikafka.extras names the modules each extra brings; they are what it installs.
+    dists = metadata.packages_distributions()
+    for extra, modules in EXTRAS.items():
+        installs = _closure(extras[extra])
+        for module in modules:
+            assert {_canonical(d) for d in dists[module]} & installs, (extra, module)
+
+
+def test_every_optional_import_checks_its_extra_first() -> None:
+    assert optional_imports_without_their_extra() == []
+
+
+def test_the_optional_import_checker_rejects_an_unchecked_import(tmp_path: Path,
+                                                                 monkeypatch) -> None:
+    pkg = tmp_path / "minikafka"
+    (pkg / "viz").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "viz" / "__init__.py").write_text(
+        'from ..extras import require\n\nrequire("course", what="pictures")\n')
+    (pkg / "viz" / "draw.py").write_text("import graphviz\n")  # behind the package's gate
+    (pkg / "cluster.py").write_text("import pyspark\n")  # no gate: a plain ImportError
+    (pkg / "spark.py").write_text(
+        'from .extras import require\n\nrequire("course", what="x")\nimport pyspark\n')
+    (pkg / "tls.py").write_text("try:\n    import cryptography\nexcept ImportError:\n"
+                                "    cryptography = None\n")
+    import test_import_rules
+
+    real = test_import_rules.package_modules
+    monkeypatch.setitem(globals(), "package_modules", lambda: real(pkg))
+    problems = optional_imports_without_their_extra()
+    assert [p.split(" ")[0] for p in problems] == ["minikafka.cluster:1", "minikafka.spark:4"]
+    assert "extra ['labs']" in problems[0]
+
+
+@pytest.mark.parametrize("blocked, module, extra", [
+    ("graphviz", "minikafka.viz", "course"),
+    ("ipywidgets", "minikafka.viz.panels", "course"),
+    ("graphviz", "minikafka.demo", "course"),
+    ("matplotlib", "minikafka.course.charts", "course"),
+    ("pyspark", "minikafka.spark.source", "labs"),
+    ("numpy", "minikafka.spark.records", "labs"),
+    ("pyspark", "minikafka.course.spark", "labs"),
+])
+def test_a_missing_extra_is_named(blocked: str, module: str, extra: str) -> None:
+    code = (f"import sys; sys.modules[{blocked!r}] = None\n"
+            f"import {module}\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)
+    assert out.returncode != 0
+    assert "ModuleNotFoundError: " in out.stderr, out.stderr
+    assert f"needs {blocked}, from minikafka's [{extra}] extra: " \
+           f"pip install 'minikafka[{extra}]'" in out.stderr, out.stderr
+
+
+def test_the_core_runs_with_every_extra_missing() -> None:
+    blocked = [m for modules in EXTRAS.values() for m in modules] + ["IPython", "confluent_kafka"]
+    code = ("import sys\n"
+            f"for m in {blocked!r}: sys.modules[m] = None\n"
+            "import minikafka, minikafka.cli, minikafka.wire.server, minikafka.tools\n"
+            "c = minikafka.Cluster(brokers=1)\n"
+            "c.create_topic('t', partitions=1)\n"
+            "p = c.producer(); p.send('t', b'v').get(); p.flush()\n"
+            "print(sorted(m for m, v in sys.modules.items() if v is not None and m.split('.')[0] in "
+            "{'pyspark', 'nbgrader', 'jupyterlab', 'graphviz', 'matplotlib'}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_pip_install_in_a_fresh_venv_is_light_and_serves(tmp_path: Path) -> None:
+    """`pip install minikafka` (the source tree here, deps from pip's cache) installs no
+    pyspark, nbgrader or JupyterLab, and its `minikafka serve` answers kafka-python."""
+    import json
+
+    from kafka import KafkaConsumer, KafkaProducer
+
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "minikafka", src / "minikafka",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--prefer-binary",
+                              str(src)], capture_output=True, text=True, timeout=800)
+    assert install.returncode == 0, install.stdout + install.stderr
+    listed = subprocess.run([str(python), "-m", "pip", "list", "--format=json"],
+                            capture_output=True, text=True, check=True, timeout=120)
+    installed = {_canonical(d["name"]) for d in json.loads(listed.stdout)}
+    assert {"minikafka", "kafka-python", "crc32c", "murmurhash2"} <= installed
+    assert not installed & {"pyspark", "nbgrader", "jupyterlab", "notebook", "graphviz",
+                            "matplotlib", "ipywidgets", "numpy"}, sorted(installed)
+
+    viz = subprocess.run([str(python), "-c", "import minikafka.viz"], capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path)
+    assert "pip install 'minikafka[course]'" in viz.stderr, viz.stderr
+
+    proc = subprocess.Popen([str(venv / "bin" / "minikafka"), "serve", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path)
+    try:
+        bootstrap = None
+        for line in proc.stdout:
+            if line.startswith("bootstrap servers: "):
+                bootstrap = line.split()[2]
+                break
+        assert bootstrap, proc.stderr.read()
+        producer = KafkaProducer(bootstrap_servers=bootstrap)
+        producer.send("trucks", key=b"truck-01", value=b'{"speed_kmh": 72}').get(timeout=30)
+        producer.close()
+        consumer = KafkaConsumer("trucks", bootstrap_servers=bootstrap,
+                                 auto_offset_reset="earliest", consumer_timeout_ms=10_000)
+        got = [(r.key, r.value) for r in consumer]
+        consumer.close()
+        assert got == [(b"truck-01", b'{"speed_kmh": 72}')]
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)

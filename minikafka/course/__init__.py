@@ -40,3 +40,8 @@ For both:
 - ``security``: lesson 19's helpers: a SASL login's messages, the authorizer's answers in
   words, a cluster's ACLs as a table, and ``minikafka serve`` run on a broker file.
 """
+
+from ..extras import require
+
+require("course", what="minikafka.course (the lessons and labs)")
+

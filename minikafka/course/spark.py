@@ -7,6 +7,9 @@ import sys
 from typing import TYPE_CHECKING
 
 from minikafka.course.lab_cluster import ENV
+from minikafka.extras import require
+
+require("labs", "pyspark", what="minikafka.course.spark (the labs' Spark session)")
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

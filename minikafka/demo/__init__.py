@@ -6,6 +6,9 @@ action) are stepped by a `Presenter`, whose state is replayed from the seed on B
 page (standard-library HTTP, graphviz SVG, plain JavaScript) that keeps no state of its
 own, so a reload shows the same step.
 """
+from ..extras import require
+
+require("course", "graphviz", what="minikafka demo (the presenter page)")
 
 from .presenter import Presenter
 from .scenario import Run, Scenario, Step

@@ -14,6 +14,10 @@ failOnDataLoss=false, which logs a warning and skips them. Gaps above the log st
 """
 from __future__ import annotations
 
+from ..extras import require
+
+require("labs", "pyarrow", what="minikafka.spark (the Python Spark source)")
+
 import logging
 import threading
 import time

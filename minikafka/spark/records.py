@@ -15,6 +15,10 @@ the slow road through kafka-python's DefaultRecordBatch.
 """
 from __future__ import annotations
 
+from ..extras import require
+
+require("labs", "numpy", "pyarrow", what="minikafka.spark (the Python Spark source)")
+
 import heapq
 import struct
 from collections.abc import Iterable

@@ -8,6 +8,10 @@ broker's, when the topic sets message.timestamp.type=LogAppendTime).
 """
 from __future__ import annotations
 
+from ..extras import require
+
+require("labs", "pyspark", what="minikafka.spark (the Python Spark source)")
+
 from typing import TYPE_CHECKING
 
 from pyspark.sql.types import (

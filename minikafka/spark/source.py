@@ -18,6 +18,10 @@ ranges and each record is counted once.
 """
 from __future__ import annotations
 
+from ..extras import require
+
+require("labs", "pyspark", "pyarrow", what="minikafka.spark (the Python Spark source)")
+
 import logging
 from typing import Any
 

@@ -7,6 +7,9 @@ description dict, journal steps), a `graphviz.Digraph` out; `to_svg()` draws one
 the same type the presenter page (`minikafka.demo`) draws.
 Nothing else in minikafka imports this package.
 """
+from ..extras import require
+
+require("course", "graphviz", "ipywidgets", what="minikafka.viz (the lessons' pictures)")
 
 from .acls import acl_matrix, acl_matrix_view
 from .batches import batch_anatomy, batch_view

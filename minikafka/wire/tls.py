@@ -52,8 +52,9 @@ def _pkcs12_to_pem(path: str, password: str | None, key_password: str | None) ->
         )
     except ImportError:
         raise TlsConfigError(
-            f"ssl.keystore.type=PKCS12 ({path}) needs the 'cryptography' package (pip install "
-            "cryptography); or give a PEM keystore: ssl.keystore.type=PEM") from None
+            f"ssl.keystore.type=PKCS12 ({path}) needs the 'cryptography' package, from "
+            "minikafka's [tls] extra (pip install 'minikafka[tls]'); or give a PEM keystore: "
+            "ssl.keystore.type=PEM") from None
     with open(path, "rb") as f:
         key, cert, extra = pkcs12.load_key_and_certificates(
             f.read(), password.encode() if password else None)
