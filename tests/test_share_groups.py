@@ -9,8 +9,8 @@ from minikafka.client.share_consumer import AcknowledgeType
 from minikafka.cluster import Cluster
 from minikafka.core import errors
 from minikafka.core.api import share as api
+from minikafka.core.errors import FENCED_MEMBER_EPOCH
 from minikafka.core.share import assignor
-from minikafka.core.share.coordinator import FENCED_MEMBER_EPOCH
 from minikafka.core.share.partition import (
     INVALID_RECORD_STATE,
     AcknowledgementBatch,

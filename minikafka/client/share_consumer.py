@@ -28,8 +28,8 @@ from .. import errors as kerrors
 from ..core import errors
 from ..core.api import authz
 from ..core.api import share as share_api
+from ..core.errors import FENCED_MEMBER_EPOCH
 from ..core.records import LOG_APPEND_TIME
-from ..core.share.coordinator import FENCED_MEMBER_EPOCH
 from ..core.share.partition import AcknowledgementBatch, AcknowledgeType
 from .security import (
     SECURITY_DEFAULTS,

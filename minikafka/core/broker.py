@@ -7,9 +7,9 @@ same way, so a cut link or a stopped broker loses them exactly as in Kafka.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import errors
 from .api.fetch import FetchedPartition, FetchPartition, fetch_partition, readable_end
@@ -21,6 +21,12 @@ from .metrics import RequestMetrics
 from .records import RecordBatch
 from .replica import Replica
 from .server_config import topic_defaults
+
+if TYPE_CHECKING:
+    from .clock import SimClock
+    from .controller import Controller
+    from .journal import Journal
+    from .network import Network
 
 TP = tuple[str, int]
 NO_QUOTA = 2**63 - 1  # a replication.throttled.rate of Long.MAX_VALUE: no throttle
@@ -56,8 +62,28 @@ class FetchResponse:
     aborted_transactions: list[tuple[int, int]] | None = None
 
 
+class BrokerHost(Protocol):
+    """What a broker needs of the cluster it runs in (minikafka.cluster.Cluster is one):
+    the clock, the journal, the controller and the network, its peers, and the calls by
+    which it reports to the controller and the cluster."""
+
+    clock: SimClock
+    journal: Journal
+    controller: Controller
+    network: Network
+    brokers: dict[int, Broker]
+    broker_config: Mapping[str, Any]
+
+    def on_hw_advanced(self, replica: Replica) -> None: ...
+
+    def replica_created(self, broker_id: int, replica: Replica) -> None: ...
+
+    def request_alter_partition(self, broker: Broker, replica: Replica,
+                                new_isr: tuple[int, ...]) -> None: ...
+
+
 class Broker:
-    def __init__(self, broker_id: int, rack: str | None, sim: Any) -> None:
+    def __init__(self, broker_id: int, rack: str | None, sim: BrokerHost) -> None:
         self.id = broker_id
         self.rack = rack
         self.sim = sim

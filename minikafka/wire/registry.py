@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kafka.protocol.api_message import ApiMessage
 
@@ -45,6 +45,9 @@ from .codec import (
     response_parts,
 )
 from .sasl import SaslAuthenticator, SaslStep
+
+if TYPE_CHECKING:
+    from ..core.api.port import ClusterPort
 
 __all__ = [
     "CloseConnection",
@@ -82,7 +85,7 @@ class RequestContext:
     """Everything about one request except its body."""
 
     broker_id: int
-    cluster: Any  # the minikafka Cluster; opaque to the wire layer
+    cluster: ClusterPort  # the minikafka Cluster, through the port core.api works on
     registry: HandlerRegistry
     api_key: int
     api_version: int
@@ -284,7 +287,8 @@ class Session:
     Handlers and deferred polls run under `lock` (shared with the cluster).
     """
 
-    def __init__(self, registry: HandlerRegistry, *, broker_id: int = 0, cluster: Any = None,
+    def __init__(self, registry: HandlerRegistry, *, broker_id: int = 0,
+                 cluster: ClusterPort | None = None,
                  client_host: str = "", client_port: int = 0,
                  lock: AbstractContextManager[Any] | None = None,
                  max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,

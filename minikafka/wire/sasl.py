@@ -23,7 +23,7 @@ check the credentials in the metadata log (AlterUserScramCredentials).
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
@@ -31,6 +31,9 @@ from ..core import errors
 from ..core.scram import ScramError, ScramServer
 from ..core.security_config import ListenerConfig
 from .codec import API_VERSIONS_KEY, KafkaRequest
+
+if TYPE_CHECKING:
+    from ..core.api.port import ClusterPort
 
 __all__ = ["SASL_AUTHENTICATE_KEY", "SASL_HANDSHAKE_KEY", "SaslAuthenticator", "SaslStep"]
 
@@ -86,7 +89,7 @@ class _Plain:
 class SaslAuthenticator:
     """The SASL state of one connection on listener `listener` of `cluster`."""
 
-    def __init__(self, listener: ListenerConfig, cluster: Any) -> None:
+    def __init__(self, listener: ListenerConfig, cluster: ClusterPort) -> None:
         self.listener = listener
         self.cluster = cluster
         self.state = HANDSHAKE

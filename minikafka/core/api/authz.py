@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .. import errors
 from ..acl import ANONYMOUS, CLUSTER_NAME, AclOperation, ResourceType
+
+if TYPE_CHECKING:
+    from .port import ClusterPort
 
 # FindCoordinator's key types.
 GROUP_KEY = 0
@@ -35,13 +38,13 @@ class Caller:
     host: str = "127.0.0.1"
 
 
-def allowed(cluster: Any, caller: Caller, operation: AclOperation, kind: ResourceType,
+def allowed(cluster: ClusterPort, caller: Caller, operation: AclOperation, kind: ResourceType,
             name: str = CLUSTER_NAME) -> bool:
     """Whether the caller may do `operation` on the resource (no authorizer: yes)."""
     return cluster.authorize(caller.principal, caller.host, operation, kind, name)
 
 
-def refused(cluster: Any, caller: Caller, operation: AclOperation, kind: ResourceType,
+def refused(cluster: ClusterPort, caller: Caller, operation: AclOperation, kind: ResourceType,
             names: Iterable[str]) -> set[str]:
     """The resources among `names` the caller may not `operation`."""
     if cluster.authorizer is None:
@@ -53,7 +56,7 @@ def _code(ok: bool, code: int) -> int:
     return errors.NONE if ok else code
 
 
-def _per_topic(cluster: Any, caller: Caller, topics: Iterable[str], operation: AclOperation,
+def _per_topic(cluster: ClusterPort, caller: Caller, topics: Iterable[str], operation: AclOperation,
                refused_all: int = errors.NONE) -> Refusals:
     """`refused_all` for every topic when the request's group or transactional id was
     refused, else TOPIC_AUTHORIZATION_FAILED for each topic without `operation`."""
@@ -65,7 +68,7 @@ def _per_topic(cluster: Any, caller: Caller, topics: Iterable[str], operation: A
 
 
 # -- producing ---------------------------------------------------------------------------
-def produce(cluster: Any, caller: Caller, transactional_id: str | None,
+def produce(cluster: ClusterPort, caller: Caller, transactional_id: str | None,
             topics: Iterable[str]) -> Refusals:
     """Produce (key 0): WRITE on each topic; transactional records also need WRITE on
     the transactional id, without which every partition fails."""
@@ -76,7 +79,7 @@ def produce(cluster: Any, caller: Caller, transactional_id: str | None,
     return _per_topic(cluster, caller, topics, AclOperation.WRITE, txn)
 
 
-def init_producer_id(cluster: Any, caller: Caller, transactional_id: str | None) -> int:
+def init_producer_id(cluster: ClusterPort, caller: Caller, transactional_id: str | None) -> int:
     """InitProducerId (key 22): a transactional producer needs WRITE on its transactional
     id; an idempotent one IDEMPOTENT_WRITE on the cluster or WRITE on some topic (since
     Kafka 3.0, KIP-679, WRITE on a topic is enough)."""
@@ -90,27 +93,27 @@ def init_producer_id(cluster: Any, caller: Caller, transactional_id: str | None)
     return _code(ok, errors.CLUSTER_AUTHORIZATION_FAILED)
 
 
-def transaction(cluster: Any, caller: Caller, transactional_id: str) -> int:
+def transaction(cluster: ClusterPort, caller: Caller, transactional_id: str) -> int:
     """WRITE on the transactional id: InitProducerId, EndTxn, and the first check of
     AddPartitionsToTxn, AddOffsetsToTxn and TxnOffsetCommit."""
     return _code(allowed(cluster, caller, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
                          transactional_id), errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
 
 
-def add_partitions_to_txn(cluster: Any, caller: Caller, transactional_id: str,
+def add_partitions_to_txn(cluster: ClusterPort, caller: Caller, transactional_id: str,
                           topics: Iterable[str]) -> Refusals:
     """AddPartitionsToTxn (key 24): WRITE on the transactional id, then on each topic."""
     return _per_topic(cluster, caller, topics, AclOperation.WRITE,
                       transaction(cluster, caller, transactional_id))
 
 
-def add_offsets_to_txn(cluster: Any, caller: Caller, transactional_id: str,
+def add_offsets_to_txn(cluster: ClusterPort, caller: Caller, transactional_id: str,
                        group_id: str) -> int:
     """AddOffsetsToTxn (key 25): WRITE on the transactional id, READ on the group."""
     return transaction(cluster, caller, transactional_id) or group(cluster, caller, group_id)
 
 
-def txn_offset_commit(cluster: Any, caller: Caller, transactional_id: str, group_id: str,
+def txn_offset_commit(cluster: ClusterPort, caller: Caller, transactional_id: str, group_id: str,
                       topics: Iterable[str]) -> Refusals:
     """TxnOffsetCommit (key 28): as AddOffsetsToTxn, then READ on each topic."""
     return _per_topic(cluster, caller, topics, AclOperation.READ,
@@ -118,19 +121,19 @@ def txn_offset_commit(cluster: Any, caller: Caller, transactional_id: str, group
 
 
 # -- consuming ---------------------------------------------------------------------------
-def fetch(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+def fetch(cluster: ClusterPort, caller: Caller, topics: Iterable[str]) -> Refusals:
     """Fetch (key 1) for a consumer: READ on each topic."""
     return _per_topic(cluster, caller, topics, AclOperation.READ)
 
 
-def describe_topics(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+def describe_topics(cluster: ClusterPort, caller: Caller, topics: Iterable[str]) -> Refusals:
     """ListOffsets (key 2), OffsetForLeaderEpoch (key 23), Metadata (key 3): DESCRIBE on
     each topic. A topic the caller may not describe is refused whether it exists or not,
     so its existence stays hidden."""
     return _per_topic(cluster, caller, topics, AclOperation.DESCRIBE)
 
 
-def metadata(cluster: Any, caller: Caller) -> tuple[Callable[[str], bool],
+def metadata(cluster: ClusterPort, caller: Caller) -> tuple[Callable[[str], bool],
                                                      Callable[[str], bool]]:
     """Metadata (key 3): may the caller describe a topic (DESCRIBE on it), and may its
     request auto-create one (CREATE on the cluster or on the topic). core.api.metadata
@@ -139,7 +142,7 @@ def metadata(cluster: Any, caller: Caller) -> tuple[Callable[[str], bool],
             lambda name: not create_topics(cluster, caller, [name]))
 
 
-def find_coordinator(cluster: Any, caller: Caller, key_type: int, key: str) -> int:
+def find_coordinator(cluster: ClusterPort, caller: Caller, key_type: int, key: str) -> int:
     """FindCoordinator (key 10): DESCRIBE on the group or the transactional id."""
     if key_type == GROUP_KEY:
         return _code(allowed(cluster, caller, AclOperation.DESCRIBE, ResourceType.GROUP, key),
@@ -151,14 +154,14 @@ def find_coordinator(cluster: Any, caller: Caller, key_type: int, key: str) -> i
     return errors.NONE
 
 
-def group(cluster: Any, caller: Caller, group_id: str) -> int:
+def group(cluster: ClusterPort, caller: Caller, group_id: str) -> int:
     """READ on the group: JoinGroup, SyncGroup, Heartbeat, LeaveGroup (keys 11-14) and
     ConsumerGroupHeartbeat (key 68) of a member."""
     return _code(allowed(cluster, caller, AclOperation.READ, ResourceType.GROUP, group_id),
                  errors.GROUP_AUTHORIZATION_FAILED)
 
 
-def group_heartbeat(cluster: Any, caller: Caller, group_id: str,
+def group_heartbeat(cluster: ClusterPort, caller: Caller, group_id: str,
                     topics: Iterable[str] | None) -> int:
     """ConsumerGroupHeartbeat (key 68) and ShareGroupHeartbeat (key 76): READ on the
     group, then DESCRIBE on every subscribed topic."""
@@ -166,7 +169,7 @@ def group_heartbeat(cluster: Any, caller: Caller, group_id: str,
         max(describe_topics(cluster, caller, topics or ()).values(), default=errors.NONE)
 
 
-def offset_commit(cluster: Any, caller: Caller, group_id: str,
+def offset_commit(cluster: ClusterPort, caller: Caller, group_id: str,
                   topics: Iterable[str]) -> Refusals:
     """OffsetCommit (key 8): READ on the group (else every partition fails), then READ
     on each topic."""
@@ -174,7 +177,7 @@ def offset_commit(cluster: Any, caller: Caller, group_id: str,
                       group(cluster, caller, group_id))
 
 
-def offset_fetch(cluster: Any, caller: Caller, group_id: str) -> int:
+def offset_fetch(cluster: ClusterPort, caller: Caller, group_id: str) -> int:
     """OffsetFetch (key 9): DESCRIBE on the group; each topic then needs DESCRIBE
     (describe_topics): one asked for is refused, and an all-topics fetch leaves it out."""
     return _code(allowed(cluster, caller, AclOperation.DESCRIBE, ResourceType.GROUP, group_id),
@@ -185,14 +188,14 @@ def offset_fetch(cluster: Any, caller: Caller, group_id: str) -> int:
 REFUSED_MESSAGE = "Authorization failed."  # the error_message Kafka's admin APIs answer
 
 
-def create_topics(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+def create_topics(cluster: ClusterPort, caller: Caller, topics: Iterable[str]) -> Refusals:
     """CreateTopics (key 19): CREATE on the cluster, or else on each topic."""
     if allowed(cluster, caller, AclOperation.CREATE, ResourceType.CLUSTER):
         return {}
     return _per_topic(cluster, caller, topics, AclOperation.CREATE)
 
 
-def delete_topics(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+def delete_topics(cluster: ClusterPort, caller: Caller, topics: Iterable[str]) -> Refusals:
     """DeleteTopics (key 20): DESCRIBE on each topic first, so a refusal does not tell
     whether the topic exists, then DELETE on those that exist."""
     topics = list(topics)
@@ -203,12 +206,12 @@ def delete_topics(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusa
                          errors.TOPIC_AUTHORIZATION_FAILED)
 
 
-def create_partitions(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+def create_partitions(cluster: ClusterPort, caller: Caller, topics: Iterable[str]) -> Refusals:
     """CreatePartitions (key 37): ALTER on each topic."""
     return _per_topic(cluster, caller, topics, AclOperation.ALTER)
 
 
-def delete_records(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+def delete_records(cluster: ClusterPort, caller: Caller, topics: Iterable[str]) -> Refusals:
     """DeleteRecords (key 21): DELETE on each topic."""
     return _per_topic(cluster, caller, topics, AclOperation.DELETE)
 
@@ -225,7 +228,7 @@ _CONFIG_ACL = {
 }
 
 
-def configs(cluster: Any, caller: Caller, operation: AclOperation, config_type: int,
+def configs(cluster: ClusterPort, caller: Caller, operation: AclOperation, config_type: int,
             name: str) -> int:
     """DescribeConfigs (key 32, DESCRIBE_CONFIGS) and IncrementalAlterConfigs (key 44,
     ALTER_CONFIGS): the operation on the topic or group, or on the cluster for brokers
@@ -239,12 +242,12 @@ def configs(cluster: Any, caller: Caller, operation: AclOperation, config_type: 
 
 
 # -- groups (the admin's views) ----------------------------------------------------------
-def describe_group(cluster: Any, caller: Caller, group_id: str) -> int:
+def describe_group(cluster: ClusterPort, caller: Caller, group_id: str) -> int:
     """DescribeGroups (key 15): DESCRIBE on the group."""
     return offset_fetch(cluster, caller, group_id)
 
 
-def hidden_groups(cluster: Any, caller: Caller, group_ids: Iterable[str]) -> set[str]:
+def hidden_groups(cluster: ClusterPort, caller: Caller, group_ids: Iterable[str]) -> set[str]:
     """ListGroups (key 16): DESCRIBE on the cluster lists every group, else only those
     the caller may DESCRIBE; the others are left out."""
     if allowed(cluster, caller, AclOperation.DESCRIBE, ResourceType.CLUSTER):
@@ -252,13 +255,13 @@ def hidden_groups(cluster: Any, caller: Caller, group_ids: Iterable[str]) -> set
     return refused(cluster, caller, AclOperation.DESCRIBE, ResourceType.GROUP, group_ids)
 
 
-def delete_groups(cluster: Any, caller: Caller, group_ids: Iterable[str]) -> dict[str, int]:
+def delete_groups(cluster: ClusterPort, caller: Caller, group_ids: Iterable[str]) -> dict[str, int]:
     """DeleteGroups (key 42): DELETE on each group; {group: GROUP_AUTHORIZATION_FAILED}."""
     return dict.fromkeys(refused(cluster, caller, AclOperation.DELETE, ResourceType.GROUP,
                                  group_ids), errors.GROUP_AUTHORIZATION_FAILED)
 
 
-def offset_delete(cluster: Any, caller: Caller, group_id: str,
+def offset_delete(cluster: ClusterPort, caller: Caller, group_id: str,
                   topics: Iterable[str]) -> tuple[int, Refusals]:
     """OffsetDelete (key 47): (the request's error: DELETE on the group, then the
     refused topics: READ on each)."""
@@ -288,7 +291,7 @@ CLUSTER_OPERATIONS: dict[str, AclOperation] = {
 }
 
 
-def cluster_api(cluster: Any, caller: Caller, api_name: str) -> int:
+def cluster_api(cluster: ClusterPort, caller: Caller, api_name: str) -> int:
     """An operator's API (CLUSTER_OPERATIONS, by Kafka's name): its operation on the
     cluster."""
     return _code(allowed(cluster, caller, CLUSTER_OPERATIONS[api_name], ResourceType.CLUSTER),
@@ -296,12 +299,12 @@ def cluster_api(cluster: Any, caller: Caller, api_name: str) -> int:
 
 
 # -- producers and transactions (kafka-transactions) -------------------------------------
-def describe_producers(cluster: Any, caller: Caller, topics: Iterable[str]) -> Refusals:
+def describe_producers(cluster: ClusterPort, caller: Caller, topics: Iterable[str]) -> Refusals:
     """DescribeProducers (key 61): READ on each topic."""
     return _per_topic(cluster, caller, topics, AclOperation.READ)
 
 
-def describe_transactions(cluster: Any, caller: Caller,
+def describe_transactions(cluster: ClusterPort, caller: Caller,
                           transactional_ids: Iterable[str]) -> dict[str, int]:
     """DescribeTransactions (key 65): DESCRIBE on each transactional id
     ({id: TRANSACTIONAL_ID_AUTHORIZATION_FAILED}); a transaction's topics the caller may
@@ -311,7 +314,7 @@ def describe_transactions(cluster: Any, caller: Caller,
                          errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
 
 
-def hidden_transactions(cluster: Any, caller: Caller,
+def hidden_transactions(cluster: ClusterPort, caller: Caller,
                         transactional_ids: Iterable[str]) -> set[str]:
     """ListTransactions (key 66): only the transactional ids the caller may DESCRIBE are
     listed."""
@@ -319,7 +322,7 @@ def hidden_transactions(cluster: Any, caller: Caller,
 
 
 # -- share groups (KIP-932) --------------------------------------------------------------
-def share_group_offsets(cluster: Any, caller: Caller, group_id: str, topics: Iterable[str],
+def share_group_offsets(cluster: ClusterPort, caller: Caller, group_id: str, topics: Iterable[str],
                         operation: AclOperation = AclOperation.READ) -> tuple[int, Refusals]:
     """ShareFetch and ShareAcknowledge (keys 78, 79), AlterShareGroupOffsets (key 91):
     (READ on the group, the topics without READ). DeleteShareGroupOffsets (key 92) asks

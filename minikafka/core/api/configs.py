@@ -114,7 +114,7 @@ def is_list(name: str) -> bool:
     return name in _LIST_CONFIGS
 
 
-def topic_entries(topic: Any, cluster: Any = None, broker_id: int | None = None
+def topic_entries(topic: Any, cluster: ClusterPort | None = None, broker_id: int | None = None
                   ) -> list[ConfigEntry]:
     """Every topic config in name order, as Kafka's ConfigHelper describes it (given
     `cluster`, on broker `broker_id`: the one that answers; None: the cluster-wide view):
@@ -142,7 +142,7 @@ def topic_entries(topic: Any, cluster: Any = None, broker_id: int | None = None
     return out
 
 
-def _layers(cluster: Any, broker_id: int | None) -> list[tuple[int, dict[str, Any]]]:
+def _layers(cluster: ClusterPort, broker_id: int | None) -> list[tuple[int, dict[str, Any]]]:
     """A broker's settings by source, highest precedence first (Kafka's DynamicBrokerConfig:
     its own dynamic configs, the cluster-wide dynamic default, static, Kafka's default)."""
     dynamic = cluster.dynamic_broker_config
@@ -152,7 +152,7 @@ def _layers(cluster: Any, broker_id: int | None) -> list[tuple[int, dict[str, An
             (DEFAULT_CONFIG, {k: v for k, v in BROKER_DEFAULTS.items() if v is not None})]
 
 
-def broker_source(cluster: Any, name: str, broker_id: int | None = None) -> int:
+def broker_source(cluster: ClusterPort, name: str, broker_id: int | None = None) -> int:
     """Where broker `broker_id`'s setting comes from (None: the cluster-wide view, which
     no broker's own dynamic config reaches)."""
     for source, values in _layers(cluster, broker_id):
@@ -170,7 +170,7 @@ def _synonym_keys(name: str) -> tuple[str, ...]:
     return (name,)
 
 
-def broker_synonyms(cluster: Any, name: str, broker_id: int | None) -> tuple[ConfigSynonym, ...]:
+def broker_synonyms(cluster: ClusterPort, name: str, broker_id: int | None) -> tuple[ConfigSynonym, ...]:
     """Kafka's synonyms of a broker config: source by source (highest precedence first),
     each synonym key set there, from the first entry that is `name` itself."""
     found = [ConfigSynonym(key, render(values[key]), source)
@@ -181,7 +181,7 @@ def broker_synonyms(cluster: Any, name: str, broker_id: int | None) -> tuple[Con
     return tuple(found)
 
 
-def broker_entries(cluster: Any, broker_id: int | None,
+def broker_entries(cluster: ClusterPort, broker_id: int | None,
                    listeners: Callable[[int], str] | None = None) -> list[ConfigEntry]:
     """The broker's settings with their sources and synonyms; read-only unless Kafka can
     change the key on a running broker. `broker_id` None: the cluster-wide default

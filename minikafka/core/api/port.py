@@ -11,6 +11,7 @@ from .. import errors
 from ..isolation import READ_COMMITTED, READ_UNCOMMITTED, IsolationLevel  # noqa: F401
 
 if TYPE_CHECKING:  # the broker calls into this package: no import cycle at run time
+    from ..acl import AclOperation, Authorizer, ResourceType
     from ..broker import Broker
     from ..controller import Controller, TopicMetadata
     from ..groups.coordinator import GroupCoordinator
@@ -70,6 +71,15 @@ class ClusterPort(Protocol):
     def can_reach_controller(self, node_id: int) -> bool:
         """The broker (or controller-only node) runs and reaches the active controller
         (it heartbeats, and fetches the metadata log)."""
+
+    # Who may do what (core.api.authz): None while no authorizer is on, as in Kafka
+    # without authorizer.class.name.
+    authorizer: Authorizer | None
+
+    def authorize(self, principal: str, host: str, operation: AclOperation,
+                  resource_type: ResourceType, name: str) -> bool:
+        """Whether `principal` connecting from `host` may do `operation` on the resource
+        (always, with no authorizer)."""
 
 
 def led_replica(broker: Broker, topics: Mapping[str, TopicMetadata], name: str, index: int,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import errors
 from . import assignor
@@ -29,12 +29,18 @@ from .defaults import SHARE_DEFAULTS
 from .partition import SharePartition, ShareSettings
 from .sessions import ShareSessionCache
 
+if TYPE_CHECKING:
+    from ..clock import SimClock
+    from ..controller import Controller
+    from ..groups.coordinator import GroupCoordinator
+    from ..journal import Journal
+    from ..replica import Replica
+
 EMPTY = "Empty"
 STABLE = "Stable"
 DEAD = "Dead"
 STATES = (EMPTY, STABLE, DEAD)
 
-FENCED_MEMBER_EPOCH = 110
 LEAVE_EPOCH = -1
 
 TP = tuple[str, int]
@@ -118,11 +124,26 @@ class ShareGroupDescription:
     error_message: str | None = None
 
 
-class ShareGroupCoordinator:
-    """Every share group of a cluster (`sim` is the Cluster: clock, controller, brokers,
-    broker_config, and the consumer-group coordinator that places groups)."""
+class ShareHost(Protocol):
+    """What the share-group coordinator needs of the cluster (minikafka.cluster.Cluster is
+    one): the clock, the journal, the controller, the broker settings, the consumer-group
+    coordinator that places groups, and the partitions' leaders."""
 
-    def __init__(self, sim: Any) -> None:
+    clock: SimClock
+    journal: Journal
+    controller: Controller
+    broker_config: Mapping[str, Any]
+
+    @property
+    def groups(self) -> GroupCoordinator: ...
+
+    def leader_replica(self, topic: str, partition: int) -> Replica | None: ...
+
+
+class ShareGroupCoordinator:
+    """Every share group of a cluster (``sim``: see ``ShareHost``)."""
+
+    def __init__(self, sim: ShareHost) -> None:
         self.sim = sim
         self.clock = sim.clock
         self.groups: dict[str, ShareGroup] = {}
@@ -226,7 +247,7 @@ class ShareGroupCoordinator:
             return HeartbeatResult(errors.UNKNOWN_MEMBER_ID,
                                    f"Member {member_id} is not a member of group {group_id}.")
         elif member_epoch != member.member_epoch:
-            return HeartbeatResult(FENCED_MEMBER_EPOCH,
+            return HeartbeatResult(errors.FENCED_MEMBER_EPOCH,
                                    f"The share group member has a smaller member epoch "
                                    f"({member_epoch}) than the one known by the group "
                                    f"coordinator ({member.member_epoch}).")

@@ -7,7 +7,7 @@ Modules starting with "_" are not handlers (default_registry skips them).
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.errors import KafkaError
 
@@ -21,6 +21,9 @@ from ...core.errors import UNKNOWN_SERVER_ERROR, KafkaCoreError
 from ..compact import NodeEndpoint
 from ..listeners import endpoint
 from ..registry import CloseConnection, RequestContext
+
+if TYPE_CHECKING:
+    from ...core.api.port import ClusterPort
 
 JOIN_GROUP_KEY = 11
 # authorized_operations when the request did not ask for them (Integer.MIN_VALUE).
@@ -110,7 +113,7 @@ def topic_uuid(topic: Any) -> uuid.UUID:
     return uuid.UUID(topic.topic_id)
 
 
-def current_leader(cluster: Any, name: str, index: int) -> tuple[int, int] | None:
+def current_leader(cluster: ClusterPort, name: str, index: int) -> tuple[int, int] | None:
     """(leader id, leader epoch) of a partition as the controller has it, or None
     when it has no leader: the hint a NOT_LEADER_OR_FOLLOWER answer carries (KIP-951)."""
     meta = cluster.controller.topics.get(name)
@@ -122,12 +125,12 @@ def current_leader(cluster: Any, name: str, index: int) -> tuple[int, int] | Non
     return registration.leader, registration.leader_epoch
 
 
-def node_endpoints(cluster: Any, broker_ids: set[int], listener: str = "") -> list[NodeEndpoint]:
+def node_endpoints(cluster: ClusterPort, broker_ids: set[int], listener: str = "") -> list[NodeEndpoint]:
     """Where `broker_ids` listen, as KIP-951's NodeEndpoints list them."""
     return [(b, *endpoint(cluster, b, listener), cluster.brokers[b].rack) for b in sorted(broker_ids)]
 
 
-def topic_name_for_id(cluster: Any, topic_id: uuid.UUID | None) -> str | None:
+def topic_name_for_id(cluster: ClusterPort, topic_id: uuid.UUID | None) -> str | None:
     """The name of the topic with `topic_id`, for requests that name topics by id
     (KIP-516); None if no topic has it (kafka-python reads the all-zero id as None).
     Compares the canonical strings the controller keeps: no UUID is built per topic."""

@@ -2,7 +2,7 @@
 acknowledgement batches from the wire, and records as the bytes they are stored as."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from ...core import errors
@@ -12,15 +12,18 @@ from ...core.share.partition import AcknowledgementBatch
 from ..batches import write_batch
 from ._common import caller, topic_name_for_id, topic_uuid
 
+if TYPE_CHECKING:
+    from ...core.api.port import ClusterPort
+
 NO_ID = UUID(int=0)
 
 
-def topic_id(cluster: Any, name: str) -> UUID:
+def topic_id(cluster: ClusterPort, name: str) -> UUID:
     meta = cluster.controller.topics.get(name)
     return topic_uuid(meta) if meta is not None else NO_ID
 
 
-def topic_name(cluster: Any, key: UUID | None) -> str | None:
+def topic_name(cluster: ClusterPort, key: UUID | None) -> str | None:
     return topic_name_for_id(cluster, key or NO_ID)
 
 

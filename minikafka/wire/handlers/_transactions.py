@@ -1,22 +1,25 @@
 """The transaction coordinator as the transaction handlers reach it."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...core import errors
 from ...core.errors import KafkaCoreError
 from ...core.transactions import TransactionCoordinator, TransactionMetadata
 
+if TYPE_CHECKING:
+    from ...core.api.port import ClusterPort
+
 __all__ = ["check_producer", "coordinator"]
 
 
-def coordinator(cluster: Any) -> TransactionCoordinator:
+def coordinator(cluster: ClusterPort) -> TransactionCoordinator:
     """The cluster-wide coordinator (__transaction_state's role), made on first use.
     Any live broker serves it, so FindCoordinator may name any of them."""
     return cluster.transaction_coordinator
 
 
-def check_producer(cluster: Any, transactional_id: str, producer_id: int,
+def check_producer(cluster: ClusterPort, transactional_id: str, producer_id: int,
                    epoch: int) -> TransactionMetadata:
     """The transaction of a producer that is who it says it is, or a KafkaCoreError."""
     meta = coordinator(cluster).transactions.get(transactional_id)
