@@ -10,6 +10,7 @@ from kafka.errors import (
     IllegalStateError,
     NoOffsetForPartitionError,
     OffsetMetadataTooLargeError,
+    UnknownTopicOrPartitionError,
 )
 from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
@@ -451,3 +452,29 @@ def test_transactional_offsets_wait_for_a_coordinator_to_come_back():
     assert cluster.admin().list_consumer_group_offsets("etl")[TP0].offset == 3
     assert any(k == OffsetKey("etl", TOPIC, 0) and v.offset == 3
                for k, v in offsets_records(cluster, "etl"))  # written by the new coordinator
+
+
+def test_a_commit_to_a_missing_topic_or_partition_is_refused_in_process_too():
+    """Kafka answers UNKNOWN_TOPIC_OR_PARTITION for a partition its metadata lacks and
+    writes nothing for it; the coordinator does so for both doors (the wire handler no
+    longer checks it alone), and the partitions that exist are committed."""
+    cluster = cluster_with()
+    answers: list[dict] = []
+    cluster.groups.offset_commit(None, "audit", -1, "", None,
+                                 {(TOPIC, 0): (4, -1, ""), (TOPIC, 99): (4, -1, ""),
+                                  ("missing", 0): (4, -1, "")}, answers.append)
+    cluster.run_until(lambda: bool(answers), 10_000)
+    assert answers == [{(TOPIC, 0): 0, (TOPIC, 99): 3, ("missing", 0): 3}]
+    code, committed = cluster.groups.offset_fetch(None, "audit")
+    assert code == 0 and set(committed) == {(TOPIC, 0)}
+
+    answers.clear()
+    cluster.groups.offset_commit(None, "nobody", -1, "", None,
+                                 {("missing", 0): (1, -1, "")}, answers.append)
+    assert answers == [{("missing", 0): 3}]
+    assert "nobody" not in cluster.groups.groups  # nothing made for a refused commit
+
+    c = cluster.consumer(group_id="audit", enable_auto_commit=False)
+    c.assign([TP0])
+    with pytest.raises(UnknownTopicOrPartitionError):
+        c.commit({TopicPartition("missing", 0): OffsetAndMetadata(1, "", -1)}, timeout_ms=1_000)

@@ -40,7 +40,22 @@ class OffsetStore:
                       api_version: int | None = None) -> None:
         """OffsetCommit: {(topic, partition): (offset, leader_epoch, metadata)}; the answer
         comes once the records are replicated (acks=all) in __consumer_offsets.
-        ``api_version``: the request's, from the wire (a KIP-848 member needs v9+)."""
+        ``api_version``: the request's, from the wire (a KIP-848 member needs v9+).
+
+        A partition the metadata does not have gets UNKNOWN_TOPIC_OR_PARTITION and is not
+        written, as Kafka's KafkaApis answers it before the coordinator sees the request."""
+        topics = self.sim.controller.topics
+        unknown = {tp: errors.UNKNOWN_TOPIC_OR_PARTITION for tp in offsets
+                   if tp[0] not in topics or not 0 <= tp[1] < len(topics[tp[0]].partitions)}
+        if unknown:
+            offsets = {tp: v for tp, v in offsets.items() if tp not in unknown}
+            if not offsets:
+                respond(unknown)
+                return
+            answer = respond
+
+            def respond(result: dict[TP, int]) -> None:
+                answer({**result, **unknown})
         tps = list(offsets)
         try:
             group = self.group_at(broker_id, group_id)

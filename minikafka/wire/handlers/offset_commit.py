@@ -4,7 +4,7 @@ The coordinator checks the member and generation (the admin client sends -1 and
 may only commit for an empty group), then writes the offsets to
 __consumer_offsets; the answer waits (a Deferred) until that write is replicated,
 as Kafka's acks=all append does. A partition of an unknown topic gets
-UNKNOWN_TOPIC_OR_PARTITION and is not written. v10 names topics by id (UNKNOWN_TOPIC_ID
+UNKNOWN_TOPIC_OR_PARTITION from the coordinator (core.groups) and is not written. v10 names topics by id (UNKNOWN_TOPIC_ID
 for an id the cluster does not have).
 """
 from __future__ import annotations
@@ -62,15 +62,11 @@ def handle(ctx: RequestContext, request: OffsetCommitRequest):
                       [p.partition_index for p in topic.partitions]))
         if name is None:
             continue
-        meta = known.get(name)
         refused = refusals.get(name, errors.NONE)
         for p in topic.partitions:
             tp = (name, p.partition_index)
             if refused:
                 codes[tp] = refused
-                continue
-            if meta is None or not 0 <= p.partition_index < len(meta.partitions):
-                codes[tp] = errors.UNKNOWN_TOPIC_OR_PARTITION
                 continue
             epoch = p.committed_leader_epoch if version >= 6 else -1
             offsets[tp] = (p.committed_offset, -1 if epoch is None else epoch,
