@@ -34,7 +34,7 @@ from .core.acl import (
 )
 from .core.broker import Broker
 from .core.clock import EPOCH_MS, SimClock
-from .core.config import BROKER_DEFAULTS, TopicConfig
+from .core.config import BROKER_DEFAULTS, TopicConfig, segment_bytes
 from .core.controller import NO_LEADER, Controller
 from .core.groups.classic import STABLE as GROUP_STABLE
 from .core.groups.consumer import ConsumerGroup
@@ -882,7 +882,7 @@ class Cluster:
         for broker in self.brokers.values():
             for (t, _), replica in broker.replicas.items():
                 if t == topic:
-                    replica.log.segment_bytes = int(replica.config["segment.bytes"])
+                    replica.log.segment_bytes = segment_bytes(replica.config)
                     replica.log.segment_ms = int(replica.config["segment.ms"])
         self.log_manager.arm_all()
 
@@ -957,7 +957,7 @@ class Cluster:
         indexes and the producer state (ids, epochs, sequences, open transactions)."""
         topic, p = replica.topic, replica.partition
         log, hw, cut = self.log_dirs[broker_id].load(
-            topic, p, int(replica.config["segment.bytes"]), int(replica.config["segment.ms"]),
+            topic, p, segment_bytes(replica.config), int(replica.config["segment.ms"]),
             self.now_ms)
         log.store.config = replica.config
         replica.log = log

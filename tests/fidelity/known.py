@@ -18,16 +18,7 @@ class Known:
     diff: dict[str, list]
 
 
-_SMALL_SEGMENTS = Known(
-    "simplification",
-    "Kafka 4.0 raised the minimum segment.bytes to 1 MiB; minikafka accepts segments down to "
-    "14 bytes so a lesson can show segments rolling with a handful of records. Lesson 11 "
-    "says so in its version note. Everything else about topic configs is refused alike.",
-    {"segment-1kb": ["InvalidConfigurationError", "NoError"]})
-
 KNOWN_DIFFERENCES: dict[tuple[str, str], Known] = {
-    ("bad_topic_configs", "serve"): _SMALL_SEGMENTS,
-    ("bad_topic_configs", "in-process"): _SMALL_SEGMENTS,
     ("topic_config_defaults_and_sources", "serve"): Known(
         "simplification",
         "A topic without its own min.insync.replicas takes the brokers' 2 on both clusters. "

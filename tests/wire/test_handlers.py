@@ -724,7 +724,7 @@ def test_configs_describe_and_alter_incrementally(cluster):
             resource_type=4, resource_name="2", configuration_keys=None)])
     topic, broker = client.call(describe, 4).results
     values = {c.name: (c.value, c.config_source, c.config_type) for c in topic.configs}
-    assert values == {"retention.ms": ("1000", 1, 5), "cleanup.policy": ("compact,delete", 1, 7),
+    assert values == {"retention.ms": ("1000", 1, 5), "cleanup.policy": ("delete,compact", 1, 7),
                       "segment.bytes": ("1073741824", 5, 3)}
     assert {c.name: c.value for c in broker.configs}["broker.rack"] == "b"
 

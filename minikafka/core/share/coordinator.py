@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
+from ..kafka_configs import BROKER
 from . import assignor
 from .partition import SharePartition, ShareSettings
 from .sessions import ShareSessionCache
@@ -37,22 +38,6 @@ FENCED_MEMBER_EPOCH = 110
 LEAVE_EPOCH = -1
 
 TP = tuple[str, int]
-
-# Broker configs (GroupCoordinatorConfig, ShareGroupConfig) with Kafka 4.4.0's defaults.
-SHARE_DEFAULTS: dict[str, int] = {
-    "group.share.session.timeout.ms": 45_000,
-    "group.share.heartbeat.interval.ms": 5_000,
-    "group.share.max.size": 200,
-    "group.share.record.lock.duration.ms": 30_000,
-    "group.share.min.record.lock.duration.ms": 15_000,
-    "group.share.max.record.lock.duration.ms": 60_000,
-    "group.share.delivery.count.limit": 5,
-    "group.share.min.delivery.count.limit": 2,
-    "group.share.max.delivery.count.limit": 10,
-    "group.share.partition.max.record.locks": 2_000,
-    "group.share.min.partition.max.record.locks": 100,
-    "group.share.max.partition.max.record.locks": 4_000,
-}
 
 # Group configs (kafka-configs --entity-type groups) a share group takes, each with the
 # broker config giving its default and the broker configs bounding it.
@@ -149,7 +134,7 @@ class ShareGroupCoordinator:
 
     # -- configuration ---------------------------------------------------------------------
     def broker_setting(self, key: str) -> int:
-        return int(self.sim.broker_config.get(key, SHARE_DEFAULTS[key]))
+        return int(self.sim.broker_config.get(key, BROKER[key].default))  # type: ignore[call-overload]
 
     def settings(self, group_id: str) -> ShareSettings:
         own = self.group_configs.get(group_id, {})

@@ -1,0 +1,59 @@
+"""minikafka/core/kafka_configdefs.json is what Kafka 4.4.0's jars define (ConfigDefs.java run
+against them), so the config keys, defaults and validators minikafka uses cannot drift.
+Regenerate with `minikafka kafka configdefs`."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from minikafka.core import kafka_configs
+from minikafka.realkafka import KAFKA_VERSION
+from minikafka.realkafka.configdefs import DATA, dump
+from minikafka.realkafka.jars import fetch_kafka
+
+
+@pytest.mark.real_kafka
+@pytest.mark.timeout(600)
+def test_the_committed_configdefs_are_the_jars():
+    live = json.loads(dump(fetch_kafka()))
+    assert live["kafka_version"] == KAFKA_VERSION
+    assert live == json.loads(DATA.read_text()), "run `minikafka kafka configdefs`"
+
+
+def test_the_data_holds_kafka_s_keys_and_rules():
+    topic, broker = kafka_configs.TOPIC, kafka_configs.BROKER
+    assert len([k for k in topic.values() if not k.internal]) == 37  # Kafka 4.4.0's LogConfig
+    assert len(broker) > 370
+    assert topic["segment.bytes"].validator["min"] == 1 << 20
+    assert broker["log.retention.ms"].dynamic == "cluster-wide"
+    assert broker["num.network.threads"].dynamic == "cluster-wide"
+    assert broker["node.id"].dynamic == "read-only"
+    assert kafka_configs.TOPIC_SYNONYMS["segment.ms"] == (("log.roll.ms", 1),
+                                                         ("log.roll.hours", 3_600_000))
+
+
+@pytest.mark.parametrize("key, value, why", [
+    ("segment.bytes", "1024", "Value must be at least 1048576"),
+    ("retention.ms", "abc", "Not a number of type LONG"),
+    ("min.insync.replicas", "99999999999", "Not a number of type INT"),
+    ("cleanup.policy", "compact,remove", "String must be one of: compact, delete"),
+    ("compression.type", "brotli", "String must be one of:"),
+    ("compression.gzip.level", "0", "Value must be between 1 and 9 or equal to -1"),
+    ("min.cleanable.dirty.ratio", "1.5", "Value must be no more than 1"),
+    ("unclean.leader.election.enable", "yes", "Expected value to be either true or false"),
+    ("leader.replication.throttled.replicas", "0-1", "must be the literal '*'"),
+])
+def test_values_kafka_refuses_are_refused_with_its_reason(key, value, why):
+    with pytest.raises(kafka_configs.ConfigException, match=f"Invalid value {value} for "
+                       f"configuration {key}: .*{why.split(':')[0]}"):
+        kafka_configs.TOPIC[key].parse(value)
+
+
+@pytest.mark.parametrize("key, value, parsed", [
+    ("segment.bytes", "1048576", 1 << 20), ("compression.gzip.level", "-1", -1),
+    ("cleanup.policy", "delete, compact", "delete,compact"), ("cleanup.policy", "", ""),
+    ("leader.replication.throttled.replicas", "0:1,1:2", "0:1,1:2"),
+    ("unclean.leader.election.enable", "TRUE", True)])
+def test_values_kafka_takes_are_taken(key, value, parsed):
+    assert kafka_configs.TOPIC[key].parse(value) == parsed
