@@ -399,3 +399,43 @@ def incremental_alter_configs(cluster: ClusterPort, resources: Sequence[AlterCon
             out.append(AlterConfigsResult(resource.resource_type, resource.name, exc.code,
                                           exc.message or None))
     return out
+
+
+def alter_configs(cluster: ClusterPort, resources: Sequence[AlterConfigsResource],
+                  validate_only: bool = False) -> list[AlterConfigsResult]:
+    """The legacy AlterConfigs (key 33): each resource's configs become its whole set of
+    overrides, as Kafka's ConfigAdminManager.alterConfigs does. Keys given are SET (a
+    null value is INVALID_REQUEST); a topic override or a dynamic broker value not given
+    is removed. Topics and brokers only (Kafka refuses BROKER_LOGGER and GROUP here)."""
+    out = []
+    for resource in resources:
+        try:
+            out.append(_legacy_alter(cluster, resource, validate_only))
+        except KafkaCoreError as exc:
+            out.append(AlterConfigsResult(resource.resource_type, resource.name, exc.code,
+                                          exc.message or None))
+    return out
+
+
+def _legacy_alter(cluster: ClusterPort, resource: AlterConfigsResource,
+                  validate_only: bool) -> AlterConfigsResult:
+    names = [c.name for c in resource.configs]
+    if len(set(names)) != len(names):
+        raise KafkaCoreError(errors.INVALID_REQUEST, "Error due to duplicate config keys")
+    for c in resource.configs:
+        if c.value is None:
+            raise KafkaCoreError(errors.INVALID_REQUEST, f"Null value not supported for : {c.name}")
+    if resource.resource_type == TOPIC:
+        meta = cluster.controller.topics.get(resource.name)
+        current = set(meta.config.overrides) if meta is not None else set()
+    elif resource.resource_type == BROKER:
+        broker_id = _broker_id(cluster, resource.name) if resource.name else None
+        current = set(cluster.dynamic_broker_config.get(broker_id, {}))
+    else:
+        raise KafkaCoreError(errors.INVALID_REQUEST, "AlterConfigs is deprecated and does "
+                             f"not support the resource type {resource.resource_type}")
+    ops = [AlterableConfig(c.name, SET, c.value) for c in resource.configs]
+    ops += [AlterableConfig(name, DELETE) for name in sorted(current - set(names))]
+    _alter(cluster, AlterConfigsResource(resource.resource_type, resource.name, ops),
+           validate_only)
+    return AlterConfigsResult(resource.resource_type, resource.name)
