@@ -40,6 +40,7 @@ from .core.groups.classic import STABLE as GROUP_STABLE
 from .core.groups.consumer import ConsumerGroup
 from .core.groups.coordinator import GroupCoordinator
 from .core.journal import Journal
+from .core.kafka_configs import FEATURES
 from .core.log_dirs import BrokerLogDirs
 from .core.log_manager import CLEANER, LogManager
 from .core.metadata_log import MetadataLogFiles, replay, state_records
@@ -116,10 +117,19 @@ def _wrap(fn):
 # idle cluster stays idle and a lesson's settle() is not kept busy).
 CHECKPOINT_INTERVAL_MS = 5_000
 
-# Finalized feature levels of a new cluster (kafka-storage.sh format --feature NAME=LEVEL).
-FEATURE_DEFAULTS = {"eligible.leader.replicas.version": 1}  # Kafka 4.1+
-# The levels a broker supports (ApiVersions' SupportedFeatures), lowest and highest.
-SUPPORTED_FEATURES = {"eligible.leader.replicas.version": (0, 1)}
+# The levels a broker supports (ApiVersions' SupportedFeatures), lowest and highest, and
+# the levels a new cluster finalizes (kafka-storage.sh format --feature NAME=LEVEL): Kafka
+# 4.4.0's (core.kafka_configs.FEATURES), but for two. kraft.version stays 0, as on a
+# cluster whose controller.quorum.voters are static (compose's and the native launcher's).
+# transaction.version stops at 1: level 2 turns on transactions V2 in the clients
+# (KIP-890: partitions added by Produce itself, an epoch bump at every commit), which
+# minikafka does not implement (docs/fidelity.md).
+SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
+    name: (spec["min"], min(spec["max"], 1) if name == "transaction.version" else spec["max"])
+    for name, spec in FEATURES.items()}
+FEATURE_DEFAULTS: dict[str, int] = {
+    name: 0 if name == "kraft.version" else min(spec["default"], SUPPORTED_FEATURES[name][1])
+    for name, spec in FEATURES.items()}
 
 TXN_MARKER_RETRY_MS = 100  # how soon an undelivered transaction marker is tried again
 
@@ -129,9 +139,12 @@ def _features(given: Mapping[str, int] | None) -> dict[str, int]:
     if unknown:
         raise kerrors.InvalidConfigurationError(f"Unknown feature {sorted(unknown)}")
     features = {**FEATURE_DEFAULTS, **(given or {})}
-    if features["eligible.leader.replicas.version"] not in (0, 1):
-        raise kerrors.InvalidConfigurationError(
-            "eligible.leader.replicas.version must be 0 or 1")
+    for name, level in features.items():
+        low, high = SUPPORTED_FEATURES[name]
+        if level != 0 and not low <= level <= high:
+            raise kerrors.InvalidConfigurationError(
+                f"{name} must be 0 or 1" if (low, high) == (0, 1)
+                else f"{name} must be 0 or {low} to {high}")
     return features
 
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BROKER", "FEATURES", "GROUP", "KAFKA_VERSION", "TOPIC", "TOPIC_SYNONYMS",
+__all__ = ["BROKER", "FEATURES", "GROUP", "KAFKA_VERSION", "METADATA_RELEASES", "TOPIC",
+           "TOPIC_SYNONYMS",
            "ConfigException", "KafkaConfigKey"]
 
 _DATA = json.loads(Path(__file__).with_name("kafka_configdefs.json").read_text())
@@ -176,3 +177,6 @@ TOPIC_SYNONYMS: dict[str, tuple[tuple[str, int], ...]] = {
 FEATURES: dict[str, dict[str, int]] = {
     name: {k: v for k, v in spec.items() if k in ("min", "max", "default")}
     for name, spec in _DATA["features"].items()}
+# metadata.version's levels by release name, as kafka-features.sh shows them (33: 4.4-IV2).
+METADATA_RELEASES: dict[int, str] = {
+    int(level): name for level, name in _DATA["features"]["metadata.version"]["releases"].items()}

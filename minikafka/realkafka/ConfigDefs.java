@@ -59,7 +59,14 @@ public class ConfigDefs {
         StringBuilder out = new StringBuilder("{\n    \"metadata.version\": {\"min\": ")
             .append(MetadataVersion.MINIMUM_VERSION.featureLevel()).append(", \"max\": ")
             .append(mv.featureLevel()).append(", \"default\": ").append(mv.featureLevel())
-            .append(", \"release\": ").append(str(mv.version())).append("}");
+            .append(", \"releases\": {");
+        String sep = "";
+        for (MetadataVersion v : MetadataVersion.VERSIONS) {
+            if (v.featureLevel() > mv.featureLevel()) continue;  // not production yet
+            out.append(sep).append(str(Short.toString(v.featureLevel()))).append(": ").append(str(v.version()));
+            sep = ", ";
+        }
+        out.append("}}");
         for (Feature f : Feature.PRODUCTION_FEATURES) {
             out.append(",\n    ").append(str(f.featureName())).append(": {\"min\": ")
                 .append(f.minimumProduction()).append(", \"max\": ").append(f.latestProduction())
