@@ -18,7 +18,20 @@ class Known:
     diff: dict[str, list]
 
 
+_TRANSACTIONS_V2 = Known(
+    "simplification",
+    "Kafka 4.4.0 finalizes transaction.version 2, which switches clients to transactions V2 "
+    "(KIP-890 part 2: Produce adds a partition to the transaction itself, the producer epoch "
+    "is bumped at every commit or abort). minikafka implements the V1 protocol lesson 10 "
+    "teaches (AddPartitionsToTxn, one epoch per session), so it supports and finalizes "
+    "level 1; a Java or kafka-python producer then uses V1 against it. Every other feature "
+    "and level is Kafka's.",
+    {"transaction.version.finalized": [[2, 2], [1, 1]],
+     "transaction.version.supported": [[0, 2], [0, 1]]})
+
 KNOWN_DIFFERENCES: dict[tuple[str, str], Known] = {
+    ("features_of_a_new_cluster", "serve"): _TRANSACTIONS_V2,
+    ("features_of_a_new_cluster", "in-process"): _TRANSACTIONS_V2,
     ("topic_config_defaults_and_sources", "serve"): Known(
         "simplification",
         "A topic without its own min.insync.replicas takes the brokers' 2 on both clusters. "
@@ -52,6 +65,25 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], Known] = {
 
 # scenario -> the change in minikafka that made its observations equal.
 FIXES: dict[str, str] = {
+    "bad_topic_configs": (
+        "segment.bytes below Kafka 4.x's 1 MiB is refused (INVALID_CONFIG), as every topic "
+        "config rule now is: keys, types, defaults and validators come from Kafka 4.4.0's own "
+        "ConfigDefs (minikafka/core/kafka_configdefs.json, `minikafka kafka configdefs`). "
+        "Small segments for lessons use internal.segment.bytes, which Kafka takes too."),
+    "topic_config_key_set": (
+        "DescribeConfigs lists Kafka 4.4.0's 37 topic keys (compression levels, "
+        "message.timestamp.before/after.max.ms, index.interval.bytes, ...), typed as Kafka "
+        "types them."),
+    "list_config_append_subtract": (
+        "APPEND adds missing items at the end and SUBTRACT removes, in Kafka's order; an "
+        "emptied list stays the topic's own empty value (minikafka sorted the list and "
+        "dropped an emptied one back to the default). minikafka/core/api/configs.py."),
+    "legacy_alter_configs": (
+        "AlterConfigs (key 33) is served: kafka-python's alter_configs(incremental=False) "
+        "no longer gets IncompatibleBrokerVersion. minikafka/wire/handlers/alter_configs.py."),
+    "timestamp_bounds_on_produce": (
+        "Produce refuses CreateTime records outside message.timestamp.before/after.max.ms "
+        "with INVALID_TIMESTAMP (minikafka/core/broker.py)."),
     "a_new_producer_fences_the_old": (
         "Produce with a stale producer epoch now answers INVALID_PRODUCER_EPOCH for "
         "transactional batches too (Kafka since 2.7, KIP-588; minikafka said PRODUCER_FENCED), "
