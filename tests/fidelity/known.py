@@ -144,3 +144,38 @@ OPEN: dict[str, str] = {
         "Once, real Kafka had not deleted the expired segment 20 s after the records were "
         "written (log.retention.check.interval.ms=1000); the scenario now waits up to 45 s."),
 }
+
+
+# API keys Kafka 4.4.0's brokers advertise (tests/realkafka/kafka-4.4.0-api-versions.json)
+# that minikafka does not serve: key -> (name, why). tests/realkafka/test_api_versions.py
+# checks that every key Kafka has is served or listed here.
+API_GAPS: dict[int, tuple[str, str]] = {
+    27: ("WriteTxnMarkers", "broker to broker: the transaction coordinator writes the commit "
+         "and abort markers to the partition leaders inside the process; no client sends it"),
+    38: ("CreateDelegationToken", "delegation-token authentication is not modelled (SASL/PLAIN "
+         "and SCRAM are); the course does not teach it"),
+    39: ("RenewDelegationToken", "delegation tokens are not modelled (see CreateDelegationToken)"),
+    40: ("ExpireDelegationToken", "delegation tokens are not modelled (see CreateDelegationToken)"),
+    41: ("DescribeDelegationToken", "delegation tokens are not modelled (see "
+         "CreateDelegationToken)"),
+    64: ("UnregisterBroker", "KRaft operator API (kafka-cluster.sh unregister) for a broker that "
+         "left for good; minikafka's brokers are fixed when the cluster is made"),
+    80: ("AddRaftVoter", "dynamic controller quorums (KIP-853) are not modelled: the quorum's "
+         "voters are static, as compose's and the native launcher's controller.quorum.voters "
+         "(kraft.version 0)"),
+    81: ("RemoveRaftVoter", "dynamic controller quorums are not modelled (see AddRaftVoter)"),
+    83: ("InitializeShareGroupState", "broker to share coordinator: minikafka's share "
+         "coordinator keeps share-partition state in the process"),
+    84: ("ReadShareGroupState", "broker to share coordinator (see InitializeShareGroupState)"),
+    85: ("WriteShareGroupState", "broker to share coordinator (see InitializeShareGroupState)"),
+    86: ("DeleteShareGroupState", "broker to share coordinator (see InitializeShareGroupState)"),
+    87: ("ReadShareGroupStateSummary", "broker to share coordinator (see "
+         "InitializeShareGroupState)"),
+    88: ("StreamsGroupHeartbeat", "the Streams rebalance protocol (KIP-1071, group.protocol="
+         "streams) is not modelled; Kafka Streams' default classic protocol works"),
+    89: ("StreamsGroupDescribe", "Streams groups are not modelled (see StreamsGroupHeartbeat)"),
+    93: ("StreamsGroupTopologyDescriptionUpdate", "Streams groups are not modelled (see "
+         "StreamsGroupHeartbeat); newer than kafka-python 3.0.12's specs"),
+    94: ("UnregisterController", "dynamic controller quorums are not modelled (see "
+         "AddRaftVoter); newer than kafka-python 3.0.12's specs"),
+}
