@@ -77,3 +77,19 @@ def test_a_new_cluster_finalizes_kafka_4_4_s_features():
     text = features_describe(Cluster(brokers=1))
     assert "Feature: metadata.version                          SupportedMinVersion: 3.3-IV3   " \
            "       SupportedMaxVersion: 4.4-IV2          FinalizedVersionLevel: 4.4-IV2   " in text
+
+
+def test_the_course_facts_sheet_agrees_with_kafka_s_own_defaults():
+    """minikafka.course.facts (the defaults the lessons state) against the jars' ConfigDefs,
+    for every topic, broker and group key it lists."""
+    from minikafka.course.facts import DEFAULTS
+    client_too = {"fetch.max.bytes"}  # the sheet states the consumer's (50 MiB), not the broker's
+    checked = 0
+    for name, fact in DEFAULTS.items():
+        spec = kafka_configs.TOPIC.get(name) or kafka_configs.BROKER.get(name) \
+            or kafka_configs.GROUP.get(name)
+        if spec is None or name in client_too:
+            continue
+        assert fact.kafka == spec.default, (name, fact.kafka, spec.default)
+        checked += 1
+    assert checked > 40
