@@ -1,5 +1,5 @@
-"""DescribeConfigs (key 32) and IncrementalAlterConfigs (key 44), for topics, brokers and
-broker loggers.
+"""DescribeConfigs (key 32), IncrementalAlterConfigs (key 44) and the legacy AlterConfigs
+(key 33), for topics, brokers and broker loggers.
 
 Configs as Kafka reports them: string values, sources and types, for topics (overrides
 over defaults) and brokers (the cluster-wide default resource "" lists its dynamic values
