@@ -34,9 +34,9 @@ from .core.acl import (
 )
 from .core.broker import Broker
 from .core.clock import EPOCH_MS, SimClock
-from .core.config import BROKER_DEFAULTS, TopicConfig
+from .core.config import BROKER_DEFAULTS, TopicConfig, segment_bytes
 from .core.controller import NO_LEADER, Controller
-from .core.features import FEATURE_DEFAULTS, feature_update_refused
+from .core.features import FEATURE_DEFAULTS, SUPPORTED_FEATURES, feature_update_refused
 from .core.groups.classic import STABLE as GROUP_STABLE
 from .core.groups.consumer import ConsumerGroup
 from .core.groups.coordinator import GroupCoordinator
@@ -125,9 +125,12 @@ def _features(given: Mapping[str, int] | None) -> dict[str, int]:
     if unknown:
         raise kerrors.InvalidConfigurationError(f"Unknown feature {sorted(unknown)}")
     features = {**FEATURE_DEFAULTS, **(given or {})}
-    if features["eligible.leader.replicas.version"] not in (0, 1):
-        raise kerrors.InvalidConfigurationError(
-            "eligible.leader.replicas.version must be 0 or 1")
+    for name, level in features.items():
+        low, high = SUPPORTED_FEATURES[name]
+        if level != 0 and not low <= level <= high:
+            raise kerrors.InvalidConfigurationError(
+                f"{name} must be 0 or 1" if (low, high) == (0, 1)
+                else f"{name} must be 0 or {low} to {high}")
     return features
 
 
@@ -858,7 +861,7 @@ class Cluster:
         for broker in self.brokers.values():
             for (t, _), replica in broker.replicas.items():
                 if t == topic:
-                    replica.log.segment_bytes = int(replica.config["segment.bytes"])
+                    replica.log.segment_bytes = segment_bytes(replica.config)
                     replica.log.segment_ms = int(replica.config["segment.ms"])
         self.log_manager.arm_all()
 
@@ -933,7 +936,7 @@ class Cluster:
         indexes and the producer state (ids, epochs, sequences, open transactions)."""
         topic, p = replica.topic, replica.partition
         log, hw, cut = self.log_dirs[broker_id].load(
-            topic, p, int(replica.config["segment.bytes"]), int(replica.config["segment.ms"]),
+            topic, p, segment_bytes(replica.config), int(replica.config["segment.ms"]),
             self.now_ms)
         log.store.config = replica.config
         replica.log = log

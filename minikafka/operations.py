@@ -118,13 +118,19 @@ def features_describe(cluster: Any) -> str:
     """``kafka-features describe``: each feature minikafka models, the levels the
     brokers support and the level the cluster has finalized."""
     from .core.features import SUPPORTED_FEATURES
+    from .core.kafka_configs import METADATA_RELEASES
+
+    def shown(name: str, level: int) -> object:
+        # metadata.version's levels by release name (33: 4.4-IV2), as FeatureCommand does
+        return METADATA_RELEASES.get(level, level) if name == "metadata.version" else level
 
     lines = []
     for name in sorted(cluster.features):
-        low, high = SUPPORTED_FEATURES[name]
+        low, high = (shown(name, v) for v in SUPPORTED_FEATURES[name])
+        level = shown(name, cluster.features[name])
         # Kafka 4.4's FeatureCommand pads the columns this way.
         lines.append(f"Feature: {name:<42}SupportedMinVersion: {low:<17}SupportedMaxVersion: "
-                     f"{high:<17}FinalizedVersionLevel: {cluster.features[name]:<17}Epoch: "
+                     f"{high:<17}FinalizedVersionLevel: {level:<17}Epoch: "
                      f"{len(cluster.controller.log)}")
     return "\n".join(lines)
 

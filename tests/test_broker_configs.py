@@ -44,7 +44,7 @@ def _seen(cluster, name: str, key: str = "log.retention.ms") -> tuple:
 
 def test_a_broker_s_own_value_reaches_only_its_own_logs():
     cluster = Cluster(brokers=3, seed=1)
-    cluster.create_topic("t", 1, 3, config={"segment.bytes": "200"})
+    cluster.create_topic("t", 1, 3, config={"internal.segment.bytes": "200"})
     leader = cluster.describe_topic("t").partitions[0].leader
     follower = min(b for b in (1, 2, 3) if b != leader)
     producer = cluster.producer(acks="all", linger_ms=0)
@@ -64,12 +64,13 @@ def test_a_broker_s_own_value_reaches_only_its_own_logs():
     assert all(starts[b] == 0 for b in starts if b != follower)
 
     # segment settings reach the hosted logs at once, on that broker only
-    assert _alter(cluster, str(leader), "log.segment.bytes", "4096") == 0
-    assert replicas[leader].config["segment.bytes"] == 200  # the topic's override wins
+    assert _alter(cluster, str(leader), "log.segment.bytes", "4096") == 40  # below 1 MiB
+    assert _alter(cluster, str(leader), "log.segment.bytes", "2097152") == 0
+    assert replicas[leader].config["internal.segment.bytes"] == 200  # the topic's own wins
     cluster.create_topic("u", 1, 3)
     segment_bytes = {b: cluster.brokers[b].replicas[("u", 0)].log.segment_bytes
                      for b in (1, 2, 3)}
-    assert segment_bytes == {b: 4096 if b == leader else 1 << 30 for b in (1, 2, 3)}
+    assert segment_bytes == {b: 2097152 if b == leader else 1 << 30 for b in (1, 2, 3)}
 
 
 def test_min_insync_replicas_is_the_leader_s():

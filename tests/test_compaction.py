@@ -275,7 +275,7 @@ def test_compaction_property(pairs, per_batch, segment_bytes, tail):
 def test_the_cleaner_compacts_a_topic_by_itself_and_consumers_see_latest_values():
     cluster = Cluster(brokers=3, seed=5)
     cluster.create_topic("prices", partitions=1, replication_factor=3,
-                         config={"cleanup.policy": "compact", "segment.bytes": 500})
+                         config={"cleanup.policy": "compact", "internal.segment.bytes": 500})
     producer = cluster.producer(linger_ms=0)
     for i in range(60):
         producer.send("prices", key=b"sku-%d" % (i % 4), value=b"%d" % i).get()
@@ -299,7 +299,7 @@ def test_the_cleaner_compacts_a_topic_by_itself_and_consumers_see_latest_values(
 def test_read_committed_stays_right_after_compaction():
     cluster = Cluster(brokers=1, seed=3)
     cluster.create_topic("t", partitions=1, replication_factor=1,
-                         config={"cleanup.policy": "compact", "segment.bytes": 300})
+                         config={"cleanup.policy": "compact", "internal.segment.bytes": 300})
     producer = cluster.producer(transactional_id="tx", linger_ms=0)
     producer.init_transactions()
     for i in range(6):
@@ -332,7 +332,7 @@ def test_read_committed_stays_right_after_compaction():
 def test_compacted_topics_retain_by_time_only_with_delete_in_the_policy(policy):
     cluster = Cluster(brokers=1, seed=2)
     cluster.create_topic("t", partitions=1, replication_factor=1,
-                         config={"cleanup.policy": policy, "segment.bytes": 300,
+                         config={"cleanup.policy": policy, "internal.segment.bytes": 300,
                                  "retention.ms": 60_000})
     producer = cluster.producer(linger_ms=0)
     for i in range(20):

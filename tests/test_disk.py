@@ -23,7 +23,7 @@ from minikafka.dump import dump_files, dump_partition_log
 def disk_cluster(tmp_path: Path, **config) -> Cluster:
     cluster = Cluster(brokers=3, seed=9, log_dir=tmp_path)
     cluster.create_topic("t", partitions=1, replication_factor=3,
-                         config={"segment.bytes": 600, **config})
+                         config={"internal.segment.bytes": 600, **config})
     return cluster
 
 
@@ -162,7 +162,7 @@ def test_retention_and_compaction_reach_the_files(tmp_path):
 
 
 def test_index_files_point_at_batch_positions_in_the_log_file(tmp_path):
-    cluster = disk_cluster(tmp_path, **{"segment.bytes": 100_000})
+    cluster = disk_cluster(tmp_path, **{"internal.segment.bytes": 100_000})
     produce(cluster, 0, 120)
     d = files_of(tmp_path, 1)
     log_file = d / f"{0:020d}.log"

@@ -28,7 +28,7 @@ def builder_bytes(batch: RecordBatch) -> bytes:
 def cluster_with_data() -> Cluster:
     cluster = Cluster(brokers=1, seed=4)
     cluster.create_topic("t", partitions=1, replication_factor=1,
-                         config={"segment.bytes": 600})
+                         config={"internal.segment.bytes": 600})
     producer = cluster.producer(linger_ms=0)
     producer.send("t", key=b"k0", value=b"hello", headers=[("trace", b"1")]).get()
     for i in range(1, 12):

@@ -139,7 +139,7 @@ def test_an_open_transaction_is_aborted_after_a_restart(tmp_path):
 @pytest.mark.parametrize("damage", ["truncate", "flip"])
 def test_a_torn_active_segment_is_cut_at_its_first_bad_batch(tmp_path, damage):
     cluster = Cluster(brokers=1, seed=3, log_dir=tmp_path)
-    cluster.create_topic("t", config={"segment.bytes": 300})
+    cluster.create_topic("t", config={"internal.segment.bytes": 300})
     producer = cluster.producer(acks="all", linger_ms=0)
     for i in range(12):
         producer.send("t", value=b"value-%02d" % i).get()
@@ -311,7 +311,7 @@ def test_the_transaction_state_log_is_an_internal_compacted_topic(tmp_path):
 
 def test_recovery_cuts_segments_in_place_and_never_rewrites_them(tmp_path):
     cluster = Cluster(brokers=1, seed=3, log_dir=tmp_path)
-    cluster.create_topic("t", config={"segment.bytes": 300})
+    cluster.create_topic("t", config={"internal.segment.bytes": 300})
     producer = cluster.producer(acks="all", linger_ms=0, compression_type="gzip")
     for i in range(12):
         producer.send("t", value=b"value-%02d" % i).get()
@@ -336,20 +336,20 @@ def test_dynamic_broker_configs_survive_a_restart(tmp_path):
     cluster.alter_broker_config({"log.retention.ms": 60_000})
     cluster.alter_broker_config({"min.insync.replicas": 2}, broker_id=2)
     cluster.alter_broker_config({"min.insync.replicas": None}, broker_id=2)
-    cluster.alter_broker_config({"log.segment.bytes": 4096}, broker_id=1)
+    cluster.alter_broker_config({"log.segment.bytes": 2097152}, broker_id=1)
 
     again = Cluster(brokers=2, seed=3, log_dir=tmp_path,
                     broker_config={"log.retention.ms": 1_000_000})
     assert again.dynamic_broker_config == {None: {"log.retention.ms": 60_000},
-                                           1: {"log.segment.bytes": 4096}}
+                                           1: {"log.segment.bytes": 2097152}}
     assert again.broker_config["min.insync.replicas"] == 1
     assert again.brokers[2].config["min.insync.replicas"] == 1
     assert again.topic_config("t")["retention.ms"] == 60_000
-    # log.segment.bytes was set on broker 1 only: its replica rolls at 4096 bytes
+    # log.segment.bytes was set on broker 1 only: its replica rolls at 2097152 bytes
     assert again.topic_config("t")["segment.bytes"] == 1 << 30
     replicas = {b: again.brokers[b].replicas[("t", 0)] for b in (1, 2)}
     assert {b: (r.config["segment.bytes"], r.log.segment_bytes) for b, r in replicas.items()} \
-        == {1: (4096, 4096), 2: (1 << 30, 1 << 30)}
+        == {1: (2097152, 2097152), 2: (1 << 30, 1 << 30)}
 
 
 def test_a_real_kafka_log_directory_is_not_used(tmp_path):

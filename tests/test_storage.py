@@ -184,7 +184,7 @@ def test_leader_epochs_before_the_new_log_start_are_folded_into_it():
 def cluster_with(config: dict, brokers: int = 3, **kw) -> Cluster:
     cluster = Cluster(brokers=brokers, seed=11, **kw)
     cluster.create_topic("t", partitions=1, replication_factor=brokers,
-                         config={"segment.bytes": 1000, **config})
+                         config={"internal.segment.bytes": 1000, **config})
     return cluster
 
 
@@ -310,9 +310,9 @@ def test_altering_retention_takes_effect_at_the_next_check():
 
 
 def test_altered_segment_bytes_reaches_existing_logs():
-    cluster = cluster_with({"segment.bytes": 1 << 20}, brokers=1)
+    cluster = cluster_with({"internal.segment.bytes": 1 << 20}, brokers=1)
     produce(cluster, 5)
     assert len(replicas(cluster)[0].log.segments) == 1
-    cluster.alter_topic_config("t", {"segment.bytes": 2 * (BATCH_OVERHEAD + 120)})
+    cluster.alter_topic_config("t", {"internal.segment.bytes": 2 * (BATCH_OVERHEAD + 120)})
     produce(cluster, 10)
     assert len(replicas(cluster)[0].log.segments) >= 5

@@ -259,7 +259,7 @@ def lagging_partition() -> Cluster:
     """orders-0 on [1, 2, 3]: 6 committed records, then 4 more that broker 3 lacks."""
     c = Cluster(brokers=3, seed=1)
     c.create_topic("orders", partitions=1, replication_factor=3,
-                   replica_assignment=[[1, 2, 3]], config={"segment.bytes": 250})
+                   replica_assignment=[[1, 2, 3]], config={"internal.segment.bytes": 250})
     producer = c.producer(acks="all", linger_ms=0)
     for i in range(6):
         producer.send("orders", key=f"k{i}".encode(), value=b"v").get()
@@ -571,7 +571,7 @@ def test_a_broken_graph_raises_and_the_next_one_still_draws():
 def test_compacted_offsets_are_drawn_as_gone():
     c = Cluster(brokers=1, seed=1)
     c.create_topic("prices", partitions=1, replication_factor=1,
-                   config={"cleanup.policy": "compact", "segment.bytes": 100,
+                   config={"cleanup.policy": "compact", "internal.segment.bytes": 100,
                            "min.cleanable.dirty.ratio": 0.01})
     producer = c.producer(acks=1, linger_ms=0)
     for i in range(12):

@@ -369,7 +369,9 @@ class KafkaAdminClient:
         """IncrementalAlterConfigs: each resource's configs {key: (op, value)} or {key:
         value} (SET), as kafka-python takes them. Returns {resource type: {name: "OK" or
         the error as text}}. With raise_on_unknown, a key the resource cannot change
-        raises ValueError first, as kafka-python does."""
+        raises ValueError first, as kafka-python does. incremental=False: the legacy
+        AlterConfigs, SETs only, the resource's other modified keys carried over (as
+        kafka-python fills them in, since AlterConfigs resets what it is not given)."""
         resources = list(config_resources)
         if raise_on_unknown:
             dynamic = self.describe_configs([ConfigResource(c.resource_type, c.name)
@@ -396,10 +398,27 @@ class KafkaAdminClient:
                 configs.append(api.AlterableConfig(
                     name, op, None if op == AlterConfigOp.DELETE or value is None else str(value)))
             asked.append(api.AlterConfigsResource(int(c.resource_type), c.name, configs))
-        for r in api.incremental_alter_configs(self.cluster, asked, validate_only):
+        if incremental is False:
+            asked = self._legacy(asked)
+        alter = api.alter_configs if incremental is False else api.incremental_alter_configs
+        for r in alter(self.cluster, asked, validate_only):
             answer = "OK" if not r.error_code else \
                 str(kerrors.for_code(r.error_code, r.error_message or ""))
             out.setdefault(ConfigResourceType(r.resource_type).name.lower(), {})[r.name] = answer
+        return out
+
+    def _legacy(self, asked: list[api.AlterConfigsResource]) -> list[api.AlterConfigsResource]:
+        out = []
+        for r in asked:
+            if any(c.op != AlterConfigOp.SET for c in r.configs):
+                raise ValueError("AlterConfigs (not incremental) only supports SET")
+            given = {c.name for c in r.configs}
+            kept = self.describe_configs([ConfigResource(ConfigResourceType(r.resource_type),
+                                                         r.name)])
+            kept_here = kept[ConfigResourceType(r.resource_type).name.lower()][r.name]
+            out.append(api.AlterConfigsResource(r.resource_type, r.name, [*r.configs, *(
+                api.AlterableConfig(k, AlterConfigOp.SET, v["value"])
+                for k, v in kept_here.items() if k not in given and not v["read_only"])]))
         return out
 
     # -- client quotas (Java's Admin.alterClientQuotas / describeClientQuotas) -------------

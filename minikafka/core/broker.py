@@ -18,7 +18,7 @@ from .clock import Deadlines
 from .controller import NO_LEADER, MetadataRecord
 from .isolation import READ_COMMITTED, READ_UNCOMMITTED
 from .metrics import RequestMetrics
-from .records import RecordBatch
+from .records import CREATE_TIME, RecordBatch
 from .replica import Replica
 from .server_config import topic_defaults
 
@@ -36,6 +36,21 @@ def _consumer_response(fetched: FetchedPartition) -> FetchResponse:
     return FetchResponse(fetched.error_code, fetched.batches, fetched.high_watermark,
                          fetched.log_start_offset, fetched.last_stable_offset,
                          aborted_transactions=fetched.aborted_transactions)
+
+
+def out_of_range_timestamp(config: Any, batch: RecordBatch, now_ms: int) -> int | None:
+    """A CreateTime timestamp of `batch` outside [now - message.timestamp.before.max.ms,
+    now + message.timestamp.after.max.ms], which Kafka's LogValidator refuses with
+    INVALID_TIMESTAMP; None when the batch fits or the topic stamps LogAppendTime. The
+    batch header's first and max timestamps stand for its records (producers stamp them
+    in order), so a wire batch is not decoded."""
+    if config["message.timestamp.type"] != "CreateTime" or batch.timestamp_type != CREATE_TIME:
+        return None
+    if batch.first_timestamp < now_ms - int(config["message.timestamp.before.max.ms"]):
+        return int(batch.first_timestamp)
+    if batch.max_timestamp > now_ms + int(config["message.timestamp.after.max.ms"]):
+        return int(batch.max_timestamp)
+    return None
 
 
 @dataclass
@@ -233,6 +248,12 @@ class Broker:
                 sim.journal.record(now, "produce.rejected", topic=tp[0], partition=tp[1],
                                    broker=self.id, error="INVALID_RECORD",
                                    reason="compacted topic cannot accept a record without key")
+                continue
+            stamp = out_of_range_timestamp(replica.config, batch, now)
+            if stamp is not None:
+                results[tp] = (errors.INVALID_TIMESTAMP, -1)
+                sim.journal.record(now, "produce.rejected", topic=tp[0], partition=tp[1],
+                                   broker=self.id, error="INVALID_TIMESTAMP", timestamp=stamp)
                 continue
             code, dup_base, dup_last = replica.producers.check(batch)
             if code == errors.DUPLICATE_SEQUENCE_NUMBER:

@@ -3,10 +3,21 @@ supports (ApiVersions' SupportedFeatures) and when UpdateFeatures refuses a chan
 
 from __future__ import annotations
 
-# Finalized feature levels of a new cluster (kafka-storage.sh format --feature NAME=LEVEL).
-FEATURE_DEFAULTS = {"eligible.leader.replicas.version": 1}  # Kafka 4.1+
-# The levels a broker supports (ApiVersions' SupportedFeatures), lowest and highest.
-SUPPORTED_FEATURES = {"eligible.leader.replicas.version": (0, 1)}
+from .kafka_configs import FEATURES
+
+# The levels a broker supports (ApiVersions' SupportedFeatures), lowest and highest, and
+# the levels a new cluster finalizes (kafka-storage.sh format --feature NAME=LEVEL): Kafka
+# 4.4.0's (core.kafka_configs.FEATURES), but for two. kraft.version stays 0, as on a
+# cluster whose controller.quorum.voters are static (compose's and the native launcher's).
+# transaction.version stops at 1: level 2 turns on transactions V2 in the clients
+# (KIP-890: partitions added by Produce itself, an epoch bump at every commit), which
+# minikafka does not implement (docs/fidelity.md).
+SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
+    name: (spec["min"], min(spec["max"], 1) if name == "transaction.version" else spec["max"])
+    for name, spec in FEATURES.items()}
+FEATURE_DEFAULTS: dict[str, int] = {
+    name: 0 if name == "kraft.version" else min(spec["default"], SUPPORTED_FEATURES[name][1])
+    for name, spec in FEATURES.items()}
 
 
 def feature_update_refused(name: str, level: int, kind: str, current: int,

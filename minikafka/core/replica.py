@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import TopicConfig
+from .config import TopicConfig, segment_bytes
 from .log import PartitionLog
 from .producer_state import ProducerStateManager
 from .records import LOG_APPEND_TIME, RecordBatch
@@ -35,7 +35,7 @@ class Replica:
         self.partition = partition
         self.broker_id = broker_id
         self.config = config
-        self.log = PartitionLog(int(config["segment.bytes"]), int(config["segment.ms"]), now_ms)
+        self.log = PartitionLog(segment_bytes(config), int(config["segment.ms"]), now_ms)
         self.producers = ProducerStateManager()
         self.high_watermark = 0
         self.leader_id = -1

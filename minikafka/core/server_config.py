@@ -19,44 +19,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .config import BROKER_DEFAULTS, TOPIC_CONFIGS
-from .kafka_keys import KAFKA_ONLY_KEYS
+from .kafka_configs import BROKER, ConfigException
+from .kafka_configs import TOPIC_SYNONYMS as _KAFKA_TOPIC_SYNONYMS
 from .security_config import is_security_key
 
 # Broker keys that set a topic config's default ("synonyms" in DescribeConfigs), as
-# Kafka's LogConfig maps them. retention.ms and segment.ms have unit variants, ms first.
+# Kafka's ServerTopicConfigSynonyms maps them, among those minikafka models; retention.ms
+# and segment.ms have unit variants, ms first.
 TOPIC_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "cleanup.policy": ("log.cleanup.policy",),
-    "compression.type": ("compression.type",),
-    "delete.retention.ms": ("log.cleaner.delete.retention.ms",),
-    "flush.messages": ("log.flush.interval.messages",),
-    "flush.ms": ("log.flush.interval.ms",),
-    "max.compaction.lag.ms": ("log.cleaner.max.compaction.lag.ms",),
-    "max.message.bytes": ("message.max.bytes",),
-    "message.timestamp.type": ("log.message.timestamp.type",),
-    "min.cleanable.dirty.ratio": ("log.cleaner.min.cleanable.ratio",),
-    "min.compaction.lag.ms": ("log.cleaner.min.compaction.lag.ms",),
-    "min.insync.replicas": ("min.insync.replicas",),
-    "retention.bytes": ("log.retention.bytes",),
-    "retention.ms": ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
-    "segment.bytes": ("log.segment.bytes",),
-    "segment.ms": ("log.roll.ms", "log.roll.hours"),
-    "unclean.leader.election.enable": ("unclean.leader.election.enable",),
-}
-_UNIT_MS = {"log.retention.minutes": 60_000, "log.retention.hours": 3_600_000,
-            "log.roll.hours": 3_600_000}
+    topic_key: keys for topic_key, synonyms in _KAFKA_TOPIC_SYNONYMS.items()
+    if (keys := tuple(k for k, _ in synonyms if k in BROKER_DEFAULTS))}
+_UNIT_MS = {k: unit for synonyms in _KAFKA_TOPIC_SYNONYMS.values() for k, unit in synonyms
+            if unit != 1}
 
 # Keys Kafka lets IncrementalAlterConfigs change on a running broker (DynamicBrokerConfig's
-# reconfigurable log configs) among those minikafka models. The others are read-only.
-DYNAMIC_KEYS = frozenset({
-    "log.cleanup.policy", "compression.type", "log.cleaner.delete.retention.ms",
-    "log.cleaner.max.compaction.lag.ms", "message.max.bytes", "log.message.timestamp.type",
-    "log.cleaner.min.cleanable.ratio", "log.cleaner.min.compaction.lag.ms",
-    "min.insync.replicas", "log.retention.bytes", "log.retention.ms", "log.segment.bytes",
-    "log.roll.ms", "unclean.leader.election.enable", "log.cleaner.backoff.ms",
-    "log.flush.interval.messages", "log.flush.interval.ms",
-    "leader.replication.throttled.rate", "follower.replication.throttled.rate",
-    "replica.alter.log.dirs.io.max.bytes.per.second",
-})
+# update modes) among those minikafka models. The others are read-only.
+DYNAMIC_KEYS = frozenset(k for k in BROKER_DEFAULTS if BROKER[k].dynamic != "read-only")
 
 # Keys set on the command line or by `minikafka serve` itself, not in Cluster.broker_config.
 SERVER_KEYS: dict[str, object] = {
@@ -68,9 +46,10 @@ SERVER_KEYS: dict[str, object] = {
 }
 
 # Real Kafka broker keys that minikafka accepts and does not model: threads, security,
-# quorum wiring, tuning (all of Kafka 4.4's others). A file written for a Kafka node
-# carries them.
-IGNORED_KEYS = KAFKA_ONLY_KEYS
+# quorum wiring, tuning (all of Kafka 4.4's others), and the StandardAuthorizer's own. A
+# file written for a Kafka node carries them.
+IGNORED_KEYS = (frozenset(BROKER) | {"super.users", "allow.everyone.if.no.acl.found"}) \
+    - set(BROKER_DEFAULTS) - set(SERVER_KEYS)
 
 
 class ServerConfigError(ValueError):
@@ -160,35 +139,14 @@ def parse_overrides(items: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def _parse_value(key: str, text: str, default: object) -> object:
-    """Parse `text` as the type of `default` (Kafka's ConfigDef types)."""
-    text = text.strip()
-    try:
-        if isinstance(default, bool):
-            if text.lower() not in ("true", "false"):
-                raise ValueError(text)
-            return text.lower() == "true"
-        if isinstance(default, int) or default is None and key.endswith((".ms", ".hours",
-                                                                         ".minutes")):
-            return int(text)
-        if isinstance(default, float):
-            return float(text)
-    except ValueError:
-        raise ServerConfigError(key, text, f"expected {_type_name(key, default)}") from None
-    return text
-
-
 def parse_broker_value(key: str, text: str) -> object:
-    """`text` parsed as the Cluster.broker_config key `key` holds it."""
-    return _parse_value(key, text, BROKER_DEFAULTS[key])
-
-
-def _type_name(key: str, default: object) -> str:
-    if isinstance(default, bool):
-        return "true or false"
-    if isinstance(default, float):
-        return "a number"
-    return "an integer"
+    """`text` parsed as the Cluster.broker_config key `key` holds it (Kafka's ConfigDef
+    type and validator); raises ServerConfigError with Kafka's reason."""
+    try:
+        return BROKER[key].parse(text)
+    except ConfigException as exc:
+        reason = str(exc).partition(f"for configuration {key}")[2].lstrip(": ")
+        raise ServerConfigError(key, text.strip(), reason) from None
 
 
 def parse_server_config(raw: Mapping[str, str]) -> ServerConfig:
@@ -198,7 +156,7 @@ def parse_server_config(raw: Mapping[str, str]) -> ServerConfig:
         if key in SERVER_KEYS:
             config.server[key] = text.strip()
         elif key in BROKER_DEFAULTS:
-            config.values[key] = value = _parse_value(key, text, BROKER_DEFAULTS[key])
+            config.values[key] = value = parse_broker_value(key, text)
             check_broker_value(key, text, value)
         elif is_security_key(key):
             config.security[key] = text.strip()
@@ -213,31 +171,19 @@ def parse_server_config(raw: Mapping[str, str]) -> ServerConfig:
 
 
 def check_broker_value(key: str, text: str, value: object) -> None:
-    """Range checks: those of the topic config a key defaults, and Kafka's own."""
-    if isinstance(value, int) and not isinstance(value, bool) and key in _AT_LEAST \
-            and value < _AT_LEAST[key]:
-        raise ServerConfigError(key, text, f"value must be at least {_AT_LEAST[key]}")
-    for topic_key, synonyms in TOPIC_SYNONYMS.items():
-        if key in synonyms and value is not None:
-            spec = TOPIC_CONFIGS[topic_key]
-            try:
-                parsed = spec.parse(str(value).lower() if isinstance(value, bool) else str(value))
-            except ValueError:
-                raise ServerConfigError(key, text) from None
-            if isinstance(parsed, int) and not isinstance(parsed, bool) and parsed > 0:
-                parsed *= _UNIT_MS.get(key, 1)  # hours and minutes checked as ms
-            if not spec.check(parsed):
-                raise ServerConfigError(key, text)
-
-
-_AT_LEAST = {
-    "num.partitions": 1, "default.replication.factor": 1, "offsets.topic.num.partitions": 1,
-    "offsets.topic.replication.factor": 1, "transaction.state.log.num.partitions": 1,
-    "socket.request.max.bytes": 1, "message.max.bytes": 0, "group.min.session.timeout.ms": 0,
-    "group.initial.rebalance.delay.ms": 0, "replica.lag.time.max.ms": 0,
-    "log.retention.hours": -1, "log.roll.hours": 1, "transaction.max.timeout.ms": 1,
-    "connections.max.idle.ms": -1, "log.flush.interval.messages": 1,
-}
+    """Kafka's checks of a broker value: its own validator, and the topic config's it
+    sets the default of (hours and minutes checked as ms)."""
+    try:
+        BROKER[key].check(value, text)
+        for topic_key, synonyms in TOPIC_SYNONYMS.items():
+            if key in synonyms and value is not None:
+                parsed = TOPIC_CONFIGS[topic_key].parse(value, check=False)
+                if isinstance(parsed, int) and not isinstance(parsed, bool) and parsed > 0:
+                    parsed *= _UNIT_MS.get(key, 1)
+                TOPIC_CONFIGS[topic_key].check(parsed, text)
+    except ConfigException as exc:
+        reason = str(exc).partition(" for configuration ")[2].partition(": ")[2]
+        raise ServerConfigError(key, text, reason) from None
 
 
 def topic_defaults(broker_config: Mapping[str, object]) -> dict[str, object]:
@@ -250,7 +196,6 @@ def topic_defaults(broker_config: Mapping[str, object]) -> dict[str, object]:
             if value is not None:
                 if key in _UNIT_MS and isinstance(value, int) and value >= 0:
                     value *= _UNIT_MS[key]
-                out[topic_key] = TOPIC_CONFIGS[topic_key].parse(
-                    str(value).lower() if isinstance(value, bool) else str(value))
+                out[topic_key] = TOPIC_CONFIGS[topic_key].parse(value, check=False)
                 break
     return out

@@ -18,6 +18,8 @@ ACTIONS = {
     "kill": "kill node N with SIGKILL (a crash)",
     "start": "start node N again",
     "logs": "print the end of node N's log",
+    "configdefs": "rewrite minikafka/core/kafka_configdefs.json from Kafka's jars "
+                  "(--check: only compare)",
 }
 
 
@@ -45,6 +47,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "are left to the launcher)")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="for `up`: a broker setting over the file's (repeatable)")
+    p.add_argument("--check", action="store_true",
+                   help="for `configdefs`: exit 1 if the committed JSON differs from the jars")
     p.add_argument("--lines", "-n", type=int, default=40, help="lines of log to print (logs)")
     p.set_defaults(run=run, parser=p)
 
@@ -64,6 +68,17 @@ def run(args: argparse.Namespace) -> int:
         if left_out:
             print(f"minikafka kafka up: the launcher sets {', '.join(left_out)} per node; "
                   "the file's values are not used", file=sys.stderr)
+    if args.action == "configdefs":
+        from .configdefs import DATA, write
+
+        try:
+            same = write(check=args.check)
+        except (OSError, RuntimeError) as exc:
+            print(f"minikafka kafka configdefs: {exc}", file=sys.stderr)
+            return 2
+        print(f"{DATA}: {'matches' if same else 'differs from' if args.check else 'written from'}"
+              f" Kafka {KAFKA_VERSION}'s jars")
+        return 1 if args.check and not same else 0
     cluster = NativeKafka(args.data_dir, port=args.port, overrides=overrides)
     try:
         if args.action == "fetch":

@@ -18,16 +18,20 @@ class Known:
     diff: dict[str, list]
 
 
-_SMALL_SEGMENTS = Known(
+_TRANSACTIONS_V2 = Known(
     "simplification",
-    "Kafka 4.0 raised the minimum segment.bytes to 1 MiB; minikafka accepts segments down to "
-    "14 bytes so a lesson can show segments rolling with a handful of records. Lesson 11 "
-    "says so in its version note. Everything else about topic configs is refused alike.",
-    {"segment-1kb": ["InvalidConfigurationError", "NoError"]})
+    "Kafka 4.4.0 finalizes transaction.version 2, which switches clients to transactions V2 "
+    "(KIP-890 part 2: Produce adds a partition to the transaction itself, the producer epoch "
+    "is bumped at every commit or abort). minikafka implements the V1 protocol lesson 10 "
+    "teaches (AddPartitionsToTxn, one epoch per session), so it supports and finalizes "
+    "level 1; a Java or kafka-python producer then uses V1 against it. Every other feature "
+    "and level is Kafka's.",
+    {"transaction.version.finalized": [[2, 2], [1, 1]],
+     "transaction.version.supported": [[0, 2], [0, 1]]})
 
 KNOWN_DIFFERENCES: dict[tuple[str, str], Known] = {
-    ("bad_topic_configs", "serve"): _SMALL_SEGMENTS,
-    ("bad_topic_configs", "in-process"): _SMALL_SEGMENTS,
+    ("features_of_a_new_cluster", "serve"): _TRANSACTIONS_V2,
+    ("features_of_a_new_cluster", "in-process"): _TRANSACTIONS_V2,
     ("topic_config_defaults_and_sources", "serve"): Known(
         "simplification",
         "A topic without its own min.insync.replicas takes the brokers' 2 on both clusters. "
@@ -61,6 +65,25 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], Known] = {
 
 # scenario -> the change in minikafka that made its observations equal.
 FIXES: dict[str, str] = {
+    "bad_topic_configs": (
+        "segment.bytes below Kafka 4.x's 1 MiB is refused (INVALID_CONFIG), as every topic "
+        "config rule now is: keys, types, defaults and validators come from Kafka 4.4.0's own "
+        "ConfigDefs (minikafka/core/kafka_configdefs.json, `minikafka kafka configdefs`). "
+        "Small segments for lessons use internal.segment.bytes, which Kafka takes too."),
+    "topic_config_key_set": (
+        "DescribeConfigs lists Kafka 4.4.0's 37 topic keys (compression levels, "
+        "message.timestamp.before/after.max.ms, index.interval.bytes, ...), typed as Kafka "
+        "types them."),
+    "list_config_append_subtract": (
+        "APPEND adds missing items at the end and SUBTRACT removes, in Kafka's order; an "
+        "emptied list stays the topic's own empty value (minikafka sorted the list and "
+        "dropped an emptied one back to the default). minikafka/core/api/configs.py."),
+    "legacy_alter_configs": (
+        "AlterConfigs (key 33) is served: kafka-python's alter_configs(incremental=False) "
+        "no longer gets IncompatibleBrokerVersion. minikafka/wire/handlers/alter_configs.py."),
+    "timestamp_bounds_on_produce": (
+        "Produce refuses CreateTime records outside message.timestamp.before/after.max.ms "
+        "with INVALID_TIMESTAMP (minikafka/core/broker.py)."),
     "a_new_producer_fences_the_old": (
         "Produce with a stale producer epoch now answers INVALID_PRODUCER_EPOCH for "
         "transactional batches too (Kafka since 2.7, KIP-588; minikafka said PRODUCER_FENCED), "
@@ -120,4 +143,39 @@ OPEN: dict[str, str] = {
     "retention check on a loaded machine (Kafka)": (
         "Once, real Kafka had not deleted the expired segment 20 s after the records were "
         "written (log.retention.check.interval.ms=1000); the scenario now waits up to 45 s."),
+}
+
+
+# API keys Kafka 4.4.0's brokers advertise (tests/realkafka/kafka-4.4.0-api-versions.json)
+# that minikafka does not serve: key -> (name, why). tests/realkafka/test_api_versions.py
+# checks that every key Kafka has is served or listed here.
+API_GAPS: dict[int, tuple[str, str]] = {
+    27: ("WriteTxnMarkers", "broker to broker: the transaction coordinator writes the commit "
+         "and abort markers to the partition leaders inside the process; no client sends it"),
+    38: ("CreateDelegationToken", "delegation-token authentication is not modelled (SASL/PLAIN "
+         "and SCRAM are); the course does not teach it"),
+    39: ("RenewDelegationToken", "delegation tokens are not modelled (see CreateDelegationToken)"),
+    40: ("ExpireDelegationToken", "delegation tokens are not modelled (see CreateDelegationToken)"),
+    41: ("DescribeDelegationToken", "delegation tokens are not modelled (see "
+         "CreateDelegationToken)"),
+    64: ("UnregisterBroker", "KRaft operator API (kafka-cluster.sh unregister) for a broker that "
+         "left for good; minikafka's brokers are fixed when the cluster is made"),
+    80: ("AddRaftVoter", "dynamic controller quorums (KIP-853) are not modelled: the quorum's "
+         "voters are static, as compose's and the native launcher's controller.quorum.voters "
+         "(kraft.version 0)"),
+    81: ("RemoveRaftVoter", "dynamic controller quorums are not modelled (see AddRaftVoter)"),
+    83: ("InitializeShareGroupState", "broker to share coordinator: minikafka's share "
+         "coordinator keeps share-partition state in the process"),
+    84: ("ReadShareGroupState", "broker to share coordinator (see InitializeShareGroupState)"),
+    85: ("WriteShareGroupState", "broker to share coordinator (see InitializeShareGroupState)"),
+    86: ("DeleteShareGroupState", "broker to share coordinator (see InitializeShareGroupState)"),
+    87: ("ReadShareGroupStateSummary", "broker to share coordinator (see "
+         "InitializeShareGroupState)"),
+    88: ("StreamsGroupHeartbeat", "the Streams rebalance protocol (KIP-1071, group.protocol="
+         "streams) is not modelled; Kafka Streams' default classic protocol works"),
+    89: ("StreamsGroupDescribe", "Streams groups are not modelled (see StreamsGroupHeartbeat)"),
+    93: ("StreamsGroupTopologyDescriptionUpdate", "Streams groups are not modelled (see "
+         "StreamsGroupHeartbeat); newer than kafka-python 3.0.12's specs"),
+    94: ("UnregisterController", "dynamic controller quorums are not modelled (see "
+         "AddRaftVoter); newer than kafka-python 3.0.12's specs"),
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from . import scenarios  # noqa: F401 (registers the scenarios)
-from .known import FIXES, KNOWN_DIFFERENCES, NOT_COMPARED, OPEN
+from .known import API_GAPS, FIXES, KNOWN_DIFFERENCES, NOT_COMPARED, OPEN
 from .registry import SCENARIOS
 
 TARGETS = ("serve", "in-process")
@@ -86,6 +86,11 @@ def render(results: dict[tuple[str, str], dict]) -> str:
     out += [f"- `{name}`: {text}" for name, text in FIXES.items()] or ["None."]
     out += ["", "## Not compared", ""]
     out += [f"- {what}: {why}" for what, why in NOT_COMPARED.items()]
+    out += ["", "## APIs Kafka 4.4.0 has that minikafka does not serve", "",
+            "Every other API key Kafka 4.4.0's brokers advertise in ApiVersions is served, "
+            "with Kafka's version range (tests/realkafka/test_api_versions.py). Not served, "
+            "deliberately:", ""]
+    out += [f"- {key} {name}: {why}" for key, (name, why) in sorted(API_GAPS.items())]
     out += ["", "## Open observations", ""]
     out += [f"- {what}: {why}" for what, why in OPEN.items()]
     out += ["", "## Scenarios", ""]

@@ -82,3 +82,120 @@ def confluent_describe_configs(door):
     keys = ("retention.ms", "cleanup.policy", "segment.bytes", "max.message.bytes")
     return {k: [entries[k].value, str(entries[k].source), entries[k].is_default]
             for k in keys}
+
+
+def _all_topic_configs(door, topic: str) -> dict:
+    from kafka.admin import ConfigResource, ConfigResourceType
+    return door.admin().describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)],
+                                         config_filter="all")["topic"][topic]
+
+
+def _alter_topic(door, topic: str, configs: dict, incremental: bool = True) -> str:
+    from kafka.admin import ConfigResource, ConfigResourceType
+    answer = door.admin().alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
+                                                        configs=configs)],
+                                        incremental=incremental)
+    return str(answer["topic"][topic])
+
+
+@scenario("configs", lesson="11", in_process=True)
+def topic_config_key_set(door):
+    """DescribeConfigs of a new topic: every key Kafka 4.4.0's LogConfig lists, with its type
+    and default (the keys, types and defaults come from Kafka's own ConfigDefs)."""
+    topic = door.topic("cfg-keys")
+    door.create_topic(topic, partitions=1)
+    return {k: [v["config_type"], v["value"]] for k, v in sorted(_all_topic_configs(
+        door, topic).items()) if v["config_source"] == "DEFAULT_CONFIG"} | {
+        "keys": sorted(_all_topic_configs(door, topic))}
+
+
+@scenario("configs", lesson="11", in_process=True)
+def segment_bytes_minimum(door):
+    """segment.bytes below Kafka 4.x's 1 MiB is INVALID_CONFIG at CreateTopics and at
+    IncrementalAlterConfigs; internal.segment.bytes, Kafka's testing key, takes small sizes
+    and is listed only where a topic sets it."""
+    names = {label: door.topic("seg") for label in ("1kb", "1mib", "internal")}
+    created = door.create_errors({
+        names["1kb"]: {"num_partitions": 1, "replication_factor": 1,
+                       "configs": {"segment.bytes": "1024"}},
+        names["1mib"]: {"num_partitions": 1, "replication_factor": 1,
+                        "configs": {"segment.bytes": "1048576"}},
+        names["internal"]: {"num_partitions": 1, "replication_factor": 1,
+                            "configs": {"internal.segment.bytes": "2000"}}})
+    door.sleep_ms(1000)
+    internal = _all_topic_configs(door, names["internal"])
+    return {"created": {label: created[name] for label, name in names.items()},
+            "alter 1kb": _alter_topic(door, names["1mib"], {"segment.bytes": "1024"}),
+            "internal listed": [internal["internal.segment.bytes"]["value"],
+                                internal["internal.segment.bytes"]["config_source"]],
+            "plain lists internal": "internal.segment.bytes" in _all_topic_configs(
+                door, names["1mib"])}
+
+
+@scenario("configs", lesson="11", in_process=True)
+def list_config_append_subtract(door):
+    """APPEND and SUBTRACT on cleanup.policy: Kafka's order (appended items last, no
+    duplicates), and a list emptied by SUBTRACT reads back as the topic's own empty value."""
+    topic = door.topic("cfg-list")
+    door.create_topic(topic, partitions=1)
+    steps = []
+    for op, value in (("APPEND", "compact"), ("SUBTRACT", "delete"), ("APPEND", "delete"),
+                      ("SUBTRACT", "compact,delete"), ("APPEND", "compact,delete,compact"),
+                      ("SET", "delete, compact")):
+        answer = _alter_topic(door, topic, {"cleanup.policy": (op, value)})
+        door.sleep_ms(2000)  # Kafka's brokers apply the change from the metadata log
+        entry = _all_topic_configs(door, topic)["cleanup.policy"]
+        steps.append([op, value, answer, entry["value"], entry["config_source"]])
+    return {"steps": steps}
+
+
+@scenario("configs", lesson="11", in_process=True)
+def legacy_alter_configs(door):
+    """The legacy AlterConfigs API (kafka-python's alter_configs with incremental=False):
+    served, Kafka's validation, the other overrides kept (kafka-python sends them along)."""
+    topic = door.topic("cfg-legacy")
+    door.create_topic(topic, partitions=1, configs={"retention.ms": "3600000"})
+    out = {"set": _alter_topic(door, topic, {"segment.ms": "120000"}, incremental=False)}
+    door.sleep_ms(2000)
+    out["after"] = {k: v["value"] for k, v in _all_topic_configs(door, topic).items()
+                    if v["config_source"] == "DYNAMIC_TOPIC_CONFIG"}
+    out["bad value"] = _alter_topic(door, topic, {"retention.ms": "abc"}, incremental=False)
+    out["bad value, incremental"] = _alter_topic(door, topic, {"retention.ms": "abc"})
+    out["small segment"] = _alter_topic(door, topic, {"segment.bytes": "1024"},
+                                        incremental=False)
+    return out
+
+
+@scenario("configs", lesson="03", in_process=True)
+def timestamp_bounds_on_produce(door):
+    """message.timestamp.before.max.ms / after.max.ms: a topic with strict bounds is
+    creatable, and a record stamped outside them is refused with INVALID_TIMESTAMP (and not
+    appended); the default after.max.ms (1 hour) refuses a record 2 hours ahead."""
+    from .registry import attempt
+    strict, plain = door.topic("ts-strict"), door.topic("ts-plain")
+    created = door.create_errors({
+        strict: {"num_partitions": 1, "replication_factor": 1,
+                 "configs": {"message.timestamp.before.max.ms": "60000",
+                             "message.timestamp.after.max.ms": "60000"}},
+        plain: {"num_partitions": 1, "replication_factor": 1, "configs": {}}})
+    producer = door.producer(retries=0, acks=1)
+    now = door.now_ms()
+    sends = {}
+    for label, topic, stamp in (("strict now", strict, now),
+                                ("strict 10 min ago", strict, now - 600_000),
+                                ("strict 10 min ahead", strict, now + 600_000),
+                                ("plain a day ago", plain, now - 86_400_000),
+                                ("plain 2 hours ahead", plain, now + 7_200_000)):
+        sends[label] = attempt(lambda t=topic, s=stamp: producer.send(
+            t, b"v", timestamp_ms=s).get(timeout=30).offset)
+    return {"created": sorted(created.values()), "sends": sends}
+
+
+@scenario("configs", lesson="05", in_process=True)
+def features_of_a_new_cluster(door):
+    """DescribeFeatures (ApiVersions): the features a new Kafka 4.4.0 cluster supports and
+    finalizes (metadata.version, group, share, streams, transaction, ELR; kraft.version
+    supported, not finalized with static voters)."""
+    described = door.admin().describe_features()
+    return {name: {k: v for k, v in sorted(levels.items()) if k != "finalized_epoch"}
+            for name, levels in sorted(described.items())}

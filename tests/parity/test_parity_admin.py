@@ -255,12 +255,12 @@ def test_describe_and_alter_configs():
     assert seen["validate_only"] == seen["alter"] == "OK"
     assert seen["after validate_only"] == seen["modified at start"]
     assert seen["after alter"] == {
-        "cleanup.policy": ("compact,delete", "DYNAMIC_TOPIC_CONFIG", False),
+        "cleanup.policy": ("delete,compact", "DYNAMIC_TOPIC_CONFIG", False),  # appended
         "min.insync.replicas": ("2", "DYNAMIC_TOPIC_CONFIG", False)}
     assert seen["unknown key"] == ("[Error 40] InvalidConfigurationError: Unknown topic "
                                    "config name: no.such.config")
-    assert seen["bad value"] == ("[Error 40] InvalidConfigurationError: Invalid value 'soon' "
-                                 "for configuration retention.ms")
+    assert seen["bad value"] == ("[Error 40] InvalidConfigurationError: Invalid value soon "
+                                 "for configuration retention.ms: Not a number of type LONG")
     assert seen["append to a number"] == (
         "[Error 40] InvalidConfigurationError: Config value append is not allowed for "
         "config key: retention.ms")

@@ -147,7 +147,7 @@ def test_default_registry_advertises_every_handler_module():
         0: (3, 13), 1: (4, 18), 2: (1, 11), 3: (0, 13), 8: (2, 10), 9: (1, 10), 10: (0, 6),
         11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 17: (0, 1),
         18: (0, 5), 19: (2, 7), 20: (1, 6), 21: (0, 2), 22: (0, 5), 23: (2, 4), 24: (0, 5),
-        25: (0, 4), 26: (0, 5), 28: (0, 6), 29: (1, 3), 30: (1, 3), 31: (1, 3), 32: (1, 4),
+        25: (0, 4), 26: (0, 5), 28: (0, 6), 29: (1, 3), 30: (1, 3), 31: (1, 3), 32: (1, 4), 33: (0, 2),
         34: (1, 2), 35: (1, 5), 36: (0, 2), 37: (0, 3), 42: (0, 3), 43: (0, 2), 44: (0, 1),
         45: (0, 1), 46: (0, 0), 47: (0, 0), 48: (0, 1), 49: (0, 1), 50: (0, 0), 51: (0, 0),
         55: (0, 2), 57: (0, 2), 60: (0, 2), 61: (0, 0), 65: (0, 0), 66: (0, 2), 68: (0, 1), 69: (0, 1), 74: (0, 1),
@@ -724,7 +724,7 @@ def test_configs_describe_and_alter_incrementally(cluster):
             resource_type=4, resource_name="2", configuration_keys=None)])
     topic, broker = client.call(describe, 4).results
     values = {c.name: (c.value, c.config_source, c.config_type) for c in topic.configs}
-    assert values == {"retention.ms": ("1000", 1, 5), "cleanup.policy": ("compact,delete", 1, 7),
+    assert values == {"retention.ms": ("1000", 1, 5), "cleanup.policy": ("delete,compact", 1, 7),
                       "segment.bytes": ("1073741824", 5, 3)}
     assert {c.name: c.value for c in broker.configs}["broker.rack"] == "b"
 

@@ -200,7 +200,8 @@ def test_minikafka_serve_refuses_bad_flags():
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and "BROKER=RACK" in done.stderr
     for feature, message in (("eligible.leader.replicas.version=2", "must be 0 or 1"),
-                             ("transaction.version=2", "Unknown feature"),
+                             ("transaction.version=2", "transaction.version must be 0 or 1"),
+                             ("no.such.version=1", "Unknown feature"),
                              ("eligible.leader.replicas.version", "NAME=LEVEL")):
         done = subprocess.run([sys.executable, "-m", "minikafka.cli", "serve", "--feature",
                                feature], capture_output=True, text=True, timeout=30)

@@ -16,6 +16,7 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
                      (48); quota_for: the quota a (user, client-id) gets
     describe_configs DescribeConfigs (key 32), topics and brokers, with sources
     incremental_alter_configs IncrementalAlterConfigs (key 44): SET, DELETE, APPEND, SUBTRACT
+    alter_configs    AlterConfigs (key 33, legacy): the given configs replace the overrides
     describe_producers DescribeProducers (key 61): the producers a leader remembers
     delete_records   DeleteRecords (key 21)
     describe_quorum  DescribeQuorum (key 55): the KRaft voters and observers
@@ -51,6 +52,7 @@ from .configs import (
     ConfigResource,
     ConfigSynonym,
     DescribeConfigsResult,
+    alter_configs,
     describe_configs,
     entry_synonyms,
     incremental_alter_configs,
@@ -175,6 +177,7 @@ __all__ = [
     "elect_leaders",
     "fetch_partition",
     "incremental_alter_configs",
+    "alter_configs",
     "init_producer_id",
     "led_replica",
     "list_offsets",

@@ -1,5 +1,5 @@
-"""DescribeConfigs (key 32) and IncrementalAlterConfigs (key 44), for topics, brokers and
-broker loggers.
+"""DescribeConfigs (key 32), IncrementalAlterConfigs (key 44) and the legacy AlterConfigs
+(key 33), for topics, brokers and broker loggers.
 
 Configs as Kafka reports them: string values, sources and types, for topics (overrides
 over defaults) and brokers (the cluster-wide default resource "" lists its dynamic values
@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .. import errors
+from .. import errors, kafka_configs
 from ..config import BROKER_DEFAULTS, TOPIC_CONFIGS, TopicConfig
 from ..errors import KafkaCoreError
 from ..server_config import DYNAMIC_KEYS, TOPIC_SYNONYMS
@@ -51,7 +51,7 @@ DYNAMIC_BROKER_LOGGER_CONFIG = 6
 
 
 # ConfigType
-BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
+BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = 1, 2, 3, 4, 5, 6, 7, 8, 9
 
 # ConfigResource types
 TOPIC = 2
@@ -59,16 +59,8 @@ BROKER = 4
 BROKER_LOGGER = 8
 GROUP = 32
 
-_LIST_CONFIGS = frozenset({"cleanup.policy"})
-_INT_CONFIGS = frozenset({"max.message.bytes", "min.insync.replicas", "segment.bytes",
-                          "socket.request.max.bytes", "socket.send.buffer.bytes",
-                          "socket.receive.buffer.bytes", "replica.fetch.max.bytes",
-                          "replica.fetch.wait.max.ms", "num.partitions",
-                          "default.replication.factor", "offsets.topic.num.partitions",
-                          "offsets.topic.replication.factor",
-                          "transaction.state.log.num.partitions",
-                          "broker.session.timeout.ms", "broker.heartbeat.interval.ms",
-                          "leader.imbalance.check.interval.seconds", "node.id"})
+_TYPES = {"BOOLEAN": BOOLEAN, "STRING": STRING, "INT": INT, "SHORT": SHORT, "LONG": LONG,
+          "DOUBLE": DOUBLE, "LIST": LIST, "CLASS": CLASS, "PASSWORD": PASSWORD}
 
 
 class ConfigSynonym(NamedTuple):
@@ -98,20 +90,21 @@ def render(value: Any) -> str | None:
     return str(value)
 
 
-def config_type(name: str, value: Any) -> int:
-    if name in _LIST_CONFIGS:
-        return LIST
+def config_type(name: str, value: Any = None) -> int:
+    """Kafka's ConfigDef type of a topic or broker key (`value`'s, for a key Kafka lacks)."""
+    spec = kafka_configs.TOPIC.get(name) or kafka_configs.BROKER.get(name)
+    if spec is not None:
+        return _TYPES[spec.type]
     if isinstance(value, bool):
         return BOOLEAN
     if isinstance(value, float):
         return DOUBLE
-    if isinstance(value, int):
-        return INT if name in _INT_CONFIGS else LONG
-    return STRING
+    return LONG if isinstance(value, int) else STRING
 
 
 def is_list(name: str) -> bool:
-    return name in _LIST_CONFIGS
+    spec = kafka_configs.TOPIC.get(name)
+    return spec is not None and spec.type == "LIST"
 
 
 def topic_entries(topic: Any, cluster: ClusterPort | None = None, broker_id: int | None = None
@@ -125,8 +118,10 @@ def topic_entries(topic: Any, cluster: ClusterPort | None = None, broker_id: int
     if cluster is not None and broker_id is not None:
         config = config.on_broker(cluster.brokers[broker_id].topic_defaults)
     out = []
-    for name in sorted(TOPIC_CONFIGS):
-        spec = TOPIC_CONFIGS[name]
+    # Kafka lists its internal keys (internal.segment.bytes) only where a topic sets them.
+    names = sorted({*TOPIC_CONFIGS, *(n for n in config.overrides if n in kafka_configs.TOPIC)})
+    for name in names:
+        spec = kafka_configs.TOPIC[name]
         value = render(config[name])
         synonyms: tuple[ConfigSynonym, ...] | None = None
         if cluster is not None:
@@ -310,7 +305,7 @@ def _topic_changes(meta: Any, configs: Sequence[AlterableConfig]) -> dict[str, s
         name, op = c.name, c.op
         if name in changes:
             raise KafkaCoreError(errors.INVALID_REQUEST, f"Duplicate config {name}")
-        if name not in TOPIC_CONFIGS:
+        if name not in kafka_configs.TOPIC:
             raise KafkaCoreError(errors.INVALID_CONFIG, f"Unknown topic config name: {name}")
         if op == SET:
             if c.value is None:
@@ -322,13 +317,15 @@ def _topic_changes(meta: Any, configs: Sequence[AlterableConfig]) -> dict[str, s
             if not is_list(name):
                 raise KafkaCoreError(errors.INVALID_CONFIG,
                                      f"Config value append is not allowed for config key: {name}")
+            # Kafka's order: APPEND adds the items not there yet at the end, SUBTRACT
+            # removes; an emptied list stays the topic's own (empty) value.
             current = [v for v in (render(meta.config[name]) or "").split(",") if v]
             given = [v.strip() for v in (c.value or "").split(",") if v.strip()]
             if op == APPEND:
-                merged = current + [v for v in given if v not in current]
+                merged = list(dict.fromkeys(current + given))
             else:
                 merged = [v for v in current if v not in given]
-            changes[name] = ",".join(merged) if merged else None
+            changes[name] = ",".join(merged)
         else:
             raise KafkaCoreError(errors.INVALID_REQUEST, f"Unknown config operation {op}")
     return changes
@@ -402,3 +399,43 @@ def incremental_alter_configs(cluster: ClusterPort, resources: Sequence[AlterCon
             out.append(AlterConfigsResult(resource.resource_type, resource.name, exc.code,
                                           exc.message or None))
     return out
+
+
+def alter_configs(cluster: ClusterPort, resources: Sequence[AlterConfigsResource],
+                  validate_only: bool = False) -> list[AlterConfigsResult]:
+    """The legacy AlterConfigs (key 33): each resource's configs become its whole set of
+    overrides, as Kafka's ConfigAdminManager.alterConfigs does. Keys given are SET (a
+    null value is INVALID_REQUEST); a topic override or a dynamic broker value not given
+    is removed. Topics and brokers only (Kafka refuses BROKER_LOGGER and GROUP here)."""
+    out = []
+    for resource in resources:
+        try:
+            out.append(_legacy_alter(cluster, resource, validate_only))
+        except KafkaCoreError as exc:
+            out.append(AlterConfigsResult(resource.resource_type, resource.name, exc.code,
+                                          exc.message or None))
+    return out
+
+
+def _legacy_alter(cluster: ClusterPort, resource: AlterConfigsResource,
+                  validate_only: bool) -> AlterConfigsResult:
+    names = [c.name for c in resource.configs]
+    if len(set(names)) != len(names):
+        raise KafkaCoreError(errors.INVALID_REQUEST, "Error due to duplicate config keys")
+    for c in resource.configs:
+        if c.value is None:
+            raise KafkaCoreError(errors.INVALID_REQUEST, f"Null value not supported for : {c.name}")
+    if resource.resource_type == TOPIC:
+        meta = cluster.controller.topics.get(resource.name)
+        current = set(meta.config.overrides) if meta is not None else set()
+    elif resource.resource_type == BROKER:
+        broker_id = _broker_id(cluster, resource.name) if resource.name else None
+        current = set(cluster.dynamic_broker_config.get(broker_id, {}))
+    else:
+        raise KafkaCoreError(errors.INVALID_REQUEST, "AlterConfigs is deprecated and does "
+                             f"not support the resource type {resource.resource_type}")
+    ops = [AlterableConfig(c.name, SET, c.value) for c in resource.configs]
+    ops += [AlterableConfig(name, DELETE) for name in sorted(current - set(names))]
+    _alter(cluster, AlterConfigsResource(resource.resource_type, resource.name, ops),
+           validate_only)
+    return AlterConfigsResult(resource.resource_type, resource.name)

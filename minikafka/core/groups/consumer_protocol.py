@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
+from ..kafka_configs import BROKER
 from ..offsets import group_metadata_key
 from . import records as rec
 from .assignors import ASSIGNORS, Assignment
@@ -47,13 +48,10 @@ from .mixed import MixedGroups
 if TYPE_CHECKING:
     from .port import CoordinatorHost
 
-CONSUMER_DEFAULTS: dict[str, Any] = {
-    "group.consumer.session.timeout.ms": 45_000,
-    "group.consumer.heartbeat.interval.ms": 5_000,
-    "group.consumer.max.size": 2**31 - 1,
-    "group.consumer.assignors": "uniform,range",
-    "group.consumer.migration.policy": "bidirectional",
-}
+# The broker configs the consumer protocol reads, with Kafka's defaults.
+CONSUMER_DEFAULTS: dict[str, Any] = {k: BROKER[k].default for k in (
+    "group.consumer.session.timeout.ms", "group.consumer.heartbeat.interval.ms",
+    "group.consumer.max.size", "group.consumer.assignors", "group.consumer.migration.policy")}
 # group.consumer.assignors takes class names or the assignors' own names.
 _ASSIGNOR_CLASSES = {"org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
                      "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range"}

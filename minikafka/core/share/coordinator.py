@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import errors
+from ..kafka_configs import BROKER
 from . import assignor
-from .defaults import SHARE_DEFAULTS
 from .partition import SharePartition, ShareSettings
 from .sessions import ShareSessionCache
 
@@ -155,7 +155,7 @@ class ShareGroupCoordinator:
 
     # -- configuration ---------------------------------------------------------------------
     def broker_setting(self, key: str) -> int:
-        return int(self.sim.broker_config.get(key, SHARE_DEFAULTS[key]))
+        return int(self.sim.broker_config.get(key, BROKER[key].default))  # type: ignore[call-overload]
 
     def settings(self, group_id: str) -> ShareSettings:
         own = self.group_configs.get(group_id, {})
