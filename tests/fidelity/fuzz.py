@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import random
 import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 TOPIC_CONFIGS = {  # key -> values to try, good and bad
@@ -38,6 +40,8 @@ TOPIC_CONFIGS = {  # key -> values to try, good and bad
 DESCRIBED = ("cleanup.policy", "retention.ms", "max.message.bytes", "min.insync.replicas",
              "compression.type", "message.timestamp.type")
 HOUR_MS = 3_600_000
+ROOT = Path(__file__).resolve().parents[2]
+FUZZ_RESULTS = ROOT / "tests" / "fidelity" / "fuzz_results.json"  # the long run's figures
 
 
 def generate(seed: int, length: int = 8) -> list[dict]:
@@ -128,9 +132,16 @@ class Runner:
         return self.producers[acks]
 
     def drop_producers(self) -> None:
+        """...and a fresh reader: kafka-python 3.0.12 keeps a deleted topic's leader and,
+        once the topic is created again elsewhere, asks the old leader until time-out (on
+        Kafka and minikafka alike)."""
+        from kafka import KafkaConsumer
         for p in self.producers.values():
             p.close(timeout=2)
         self.producers.clear()
+        self.reader.close()
+        self.reader = KafkaConsumer(enable_auto_commit=False, allow_auto_create_topics=False,
+                                    **self.common)
 
     def close(self) -> None:
         self.drop_producers()
@@ -194,7 +205,29 @@ class Runner:
                 seen.append("sent" if op["acks"] == 0 else meta.offset)
             except Exception as exc:
                 seen.append(_err(exc))
+        self._replicated(t, op["p"], [o for o in seen if isinstance(o, int)], op["acks"])
         return seen
+
+    def _replicated(self, t: str, partition: int, offsets: list[int], acks: Any) -> None:
+        """acks=0 and acks=1 answer before the followers copy the records (the high
+        watermark moves a fetch later, up to replica.fetch.wait.max.ms on Kafka): wait for
+        it, so what later operations see does not depend on the followers' timing."""
+        from kafka import TopicPartition
+        if acks == "all":
+            return
+        tp = TopicPartition(t, partition)
+
+        def end() -> int:
+            try:
+                return self.reader.end_offsets([tp], timeout_ms=2000)[tp]
+            except Exception:
+                return -1
+        if offsets:
+            deadline = time.monotonic() + 5
+            while end() <= max(offsets) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        elif acks == 0:
+            _settled(end, 0.3)
 
     def _read(self, op: dict, t: str, prefix: str) -> Any:
         from kafka import TopicPartition
@@ -292,6 +325,11 @@ class Runner:
         from kafka.errors import for_code
         self.drop_producers()
         result = self.admin.delete_topics([t], raise_errors=False)
+        # Kafka's brokers learn of a deletion a moment after the controller: wait for it
+        deadline = time.monotonic() + 5
+        while not self.admin.describe_topics([t])[0]["error_code"] \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
         return [for_code(r["error_code"]).__name__ for r in result["topics"]]
 
 
@@ -339,12 +377,14 @@ def differences(a: list, b: list, ops: list[dict]) -> list[tuple[int, dict, Any,
     return [(i, op, x, y) for i, (op, x, y) in enumerate(zip(ops, a, b, strict=True)) if x != y]
 
 
-def run(kafka: str, serve: str, seeds: range,
-        report: Callable[[str], None] = print) -> dict:
-    """Run the programs of `seeds` on both clusters; the figures and every difference."""
+def run(kafka: str, serve: str, seeds: range, report: Callable[[str], None] = print,
+        save: Path | None = None) -> dict:
+    """Run the programs of `seeds` on both clusters; the figures and every difference
+    (written to `save` after every program too, so a run cut short still counts)."""
     real, mini = Runner(kafka), Runner(serve)
     found: list[dict] = []
-    operations = 0
+    operations = programs = 0
+    started = time.monotonic()
     pool = ThreadPoolExecutor(2)  # the two clusters side by side
     try:
         for seed in seeds:
@@ -357,11 +397,17 @@ def run(kafka: str, serve: str, seeds: range,
             for i, op, x, y in differences(a, b, ops):
                 found.append({"seed": seed, "index": i, "op": op, "kafka": x, "minikafka": y})
                 report(f"seed {seed} op {i} {op}: Kafka {x!r}, minikafka {y!r}")
+            programs += 1
+            if save is not None:
+                save.write_text(json.dumps(
+                    {"programs": programs, "operations": operations, "first_seed": seeds[0],
+                     "seconds": round(time.monotonic() - started), "differences": found},
+                    indent=1) + "\n")
     finally:
         pool.shutdown()
         real.close()
         mini.close()
-    return {"programs": len(seeds), "operations": operations, "differences": found}
+    return {"programs": programs, "operations": operations, "differences": found}
 
 
 def main() -> None:
@@ -370,18 +416,20 @@ def main() -> None:
     parser.add_argument("--serve", help="minikafka serve's (default: start one in process)")
     parser.add_argument("--programs", type=int, default=100)
     parser.add_argument("--first", type=int, default=0, help="the first seed")
+    parser.add_argument("--save", type=Path, help="the figures and differences as JSON "
+                        f"(docs/fidelity.md reads {FUZZ_RESULTS.relative_to(ROOT)})")
     args = parser.parse_args()
     seeds = range(args.first, args.first + args.programs)
     started = time.monotonic()
     if args.serve:
-        result = run(args.kafka, args.serve, seeds)
+        result = run(args.kafka, args.serve, seeds, save=args.save)
     else:
         from minikafka import Cluster
 
         from .doors import SHARED_BROKER_SETTINGS
         with Cluster(brokers=3, seed=0, broker_config=SHARED_BROKER_SETTINGS).serve(
                 port=0) as server:
-            result = run(args.kafka, server.bootstrap_servers, seeds)
+            result = run(args.kafka, server.bootstrap_servers, seeds, save=args.save)
     kinds: dict[str, int] = {}
     for d in result["differences"]:
         kinds[d["op"]["op"]] = kinds.get(d["op"]["op"], 0) + 1

@@ -74,6 +74,29 @@ FIXES: dict[str, str] = {
         "minikafka described it at once), and a name starting with '__' that is no internal "
         "topic is auto-created as in Kafka (minikafka refused every '__' name). "
         "minikafka/core/api/metadata.py."),
+    "colliding_topic_names": (
+        "A topic name equal to an existing one once '.' and '_' are unified is refused with "
+        "INVALID_TOPIC_EXCEPTION and Kafka's message (minikafka created it). "
+        "minikafka/core/controller.py."),
+    "describe_cluster_authorized_operations": (
+        "Without an authorizer a cluster's authorized operations are AclEntry's supported "
+        "CLUSTER operations, without CREATE_TOKENS and DESCRIBE_TOKENS (minikafka listed "
+        "them). minikafka/core/acl.py."),
+    "describe_an_unknown_group": (
+        "The in-process admin now answers GROUP_ID_NOT_FOUND for an unknown group, as the "
+        "wire and Kafka do (it said no error); the coordinator's describe_group gives the "
+        "error and message, DescribeGroups before v6 drops them. "
+        "minikafka/core/groups/views.py."),
+    "keyless_records_in_a_batch_to_a_compacted_topic": (
+        "A Produce response now lists each refused record's index and message with "
+        "INVALID_RECORD and Kafka's RecordValidationException text (KIP-467; the list was "
+        "always empty). minikafka/core/record_errors.py, minikafka/wire/produce_codec.py."),
+    "malformed_requests_close_the_connection": (
+        "A null element in an array of strings (ListGroups' states filter, FindCoordinator's "
+        "keys, DescribeTransactions' ids) is refused as malformed and the connection closed "
+        "with one log line; it reached the handlers, which failed with a traceback or "
+        "answered. minikafka/wire/codec.py; tests/wire/test_decoder_fuzz.py fuzzes every "
+        "request type with nulls and truncation."),
     "idempotent_producer_state": (
         "minikafka did not serve DescribeProducers (kafka-transactions.sh "
         "describe-producers); minikafka/wire/handlers/describe_producers.py now does."),
@@ -120,4 +143,36 @@ OPEN: dict[str, str] = {
     "retention check on a loaded machine (Kafka)": (
         "Once, real Kafka had not deleted the expired segment 20 s after the records were "
         "written (log.retention.check.interval.ms=1000); the scenario now waits up to 45 s."),
+}
+
+# What the differential fuzzer (tests/fidelity/fuzz.py) waits for or leaves out, and why:
+# each is a difference it met in a run and that is not a broker behaviour a lesson teaches.
+FUZZ_NOTES: dict[str, str] = {
+    "metadata propagation": (
+        "Kafka's brokers learn of a created or deleted topic a moment after the controller "
+        "(a Metadata or ListOffsets answer can still say UNKNOWN_TOPIC_OR_PARTITION, or "
+        "still describe a deleted topic, and acks=0 records sent to a topic a producer has just "
+        "auto-created can reach a leader that does not lead it yet and be dropped); "
+        "minikafka's brokers learn at once. A program waits until a created topic answers "
+        "ListOffsets and a deleted one is gone, as a careful client would; the auto-created "
+        "case is left in the figures."),
+    "high watermark after acks=0 and acks=1": (
+        "Kafka's followers copy a record on their next fetch (up to replica.fetch.wait.max.ms "
+        "= 500 ms later); minikafka's followers copy it almost at once. Until then the high "
+        "watermark, and with it end offsets, ListOffsets(MAX_TIMESTAMP), DeleteRecords' "
+        "bound and what a consumer reads, differ by timing. A program waits for the high "
+        "watermark to pass what acks=0/1 wrote before its next operation."),
+    "timestamps": (
+        "The programs' own timestamps are within Kafka 4.x's message.timestamp.after.max.ms "
+        "(1 h) and retention.ms (7 days): records further ahead are refused by Kafka "
+        "(INVALID_TIMESTAMP) and by minikafka only once the timestamp bounds are enforced "
+        "(the configs work of issue #36), and records older than retention vanish whenever "
+        "the retention check runs. A timestamp the producer or broker chose is compared "
+        "by kind only."),
+    "kafka-python's stale metadata": (
+        "kafka-python 3.0.12 keeps a deleted topic's leader; when the topic is created again "
+        "with its leader elsewhere, the client asks the old leader until it times out, on "
+        "Kafka and minikafka alike (which leader is random on Kafka). The programs' clients "
+        "are made afresh after a topic is deleted, and a group member joins only once it "
+        "knows its topic (the open observation about kafka-python's JoinGroup race)."),
 }
