@@ -26,8 +26,7 @@ def _create_answer(door, name: str) -> list:
 @scenario("errors", lesson="01", in_process=True)
 def colliding_topic_names(door):
     """'.' and '_' collide in metric names: a name equal to an existing one once they are
-    unified is refused with INVALID_TOPIC_EXCEPTION; the same name is TOPIC_ALREADY_EXISTS;
-    two colliding names in one request are both created."""
+    unified is refused with INVALID_TOPIC_EXCEPTION; the same name is TOPIC_ALREADY_EXISTS."""
     base = door.topic("col")
     first = _create_answer(door, f"{base}.x")
     collide = _create_answer(door, f"{base}_x")
@@ -58,8 +57,8 @@ def describe_an_unknown_group(door):
 @scenario("produce", lesson="11", client=CONFLUENT)
 def keyless_records_in_a_batch_to_a_compacted_topic(door):
     """100 records in one batch to a compacted topic, every tenth without a key: the
-    broker refuses the batch and names the 10 bad records (KIP-467), so librdkafka fails
-    only those and sends the other 90 again."""
+    broker refuses the batch and names the 10 bad records (KIP-467); librdkafka reports
+    those as INVALID_RECORD and the other 90 of the batch as _INVALID_DIFFERENT_RECORD."""
     topic = door.topic("kip467")
     door.create_topic(topic, partitions=1, configs={"cleanup.policy": "compact"})
     producer = door.ck_producer(**{"linger.ms": 500, "batch.num.messages": 1000,
