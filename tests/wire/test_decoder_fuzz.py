@@ -1,7 +1,8 @@
 """Every request type the server serves, at its lowest and highest version, with nulls put
 where the schema has none, and cut short at every length: the server answers or closes the
 connection with one log line, and no handler fails with a Python traceback (Kafka closes
-such a connection, logging one line)."""
+such a connection, logging one line). test_fuzz.py mutates frames at random through
+stand-in handlers; this goes through the real ones, on a cluster."""
 from __future__ import annotations
 
 import logging
