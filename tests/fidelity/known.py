@@ -161,14 +161,23 @@ FUZZ_NOTES: dict[str, str] = {
         "= 500 ms later); minikafka's followers copy it almost at once. Until then the high "
         "watermark, and with it end offsets, ListOffsets(MAX_TIMESTAMP), DeleteRecords' "
         "bound and what a consumer reads, differ by timing. A program waits for the high "
-        "watermark to pass what acks=0/1 wrote before its next operation."),
+        "watermark to pass what acks=0/1 wrote before its next operation, and for a "
+        "config change to show in DescribeConfigs (Kafka's brokers apply it a moment "
+        "after the controller)."),
     "timestamps": (
         "The programs' own timestamps are within Kafka 4.x's message.timestamp.after.max.ms "
         "(1 h) and retention.ms (7 days): records further ahead are refused by Kafka "
         "(INVALID_TIMESTAMP) and by minikafka only once the timestamp bounds are enforced "
         "(the configs work of issue #36), and records older than retention vanish whenever "
         "the retention check runs. A timestamp the producer or broker chose is compared "
-        "by kind only."),
+        "by kind only, and so is ListOffsets(MAX_TIMESTAMP) when the newest timestamp is "
+        "the producer's (which record has it depends on the clock's ticks)."),
+    "the group coordinator on a new cluster": (
+        "On a new Kafka cluster the first FindCoordinator creates __consumer_offsets and "
+        "answers COORDINATOR_NOT_AVAILABLE until its partitions have leaders (kafka-python's "
+        "admin raises it, its consumers retry); minikafka creates the topic and answers at "
+        "once, so a lesson's first admin call on a group works. The fuzzer waits for the "
+        "coordinator before its first program (CI seed 0 met it)."),
     "kafka-python's stale metadata": (
         "kafka-python 3.0.12 keeps a deleted topic's leader; when the topic is created again "
         "with its leader elsewhere, the client asks the old leader until it times out, on "

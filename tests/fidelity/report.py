@@ -44,8 +44,9 @@ def render_fuzz(fuzz: dict | None) -> list[str]:
     if not fuzz:
         return out + ["No long run recorded.", ""]
     found = fuzz["differences"]
-    last = fuzz["first_seed"] + fuzz["programs"] - 1
-    out += [f"**Last long run: {fuzz['programs']} programs (seeds {fuzz['first_seed']}-{last}), "
+    seeds = fuzz.get("seed_ranges") or \
+        f"{fuzz['first_seed']}-{fuzz['first_seed'] + fuzz['programs'] - 1}"
+    out += [f"**Last long run: {fuzz['programs']} programs (seeds {seeds}), "
             f"{fuzz['operations']} operations, {fuzz['seconds']} s: {len(found)} "
             f"differences.**", ""]
     if found:
