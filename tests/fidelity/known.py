@@ -169,7 +169,8 @@ FUZZ_NOTES: dict[str, str] = {
         "(1 h) and retention.ms (7 days): records further ahead are refused by Kafka "
         "(INVALID_TIMESTAMP) and by minikafka only once the timestamp bounds are enforced "
         "(the configs work of issue #36), and records older than retention vanish whenever "
-        "the retention check runs. A timestamp the producer or broker chose is compared "
+        "the retention check runs (a program may set retention.ms to 60 s: a record of a "
+        "day ago then goes at the next check, which is when it goes that differs). A timestamp the producer or broker chose is compared "
         "by kind only, and so is ListOffsets(MAX_TIMESTAMP) when the newest timestamp is "
         "the producer's (which record has it depends on the clock's ticks)."),
     "the group coordinator on a new cluster": (
@@ -178,6 +179,11 @@ FUZZ_NOTES: dict[str, str] = {
         "admin raises it, its consumers retry); minikafka creates the topic and answers at "
         "once, so a lesson's first admin call on a group works. The fuzzer waits for the "
         "coordinator before its first program (CI seed 0 met it)."),
+    "config error messages": (
+        "A refused config value is compared by its error (INVALID_CONFIG), not its message: "
+        "Kafka's messages are its ConfigDefs' validator texts ('Not a number of type LONG', "
+        "'String must be one of: ...'), which minikafka takes from Kafka's own definitions "
+        "in the configs work of issue #36; until then it says only 'Invalid value'."),
     "kafka-python's stale metadata": (
         "kafka-python 3.0.12 keeps a deleted topic's leader; when the topic is created again "
         "with its leader elsewhere, the client asks the old leader until it times out, on "
