@@ -48,7 +48,7 @@ def render_fuzz(fuzz: dict | None) -> list[str]:
         f"{fuzz['first_seed']}-{fuzz['first_seed'] + fuzz['programs'] - 1}"
     out += [f"**Last long run: {fuzz['programs']} programs (seeds {seeds}), "
             f"{fuzz['operations']} operations, {fuzz['seconds']} s: {len(found)} "
-            f"differences.**", ""]
+            f"differences.**" + (f" ({fuzz['note']}.)" if fuzz.get("note") else ""), ""]
     if found:
         out += ["| seed | operation | Kafka | minikafka |", "|---|---|---|---|"]
         out += [f"| {d['seed']} | `{_short(d['op'])}` | `{_short(d['kafka'])}` | "
