@@ -97,6 +97,11 @@ FIXES: dict[str, str] = {
         "with one log line; it reached the handlers, which failed with a traceback or "
         "answered. minikafka/wire/codec.py; tests/wire/test_decoder_fuzz.py fuzzes every "
         "request type with nulls and truncation."),
+    "deleting_a_topic_drops_its_committed_offsets": (
+        "Deleting a topic now removes its committed offsets from every group, with "
+        "tombstones in __consumer_offsets, as Kafka's coordinator does (minikafka kept "
+        "them, so a topic created again under the name resumed from them). Found by the "
+        "differential fuzzer. minikafka/core/groups/offsets_store.py."),
     "idempotent_producer_state": (
         "minikafka did not serve DescribeProducers (kafka-transactions.sh "
         "describe-producers); minikafka/wire/handlers/describe_producers.py now does."),

@@ -102,3 +102,30 @@ def malformed_requests_close_the_connection(door):
             except ConnectionResetError:
                 out[name] = "closed"
     return out
+
+
+@scenario("groups", lesson="10", in_process=True)
+def deleting_a_topic_drops_its_committed_offsets(door):
+    """A group committed offsets for two topics; one is deleted: its offsets leave the
+    group (Kafka's coordinator writes tombstones), the other's stay, and once both are
+    gone the group is Empty with nothing committed. Found by the differential fuzzer."""
+    from kafka import TopicPartition
+    from kafka.structs import OffsetAndMetadata
+    admin = door.admin()
+    gone, kept, group = door.topic("gone"), door.topic("kept"), door.topic("group")
+    for topic in (gone, kept):
+        door.create_topic(topic, partitions=1, replication_factor=1)
+    admin.alter_group_offsets(group, {TopicPartition(gone, 0): OffsetAndMetadata(3, "", -1),
+                                      TopicPartition(kept, 0): OffsetAndMetadata(1, "", -1)})
+
+    def committed():
+        return {("gone" if tp.topic == gone else "kept"): o.offset
+                for tp, o in admin.list_group_offsets(group)[group].items()}
+    admin.delete_topics([gone])
+    wait_until(lambda: "gone" not in committed(), 10)
+    after_one = committed()
+    admin.delete_topics([kept])
+    wait_until(lambda: committed() == {}, 10)
+    after_both = committed()
+    return {"after_one": after_one, "after_both": after_both,
+            "state": admin.describe_groups([group])[group]["group_state"]}
