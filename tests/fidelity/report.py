@@ -50,9 +50,10 @@ def render_fuzz(fuzz: dict | None) -> list[str]:
             f"{fuzz['operations']} operations, {fuzz['seconds']} s: {len(found)} "
             f"differences.**" + (f" ({fuzz['note']}.)" if fuzz.get("note") else ""), ""]
     if found:
-        out += ["| seed | operation | Kafka | minikafka |", "|---|---|---|---|"]
+        out += ["| seed | operation | Kafka | minikafka | why |", "|---|---|---|---|---|"]
         out += [f"| {d['seed']} | `{_short(d['op'])}` | `{_short(d['kafka'])}` | "
-                f"`{_short(d['minikafka'])}` |" for d in found[:40]]
+                f"`{_short(d['minikafka'])}` | {d.get('why', 'unexplained')} |"
+                for d in found[:60]]
         out.append("")
     out += ["What the programs wait for or leave out, each a difference an earlier run met:", ""]
     out += [f"- {what}: {why}" for what, why in FUZZ_NOTES.items()]

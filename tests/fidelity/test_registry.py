@@ -46,5 +46,5 @@ def test_the_report_gives_the_fuzzers_figures_and_differences():
                              "kafka": {"end": 1}, "minikafka": {"end": 2}}]}
     text = render({}, fuzz)
     assert "3 programs (seeds 10-12), 30 operations, 9 s: 1 differences" in text
-    assert '| 11 | `{"op": "read"}` | `{"end": 1}` | `{"end": 2}` |' in text
+    assert '| 11 | `{"op": "read"}` | `{"end": 1}` | `{"end": 2}` | unexplained |' in text
     assert all(note in text for note in FUZZ_NOTES.values())
