@@ -774,6 +774,12 @@ class KafkaAdminClient:
 
     def describe_groups(self, group_ids: Iterable[str], group_coordinator_id: int | None = None,
                         include_authorized_operations: bool = False) -> dict[str, dict]:
+        return {group_id: {k: v for k, v in d.items() if k != "error_code"}
+                for group_id, d in self._describe_groups(group_ids, group_coordinator_id).items()}
+
+    def _describe_groups(self, group_ids: Iterable[str], group_coordinator_id: int | None
+                         ) -> dict[str, dict]:
+        """describe_groups' answer with each group's error code too (for the 2.x names)."""
         out = {}
         for group_id in group_ids:
             refused = authz.describe_group(self.cluster, self.caller, group_id)
@@ -781,7 +787,7 @@ class KafkaAdminClient:
                 out[group_id] = {
                     "group_id": group_id, "group_state": "", "protocol_type": "",
                     "protocol_data": "", "members": [], "authorized_operations": None,
-                    "error": str(refused_error(refused, group_id))}
+                    "error": str(refused_error(refused, group_id)), "error_code": refused}
                 continue
             d = self._groups.describe_group(group_coordinator_id, group_id)
             members = []
@@ -797,7 +803,9 @@ class KafkaAdminClient:
                 "group_id": group_id, "group_state": d.state, "protocol_type": d.protocol_type,
                 "protocol_data": d.protocol_name, "members": members,
                 "authorized_operations": None,
-                "error": str(kerrors.for_code(d.error)) if d.error else None}
+                "error": str(kerrors.for_code(d.error, d.error_message or ""))
+                if d.error else None,
+                "error_code": d.error}
         return out
 
     @staticmethod
@@ -921,11 +929,12 @@ class KafkaAdminClient:
                                  include_authorized_operations: bool = False
                                  ) -> list[GroupInformation]:
         out = []
-        for group_id, d in self.describe_groups(group_ids, group_coordinator_id).items():
+        for group_id, d in self._describe_groups(group_ids, group_coordinator_id).items():
             members = [MemberInformation(m["member_id"], m["client_id"], m["client_host"],
                                          m["member_metadata"], m["member_assignment"])
                        for m in d["members"]]
-            out.append(GroupInformation(0, group_id, d["group_state"], d["protocol_type"],
+            out.append(GroupInformation(d["error_code"], group_id, d["group_state"],
+                                        d["protocol_type"],
                                         d["protocol_data"], members, None))
         return out
 

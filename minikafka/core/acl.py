@@ -116,7 +116,7 @@ SUPPORTED_OPERATIONS: dict[ResourceType, frozenset[AclOperation]] = {
                                    Op.ALTER_CONFIGS}),
     ResourceType.CLUSTER: frozenset({Op.CREATE, Op.CLUSTER_ACTION, Op.DESCRIBE_CONFIGS,
                                      Op.ALTER_CONFIGS, Op.IDEMPOTENT_WRITE, Op.ALTER,
-                                     Op.DESCRIBE, Op.CREATE_TOKENS, Op.DESCRIBE_TOKENS}),
+                                     Op.DESCRIBE}),
     ResourceType.TRANSACTIONAL_ID: frozenset({Op.DESCRIBE, Op.WRITE, Op.TWO_PHASE_COMMIT}),
     ResourceType.DELEGATION_TOKEN: frozenset({Op.DESCRIBE}),
     ResourceType.USER: frozenset({Op.CREATE_TOKENS, Op.DESCRIBE_TOKENS}),

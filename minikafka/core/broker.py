@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import errors
 from .api.fetch import FetchedPartition, FetchPartition, fetch_partition, readable_end
-from .cleaner import policies
 from .clock import Deadlines
 from .controller import NO_LEADER, MetadataRecord
 from .isolation import READ_COMMITTED, READ_UNCOMMITTED
 from .metrics import RequestMetrics
+from .record_errors import keyless_record_errors
 from .records import CREATE_TIME, RecordBatch
 from .replica import Replica
 from .server_config import topic_defaults
@@ -242,8 +242,8 @@ class Broker:
             if batch.size_bytes > int(replica.config["max.message.bytes"]):
                 results[tp] = (errors.MESSAGE_TOO_LARGE, -1)
                 continue
-            if "compact" in policies(replica.config) and any(r[2] is None for r in batch.records):
-                # LogValidator: "Compacted topic cannot accept message without key".
+            if keyless_record_errors(replica.config, tp, batch):
+                # The whole batch is refused; the wire lists the bad records (KIP-467).
                 results[tp] = (errors.INVALID_RECORD, -1)
                 sim.journal.record(now, "produce.rejected", topic=tp[0], partition=tp[1],
                                    broker=self.id, error="INVALID_RECORD",

@@ -310,6 +310,7 @@ class Controller:
         if name in self.topics:
             raise errors.KafkaCoreError(errors.TOPIC_ALREADY_EXISTS,
                                         f"Topic '{name}' already exists.")
+        self._check_collision(name)
         parsed = validate_topic_config(config)
         check_partitions_per_batch(partitions if assignments is None else len(assignments))
         if assignments is None:
@@ -335,6 +336,19 @@ class Controller:
         for replicas in assignments:
             self._add_partition(topic, replicas)
         return topic
+
+    def _check_collision(self, name: str) -> None:
+        """Kafka's Topic.hasCollisionChars: '.' and '_' collide in metric names, so a name
+        equal to an existing one once they are unified is refused (names created together
+        in one request are not checked against each other, as in Kafka)."""
+        if "." not in name and "_" not in name:
+            return
+        unified = name.replace(".", "_")
+        for existing in self.topics:
+            if existing.replace(".", "_") == unified:
+                raise errors.KafkaCoreError(
+                    errors.INVALID_TOPIC_EXCEPTION,
+                    f"Topic '{name}' collides with existing topic: {existing}")
 
     def _place(self, partitions: int, replication_factor: int,
                rng: random.Random | None = None) -> list[list[int]]:

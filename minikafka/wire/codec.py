@@ -350,31 +350,39 @@ def _null_plan(cls: type, version: int) -> tuple:
 
 
 def _plan(fields, version: int) -> tuple:
-    """(name, nullable, sub-plan or None, is an array of structs) for each field that
-    can decode as None at `version`."""
+    """(name, nullable, sub-plan or None, is an array of structs, is an array of strings
+    or bytes) for each field that can decode as None at `version`. Kafka's schemas never
+    allow a null element in an array, whatever the array's own nullability."""
     plan = []
     for field in fields:
         if not field.for_version_q(version) or field.tagged_field_q(version):
             continue
+        elements = False
         if field.is_struct_array() or field.is_struct():
             sub = _plan(field.fields.values(), version)
-        elif field.is_array() or field.type_str in _NULLABLE_TYPES:
+        elif field.is_array():
+            sub = None
+            elements = getattr(field, "array_of", None) is not None and \
+                field.array_of.type_str in _NULLABLE_TYPES
+        elif field.type_str in _NULLABLE_TYPES:
             sub = None
         else:
             continue
         plan.append((field.name, field.nullable_for_version_q(version), sub,
-                     field.is_struct_array()))
+                     field.is_struct_array(), elements))
     return tuple(plan)
 
 
 def _null_field(obj: Any, plan: tuple) -> str | None:
-    """The name of a non-nullable field that is None, if any."""
-    for name, nullable, sub, many in plan:
+    """The name of a non-nullable field (or array element) that is None, if any."""
+    for name, nullable, sub, many, elements in plan:
         value = getattr(obj, name, None)
         if value is None:
             if not nullable:
                 return name
             continue
+        if elements and any(item is None for item in value):
+            return f"element in {name}"
         if sub:
             for item in (value if many else (value,)):
                 bad = _null_field(item, sub)

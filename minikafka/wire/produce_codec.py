@@ -96,7 +96,8 @@ def encode_produce_response(version: int, topics: list[tuple[str | UUID, list[tu
                             node_endpoints: list[NodeEndpoint] | None = None) -> bytes:
     """The body at `version` (3-13). Each topic is (name, or from v13 its id, partitions);
     each partition is (index, error_code, base_offset, log_append_time_ms,
-    log_start_offset, error_message). From v10, `leaders` gives (leader id, epoch) for
+    log_start_offset, error_message), and optionally the records refused, as
+    [(batch_index, message)] (KIP-467, v8+). From v10, `leaders` gives (leader id, epoch) for
     partitions answered NOT_LEADER_OR_FOLLOWER, keyed like the topics, and
     `node_endpoints` where those leaders listen (KIP-951's tagged fields)."""
     hints = leaders if leaders and version >= _LEADER_HINTS else {}
@@ -107,12 +108,17 @@ def encode_produce_response(version: int, topics: list[tuple[str | UUID, list[tu
     for name, partitions in topics:
         put(name.bytes if by_id else nullable_string(name, flexible))
         put(array_len(len(partitions), flexible))
-        for index, code, base, append_time, start, message in partitions:
+        for index, code, base, append_time, start, message, *record_errors in partitions:
             put(_PARTITION.pack(index, code, base, append_time))
             if version >= 5:
                 put(_Q.pack(start))
             if version >= 8:
-                put(array_len(0, flexible))  # record_errors
+                bad = record_errors[0] if record_errors else ()
+                put(array_len(len(bad), flexible))
+                for batch_index, text in bad:
+                    put(I32.pack(batch_index) + nullable_string(text, flexible))
+                    if flexible:
+                        put(b"\x00")
                 put(nullable_string(message, flexible))
             if flexible:
                 leader = hints.get((name, index))

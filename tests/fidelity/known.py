@@ -97,6 +97,34 @@ FIXES: dict[str, str] = {
         "minikafka described it at once), and a name starting with '__' that is no internal "
         "topic is auto-created as in Kafka (minikafka refused every '__' name). "
         "minikafka/core/api/metadata.py."),
+    "colliding_topic_names": (
+        "A topic name equal to an existing one once '.' and '_' are unified is refused with "
+        "INVALID_TOPIC_EXCEPTION and Kafka's message (minikafka created it). "
+        "minikafka/core/controller.py."),
+    "describe_cluster_authorized_operations": (
+        "Without an authorizer a cluster's authorized operations are AclEntry's supported "
+        "CLUSTER operations, without CREATE_TOKENS and DESCRIBE_TOKENS (minikafka listed "
+        "them). minikafka/core/acl.py."),
+    "describe_an_unknown_group": (
+        "The in-process admin now answers GROUP_ID_NOT_FOUND for an unknown group, as the "
+        "wire and Kafka do (it said no error); the coordinator's describe_group gives the "
+        "error and message, DescribeGroups before v6 drops them. "
+        "minikafka/core/groups/views.py."),
+    "keyless_records_in_a_batch_to_a_compacted_topic": (
+        "A Produce response now lists each refused record's index and message with "
+        "INVALID_RECORD and Kafka's RecordValidationException text (KIP-467; the list was "
+        "always empty). minikafka/core/record_errors.py, minikafka/wire/produce_codec.py."),
+    "malformed_requests_close_the_connection": (
+        "A null element in an array of strings (ListGroups' states filter, FindCoordinator's "
+        "keys, DescribeTransactions' ids) is refused as malformed and the connection closed "
+        "with one log line; it reached the handlers, which failed with a traceback or "
+        "answered. minikafka/wire/codec.py; tests/wire/test_decoder_fuzz.py fuzzes every "
+        "request type with nulls and truncation."),
+    "deleting_a_topic_drops_its_committed_offsets": (
+        "Deleting a topic now removes its committed offsets from every group, with "
+        "tombstones in __consumer_offsets, as Kafka's coordinator does (minikafka kept "
+        "them, so a topic created again under the name resumed from them). Found by the "
+        "differential fuzzer. minikafka/core/groups/offsets_store.py."),
     "idempotent_producer_state": (
         "minikafka did not serve DescribeProducers (kafka-transactions.sh "
         "describe-producers); minikafka/wire/handlers/describe_producers.py now does."),
@@ -178,4 +206,51 @@ API_GAPS: dict[int, tuple[str, str]] = {
          "StreamsGroupHeartbeat); newer than kafka-python 3.0.12's specs"),
     94: ("UnregisterController", "dynamic controller quorums are not modelled (see "
          "AddRaftVoter); newer than kafka-python 3.0.12's specs"),
+}
+
+
+# What the differential fuzzer (tests/fidelity/fuzz.py) waits for or leaves out, and why:
+# each is a difference it met in a run and that is not a broker behaviour a lesson teaches.
+FUZZ_NOTES: dict[str, str] = {
+    "metadata propagation": (
+        "Kafka's brokers learn of a created or deleted topic a moment after the controller "
+        "(a Metadata or ListOffsets answer can still say UNKNOWN_TOPIC_OR_PARTITION, or "
+        "still describe a deleted topic, and acks=0 records sent to a topic a producer has just "
+        "auto-created can reach a leader that does not lead it yet and be dropped); "
+        "minikafka's brokers learn at once. A program waits until a created topic answers "
+        "ListOffsets and a deleted one is gone, as a careful client would; the auto-created "
+        "case is left in the figures."),
+    "high watermark after acks=0 and acks=1": (
+        "Kafka's followers copy a record on their next fetch (up to replica.fetch.wait.max.ms "
+        "= 500 ms later); minikafka's followers copy it almost at once. Until then the high "
+        "watermark, and with it end offsets, ListOffsets(MAX_TIMESTAMP), DeleteRecords' "
+        "bound and what a consumer reads, differ by timing. A program waits for the high "
+        "watermark to pass what acks=0/1 wrote before its next operation, and for a "
+        "config change to show in DescribeConfigs (Kafka's brokers apply it a moment "
+        "after the controller)."),
+    "timestamps": (
+        "The programs' own timestamps are within Kafka 4.x's message.timestamp.after.max.ms "
+        "(1 h) and retention.ms (7 days), and records older than retention vanish whenever "
+        "the retention check runs (a program may set retention.ms to 60 s: a record of a "
+        "day ago then goes at the next check, which is when it goes that differs). A "
+        "timestamp the producer or broker chose is compared by kind only, and so is "
+        "ListOffsets(MAX_TIMESTAMP) when the newest timestamp is the producer's (which record "
+        "has it depends on the clock's ticks)."),
+    "the group coordinator on a new cluster": (
+        "On a new Kafka cluster the first FindCoordinator creates __consumer_offsets and "
+        "answers COORDINATOR_NOT_AVAILABLE until its partitions have leaders (kafka-python's "
+        "admin raises it, its consumers retry); minikafka creates the topic and answers at "
+        "once, so a lesson's first admin call on a group works. The fuzzer waits for the "
+        "coordinator before its first program (CI seed 0 met it)."),
+    "config error messages": (
+        "A refused config value is compared by its error (INVALID_CONFIG), not its message: "
+        "the messages are the validator texts of Kafka's ConfigDefs ('Not a number of type "
+        "LONG'), which minikafka reads from core/kafka_configdefs.json, and the fuzzer's "
+        "bad values are drawn to hit the error, not a wording."),
+    "kafka-python's stale metadata": (
+        "kafka-python 3.0.12 keeps a deleted topic's leader; when the topic is created again "
+        "with its leader elsewhere, the client asks the old leader until it times out, on "
+        "Kafka and minikafka alike (which leader is random on Kafka). The programs' clients "
+        "are made afresh after a topic is deleted, and a group member joins only once it "
+        "knows its topic (the open observation about kafka-python's JoinGroup race)."),
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from . import scenarios  # noqa: F401 (registers the scenarios)
-from .known import API_GAPS, FIXES, KNOWN_DIFFERENCES, NOT_COMPARED, OPEN
+from .known import API_GAPS, FIXES, FUZZ_NOTES, KNOWN_DIFFERENCES, NOT_COMPARED, OPEN
 from .registry import SCENARIOS
 
 TARGETS = ("serve", "in-process")
@@ -29,7 +29,38 @@ def _short(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def render(results: dict[tuple[str, str], dict]) -> str:
+def render_fuzz(fuzz: dict | None) -> list[str]:
+    """The differential fuzzer's section: the long run's figures and what it found."""
+    out = ["## Differential fuzzer", "",
+           "`tests/fidelity/fuzz.py` generates short programs from a seed (create, alter and "
+           "delete topics and configs, produce with acks 0/1/all, keys, timestamps and sizes up "
+           "to past max.message.bytes, read back, list offsets, delete records, commit and "
+           "fetch group offsets, join and leave a group; bad values mixed in) and runs each "
+           "with kafka-python against real Kafka 4.4.0 and `minikafka serve docker/"
+           "server.properties` with the same test settings, comparing what each operation "
+           "observed. CI runs seeds 0-7 (`tests/fidelity/test_fuzz.py`); the long run is "
+           "`python -m tests.fidelity.fuzz --kafka HOST:PORT --serve HOST:PORT --programs 2000 "
+           "--first 1000 --save tests/fidelity/fuzz_results.json`.", ""]
+    if not fuzz:
+        return out + ["No long run recorded.", ""]
+    found = fuzz["differences"]
+    seeds = fuzz.get("seed_ranges") or \
+        f"{fuzz['first_seed']}-{fuzz['first_seed'] + fuzz['programs'] - 1}"
+    out += [f"**Last long run: {fuzz['programs']} programs (seeds {seeds}), "
+            f"{fuzz['operations']} operations, {fuzz['seconds']} s: {len(found)} "
+            f"differences.**" + (f" ({fuzz['note']}.)" if fuzz.get("note") else ""), ""]
+    if found:
+        out += ["| seed | operation | Kafka | minikafka | why |", "|---|---|---|---|---|"]
+        out += [f"| {d['seed']} | `{_short(d['op'])}` | `{_short(d['kafka'])}` | "
+                f"`{_short(d['minikafka'])}` | {d.get('why', 'unexplained')} |"
+                for d in found[:60]]
+        out.append("")
+    out += ["What the programs wait for or leave out, each a difference an earlier run met:", ""]
+    out += [f"- {what}: {why}" for what, why in FUZZ_NOTES.items()]
+    return out + [""]
+
+
+def render(results: dict[tuple[str, str], dict], fuzz: dict | None = None) -> str:
     all_cases = cases()
     same = sum(1 for c in all_cases if results.get(c, {}).get("same"))
     different = sum(1 for c in all_cases if c in results and not results[c]["same"])
@@ -93,14 +124,15 @@ def render(results: dict[tuple[str, str], dict]) -> str:
     out += [f"- {key} {name}: {why}" for key, (name, why) in sorted(API_GAPS.items())]
     out += ["", "## Open observations", ""]
     out += [f"- {what}: {why}" for what, why in OPEN.items()]
-    out += ["", "## Scenarios", ""]
+    out += [""] + render_fuzz(fuzz)
+    out += ["## Scenarios", ""]
     out += [f"- `{s.name}`: {s.doc}" for s in SCENARIOS.values()]
     return "\n".join(out) + "\n"
 
 
 def main() -> None:
-    from .results import REPORT_FILE, load
-    REPORT_FILE.write_text(render(load()))
+    from .results import REPORT_FILE, load, load_fuzz
+    REPORT_FILE.write_text(render(load(), load_fuzz()))
     print(f"wrote {REPORT_FILE}")
 
 

@@ -56,6 +56,12 @@ def load() -> dict[tuple[str, str], dict]:
     return {tuple(k.split("|", 1)): v for k, v in raw.items()}
 
 
+def load_fuzz() -> dict | None:
+    """The differential fuzzer's last long run (committed with the report), if any."""
+    from .fuzz import FUZZ_RESULTS
+    return json.loads(FUZZ_RESULTS.read_text()) if FUZZ_RESULTS.exists() else None
+
+
 def save_and_report() -> None:
     """Merge this run's results into the saved ones; rewrite docs/fidelity.md once every
     case has a result (a -k selection alone never rewrites it)."""
@@ -65,4 +71,4 @@ def save_and_report() -> None:
     RESULTS_FILE.write_text(json.dumps({f"{n}|{t}": v for (n, t), v in sorted(merged.items())},
                                        indent=1, sort_keys=True))
     if all(case in merged for case in cases()):
-        REPORT_FILE.write_text(render(merged))
+        REPORT_FILE.write_text(render(merged, load_fuzz()))

@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     s_errors,
     s_failover,
     s_groups,
+    s_outside,
     s_produce,
     s_share,
     s_txn,

@@ -37,3 +37,14 @@ def test_the_report_lists_every_scenario_and_difference():
     assert all(f"`{name}`" in text for name in SCENARIOS)
     assert all(known.reason.split("\n")[0] in text for known in KNOWN_DIFFERENCES.values())
     assert "unexplained" not in text
+
+
+def test_the_report_gives_the_fuzzers_figures_and_differences():
+    from .known import FUZZ_NOTES
+    fuzz = {"programs": 3, "operations": 30, "first_seed": 10, "seconds": 9,
+            "differences": [{"seed": 11, "index": 2, "op": {"op": "read"},
+                             "kafka": {"end": 1}, "minikafka": {"end": 2}}]}
+    text = render({}, fuzz)
+    assert "3 programs (seeds 10-12), 30 operations, 9 s: 1 differences" in text
+    assert '| 11 | `{"op": "read"}` | `{"end": 1}` | `{"end": 2}` | unexplained |' in text
+    assert all(note in text for note in FUZZ_NOTES.values())

@@ -493,3 +493,29 @@ def test_transactional_offset_commits():
     assert seen["after abort"] == {}
     assert seen["after commit"] == {("in", 0): (3, "")}
     assert seen["out, read_committed"] == [b"o3"]
+
+
+# ------------------------------------------- answers the native cluster gave (issue #36)
+
+
+def _kafka_answers(door: Door) -> dict:
+    door.setup(lambda c: c.create_topic("orders.eu", 1, 3))
+    admin = door.admin()
+    created = door.create_topics({"orders_eu": {"num_partitions": 1, "replication_factor": 1}},
+                                 validate_only=False)
+    described = admin.describe_groups(["nobody"])["nobody"]
+    return {"collision": created,
+            "group": [described["group_state"], described["error"]],
+            "cluster operations": sorted(admin.describe_cluster()["authorized_operations"])}
+
+
+def test_answers_measured_on_kafka():
+    """What Apache Kafka 4.4.0 answered (tests/fidelity/s_outside.py), through both doors:
+    a name colliding once '.' and '_' are unified, an unknown group, and a cluster's
+    operations without an authorizer."""
+    seen = same_everywhere(through_both(_kafka_answers))
+    assert seen["group"] == ["Dead", "[Error 69] GroupIdNotFoundError: Group nobody not found."]
+    assert "CREATE_TOKENS" not in seen["cluster operations"]
+    assert "IDEMPOTENT_WRITE" in seen["cluster operations"]
+    assert seen["collision"] == {
+        "orders_eu": (17, "Topic 'orders_eu' collides with existing topic: orders.eu")}

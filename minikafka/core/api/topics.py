@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from .. import errors
 from ..controller import check_partitions_per_batch
 from ..errors import KafkaCoreError
+from ..offsets import OFFSETS_TOPIC
 
 if TYPE_CHECKING:
     from .port import ClusterPort
@@ -154,6 +155,8 @@ def delete_topics(cluster: ClusterPort, names: Sequence[str]) -> list[DeleteTopi
             out.append(DeleteTopicsResult(name, exc.code, exc.message or None))
             continue
         cluster.drop_topic_logs(meta.topic_id)
+        if OFFSETS_TOPIC in cluster.controller.topics:  # else no group has offsets yet
+            cluster.groups.on_topic_deleted(name)
         cluster.journal.record(cluster.now_ms, "topic.deleted", topic=name)
         out.append(DeleteTopicsResult(name, topic_id=meta.topic_id))
     if any(not r.error_code for r in out):

@@ -139,6 +139,7 @@ class GroupDescription:
     protocol_type: str
     protocol_name: str
     members: tuple[MemberDescription, ...] = ()
+    error_message: str | None = None
 
 
 # -- group and member state -------------------------------------------------------------------

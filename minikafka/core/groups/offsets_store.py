@@ -234,6 +234,21 @@ class OffsetStore:
         return errors.NONE, out
 
 
+    def on_topic_deleted(self, topic: str) -> None:
+        """A deleted topic's committed offsets leave every group, each as a tombstone in
+        __consumer_offsets (Kafka's coordinator onPartitionsDeleted): a topic created again
+        under the name starts with no committed offsets."""
+        self._load_all()
+        for group in list(self.groups.values()):
+            if not self._live(group):
+                continue
+            gone = sorted(tp for tp in group.offsets if tp[0] == topic)
+            if gone:
+                for tp in gone:
+                    del group.offsets[tp]
+                self._append(group.partition,
+                             [(offset_commit_key(group.group_id, *tp), None) for tp in gone])
+
     # -- offsets.retention.minutes ------------------------------------------------------------
     def _expire_offsets(self) -> None:
         """Every offsets.retention.check.interval.ms: drop offsets of groups that have been

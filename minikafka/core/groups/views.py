@@ -50,16 +50,19 @@ class GroupViews:
         return out
 
     def describe_group(self, broker_id: int | None, group_id: str) -> GroupDescription:
-        """DescribeGroups: state, protocol and members; an unknown group is Dead."""
+        """DescribeGroups (v6, KIP-1043): state, protocol and members; an unknown group is
+        Dead with GROUP_ID_NOT_FOUND, and so is a consumer group (KIP-848), which
+        DescribeGroups does not describe. Before v6 the wire answers both without an error."""
         try:
             group = self.group_at(broker_id, group_id)
         except errors.KafkaCoreError as exc:
             return GroupDescription(exc.code, group_id, "", "", "")
-        if group is None:
-            return GroupDescription(errors.NONE, group_id, DEAD, "", "")
+        if group is None or group.state == DEAD:
+            return GroupDescription(errors.GROUP_ID_NOT_FOUND, group_id, DEAD, "", "",
+                                    error_message=f"Group {group_id} not found.")
         if isinstance(group, ConsumerGroup):
-            # Kafka 4.x: DescribeGroups describes classic groups only (v6+ says so).
-            return GroupDescription(errors.GROUP_ID_NOT_FOUND, group_id, DEAD, "", "")
+            return GroupDescription(errors.GROUP_ID_NOT_FOUND, group_id, DEAD, "", "",
+                                    error_message=f"Group {group_id} is not a classic group.")
         show_assignment = group.state == STABLE
         members = tuple(
             MemberDescription(m.member_id, m.group_instance_id, m.client_id, m.client_host,

@@ -14,7 +14,7 @@ from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
 from ...core import errors
 from ...core.acl import ResourceType
 from ...core.api import authz
-from ...core.groups.classic import DEAD, STABLE
+from ...core.groups.classic import STABLE
 from ..registry import RequestContext
 from ._common import authorized_operations, caller, serving_broker
 
@@ -27,7 +27,6 @@ _Member = _Group.DescribedGroupMember
 
 
 def _describe(ctx: RequestContext, group_id: str, wanted: bool) -> _Group:
-    version = ctx.api_version
     refused = authz.describe_group(ctx.cluster, caller(ctx), group_id)
     if refused:
         return _Group(error_code=refused, error_message=None,
@@ -35,12 +34,9 @@ def _describe(ctx: RequestContext, group_id: str, wanted: bool) -> _Group:
                       members=[], authorized_operations=None)
     operations = authorized_operations(ctx, ResourceType.GROUP, group_id) if wanted else None
     d = ctx.cluster.groups.describe_group(ctx.broker_id, group_id)
-    code, message = d.error, None
-    if code == errors.GROUP_ID_NOT_FOUND:  # a consumer group (KIP-848): not described here
-        code, message = (code, f"Group {group_id} is not a classic group.") if version >= 6 \
-            else (errors.NONE, None)
-    elif code == errors.NONE and d.state == DEAD and version >= 6:
-        code, message = errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
+    code, message = d.error, d.error_message
+    if code == errors.GROUP_ID_NOT_FOUND and ctx.api_version < 6:  # before KIP-1043
+        code, message = errors.NONE, None
     stable = d.state == STABLE
     members = [_Member(member_id=m.member_id, group_instance_id=m.group_instance_id,
                        client_id=m.client_id, client_host=m.client_host,

@@ -19,6 +19,7 @@ from uuid import UUID
 from ...core import api, errors
 from ...core.api import authz
 from ...core.api.produce import BatchRecords
+from ...core.record_errors import keyless_record_errors, rejection_message
 from ...core.records import LOG_APPEND_TIME
 from .. import produce_codec
 from ..batches import InvalidBatch, WireRecordBatch, parse_batch, stamp_log_append_time
@@ -66,7 +67,12 @@ def _response(cluster, version: int, order: list[Asked],
             batch = batches.get(tp)
             append_time = batch.max_timestamp if code == errors.NONE and batch is not None \
                 and batch.timestamp_type == LOG_APPEND_TIME else -1
-            answers.append((p, code, base, append_time, starts.get(tp, -1), message))
+            bad: list = []
+            meta = cluster.controller.topics.get(name)
+            if code == errors.INVALID_RECORD and batch is not None and meta is not None:
+                bad = keyless_record_errors(meta.config, tp, batch)
+                message = rejection_message(bad) if bad else message
+            answers.append((p, code, base, append_time, starts.get(tp, -1), message, bad))
             if code == errors.NOT_LEADER_OR_FOLLOWER and version >= LEADER_HINTS:
                 leader = current_leader(cluster, name, p)
                 if leader is not None:
