@@ -44,3 +44,18 @@ def test_setup_and_the_docker_image_install_them() -> None:
     assert re.search(r'^"\$VENV/bin/python" ' + re.escape(command), setup, re.M)
     assert setup.index(command) > setup.index('echo "$want_stamp" > "$STAMP"')
     assert f"python {command}" in (ROOT / "docker" / "jupyter" / "Dockerfile").read_text()
+
+
+def test_code_lines_wrap_in_notebooks() -> None:
+    # A long code line wraps instead of running off the right edge (file browser open).
+    tracker = "@jupyterlab/notebook-extension:tracker"
+    overrides = json.loads(jupyter_settings.OVERRIDES.read_text())[tracker]
+    assert overrides["codeCellConfig"]["lineWrap"] is True
+    schema_path = (Path(get_app_dir()) / "schemas" / "@jupyterlab" / "notebook-extension"
+                   / "tracker.json")
+    schema = json.loads(schema_path.read_text())
+    jsonschema.validate(overrides["codeCellConfig"],
+                        schema["properties"]["codeCellConfig"])
+    # JupyterLab replaces the whole object, so its other default keys are kept.
+    assert set(schema["properties"]["codeCellConfig"]["default"]) <= set(
+        overrides["codeCellConfig"])

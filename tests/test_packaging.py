@@ -160,3 +160,16 @@ def test_readme_example_runs() -> None:
     assert out.returncode == 0, out.stderr
     first = out.stdout.splitlines()[0].split()
     assert first[0] == "trucks" and first[1].isdigit() and first[2] == "0", out.stdout
+
+
+def test_setup_no_launch_prints_the_command_the_launch_runs() -> None:
+    # The printed command must work as root too (JupyterLab refuses root without
+    # --allow-root) and open the course at its first lesson.
+    out = subprocess.run(["bash", str(ROOT / "setup.sh"), "--no-launch"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    command = out.stdout.strip().splitlines()[-1].split()
+    assert command[:2] == [".venv/bin/jupyter", "lab"], command
+    assert "--ServerApp.ip=127.0.0.1" in command
+    assert command[-1] == "lessons/00-why-kafka.ipynb"
+    assert ("--allow-root" in command) == (os.getuid() == 0), command
