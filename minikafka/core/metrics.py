@@ -192,8 +192,8 @@ def consumer_lag(consumer: Any) -> dict[str, Any]:
     """records-lag per partition and records-lag-max, as a consumer publishes them under
     kafka.consumer:type=consumer-fetch-manager-metrics: per partition, the high
     watermark its last fetch saw minus its position; records-lag-max, the largest lag
-    the consumer saw in its metrics window (30 s), so a backlog shows until it has been
-    gone for that long."""
+    the consumer saw in its two 30 s metrics samples, so a backlog shows for 30-60 s
+    after it is gone."""
     lags = {}
     for tp in sorted(consumer.assignment()):
         hw = consumer.highwater(tp)

@@ -67,7 +67,8 @@ def _captured_html(show: Callable[[], None]) -> str:
         if "text/html" in data:
             parts.append(data["text/html"])
         elif "image/svg+xml" in data:
-            parts.append(data["image/svg+xml"])
+            svg = data["image/svg+xml"]
+            parts.append(svg[max(svg.find("<svg"), 0):])  # inline: no XML prolog
         elif "text/plain" in data:
             parts.append(f"<pre>{html.escape(data['text/plain'])}</pre>")
     return "".join(parts)
