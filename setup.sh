@@ -219,19 +219,20 @@ if [[ "$REAL_KAFKA" == "1" ]]; then
 fi
 
 # ---------------------------------------------------------------- launch
-if [[ "$LAUNCH" == "0" ]]; then
-    echo "Not opening JupyterLab (--no-launch). To start it later:"
-    echo "  .venv/bin/jupyter lab --ServerApp.ip=127.0.0.1"
-    exit 0
-fi
-
 target=()
 if [[ -f lessons/00-why-kafka.ipynb ]]; then
     target=(lessons/00-why-kafka.ipynb)
 elif [[ -d lessons ]]; then
     target=(lessons)
 fi
-say "opening JupyterLab${target:+ at ${target[0]}} (stop it with Ctrl-C)"
 lab_opts=(--ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$ROOT")
 [[ "$(id -u)" == "0" ]] && lab_opts+=(--allow-root)  # containers and CI machines run as root
+if [[ "$LAUNCH" == "0" ]]; then
+    # The same command the launch below runs, so it works as root too.
+    echo "Not opening JupyterLab (--no-launch). To start it later:"
+    echo "  .venv/bin/jupyter lab ${lab_opts[*]} ${target[*]}"
+    exit 0
+fi
+
+say "opening JupyterLab${target:+ at ${target[0]}} (stop it with Ctrl-C)"
 exec "$VENV/bin/jupyter" lab "${lab_opts[@]}" ${target[@]+"${target[@]}"}

@@ -1,8 +1,8 @@
 """Helpers shared by the notebook tests (test_lessons.py, test_labs.py).
 
-Every lesson and lab ends with one cell tagged ``check`` that prints its outcomes on one
-line after a mark (``minikafka.course.checks.CHECK_MARK``); these
-run a notebook and read that line back. A plain module: pytest's default ("prepend")
+Every lesson and lab ends with one cell tagged ``check`` that reports its outcomes as
+display data students do not see (``minikafka.course.checks.CHECK_MIME``); these run a
+notebook and read them back. A plain module: pytest's default ("prepend")
 import mode puts tests/ on sys.path, so the test files import it by name.
 """
 
@@ -30,9 +30,30 @@ def check_cells(nb: nbformat.NotebookNode) -> list:
 
 
 def outcomes_of(nb: nbformat.NotebookNode, mark: str) -> dict:
-    """The outcomes the check cell printed after `mark`: exactly one such line."""
-    found = [line for cell in check_cells(nb) for out in cell.get("outputs", [])
-             if out.get("output_type") == "stream"
-             for line in out["text"].splitlines() if line.startswith(mark)]
-    assert len(found) == 1, f"expected one {mark!r} line, got {found}"
-    return json.loads(found[0][len(mark):])
+    """The outcomes the check cell reported (display data of CHECK_MIME): exactly one, and
+    no `mark` line printed where students would see it."""
+    from minikafka.course.checks import CHECK_MIME
+
+    outputs = [out for cell in check_cells(nb) for out in cell.get("outputs", [])]
+    printed = [line for out in outputs if out.get("output_type") == "stream"
+               for line in out["text"].splitlines() if mark in line]
+    assert not printed, f"the check cell printed {printed}"
+    found = [out["data"] for out in outputs
+             if out.get("output_type") == "display_data" and CHECK_MIME in out.get("data", {})]
+    assert len(found) == 1, f"expected one {CHECK_MIME} output, got {found}"
+    # Only the outcomes' own MIME type: no text/plain a front end would draw.
+    assert set(found[0]) == {CHECK_MIME}, found[0]
+    data = found[0][CHECK_MIME]
+    return json.loads(data) if isinstance(data, str) else dict(data)
+
+
+# Third-party log lines a student did not cause: librdkafka's ("%4|1700000000.123|FAC|..."
+# on stderr) and its share consumer's "Preview" notice.
+THIRD_PARTY_NOISE = ("rdkafka#", 'is in "Preview"')
+
+
+def third_party_noise(nb: nbformat.NotebookNode) -> list[str]:
+    """Lines of the notebook's outputs that third-party libraries logged."""
+    return [line for cell in nb.cells for out in cell.get("outputs", [])
+            if out.get("output_type") == "stream"
+            for line in out["text"].splitlines() if any(n in line for n in THIRD_PARTY_NOISE)]

@@ -240,6 +240,99 @@ WRONG = {
 }
 
 
+# -- a set of plausible wrong answers for every exercise: each must be rejected --------------
+
+def none_answer(*args, **kwargs):
+    return None
+
+
+def identity_answer(*args, **kwargs):
+    # gives back what it was given
+    return args[0]
+
+
+def constant(value):
+    def constant_answer(*args, **kwargs):
+        return value
+    return constant_answer
+
+
+def wrong_key_none(report):
+    # no key: the sticky partitioner spreads each truck's reports over the batches' partitions
+    return None
+
+
+def wrong_key_constant(report):
+    # one key for all: each truck in order, but every truck in one partition
+    return "trucks"
+
+
+def wrong_document_id_value_offset(record):
+    # offsets repeat in every partition: equal orders at the same offset collide
+    return (record.value, record.offset)
+
+
+def wrong_should_page_always(metrics):
+    return True
+
+
+def wrong_acknowledge_reject(record, error):
+    # every failure rejected: the timed-out jobs are never sent
+    from minikafka import AcknowledgeType
+
+    return AcknowledgeType.ACCEPT if error is None else AcknowledgeType.REJECT
+
+
+# A constant answer of the right type for each exercise.
+CONSTANTS = {
+    "00-billing": {}, "01-last-report": (0, 0), "02-racks": {}, "03-keys": "truck",
+    "04-high-watermark": 0, "05-durability": {}, "06-transactions": None, "07-batching": {},
+    "08-seek-to-time": None, "09-range": {}, "10-commit-offsets": {}, "11-retention": {},
+    "12-quorum": 3, "13-sink-ids": "order", "14-rolling-restart": None, "15-page": False,
+    "16-test": None, "17-consumer-protocol": {"group.protocol": "consumer"},
+    "18-acknowledge": 0, "19-acls": [], "lab1-create-topic": "topics --list",
+    "lab2-safe-producer": None, "lab3-lag": {}, "lab4-under-replicated": [],
+    "lab5-starting-offsets": "earliest", "lab6-read-all": [], "lab7-upsert": None,
+}
+
+# Mistakes a lesson warns about, besides the one WRONG names with its message.
+MORE_MISTAKES = {
+    "03-keys": [wrong_key_none, wrong_key_constant],
+    "13-sink-ids": [wrong_document_id_value_offset],
+    "15-page": [wrong_should_page_always],
+    "18-acknowledge": [wrong_acknowledge_reject],
+}
+
+
+def _takes_arguments(id: str) -> bool:
+    return bool(inspect.signature(exercises.get(id).solution).parameters)
+
+
+def _rejected_answers() -> list:
+    params = []
+    for id in LESSON_IDS + LAB_IDS:
+        answers = {"stub": stub, "none": none_answer, "constant": constant(CONSTANTS[id]),
+                   "mistake": WRONG[id][0]}
+        if _takes_arguments(id):
+            answers["identity"] = identity_answer
+        answers |= {fn.__name__: fn for fn in MORE_MISTAKES.get(id, [])}
+        params += [pytest.param(id, answer, id=f"{id}-{name}") for name, answer in answers.items()]
+    return params
+
+
+@pytest.mark.parametrize(("id", "answer"), _rejected_answers())
+def test_plausible_wrong_answers_are_rejected(id: str, answer) -> None:
+    feedback = exercises.check(id, answer)
+    assert not feedback, f"{answer.__name__} passed {id}: {feedback.text}"
+    assert feedback.status in ("wrong", "error", "not done yet"), feedback.text
+    assert exercises.get(id).hint in feedback.text
+
+
+def test_every_exercise_has_its_wrong_answers() -> None:
+    assert sorted(CONSTANTS) == sorted(LESSON_IDS + LAB_IDS)
+    assert set(MORE_MISTAKES) <= set(CONSTANTS)
+
+
 # -- every exercise ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("id", LESSON_IDS + LAB_IDS)

@@ -196,3 +196,30 @@ def test_a_wrong_default_in_a_lesson_is_caught() -> None:
 def test_facts_cover_their_kafka_python_differences() -> None:
     assert DEFAULTS["linger.ms"] == Default(5, kafka_python=0)
     assert expected("linger_ms") == 0 and expected("linger.ms") == 5
+
+
+# Version facts the lessons state, as checked against Kafka's sources, docs and KIPs: the
+# phrase each lesson must carry, and the earlier wrong one it must not.
+VERSION_FACTS = [
+    ("01", "removed the `--zookeeper` flag from `kafka-topics.sh`", "from the command-line tools"),
+    ("03", "dates from Kafka 4.0 (KIP-1030)", "Kafka 4.4 also rejects a CreateTime"),
+    ("10", "Kafka 0.8.2 added storage in `__consumer_offsets`", "(before Kafka 0.9) stored"),
+    ("12", "`kafka-configs.sh` kept it, deprecated, until 4.0", "in 0.9, for the `__consumer"),
+    ("12", "Kafka 0.8.2 added offset storage", "removed that flag from the command-line tools"),
+    ("14", "upgrade --feature metadata.version=", "--release-version 4.4` finalizes"),
+    ("14", "also raises `kraft.version`", None),
+    ("15", "every controller publishes `OfflinePartitionsCount`", "only the active controller"),
+    ("15", "`metrics.num.samples`, 2, of `metrics.sample.window.ms`, 30 s", "window (`metrics"),
+    ("16", "Since Kafka 3.8 (KIP-1036)", "Kafka 3.9 (KIP-1036)"),
+    ("18", "RENEW (Kafka 4.2, KIP-1222)", "RENEW in Kafka 4.4's clients"),
+]
+
+
+@pytest.mark.parametrize("lesson,says,not_says", VERSION_FACTS,
+                         ids=[f"{n}-{s[:30]}" for n, s, _ in VERSION_FACTS])
+def test_version_facts_are_stated_as_checked(lesson: str, says: str, not_says: str | None) -> None:
+    path = next(p for p in LESSONS if p.stem.startswith(lesson))
+    text = " ".join(c.source for c in nbformat.read(path, as_version=4).cells
+                    if c.cell_type == "markdown")
+    assert says in text
+    assert not_says is None or not_says not in text

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from notebook_helpers import check_cells, execute_notebook, outcomes_of
+from notebook_helpers import check_cells, execute_notebook, outcomes_of, third_party_noise
 
 from minikafka import Cluster
 from minikafka.course import progress as course_progress
@@ -285,6 +285,7 @@ EXPECT = {name[:2]: fn for name, fn in
 def test_lesson_runs_and_reaches_its_outcomes(path: Path) -> None:
     nb = execute_notebook(path, timeout=120)  # raises CellExecutionError on the first failing cell
     outcomes = outcomes_of(nb, CHECK_MARK)
+    assert not third_party_noise(nb)
     assert outcomes["notebook"] == path.stem[:2]
     EXPECT[path.stem[:2]](outcomes)
 
@@ -309,6 +310,8 @@ def test_lesson_structure(path: Path) -> None:
     checks = check_cells(nb)
     assert len(checks) == 1 and checks[0] is nb.cells[-1]
     assert checks[0].metadata["jupyter"]["source_hidden"] is True
+    # Collapsed, a cell shows its first line: a comment saying what it is, not an import.
+    assert checks[0].source.startswith("# Hidden check"), checks[0].source.splitlines()[0]
     assert "checked(" in checks[0].source and "assert " in checks[0].source
     # Notebooks narrate: no classes and no function definitions in code cells (lambdas
     # for widgets are fine), except the student's own answer in an exercise cell (tagged
@@ -491,20 +494,34 @@ def test_a_broken_progress_file_does_not_stop_a_lesson(progress_file: Path) -> N
         quiz("04-nope")
 
 
-def test_explore_runs_only_on_a_change_or_a_click() -> None:
-    # Nothing may run while a notebook is executed headless: a function running inside
-    # an Output widget then can leave nbclient waiting for an IOPub message it never gets.
+def test_explore_shows_the_default_result_then_runs_on_a_change_or_a_click() -> None:
+    # The first result is computed at creation, outside the Output widget: a function
+    # running inside one while a notebook is executed headless can leave nbclient waiting
+    # for an IOPub message it never gets. A button's function waits for the click.
     calls: list[int] = []
     auto = explore(lambda n: calls.append(n), n=(1, 5))
     manual = explore(lambda n: calls.append(-n), button="Run it", n=(1, 5))
-    assert calls == []
+    assert calls == [3]
     auto.kwargs_widgets[0].value = 4
-    assert calls == [4]
+    assert calls == [3, 4]
+    assert auto.children[-2].layout.display == "none"  # the first result gives way
     manual.kwargs_widgets[0].value = 2
-    assert calls == [4]
+    assert calls == [3, 4]
     manual.manual_button.click()
-    assert calls == [4, -2]
+    assert calls == [3, 4, -2]
     assert auto.manual_button.layout.display == "none"
+
+
+@pytest.mark.parametrize(("fn", "shown"), [
+    (lambda who: f"{who} may READ topic orders-eu", "<pre>User:billing may READ topic orders-eu\n</pre>"),
+    (lambda who: {"partition 0": 3, "partition 1": "nothing that recent"},
+     "<pre>partition 0: 3\npartition 1: nothing that recent\n</pre>"),
+    (lambda who: print(f"{who} printed"), "<pre>User:billing printed\n</pre>"),
+])
+def test_explore_formats_the_first_result(fn, shown: str) -> None:
+    # Text as text, not a quoted Python string; dicts one entry a line.
+    box = explore(fn, who=["User:billing", "User:shipping"])
+    assert box.children[-2].value == shown
 
 
 def test_table_text_html_and_lookups() -> None:
@@ -615,8 +632,26 @@ def test_mirror_maker_translates_offsets_without_skipping() -> None:
     assert [mirror.translate(0, o) for o in range(6)] == [3, 4, 5, 6, 7, 8]
 
 
-def test_checked_prints_one_parsable_line(capsys: pytest.CaptureFixture[str]) -> None:
+def test_checked_prints_one_parsable_line_outside_a_notebook(
+        capsys: pytest.CaptureFixture[str]) -> None:
     checked("99", lost=0, moved=True)
     line = capsys.readouterr().out.strip()
     assert line.startswith(CHECK_MARK)
     assert json.loads(line[len(CHECK_MARK):]) == {"notebook": "99", "lost": 0, "moved": True}
+
+
+def test_librdkafka_preview_warning_is_quieted_where_lesson_18_starts_share_consumers(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    from confluent_kafka import ShareConsumer
+
+    from minikafka.course.served import librdkafka_logger
+
+    config = {"bootstrap.servers": "127.0.0.1:9", "group.id": "workers"}  # never reached
+    ShareConsumer(config).close()
+    assert 'is in "Preview"' in capfd.readouterr().err  # librdkafka's own stderr line
+    ShareConsumer({**config, "logger": librdkafka_logger()}).close()
+    assert "Preview" not in capfd.readouterr().err
+    # Every ShareConsumer the lesson creates gets the logger.
+    nb = nbformat.read(LESSONS_DIR / "18-share-groups.ipynb", as_version=4)
+    made = [c.source for c in nb.cells if c.cell_type == "code" and "ShareConsumer({" in c.source]
+    assert made and all('"logger": librdkafka_logger()' in s for s in made)

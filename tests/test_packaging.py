@@ -404,3 +404,16 @@ def test_pip_install_in_a_fresh_venv_is_light_and_serves(tmp_path: Path) -> None
     finally:
         proc.kill()
         proc.wait(timeout=30)
+
+
+def test_setup_no_launch_prints_the_command_the_launch_runs() -> None:
+    # The printed command must work as root too (JupyterLab refuses root without
+    # --allow-root) and open the course at its first lesson.
+    out = subprocess.run(["bash", str(ROOT / "setup.sh"), "--no-launch"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    command = out.stdout.strip().splitlines()[-1].split()
+    assert command[:2] == [".venv/bin/jupyter", "lab"], command
+    assert "--ServerApp.ip=127.0.0.1" in command
+    assert command[-1] == "lessons/00-why-kafka.ipynb"
+    assert ("--allow-root" in command) == (os.getuid() == 0), command

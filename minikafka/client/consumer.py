@@ -28,6 +28,11 @@ from ..core.api.fetch import committed_batches
 from ..core.records import LOG_APPEND_TIME
 from .security import SECURITY_DEFAULTS, authenticate, caller, raise_refusals, raise_refused
 
+# records-lag-max as the Java client samples it: metrics.num.samples windows of
+# metrics.sample.window.ms each (their defaults).
+LAG_SAMPLES = 2
+LAG_SAMPLE_WINDOW_MS = 30_000
+
 DEFAULTS: dict[str, Any] = {
     "bootstrap_servers": "minikafka",
     "client_id": None,
@@ -241,16 +246,22 @@ class KafkaConsumer:
     def _record_lag(self, tp: TopicPartition) -> None:
         hw = self._highwater.get(tp)
         if hw is not None and tp in self._positions:
-            self._lag_samples.append((self.cluster.now_ms, max(0, hw - self._positions[tp])))
+            now, lag = self.cluster.now_ms, max(0, hw - self._positions[tp])
+            samples = self._lag_samples
+            if not samples or now - samples[-1][0] >= LAG_SAMPLE_WINDOW_MS:
+                samples.append((now, lag))  # a new sample window starts with this record
+                while len(samples) > LAG_SAMPLES:
+                    samples.popleft()
+            else:
+                samples[-1] = (samples[-1][0], max(samples[-1][1], lag))
 
-    def records_lag_max(self, window_ms: int = 30_000) -> int:
-        """The largest lag seen in the last `window_ms` (the Java client's default
-        metrics.sample.window.ms): what records-lag-max reports."""
-        since = self.cluster.now_ms - window_ms
-        samples = self._lag_samples
-        while samples and samples[0][0] < since:
-            samples.popleft()
-        return max((lag for _, lag in samples), default=0)
+    def records_lag_max(self) -> int:
+        """What records-lag-max reports: the Java client's sampled maximum over
+        metrics.num.samples (2) windows of metrics.sample.window.ms (30 s). A sample is
+        dropped once its window started 60 s ago, so an old maximum shows for 30-60 s."""
+        now = self.cluster.now_ms
+        return max((lag for start, lag in self._lag_samples
+                    if now - start < LAG_SAMPLES * LAG_SAMPLE_WINDOW_MS), default=0)
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
         tp = TopicPartition(*partition)

@@ -10,7 +10,8 @@ same numbers from what it already knows, so a lesson, a test or a script reading
                                the replica set (warn: one failure from trouble)
     UnderMinIsrPartitionCount  ... whose ISR is below min.insync.replicas: acks=all
                                writes are refused (page)
-    OfflinePartitionsCount     partitions without a leader, on the active controller
+    OfflinePartitionsCount     partitions without a leader, internal topics included;
+                               every controller publishes it (each replays the metadata log)
     ActiveControllerCount      1 on the active controller, 0 elsewhere; the cluster's
                                sum must be exactly 1
 
@@ -137,17 +138,20 @@ def broker_metrics(cluster: Any, broker_id: int) -> dict[str, Any] | None:
 
 def controller_metrics(cluster: Any, node: int) -> dict[str, Any] | None:
     """What one controller (a voter of the KRaft quorum) publishes; None if it is down.
-    Only the active controller reports the cluster-wide counts, as in Kafka."""
+    Every controller counts OfflinePartitionsCount from its copy of the metadata, over
+    every topic, internal ones included (Kafka's ControllerMetadataMetrics); here the
+    other cluster-wide counts come from the active controller only."""
     if node not in cluster._alive_voters():
         return None
     controller = cluster.controller
     active = controller.quorum.leader == node
+    every = [p for t in controller.topics.values() for p in t.partitions]
     partitions = [p for t in controller.topics.values() if not t.internal
                   for p in t.partitions]
     fenced = sum(1 for r in controller.brokers.values() if r.fenced)
     return {
         ACTIVE_CONTROLLER: int(active),
-        OFFLINE_PARTITIONS: sum(1 for p in partitions if p.leader == NO_LEADER) if active else 0,
+        OFFLINE_PARTITIONS: sum(1 for p in every if p.leader == NO_LEADER),
         GLOBAL_PARTITIONS: len(partitions) if active else 0,
         ACTIVE_BROKERS: len(controller.brokers) - fenced if active else 0,
         FENCED_BROKERS: fenced if active else 0,
@@ -173,12 +177,14 @@ def cluster_metrics(cluster: Any) -> dict[str, dict[str, Any]]:
 
 def totals(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The cluster-wide view a dashboard shows: gauges summed over the nodes that
-    answered (ActiveControllerCount's sum must be 1)."""
+    answered (ActiveControllerCount's sum must be 1); OfflinePartitionsCount, which every
+    controller reports for the whole cluster, is the largest of them."""
     out: dict[str, Any] = {}
     for values in metrics.values():
         for name, value in values.items():
             if isinstance(value, (int, float)):
-                out[name] = out.get(name, 0) + value
+                combine = max if name == OFFLINE_PARTITIONS else lambda a, b: a + b
+                out[name] = combine(out.get(name, 0), value)
     return out
 
 
@@ -186,8 +192,8 @@ def consumer_lag(consumer: Any) -> dict[str, Any]:
     """records-lag per partition and records-lag-max, as a consumer publishes them under
     kafka.consumer:type=consumer-fetch-manager-metrics: per partition, the high
     watermark its last fetch saw minus its position; records-lag-max, the largest lag
-    the consumer saw in its metrics window (30 s), so a backlog shows until it has been
-    gone for that long."""
+    the consumer saw in its two 30 s metrics samples, so a backlog shows for 30-60 s
+    after it is gone."""
     lags = {}
     for tp in sorted(consumer.assignment()):
         hw = consumer.highwater(tp)

@@ -109,8 +109,11 @@ DEFAULTS: dict[str, Default] = {
     "message.timestamp.after.max.ms": Default(3_600_000),
     "file.delete.delay.ms": Default(60_000),
     "log.segment.delete.delay.ms": Default(60_000),
+    # -- consumer metrics ----------------------------------------------------------------
+    "metrics.num.samples": Default(2),
     # -- group configs (kafka-configs --entity-type groups) -----------------------------
     "share.auto.offset.reset": Default("latest"),
+    "share.renew.acknowledge.enable": Default(True),  # RENEW (KIP-1222, 4.2)
     # -- Connect / MirrorMaker 2 -------------------------------------------------------
     "offset.flush.interval.ms": Default(60_000),
     "offset.storage.partitions": Default(25),

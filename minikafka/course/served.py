@@ -3,6 +3,7 @@ connect to it as to any Kafka cluster."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 
@@ -21,3 +22,27 @@ def real_cluster(topics: Mapping[str, int] | None = None, *,
         cluster.create_topic(name, partitions=partitions, replication_factor=3,
                              config=dict((configs or {}).get(name, {})))
     return cluster.serve(port=0, host="127.0.0.1")
+
+
+# librdkafka's own words for its preview share consumer (confluent-kafka 2.16).
+PREVIEW_WARNING = 'is in "Preview"'
+
+
+class _NotPreviewWarning:
+    """Drops librdkafka's "Preview" warning; lets every other log line through."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return PREVIEW_WARNING not in record.getMessage()
+
+
+def librdkafka_logger() -> logging.Logger:
+    """A logger for a confluent-kafka client's ``"logger"`` setting: librdkafka's log
+    lines go to stderr as usual, except the warning every ShareConsumer prints on start
+    that share consumers are a preview (the lesson says so in words instead)."""
+    logger = logging.getLogger("minikafka.course.librdkafka")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.addFilter(_NotPreviewWarning())
+        logger.addHandler(handler)
+        logger.propagate = False
+    return logger
