@@ -16,13 +16,32 @@ from nbclient import NotebookClient
 
 
 def execute_notebook(path: Path, timeout: int) -> nbformat.NotebookNode:
-    """Run the notebook top to bottom in a fresh kernel, in its own folder; raise
-    CellExecutionError on the first failing cell."""
+    """Run the notebook as `pytest --nbmake` does: top to bottom in a fresh kernel of the
+    notebook's own kernelspec, in its own folder, with the same `dot` (PATH's). Raise
+    CellExecutionError on the first failing cell, and then, as nbmake does, fail on an
+    error output even in a cell that finished: IPython reports a display that raised
+    (a picture Graphviz refused) as an error output without failing the cell. Text on
+    stderr fails too: a student sees it in red."""
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
+    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel,
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
+    problems = output_problems(nb)
+    assert not problems, f"{path.name}: " + "; ".join(problems)
     return nb
+
+
+def output_problems(nb: nbformat.NotebookNode) -> list[str]:
+    """What a student would see in red: error outputs and stderr text, by cell."""
+    found = []
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                found.append(f"cell {i} shows {out.get('ename')}: {out.get('evalue')}")
+            elif out.get("output_type") == "stream" and out.get("name") == "stderr":
+                found.append(f"cell {i} prints on stderr: {out['text'][:300]!r}")
+    return found
 
 
 def check_cells(nb: nbformat.NotebookNode) -> list:

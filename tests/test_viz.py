@@ -12,6 +12,7 @@ import pytest
 from kafka.structs import TopicPartition
 
 from minikafka.cluster import Cluster
+from minikafka.course.pictures import _Picture
 from minikafka.viz import (
     cluster_view,
     group_rows,
@@ -26,7 +27,8 @@ from minikafka.viz import (
     to_svg,
 )
 from minikafka.viz import palette as pal
-from minikafka.viz.svg import svg_html
+from minikafka.viz.html import bold, td, wrap
+from minikafka.viz.svg import PictureError, render, svg_html
 
 # -- reading DOT ----------------------------------------------------------------------
 
@@ -563,9 +565,37 @@ def test_a_broken_graph_raises_and_the_next_one_still_draws():
     ok = graphviz.Digraph("ok")
     ok.node("a", "fine")
     first = to_svg(ok, cache=False)
-    with pytest.raises(graphviz.CalledProcessError):
+    with pytest.raises(PictureError, match=r"^Graphviz could not draw this picture: Error: "
+                       r"[^\n]*syntax error[^\n]*$"):
         to_svg(graphviz.Source("digraph { a -> }"), cache=False)  # dot exits on it
     assert to_svg(ok, cache=False) == first
+
+
+def test_no_label_holds_an_empty_tag_and_a_refused_label_is_one_line():
+    # Graphviz 2.43 (Debian 12) refuses an empty <B></B>; td() leaves the tags out.
+    for cell in (td("", bold=True), td("", italic=True, point=9), td("", color="red")):
+        assert "<B>" not in cell and "<I>" not in cell and "<FONT" not in cell, cell
+    assert wrap("B", "") == "" and bold("x") == "<B>x</B>"
+    bad = graphviz.Digraph("bad", node_attr={"shape": "plain"})
+    bad.node("n", "<<TABLE><TR><TD><B></B></TD></TR></TABLE>>")
+    if "2.43" in subprocess.run(["dot", "-V"], capture_output=True, text=True).stderr:
+        for reuse in (True, False):  # the long-running dot and a fresh one agree
+            with pytest.raises(PictureError, match=r"<B></B> \.\.\. in label of node n$"):
+                render(bad, reuse=reuse)
+        bundle = _Picture(bad)._repr_mimebundle_()
+        assert set(bundle) == {"text/plain"} and "\n" not in bundle["text/plain"]
+        assert "<B></B>" in bundle["text/plain"]
+
+
+def test_warnings_come_back_beside_the_svg_and_never_reach_stderr(capfd):
+    small = graphviz.Digraph("small", node_attr={"shape": "plain"})
+    small.node("n", "<<TABLE><TR>" + td("customer-0 wide", width=20, height=10) + "</TR></TABLE>>")
+    for reuse in (True, False):
+        svg, messages = render(small, reuse=reuse)
+        assert svg.rstrip().endswith("</svg>") and not svg.startswith("Warning")
+        assert messages[0] == "Warning: cell size too small for content", messages
+    assert "<svg" in _Picture(small)._repr_mimebundle_()["image/svg+xml"]
+    assert capfd.readouterr().err == ""
 
 
 def test_compacted_offsets_are_drawn_as_gone():

@@ -25,6 +25,33 @@ def esc(text: object) -> str:
     return _escape(str(text), quote=True)
 
 
+def wrap(tag: str, body: str, attrs: str = "") -> str:
+    """<TAG attrs>body</TAG>, or nothing when body is empty: Graphviz 2.43 (Debian 12)
+    rejects an empty <B></B>, <I></I> or <FONT></FONT> as a syntax error; newer ones
+    accept it. Every formatting tag of a label goes through here."""
+    if not body:
+        return ""
+    return f"<{tag}{' ' + attrs if attrs else ''}>{body}</{tag}>"
+
+
+def bold(body: str) -> str:
+    return wrap("B", body)
+
+
+def italic(body: str) -> str:
+    return wrap("I", body)
+
+
+def font(body: str, *, color: str | None = None, point: float | None = None,
+         face: str | None = None) -> str:
+    attrs = [f'FACE="{face}"'] if face else []
+    if color:
+        attrs.append(f'COLOR="{color}"')
+    if point:
+        attrs.append(f'POINT-SIZE="{point:g}"')
+    return wrap("FONT", body, " ".join(attrs))
+
+
 def td(text: str, *, style: Style | None = None, width: int | None = None,
        height: int | None = None, port: str | None = None, align: str = "CENTER",
        bold: bool = False, italic: bool = False, colspan: int = 1, fill: str | None = None,
@@ -59,15 +86,10 @@ def td(text: str, *, style: Style | None = None, width: int | None = None,
     attrs.append(f'ALIGN="{align}"')
     body = text if raw else esc(text)
     if bold:
-        body = f"<B>{body}</B>"
+        body = wrap("B", body)
     if italic:
-        body = f"<I>{body}</I>"
-    font = [f'FACE="{FONT}"']
-    if color:
-        font.append(f'COLOR="{color}"')
-    if point:
-        font.append(f'POINT-SIZE="{point:g}"')
-    body = f"<FONT {' '.join(font)}>{body}</FONT>" if body else ""
+        body = wrap("I", body)
+    body = font(body, color=color, point=point, face=FONT)
     return f"<TD {' '.join(attrs)}>{body}</TD>"
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import graphviz
 
-from .html import clip, esc, sim_time, td
+from .html import bold, clip, esc, sim_time, td
 from .logstate import ABORTED, CONTROL_ABORT, CONTROL_COMMIT, DATA, GONE, log_state
 from .palette import (
     BLACK,
@@ -107,10 +107,10 @@ def _cell(offset: int, cell: list[str] | None, partition_hw: int) -> str:
     if kind == DATA:
         style = CELL_STYLES[COMMITTED if offset < partition_hw else UNCOMMITTED]
         mark = f"{style.symbol}" if style.symbol else ""
-        text = f"<B>{offset}{mark}</B><BR/>{esc(clip(key, 5))}"
+        text = f"{bold(f'{offset}{mark}')}<BR/>{esc(clip(key, 5))}"
     else:
         style = KIND_STYLES[kind]
-        text = f"<B>{offset}</B><BR/>{esc(style.symbol)}"
+        text = f"{bold(str(offset))}<BR/>{esc(style.symbol)}"
     return td(text, raw=True, style=style, width=CELL_W, height=34, point=9)
 
 

@@ -136,9 +136,9 @@ class MetricsDashboard:
         return metrics_view(self.watch.samples[-self.SHOWN:])
 
     def _draw(self) -> None:
-        from .svg import svg_html, to_svg
+        from .svg import picture_html
 
-        self.chart.value = svg_html(to_svg(self.graph()))
+        self.chart.value = picture_html(self.graph())
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)

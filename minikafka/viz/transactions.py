@@ -14,7 +14,7 @@ from typing import Any
 
 import graphviz
 
-from .html import clip, esc, td
+from .html import bold, clip, esc, td
 from .logstate import ABORTED, CONTROL_ABORT, CONTROL_COMMIT, DATA, log_state
 from .logview import KIND_STYLES
 from .palette import BLACK, BLUISH_GREEN, FONT, LIGHT_GREY, REDDISH_PURPLE, WHITE, YELLOW, Style
@@ -76,7 +76,7 @@ def _strip(state: Mapping[str, Any], in_txn: bool, columns: int) -> str:
         kind, key = cells.get(offset, (DATA, ""))
         kind = _kind(kind, offset, lso)
         style = STYLES[kind]
-        text = f"<B>{offset}</B><BR/>{esc(clip(key, 5) if kind in (DATA, OPEN) else style.symbol)}"
+        text = f"{bold(str(offset))}<BR/>{esc(clip(key, 5) if kind in (DATA, OPEN) else style.symbol)}"
         strip.append(td(text, raw=True, style=style, width=CELL_W, height=30, point=9))
     pad = columns - (end - start + 1)
     marks += [td("", width=CELL_W, height=40, border=0)] * pad
