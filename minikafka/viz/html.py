@@ -9,6 +9,20 @@ from minikafka.core.clock import EPOCH_MS
 
 from .palette import FONT, Style
 
+# The notebook's output area, 848 px in a 1280-px JupyterLab with the file browser open,
+# in graphviz's unit (1 pt = 4/3 px), less dot's margins: the widest a picture may be drawn.
+OUTPUT_PT = 620
+_NARROW, _WIDE = set("fijlrt.,:;'!|()[] -"), set("mwMW…@%")
+
+
+def text_pt(text: str, point: float) -> int:
+    """A generous estimate of the width of `text` in points at `point` size, as dot
+    lays it out in Helvetica (or the sans font that stands in for it): enough that a
+    FIXEDSIZE cell this wide holds the text without dot's "cell size too small"."""
+    em = sum(0.35 if c in _NARROW else 0.95 if c in _WIDE else 0.72 if c.isupper() else 0.64
+             for c in text)
+    return int(em * point + 0.999)
+
 
 def sim_time(ms: int) -> str:
     """Simulated time as seconds since the cluster's clock started (its epoch)."""

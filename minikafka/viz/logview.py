@@ -15,7 +15,7 @@ from typing import Any
 
 import graphviz
 
-from .html import bold, clip, esc, sim_time, td
+from .html import OUTPUT_PT, bold, clip, esc, sim_time, td, text_pt
 from .logstate import ABORTED, CONTROL_ABORT, CONTROL_COMMIT, DATA, GONE, log_state
 from .palette import (
     BLACK,
@@ -31,6 +31,7 @@ from .palette import (
 )
 
 CELL_W, LABEL_W, SPACING = 32, 120, 2
+KEY_POINT = 9
 KIND_STYLES: dict[str, Style] = {
     CONTROL_COMMIT: Style(REDDISH_PURPLE, BLACK, "✦", "commit marker"),
     CONTROL_ABORT: Style(REDDISH_PURPLE, BLACK, "✦", "abort marker", line="dashed"),
@@ -79,7 +80,7 @@ def _shows_lso(rep: Mapping[str, Any], lso: int | None) -> bool:
 
 
 def _marker_row(rep: Mapping[str, Any], lso: int | None, start: int, end: int,
-                clipped: bool) -> str:
+                clipped: bool, cell_w: int) -> str:
     marks: dict[int | None, list[str]] = {}
     points = [("start", rep["log_start_offset"]), ("HW", rep["high_watermark"])]
     if _shows_lso(rep, lso):
@@ -95,27 +96,28 @@ def _marker_row(rep: Mapping[str, Any], lso: int | None, start: int, end: int,
     for col in range(end - start + 1):
         names = marks.get(col, [])
         text = "<BR/>".join(esc(n) for n in names) + ("<BR/>▼" if names else "")
-        cells.append(td(text, raw=True, width=CELL_W, height=50, border=0, point=9,
+        cells.append(td(text, raw=True, width=cell_w, height=50, border=0, point=9,
                         bold=bool(names)))
     return "<TR>" + "".join(cells) + "</TR>"
 
 
-def _cell(offset: int, cell: list[str] | None, partition_hw: int) -> str:
+def _cell(offset: int, cell: list[str] | None, partition_hw: int, cell_w: int,
+          chars: int) -> str:
     if cell is None:
-        return td("", style=BLANK, width=CELL_W, height=34)
+        return td("", style=BLANK, width=cell_w, height=34)
     kind, key = cell
     if kind == DATA:
         style = CELL_STYLES[COMMITTED if offset < partition_hw else UNCOMMITTED]
         mark = f"{style.symbol}" if style.symbol else ""
-        text = f"{bold(f'{offset}{mark}')}<BR/>{esc(clip(key, 5))}"
+        text = f"{bold(f'{offset}{mark}')}<BR/>{esc(clip(key, chars))}"
     else:
         style = KIND_STYLES[kind]
         text = f"{bold(str(offset))}<BR/>{esc(style.symbol)}"
-    return td(text, raw=True, style=style, width=CELL_W, height=34, point=9)
+    return td(text, raw=True, style=style, width=cell_w, height=34, point=KEY_POINT)
 
 
 def _strip_row(b: int, rep: Mapping[str, Any], start: int, end: int, clipped: bool,
-               partition_hw: int) -> str:
+               partition_hw: int, cell_w: int, chars: int) -> str:
     cells = [td(_replica_title(b, rep), width=LABEL_W, height=34, align="LEFT", point=9,
                 bold=rep["leader"], border=0)]
     if clipped:
@@ -123,11 +125,11 @@ def _strip_row(b: int, rep: Mapping[str, Any], start: int, end: int, clipped: bo
                         if start > rep["log_start_offset"] else "", raw=True, width=CELL_W + 20,
                         height=34, point=9, border=0))
     for offset in range(start, end):
-        cells.append(_cell(offset, rep["cells"].get(offset), partition_hw))
+        cells.append(_cell(offset, rep["cells"].get(offset), partition_hw, cell_w, chars))
     if rep["log_end_offset"] == end:
-        cells.append(td("next", width=CELL_W, height=34, line="dashed", point=9))
+        cells.append(td("next", width=cell_w, height=34, line="dashed", point=9))
     else:
-        cells.append(td("", style=BLANK, width=CELL_W, height=34))
+        cells.append(td("", style=BLANK, width=cell_w, height=34))
     return "<TR>" + "".join(cells) + "</TR>"
 
 
@@ -162,7 +164,7 @@ def _segment_row(rep: Mapping[str, Any], start: int, end: int, clipped: bool) ->
 
 
 def _group_row(name: str, marks: Mapping[str, int], start: int, end: int,
-               clipped: bool) -> str:
+               clipped: bool, cell_w: int) -> str:
     at: dict[int | None, list[str]] = {}
     for what, offset in sorted(marks.items()):
         col = _column_index(offset, start, end)
@@ -176,9 +178,27 @@ def _group_row(name: str, marks: Mapping[str, int], start: int, end: int,
     for col in range(end - start + 1):
         letters = at.get(col, [])
         text = ("▲<BR/>" + " ".join(letters)) if letters else ""
-        cells.append(td(text, raw=True, width=CELL_W, height=30, point=9, border=0,
+        cells.append(td(text, raw=True, width=cell_w, height=30, point=9, border=0,
                         bold=bool(letters)))
     return "<TR>" + "".join(cells) + "</TR>"
+
+
+def _key_cells(keys: list[str], columns: int, clipped: bool) -> tuple[int, int]:
+    """(cell width, key characters shown): wide enough for the longest key in full
+    (customer-0, -1, -2 must differ), as long as the strip still fits the notebook's
+    output area; otherwise keys are cut to what fits. One width for every cell keeps
+    the columns of all rows aligned."""
+    room = OUTPUT_PT - LABEL_W - (CELL_W + 20 if clipped else 0) - 4 * SPACING
+    widest = max(CELL_W, (room // max(columns, 1)) - SPACING)
+    chars = max((len(k) for k in keys), default=1)
+    while chars > 2 and _widest(keys, chars) > widest:
+        chars -= 1
+    return max(CELL_W, min(widest, _widest(keys, chars))), chars
+
+
+def _widest(keys: list[str], chars: int) -> int:
+    """Points a cell needs for the keys cut to `chars` (and its padding)."""
+    return max((text_pt(clip(k, chars), KEY_POINT) for k in keys), default=0) + 6
 
 
 def _legend(kinds: set[str], uncommitted: bool, lso: bool, groups: bool) -> str:
@@ -225,14 +245,16 @@ def log_view(state: Mapping[str, Any], groups: GroupOffsets | None = None, *,
              f" · {sim_time(state['time_ms'])}")
     rows = ["<TR>" + td(title, colspan=end - start + 2 + int(clipped), border=0,
                         bold=True, point=11, align="LEFT") + "</TR>"]
+    keys = [cell[1] for b in order for cell in reps[b]["cells"].values() if cell[0] == DATA]
+    cell_w, chars = _key_cells(keys, end - start + 1, clipped)
     for b in order:
         rep = reps[b]
         hw = partition_hw if partition_hw is not None else rep["high_watermark"]
-        rows.append(_marker_row(rep, state["last_stable_offset"], start, end, clipped))
-        rows.append(_strip_row(b, rep, start, end, clipped, hw))
+        rows.append(_marker_row(rep, state["last_stable_offset"], start, end, clipped, cell_w))
+        rows.append(_strip_row(b, rep, start, end, clipped, hw, cell_w, chars))
         rows.append(_segment_row(rep, start, end, clipped))
     for name, marks in _group_marks(groups).items():
-        rows.append(_group_row(name, marks, start, end, clipped))
+        rows.append(_group_row(name, marks, start, end, clipped, cell_w))
     g = graphviz.Digraph("log", graph_attr={"fontname": FONT, "rankdir": "TB",
                                             "ranksep": "0.2"},
                          node_attr={"shape": "plain", "fontname": FONT})
