@@ -399,14 +399,21 @@ def test_long_log_is_windowed_with_earlier_markers():
     producer = c.producer(acks=1, linger_ms=0)
     for i in range(100):
         producer.send("big", value=f"{i}".encode()).get()
-    state = log_state(c, "big", 0, max_cells=20)
-    assert state["window"] == [80, 100]
+    state = log_state(c, "big", 0, max_cells=10)
+    assert state["window"] == [90, 100]
     label = node_label(log_view(state, {"old": 10}), "log")
     marks, offsets, _ = strip(label, 1)
     assert "start 0" in text(marks[1])  # off-window marker listed in the gap column
-    assert text(offsets[1]) == "… 80 earlier"
-    assert text(offsets[2]).startswith("80")
+    assert text(offsets[1]) == "… 90 earlier"
+    assert text(offsets[2]).startswith("90")
     assert "◀ C" in text(cells(row_of(label, "old"))[1])
+    # 20 offsets do not fit a notebook's 848 px: the view draws the newest that do.
+    _, offsets, _ = strip(node_label(log_view(log_state(c, "big", 0, max_cells=20)), "log"), 1)
+    cut = re.fullmatch(r"… (\d+) earlier", text(offsets[1]))
+    assert cut and 80 < int(cut.group(1)) < 95 and text(offsets[2]).startswith(cut.group(1))
+    width = float(re.search(r'<svg width="([\d.]+)pt"', to_svg(log_view(
+        log_state(c, "big", 0, max_cells=20)))).group(1))
+    assert 600 < width * 4 / 3 <= 848
 
 
 def test_log_view_single_strip_without_leader_uses_a_replica():
@@ -553,6 +560,38 @@ def test_views_render_to_svg_without_warnings():
     html_ = svg_html(to_svg(all_views()["cluster"]))
     assert html_.startswith('<div style="overflow:auto"><svg style="max-width:100%')
     assert "<?xml" not in html_
+
+
+def keyed_orders(n: int, keys: list[str]) -> Cluster:
+    """Lesson 0's log: n orders keyed in turn by `keys`, on one partition."""
+    c = Cluster(brokers=3, seed=0)
+    c.create_topic("orders", partitions=1, replication_factor=3)
+    producer = c.producer()
+    for i in range(n):
+        producer.send("orders", key=keys[i % len(keys)].encode(), value=b"order-%d" % i)
+    producer.flush()
+    return c
+
+
+@pytest.mark.parametrize("n, keys, whole", [
+    (9, ["customer-0", "customer-1", "customer-2"], True),  # lesson 0
+    (12, ["payment-service-eu-west-1", "payment-service-us-east-2"], False),
+    (30, ["truck-07", "truck-12"], False),  # more offsets than fit: the window is cut
+])
+def test_keyed_logs_draw_without_warnings_and_keep_keys_apart(n, keys, whole):
+    c = keyed_orders(n, keys)
+    leader = c.describe_topic("orders").partitions[0].leader
+    for replicas in (False, True):
+        g = partition_log_view(c, "orders", 0, replicas=replicas,
+                               groups={"billing": {"position": 6}})
+        svg, messages = render(g, reuse=False)
+        assert messages == [], messages  # no "cell size too small for content"
+        assert float(re.search(r'<svg width="([\d.]+)pt"', svg).group(1)) * 4 / 3 <= 848
+        _, offsets, _ = strip(node_label(g, "log"), leader)
+        shown = {text(o).split(" ", 1)[1] for o in offsets if re.match(r"\d+\S* ", text(o))}
+        assert len(shown) == len(keys), shown  # every key told apart from the others
+        if whole:
+            assert shown == set(keys)
 
 
 def test_svg_contains_the_words():

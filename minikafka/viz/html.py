@@ -10,18 +10,22 @@ from minikafka.core.clock import EPOCH_MS
 from .palette import FONT, Style
 
 # The notebook's output area, 848 px in a 1280-px JupyterLab with the file browser open,
-# in graphviz's unit (1 pt = 4/3 px), less dot's margins: the widest a picture may be drawn.
-OUTPUT_PT = 620
-_NARROW, _WIDE = set("fijlrt.,:;'!|()[] -"), set("mwMW…@%")
+# in graphviz's unit (1 pt = 4/3 px), less dot's margin (4 pt a side): the widest a
+# picture's content may be.
+OUTPUT_PT = 628
+# Widths in em of the characters as Debian's dot lays out Helvetica (measured: the
+# narrowest FIXEDSIZE cell that holds 20 of each without a warning); others count wide.
+_EM = {**dict.fromkeys("abdeghknopquvxy0123456789EFPSTY", .6), **dict.fromkeys("csz_L", .525),
+       **dict.fromkeys("ijl .,·:;|'/IJ", .3), **dict.fromkeys("frt!-()", .375),
+       **dict.fromkeys("ABCKRVXZ", .675), **dict.fromkeys("DGHNOQU▼▲", .75),
+       **dict.fromkeys("mW…", .975), **dict.fromkeys("w✓✕", .825), "M": .9}
 
 
-def text_pt(text: str, point: float) -> int:
-    """A generous estimate of the width of `text` in points at `point` size, as dot
-    lays it out in Helvetica (or the sans font that stands in for it): enough that a
-    FIXEDSIZE cell this wide holds the text without dot's "cell size too small"."""
-    em = sum(0.35 if c in _NARROW else 0.95 if c in _WIDE else 0.72 if c.isupper() else 0.64
-             for c in text)
-    return int(em * point + 0.999)
+def text_pt(text: str, point: float, *, bold: bool = False) -> int:
+    """The width of one line of `text` in points at `point` size, as dot lays it out
+    (rounded up; bold about 12% wider): what a FIXEDSIZE cell needs, less its padding."""
+    em = sum(_EM.get(c, 0.9) for c in text)
+    return int(em * point * (1.125 if bold else 1) + 0.999)
 
 
 def sim_time(ms: int) -> str:
@@ -32,6 +36,15 @@ def sim_time(ms: int) -> str:
 def clip(text: str, n: int) -> str:
     """Cut text to n characters with an ellipsis: fixed-size cells must not overflow."""
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def clip_middle(text: str, n: int) -> str:
+    """Cut text to n characters by its middle: keys such as customer-0 and customer-1
+    differ at the end, so the end is kept."""
+    if len(text) <= n:
+        return text
+    tail = n // 2
+    return text[: n - 1 - tail] + "…" + text[len(text) - tail:]
 
 
 def esc(text: object) -> str:
