@@ -283,7 +283,7 @@ EXPECT = {name[:2]: fn for name, fn in
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("path", LESSONS, ids=NAMES)
 def test_lesson_runs_and_reaches_its_outcomes(path: Path) -> None:
-    nb = execute_notebook(path, timeout=120)  # raises on a failing cell, an error output, stderr
+    nb = execute_notebook(path, timeout=120)  # raises CellExecutionError on the first failing cell
     outcomes = outcomes_of(nb, CHECK_MARK)
     assert outcomes["notebook"] == path.stem[:2]
     EXPECT[path.stem[:2]](outcomes)

@@ -176,7 +176,12 @@ def main(argv: list[str]) -> int:
             for path in paths:
                 lab_dir = Path(tmp) / path.stem
                 lab_dir.mkdir()
-                for name, width in measure(page_, pictures(run(path, lab_dir))):
+                try:
+                    nb = run(path, lab_dir)
+                except Exception as e:  # the table goes on; the test reports it
+                    print(f"{notebook_id(path):42s} did not run: {str(e)[:200]}", flush=True)
+                    continue
+                for name, width in measure(page_, pictures(nb)):
                     flag = "  TOO WIDE" if width > OUTPUT_WIDTH_PX else ""
                     print(f"{notebook_id(path):42s} {name:28s} {width:8.0f}{flag}", flush=True)
         finally:
