@@ -320,8 +320,9 @@ def test_share_partition_state_and_view() -> None:
     g = share_partition_view(state)
     label = text(node_label(g, "window"))
     assert "delivery count limit 5 · lock 30 s" in text(node_label(g, "title"))
-    assert "SPSO ▼ / SPEO ▼" in label  # one record in flight: both marks on offset 2
+    assert "SPSO ▼ SPEO ▼ offset 0 1 2 " in label  # one record in flight: both marks on 2
     assert "w1 · 20 s" in label and "● acquired" in label and "· not yet" in label
+    assert "delivered 1× delivered 0×" in label
 
 
 # -- lesson 13: the pipeline -----------------------------------------------------------

@@ -26,7 +26,12 @@ class _Picture:
         if not _has_dot():
             return {"text/plain": text + " (not drawn: install Graphviz's `dot`, "
                                          "e.g. apt-get install graphviz)"}
-        svg = self.graph.pipe(format="svg", encoding="utf-8")
+        from minikafka.viz.svg import PictureError, to_svg
+
+        try:
+            svg = to_svg(self.graph)
+        except PictureError as e:  # one line in the picture's place, not a traceback
+            return {"text/plain": f"<{name}: {e}>"}
         return {"image/svg+xml": svg, "text/plain": text}
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import graphviz
 
 from minikafka.viz.clusterview import ReplicaState, replica_states
-from minikafka.viz.html import esc, td
+from minikafka.viz.html import bold, esc, font, td
 from minikafka.viz.logstate import ABORTED, CONTROL_ABORT, CONTROL_COMMIT, DATA, GONE
 from minikafka.viz.palette import (
     BLACK,
@@ -131,7 +131,7 @@ def _replica_title(b: int, rep: Mapping[str, Any]) -> str:
         word = "★ leader"
     else:
         word = "● in ISR" if rep["in_isr"] else "◌ OUT OF ISR"
-    return f"<B>broker {b}</B><BR/>{word}"
+    return f"{bold(f'broker {b}')}<BR/>{word}"
 
 
 def _cell(offset: int, kind_key: list[str] | None, label: list[str] | None,
@@ -139,14 +139,14 @@ def _cell(offset: int, kind_key: list[str] | None, label: list[str] | None,
     if kind_key is None:
         return td("", style=BLANK, width=CELL_W, height=CELL_H)
     kind = kind_key[0]
-    head = f'<FONT POINT-SIZE="12">{offset}</FONT>'
+    head = font(str(offset), point=12)
     if kind == DATA:
         committed = hw is not None and offset < hw
         style = CELL_STYLES[COMMITTED if committed else UNCOMMITTED]
         key, value = label or ["", ""]
         lines = [t for t in (key, value) if t] or [""]
         if not committed:
-            head = f'<FONT POINT-SIZE="12">{offset} <B>?</B></FONT>'
+            head = font(f"{offset} {bold('?')}", point=12)
     else:
         style = KIND_STYLES[kind]
         lines = [style.symbol, style.word] if kind in (CONTROL_COMMIT, CONTROL_ABORT) else \

@@ -23,7 +23,7 @@ from minikafka.core.acl import (
     ResourceType,
 )
 
-from .html import esc, td
+from .html import bold, esc, font, td
 from .palette import BLACK, BLUISH_GREEN, FONT, GREY, LIGHT_GREY, VERMILLION, WHITE
 
 # The operations a lesson asks about for each kind of resource, in display order.
@@ -86,8 +86,8 @@ def acl_matrix(authorizer: Authorizer, principals: Sequence[str],
 
 def _cell(answers: list[dict[str, Any]]) -> str:
     if all(a["rule"] == SUPER_USER for a in answers):
-        return (f'<FONT COLOR="{BLUISH_GREEN}">{ALLOW_MARK}</FONT> <B>everything</B>'
-                '<BR ALIGN="LEFT"/><FONT POINT-SIZE="9">super user: no ACL is read</FONT>'
+        return (f'{font(ALLOW_MARK, color=BLUISH_GREEN)} {bold("everything")}'
+                f'<BR ALIGN="LEFT"/>{font("super user: no ACL is read", point=9)}'
                 '<BR ALIGN="LEFT"/>')
     lines = []
     for a in answers:
@@ -97,10 +97,11 @@ def _cell(answers: list[dict[str, Any]]) -> str:
             mark, colour = DENY_MARK, VERMILLION
         else:
             mark, colour = NONE_MARK, GREY
-        bold = a["allowed"] or a["rule"] == DENIED
-        word = f"<B>{esc(a['operation'])}</B>" if bold else esc(a["operation"])
-        lines.append(f'<FONT COLOR="{colour}">{mark}</FONT> {word}<BR ALIGN="LEFT"/>'
-                     f'<FONT POINT-SIZE="9">   {esc(a["why"])}</FONT>')
+        word = esc(a["operation"])
+        if a["allowed"] or a["rule"] == DENIED:
+            word = bold(word)
+        lines.append(f'{font(mark, color=colour)} {word}<BR ALIGN="LEFT"/>'
+                     + font(f'   {esc(a["why"])}', point=9))
     return '<BR ALIGN="LEFT"/>'.join(lines) + '<BR ALIGN="LEFT"/>'
 
 
@@ -114,7 +115,7 @@ def acl_matrix_view(matrix: Mapping[str, Any]) -> graphviz.Digraph:
                 raw=True, bold=True, point=10, fill=LIGHT_GREY) for p in principals]
     rows = ["<TR>" + "".join(head) + "</TR>"]
     for i, r in enumerate(matrix["resources"]):
-        row = [td(f"{r['type'].lower()}<BR ALIGN=\"LEFT\"/><B>{esc(r['name'])}</B>"
+        row = [td(f"{r['type'].lower()}<BR ALIGN=\"LEFT\"/>{bold(esc(r['name']))}"
                   "<BR ALIGN=\"LEFT\"/>", raw=True, point=10,
                   align="LEFT")]
         for p in principals:

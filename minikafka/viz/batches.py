@@ -100,7 +100,7 @@ def batch_view(anatomy: Mapping[str, Any], *, max_records: int = 6) -> graphviz.
         rows.append("<TR>" + td(f"… {len(records) - max_records} more records", colspan=5,
                                 point=10, border=0, italic=True, align="LEFT") + "</TR>")
     raw, stored = anatomy["uncompressed_bytes"], anatomy["stored_bytes"]
-    full = 330
+    full = 250
     for word, size, colour in (("uncompressed", raw, ORANGE), ("stored", stored, BLUISH_GREEN)):
         width = max(4, round(full * size / max(raw, stored)))
         # Bar and caption share a fixed width, so both bars start at the same place.
@@ -113,9 +113,10 @@ def batch_view(anatomy: Mapping[str, Any], *, max_records: int = 6) -> graphviz.
                     + td("", border=0) + f'<TD COLSPAN="2" BORDER="0" ALIGN="LEFT">{bar}</TD>'
                     + "</TR>")
     ratio = raw / stored if stored else 0
+    left = '<BR ALIGN="LEFT"/>'  # two lines: one long line would set the picture's width
     rows.append("<TR>" + td(f"ratio {ratio:.2f}: the codec compresses the records of the "
-                            "whole batch together, so fuller batches shrink more",
-                            colspan=5, border=0, point=10, align="LEFT") + "</TR>")
+                            f"whole batch together,{left}so fuller batches shrink more{left}",
+                            raw=True, colspan=5, border=0, point=10, align="LEFT") + "</TR>")
     g = graphviz.Digraph("batch", graph_attr={"fontname": FONT},
                          node_attr={"shape": "plain", "fontname": FONT})
     g.node("batch", '<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3">'

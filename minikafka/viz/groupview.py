@@ -44,7 +44,7 @@ from typing import Any
 
 import graphviz
 
-from .html import clip, esc, td
+from .html import bold, clip, esc, italic, td
 from .palette import BLACK, FONT, LAG_STYLES, LIGHT_GREY, WHITE, YELLOW
 
 TP = tuple[str, int]
@@ -137,7 +137,7 @@ def _node_id(kind: str, name: object) -> str:
 
 def _member_label(m: Mapping[str, Any], leader: bool, count: int) -> str:
     name = clip(str(m["member_id"]), 28)
-    lines = [f"<B>{'♛ ' if leader else ''}{esc(name)}</B>"]
+    lines = [bold(f"{'♛ ' if leader else ''}{esc(name)}")]
     if m.get("client_id"):
         lines.append(f"client {esc(clip(str(m['client_id']), 24))}")
     if m.get("instance_id"):
@@ -150,7 +150,7 @@ def _member_label(m: Mapping[str, Any], leader: bool, count: int) -> str:
     if leader:
         lines.append("group leader (runs the assignor)")
     lines.append(f"{count} partition{'s' if count != 1 else ''}" if count
-                 else "<I>idle: no partitions</I>")
+                 else italic("idle: no partitions"))
     fill = WHITE if count else LIGHT_GREY
     return ('<<TABLE BORDER="0" CELLPADDING="3">' + "<TR>"
             + td("<BR/>".join(lines), raw=True, width=220, height=16 * len(lines) + 6,
@@ -163,8 +163,9 @@ def _partition_label(row: Mapping[str, Any]) -> str:
     committed = "–" if row["committed"] is None else row["committed"]
     end = "?" if row["log_end_offset"] is None else row["log_end_offset"]
     lag = "–" if row["lag"] is None else row["lag"]
-    owner = "" if row["member"] is not None else "<BR/><I>unassigned</I>"
-    text = (f"<B>{esc(row['topic'])}-{row['partition']}</B> {style.symbol} lag {lag}"
+    owner = "" if row["member"] is not None else "<BR/>" + italic("unassigned")
+    name = bold(f"{esc(row['topic'])}-{row['partition']}")
+    text = (f"{name} {style.symbol} lag {lag}"
             f"<BR/>committed {committed} · end {end}{owner}")
     return ('<<TABLE BORDER="0" CELLPADDING="0">' + "<TR>"
             + td(text, raw=True, style=style, width=190, height=42, point=9)
@@ -223,7 +224,7 @@ def group_view(description: Mapping[str, Any], *,
     with g.subgraph(name="members") as sg:
         sg.attr(rank="same")
         if not members:
-            sg.node(_node_id("member", ""), "<<I>no members</I>>", shape="box", style="dashed")
+            sg.node(_node_id("member", ""), f"<{italic('no members')}>", shape="box", style="dashed")
         for m in members:
             sg.node(_node_id("member", m["member_id"]), _member_label(
                 m, m["member_id"] == description.get("leader"), owned.get(m["member_id"], 0)),

@@ -15,7 +15,7 @@ from typing import Any
 
 import graphviz
 
-from .html import clip, esc, sim_time, td
+from .html import OUTPUT_PT, bold, clip, clip_middle, esc, sim_time, td, text_pt
 from .logstate import ABORTED, CONTROL_ABORT, CONTROL_COMMIT, DATA, GONE, log_state
 from .palette import (
     BLACK,
@@ -30,7 +30,8 @@ from .palette import (
     Style,
 )
 
-CELL_W, LABEL_W, SPACING = 32, 120, 2
+CELL_W, LABEL_W, SPACING = 32, 120, 1
+KEY_POINT = 9
 KIND_STYLES: dict[str, Style] = {
     CONTROL_COMMIT: Style(REDDISH_PURPLE, BLACK, "✦", "commit marker"),
     CONTROL_ABORT: Style(REDDISH_PURPLE, BLACK, "✦", "abort marker", line="dashed"),
@@ -57,12 +58,24 @@ def _group_marks(groups: GroupOffsets | None) -> dict[str, dict[str, int]]:
     return out
 
 
-def _replica_title(b: int, rep: Mapping[str, Any]) -> str:
+def _replica_title(b: int, rep: Mapping[str, Any]) -> tuple[str, str]:
+    """Two lines: a narrow first column leaves the width to the records."""
     if not rep["running"]:
-        return f"broker {b} · ✕ DOWN"
+        return f"broker {b}", "✕ DOWN"
     if rep["leader"]:
-        return f"broker {b} · ★ leader"
-    return f"broker {b} · {'● in ISR' if rep['in_isr'] else '◌ OUT OF ISR'}"
+        return f"broker {b}", "★ leader"
+    return f"broker {b}", "● in ISR" if rep["in_isr"] else "◌ OUT OF ISR"
+
+
+def _group_title(name: str, marks: Mapping[str, int]) -> tuple[str, ...]:
+    """Short lines, one fact each: a narrow first column leaves the width to the records."""
+    return ("group", clip(name, 20), *(f"{what} {offset}" for what, offset in sorted(marks.items())))
+
+
+def _label_width(bold: list[str], plain: list[str]) -> int:
+    """The first column: as wide as its longest line (at 9 pt), at most LABEL_W."""
+    return min(LABEL_W, max([48] + [text_pt(t, 9, bold=True) + 8 for t in bold]
+                            + [text_pt(t, 9) + 8 for t in plain]))
 
 
 def _column_index(offset: int, start: int, end: int) -> int | None:
@@ -79,7 +92,7 @@ def _shows_lso(rep: Mapping[str, Any], lso: int | None) -> bool:
 
 
 def _marker_row(rep: Mapping[str, Any], lso: int | None, start: int, end: int,
-                clipped: bool) -> str:
+                clipped: bool, cell_w: int, label_w: int) -> str:
     marks: dict[int | None, list[str]] = {}
     points = [("start", rep["log_start_offset"]), ("HW", rep["high_watermark"])]
     if _shows_lso(rep, lso):
@@ -88,42 +101,45 @@ def _marker_row(rep: Mapping[str, Any], lso: int | None, start: int, end: int,
     for name, offset in points:
         col = _column_index(offset, start, end)
         marks.setdefault(col, []).append(name if col is not None else f"{name} {offset}")
-    cells = [td("", width=LABEL_W, height=50, border=0)]
+    cells = [td("", width=label_w, height=50, border=0)]
     if clipped:
         cells.append(td("<BR/>".join(esc(m) for m in marks.get(None, [])), raw=True,
                         width=CELL_W + 20, height=50, border=0, point=9))
     for col in range(end - start + 1):
         names = marks.get(col, [])
+        width = cell_w if col < end - start else CELL_W
         text = "<BR/>".join(esc(n) for n in names) + ("<BR/>▼" if names else "")
-        cells.append(td(text, raw=True, width=CELL_W, height=50, border=0, point=9,
+        cells.append(td(text, raw=True, width=width, height=50, border=0, point=9,
                         bold=bool(names)))
     return "<TR>" + "".join(cells) + "</TR>"
 
 
-def _cell(offset: int, cell: list[str] | None, partition_hw: int) -> str:
+def _cell(offset: int, cell: list[str] | None, partition_hw: int, cell_w: int,
+          chars: int) -> str:
     if cell is None:
-        return td("", style=BLANK, width=CELL_W, height=34)
+        return td("", style=BLANK, width=cell_w, height=34)
     kind, key = cell
     if kind == DATA:
         style = CELL_STYLES[COMMITTED if offset < partition_hw else UNCOMMITTED]
         mark = f"{style.symbol}" if style.symbol else ""
-        text = f"<B>{offset}{mark}</B><BR/>{esc(clip(key, 5))}"
+        text = f"{bold(f'{offset}{mark}')}<BR/>{esc(clip_middle(key, chars))}"
     else:
         style = KIND_STYLES[kind]
-        text = f"<B>{offset}</B><BR/>{esc(style.symbol)}"
-    return td(text, raw=True, style=style, width=CELL_W, height=34, point=9)
+        text = f"{bold(str(offset))}<BR/>{esc(style.symbol)}"
+    return td(text, raw=True, style=style, width=cell_w, height=34, point=KEY_POINT)
 
 
 def _strip_row(b: int, rep: Mapping[str, Any], start: int, end: int, clipped: bool,
-               partition_hw: int) -> str:
-    cells = [td(_replica_title(b, rep), width=LABEL_W, height=34, align="LEFT", point=9,
+               partition_hw: int, cell_w: int, chars: int, label_w: int) -> str:
+    cells = [td("<BR/>".join(map(esc, _replica_title(b, rep))), raw=True, width=label_w,
+                height=34, align="LEFT", point=9,
                 bold=rep["leader"], border=0)]
     if clipped:
         cells.append(td(f"… {start - rep['log_start_offset']}<BR/>earlier"
                         if start > rep["log_start_offset"] else "", raw=True, width=CELL_W + 20,
                         height=34, point=9, border=0))
     for offset in range(start, end):
-        cells.append(_cell(offset, rep["cells"].get(offset), partition_hw))
+        cells.append(_cell(offset, rep["cells"].get(offset), partition_hw, cell_w, chars))
     if rep["log_end_offset"] == end:
         cells.append(td("next", width=CELL_W, height=34, line="dashed", point=9))
     else:
@@ -131,9 +147,10 @@ def _strip_row(b: int, rep: Mapping[str, Any], start: int, end: int, clipped: bo
     return "<TR>" + "".join(cells) + "</TR>"
 
 
-def _segment_row(rep: Mapping[str, Any], start: int, end: int, clipped: bool) -> str:
+def _segment_row(rep: Mapping[str, Any], start: int, end: int, clipped: bool,
+                 label_w: int) -> str:
     bases = rep["segments"]
-    cells = [td("segments", width=LABEL_W, height=18, align="RIGHT", point=9, border=0)]
+    cells = [td("segments", width=label_w, height=18, align="RIGHT", point=9, border=0)]
     if clipped:
         cells.append(td("", width=CELL_W + 20, height=18, border=0))
     col = start
@@ -162,23 +179,56 @@ def _segment_row(rep: Mapping[str, Any], start: int, end: int, clipped: bool) ->
 
 
 def _group_row(name: str, marks: Mapping[str, int], start: int, end: int,
-               clipped: bool) -> str:
+               clipped: bool, cell_w: int, label_w: int) -> str:
     at: dict[int | None, list[str]] = {}
     for what, offset in sorted(marks.items()):
         col = _column_index(offset, start, end)
         at.setdefault(col, []).append(GROUP_LETTERS[what])
-    said = " · ".join(f"{what} {offset}" for what, offset in sorted(marks.items()))
-    cells = [td(f"group {esc(clip(name, 20))}<BR/>{esc(said)}", raw=True, width=LABEL_W,
-                height=30, align="LEFT", point=9, border=0)]
+    lines = _group_title(name, marks)
+    height = 11 * len(lines) + 6
+    cells = [td("<BR/>".join(map(esc, lines)), raw=True, width=label_w,
+                height=height, align="LEFT", point=9, border=0)]
     if clipped:
         cells.append(td("◀ " + " ".join(at[None]) if None in at else "", width=CELL_W + 20,
-                        height=30, point=9, border=0, bold=True))
+                        height=height, point=9, border=0, bold=True))
     for col in range(end - start + 1):
         letters = at.get(col, [])
         text = ("▲<BR/>" + " ".join(letters)) if letters else ""
-        cells.append(td(text, raw=True, width=CELL_W, height=30, point=9, border=0,
-                        bold=bool(letters)))
+        cells.append(td(text, raw=True, width=cell_w if col < end - start else CELL_W,
+                        height=height, point=9, border=0, bold=bool(letters)))
     return "<TR>" + "".join(cells) + "</TR>"
+
+
+def _fit(start: int, end: int, log_start: int, label_w: int) -> tuple[int, bool]:
+    """(first offset drawn, clipped?): the window cut further, so that at least CELL_W per
+    column fits a notebook's output area; "… n earlier" then stands for the rest."""
+    room = OUTPUT_PT - label_w - 4 * SPACING
+    if start > log_start:
+        room -= CELL_W + 20 + SPACING
+    if (end - start + 1) * (CELL_W + SPACING) <= room:
+        return start, start > log_start
+    if start == log_start:
+        room -= CELL_W + 20 + SPACING
+    return end + 1 - room // (CELL_W + SPACING), True
+
+
+def _key_cells(keys: list[str], records: int, clipped: bool, label_w: int) -> tuple[int, int]:
+    """(width of a record's cell, key characters shown): wide enough for the longest key
+    in full (customer-0, -1, -2 must differ), as long as the strip still fits the
+    notebook's output area; otherwise keys are cut to what fits. One width for every
+    record keeps the picture regular; the "next" column stays CELL_W."""
+    room = (OUTPUT_PT - label_w - (CELL_W + 20 + SPACING if clipped else 0) - 4 * SPACING
+            - CELL_W - SPACING)
+    widest = max(CELL_W, (room // max(records, 1)) - SPACING)
+    chars = max((len(k) for k in keys), default=1)
+    while chars > 2 and _widest(keys, chars) > widest:
+        chars -= 1
+    return max(CELL_W, min(widest, _widest(keys, chars))), chars
+
+
+def _widest(keys: list[str], chars: int) -> int:
+    """Points a cell needs for the keys cut to `chars` (and its padding)."""
+    return max((text_pt(clip_middle(k, chars), KEY_POINT) for k in keys), default=0) + 7
 
 
 def _legend(kinds: set[str], uncommitted: bool, lso: bool, groups: bool) -> str:
@@ -217,7 +267,12 @@ def log_view(state: Mapping[str, Any], groups: GroupOffsets | None = None, *,
     order = sorted(reps, key=lambda b: (b != leader, b))
     if not replicas:
         order = order[:1]
-    clipped = any(start > reps[b]["log_start_offset"] for b in order)
+    label_w = _label_width([line for b in order for line in _replica_title(b, reps[b])],
+                           [line for name, marks in _group_marks(groups).items()
+                            for line in _group_title(name, marks)] + ["segments"])
+    log_start = min(reps[b]["log_start_offset"] for b in order)
+    start, clipped = _fit(start, end, log_start, label_w)
+    clipped = clipped or any(start > reps[b]["log_start_offset"] for b in order)
     # Committed is a property of the partition: colour by the leader's HW.
     partition_hw = state["high_watermark"]
     title = (f"{state['topic']}-{state['partition']} · "
@@ -225,14 +280,18 @@ def log_view(state: Mapping[str, Any], groups: GroupOffsets | None = None, *,
              f" · {sim_time(state['time_ms'])}")
     rows = ["<TR>" + td(title, colspan=end - start + 2 + int(clipped), border=0,
                         bold=True, point=11, align="LEFT") + "</TR>"]
+    keys = [cell[1] for b in order for offset, cell in reps[b]["cells"].items()
+            if cell[0] == DATA and start <= offset < end]
+    cell_w, chars = _key_cells(keys, end - start, clipped, label_w)
     for b in order:
         rep = reps[b]
         hw = partition_hw if partition_hw is not None else rep["high_watermark"]
-        rows.append(_marker_row(rep, state["last_stable_offset"], start, end, clipped))
-        rows.append(_strip_row(b, rep, start, end, clipped, hw))
-        rows.append(_segment_row(rep, start, end, clipped))
+        rows.append(_marker_row(rep, state["last_stable_offset"], start, end, clipped, cell_w,
+                                label_w))
+        rows.append(_strip_row(b, rep, start, end, clipped, hw, cell_w, chars, label_w))
+        rows.append(_segment_row(rep, start, end, clipped, label_w))
     for name, marks in _group_marks(groups).items():
-        rows.append(_group_row(name, marks, start, end, clipped))
+        rows.append(_group_row(name, marks, start, end, clipped, cell_w, label_w))
     g = graphviz.Digraph("log", graph_attr={"fontname": FONT, "rankdir": "TB",
                                             "ranksep": "0.2"},
                          node_attr={"shape": "plain", "fontname": FONT})

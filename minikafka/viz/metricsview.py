@@ -16,7 +16,7 @@ import graphviz
 
 from minikafka.core import metrics as m
 
-from .html import td
+from .html import OUTPUT_PT, td, text_pt
 from .palette import BLUE, FONT, LIGHT_GREY, ORANGE, VERMILLION
 
 # (MBean name, label, colour when non-zero): the rows, top to bottom.
@@ -46,23 +46,48 @@ def _bar(value: float, top: float, colour: str) -> str:
             f'CELLPADDING="0">{"".join(cells)}</TABLE></TD>')
 
 
+def _columns(samples: Sequence[Any], per: int) -> list[tuple[int, dict, list[Any]]]:
+    """Samples in runs of `per`: (time of the first, highest value of each metric, the
+    marked samples). ActiveControllerCount keeps a value other than 1 if one occurs, so a
+    moment without a controller (or with two) stays red."""
+    out = []
+    for k in range(0, len(samples), per):
+        run = samples[k:k + per]
+        values: dict[str, float] = {}
+        for name, _, _ in ROWS:
+            seen = [float(s.values.get(name, 0)) for s in run]
+            odd = [v for v in seen if v != 1]
+            values[name] = odd[0] if name == m.ACTIVE_CONTROLLER and odd else max(seen)
+        out.append((run[0].time_ms, values, [s for s in run if s.label]))
+    return out
+
+
 def metrics_view(samples: Sequence[Any], *, title: str = "the cluster's metrics, "
                  "one column per second") -> graphviz.Digraph:
     """One row per metric of ROWS, one column per sample; ActiveControllerCount is
-    drawn vermillion where it is not 1 (no controller, or two)."""
-    n = len(samples)
-    marks = [(i, s) for i, s in enumerate(samples) if s.label]
+    drawn vermillion where it is not 1 (no controller, or two). When the samples would
+    not fit a notebook's output area, each column shows the highest of a run of samples
+    (said under the chart)."""
+    label_w = max(text_pt(label, 11) for _, label, _ in ROWS) + 50  # and the "max" column
+    marked = sum(1 for s in samples if s.label)
+    # A column: the bar, its padding (1 + 1) and the spacing (1).
+    fit = max(1, (OUTPUT_PT - label_w - 8 * marked) // (COLUMN_WIDTH + 3))
+    per = -(-len(samples) // fit)  # ceil
+    columns = _columns(samples, max(per, 1))
+    n = len(columns)
+    marks = [s for _, _, ms in columns for s in ms]
     rows = ["<TR>" + td(title, colspan=n + 2, border=0, bold=True, point=12, align="LEFT")
             + "</TR>"]
     head = [td("", border=0)]
-    number = {i: k + 1 for k, (i, _) in enumerate(marks)}
-    for i in range(n):
-        head.append(td(str(number[i]) if i in number else "", border=0, point=11,
-                       bold=True))
+    k = 0
+    for _, _, ms in columns:
+        numbers = ",".join(str(k + j + 1) for j in range(len(ms)))
+        k += len(ms)
+        head.append(td(numbers, border=0, point=11 if len(ms) < 2 else 9, bold=True))
     head.append(td("max", border=0, point=11, bold=True, align="LEFT"))
     rows.append("<TR>" + "".join(head) + "</TR>")
     for name, label, colour in ROWS:
-        values = [float(s.values.get(name, 0)) for s in samples]
+        values = [col[1][name] for col in columns]
         top = max(values, default=0.0)
         cells = [td(label, border=0, point=11, align="RIGHT")]
         for v in values:
@@ -74,11 +99,15 @@ def metrics_view(samples: Sequence[Any], *, title: str = "the cluster's metrics,
         shown = f"{top:g}" if top < 100 else f"{top:.0f}"
         cells.append(td(shown, border=0, point=11, align="LEFT"))
         rows.append("<TR>" + "".join(cells) + "</TR>")
-    times = "".join(td(f"{s.time_ms // 1000}" if i % 10 == 0 else "", border=0, point=11)
-                    for i, s in enumerate(samples))
+    every = -(-10 // per)  # a time about every 10 s
+    times = "".join(td(f"{t // 1000}" if i % every == 0 else "", border=0, point=11)
+                    for i, (t, _, _) in enumerate(columns))
     rows.append("<TR>" + td("seconds", border=0, point=11, align="RIGHT") + times
                 + td("", border=0) + "</TR>")
-    for k, (_, s) in enumerate(marks):
+    if per > 1:
+        rows.append("<TR>" + td(f"one column: the highest of {per} samples", colspan=n + 2,
+                                border=0, point=11, align="LEFT") + "</TR>")
+    for k, s in enumerate(marks):
         fired = f"  ⇒ {', '.join(s.fired)}" if s.fired else ""
         rows.append("<TR>" + td(f"{k + 1}: at {s.time_ms / 1000:g} s, {s.label}{fired}",
                                 colspan=n + 2, border=0, point=11, align="LEFT") + "</TR>")
@@ -136,9 +165,9 @@ class MetricsDashboard:
         return metrics_view(self.watch.samples[-self.SHOWN:])
 
     def _draw(self) -> None:
-        from .svg import svg_html, to_svg
+        from .svg import picture_html
 
-        self.chart.value = svg_html(to_svg(self.graph()))
+        self.chart.value = picture_html(self.graph())
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)

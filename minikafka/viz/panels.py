@@ -41,7 +41,7 @@ from .html import esc as escape
 from .logstate import log_state
 from .logview import log_view
 from .sequence import produce_sequence, sequence_view
-from .svg import svg_html, to_svg
+from .svg import picture_html
 
 ACKS = {"all": "all", "1": 1, "0": 0}
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="minikafka-viz")
@@ -255,10 +255,10 @@ class Panel:
         start = time.perf_counter()
         graphs = self.graphs(frame)
         # `dot` runs are separate processes: draw the views side by side.
-        svgs = dict(zip(graphs, _POOL.map(to_svg, graphs.values())))
+        pictures = dict(zip(graphs, _POOL.map(picture_html, graphs.values())))
         for name, view in self.views.items():
-            view.value = svg_html(svgs[name]) if name in svgs else ""
-            view.layout.display = None if name in svgs else "none"
+            view.value = pictures.get(name, "")
+            view.layout.display = None if name in pictures else "none"
         self.render_ms = (time.perf_counter() - start) * 1000
         newest = self.shown == len(self.history) - 1
         self.caption.value = (f"<b>{'now' if newest else 'replay'}</b> · state after "

@@ -72,7 +72,7 @@ SEGMENTS = (  # (colour, text colour, what the stretch of offsets is)
 )
 
 
-def position_timeline_view(samples: Sequence[Sample], *, width: int = 300,
+def position_timeline_view(samples: Sequence[Sample], *, width: int = 240,
                            title: str = "one consumer over time: committed offset ≤ "
                                         "position ≤ high watermark") -> graphviz.Digraph:
     """One row per sample: time, action, a bar of the partition's offsets split at the

@@ -20,7 +20,7 @@ from typing import Any
 
 import graphviz
 
-from .html import esc, td
+from .html import esc, font, td
 from .palette import (
     BLACK,
     BLUE,
@@ -97,9 +97,9 @@ def _grid(timeline: Mapping[str, Any], slot_ms: int, colours: Mapping[str, tuple
     grid = slot_owners(timeline, slot_ms)
     n = len(grid[0]) if grid else 0
     idle_s = sum(timeline["idle_ms"].values()) / 1000
-    head = (f"{esc(timeline['label'])}<BR/><FONT POINT-SIZE=\"10\">at most "
-            f"{timeline['stopped_at_once']} of {timeline['partitions']} partitions unread at "
-            f"once · {idle_s:.1f} partition-seconds unread</FONT>")
+    head = f"{esc(timeline['label'])}<BR/>" + font(
+        f"at most {timeline['stopped_at_once']} of {timeline['partitions']} partitions unread "
+        f"at once · {idle_s:.1f} partition-seconds unread", point=10)
     every = max(1, 2_000 // slot_ms)  # a time label every 2 s
     times = "".join(td(f"{i * slot_ms / 1000:g} s", border=0, point=10, align="LEFT",
                        colspan=min(every, n - i)) for i in range(0, n, every))

@@ -18,7 +18,7 @@ from typing import Any
 
 import graphviz
 
-from .html import esc, td
+from .html import OUTPUT_PT, esc, td
 from .palette import BLACK, BLUE, BLUISH_GREEN, FONT, GREY, LIGHT_GREY, VERMILLION, WHITE
 
 ACKS_WORDS = {-1: "all", 0: "0", 1: "1"}
@@ -125,9 +125,10 @@ STEP_STYLE = {  # colour and weight per step kind; the text always says what it 
 }
 
 
-def _arrow(text: str, span: int, rightward: bool, colour: str, bold: bool) -> str:
+def _arrow(text: str, span: int, rightward: bool, colour: str, bold: bool,
+           col_w: int) -> str:
     # About 5.4 pt per "─" at 9 pt: the shaft runs from one lifeline to the other.
-    shaft = "─" * max(4, int((span - 1) * COL_W / 5.4) - 2)
+    shaft = "─" * max(4, int((span - 1) * col_w / 5.4) - 2)
     line = f"{shaft}▶" if rightward else f"◀{shaft}"
     return td(f"{esc(text)}<BR/>{line}", raw=True, colspan=span, border=0, color=colour,
               bold=bold, point=9)
@@ -143,8 +144,8 @@ def _two_lines(text: str, width: int = 24) -> str:
     return f"{esc(text[:cut])}<BR/>{esc(text[cut + 1:])}"
 
 
-def _lifeline() -> str:
-    return td("┆", width=COL_W, height=36, border=0, color=GREY, point=12)
+def _lifeline(col_w: int) -> str:
+    return td("┆", width=col_w, height=36, border=0, color=GREY, point=12)
 
 
 def sequence_view(participants: list[str], steps: list[Step], *,
@@ -152,13 +153,15 @@ def sequence_view(participants: list[str], steps: list[Step], *,
     """Draw participants and steps from produce_sequence()."""
     col = {p: i for i, p in enumerate(participants)}
     n = len(participants)
+    # As wide as COL_W allows within a notebook's output area (cells pad 2 pt a side).
+    col_w = max(90, min(COL_W, (OUTPUT_PT - TIME_W - 4 * (n + 1)) // max(n, 1)))
     t0 = steps[0].time_ms if steps else 0
     rows = []
     if title:
         rows.append("<TR>" + td(title, colspan=n + 1, border=0, bold=True, point=11,
                                 align="LEFT") + "</TR>")
     rows.append("<TR>" + td("time", width=TIME_W, height=30, border=0, point=9)
-                + "".join(td(p, width=COL_W, height=30, border=2, bold=True, fill=WHITE)
+                + "".join(td(p, width=col_w, height=30, border=2, bold=True, fill=WHITE)
                           for p in participants) + "</TR>")
     for s in steps:
         colour, bold = STEP_STYLE[s.kind]
@@ -168,15 +171,16 @@ def sequence_view(participants: list[str], steps: list[Step], *,
             fill = colour if s.kind != "append" else LIGHT_GREY
             text_colour = BLACK if s.kind == "append" else WHITE
             for i in range(n):
-                cells.append(td(_two_lines(s.text), raw=True, width=COL_W, height=36, fill=fill,
-                                color=text_colour, bold=bold, point=9, border=1)
-                             if i == a else _lifeline())
+                cells.append(td(_two_lines(s.text, (col_w - 8) * 24 // (COL_W - 8)), raw=True,
+                                width=col_w, height=36, fill=fill, color=text_colour,
+                                bold=bold, point=9, border=1)
+                             if i == a else _lifeline(col_w))
         else:
             b = col[s.dst]
             lo, hi = min(a, b), max(a, b)
-            cells += [_lifeline() for _ in range(lo)]
-            cells.append(_arrow(s.text, hi - lo + 1, b > a, colour, bold))
-            cells += [_lifeline() for _ in range(hi + 1, n)]
+            cells += [_lifeline(col_w) for _ in range(lo)]
+            cells.append(_arrow(s.text, hi - lo + 1, b > a, colour, bold, col_w))
+            cells += [_lifeline(col_w) for _ in range(hi + 1, n)]
         rows.append("<TR>" + "".join(cells) + "</TR>")
     g = graphviz.Digraph("sequence", graph_attr={"fontname": FONT},
                          node_attr={"shape": "plain", "fontname": FONT})

@@ -20,7 +20,7 @@ from typing import Any
 
 import graphviz
 
-from .html import td
+from .html import esc, td
 from .palette import (
     BLACK,
     BLUISH_GREEN,
@@ -41,11 +41,14 @@ STATE_STYLES: dict[str, Style] = {
     "DONE": Style(LIGHT_GREY, BLACK, "✓", "done", line="dotted"),
     "NEW": Style(WHITE, BLACK, "·", "not yet", line="dotted"),
 }
-NOTE = ("✓ done: below the share-partition start offset (SPSO)<BR/>"
-        "· not yet: past the share-partition end offset (SPEO), never delivered<BR/>"
+NOTE = ("✓ done: below the share-partition start offset (SPSO)",
+        "· not yet: past the share-partition end offset (SPEO), never delivered",
         "a lock that runs out makes its record available again")
 BEFORE = 2  # done offsets drawn before the SPSO
-WIDTH = 88
+
+
+def _lines(*lines: str) -> str:
+    return "<BR/>".join(esc(line) for line in lines if line)
 
 
 def window_cells(state: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -83,32 +86,34 @@ def share_partition_view(state: Mapping[str, Any], *, title: str | None = None) 
     head = title or (f"share group {state['group']} · {state['topic']}-{state['partition']}"
                      f" · delivery count limit {limit} · lock "
                      f"{state['lock_duration_ms'] / 1000:g} s")
-    marks, offsets, states, counts, holders = [], [], [], [], []
+    shown = []
     for c in cells:
         style = STATE_STYLES[c["kind"]]
-        mark = " / ".join(m for m, at in (("SPSO ▼", spso), ("SPEO ▼", speo))
-                          if at is not None and c["offset"] == at)
-        marks.append(td(mark, border=0, point=10, bold=bool(mark), width=WIDTH, height=16))
-        offsets.append(td(c.get("label", str(c["offset"])), border=0, point=11, bold=True,
-                          width=WIDTH, height=16))
-        states.append(td(f"{style.symbol} {style.word}", style=style, point=10, width=WIDTH,
-                         height=24))
+        mark = [m for m, at in (("SPSO ▼", spso), ("SPEO ▼", speo))
+                if at is not None and c["offset"] == at]
         count = c["delivery_count"]
-        said = "" if count is None else f"delivered {count}×"
+        said = ("", "") if count is None else ("delivered", f"{count}×")
         if count is not None and count >= limit:
-            said = f"{count}× (limit)"
-        counts.append(td(said, border=0, point=10, width=WIDTH, height=16))
+            said = (f"{count}×", "(limit)")
         held = c["member"] or ""
         if c["lock_left_ms"] is not None:
             held += f" · {c['lock_left_ms'] / 1000:g} s"
-        holders.append(td(held, border=0, point=10, width=WIDTH, height=16))
+        shown.append((style, mark, c.get("label", str(c["offset"])), said, held))
+    # No fixed widths: the columns of one table line up anyway, and each is only as wide
+    # as its words, two lines of them: the strip fits a notebook's width.
+    marks, offsets, states, counts, holders = [], [], [], [], []
+    for style, mark, offset, said, held in shown:
+        marks.append(td(_lines(*mark), raw=True, border=0, point=10, bold=bool(mark)))
+        offsets.append(td(offset, border=0, point=11, bold=True))
+        states.append(td(_lines(style.symbol, style.word), raw=True, style=style, point=10))
+        counts.append(td(_lines(*said), raw=True, border=0, point=10))
+        holders.append(td(held, border=0, point=10))
     if not cells:
         states.append(td("nothing in flight, nothing to deliver", border=0, point=10))
     # The title and the note are nodes of their own: a row wider than the strip would
     # stretch the strip's fixed-size cells out of line.
     label = ('<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="2">'
-             + "".join("<TR>" + td(name, border=0, point=10, bold=bool(name), align="RIGHT",
-                                   width=WIDTH, height=24)
+             + "".join("<TR>" + td(name, border=0, point=10, bold=bool(name), align="RIGHT")
                        + "".join(row) + "</TR>"
                        for name, row in (("", marks), ("offset", offsets), ("state", states),
                                          ("", counts), ("lock held by", holders)) if row)
@@ -118,8 +123,10 @@ def share_partition_view(state: Mapping[str, Any], *, title: str | None = None) 
     g.node("title", f'<<TABLE BORDER="0"><TR>{td(head, border=0, bold=True, point=12)}</TR>'
                     "</TABLE>>")
     g.node("window", label)
-    g.node("note", f'<<TABLE BORDER="0"><TR>{td(NOTE, border=0, point=10, italic=True, raw=True)}</TR>'
-                   "</TABLE>>")
+    # One row a line: lines joined by <BR/> inside <I> overlap on some Graphviz versions.
+    note = "".join(f"<TR>{td(line, border=0, point=10, italic=True, align='LEFT')}</TR>"
+                   for line in NOTE)
+    g.node("note", f'<<TABLE BORDER="0" CELLSPACING="0">{note}</TABLE>>')
     g.edge("title", "window", style="invis")
     g.edge("window", "note", style="invis")
     return g

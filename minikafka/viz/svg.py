@@ -4,8 +4,13 @@ Starting `dot` costs tens of milliseconds (loading plugins and fonts) before it 
 out anything, more than our graphs take to lay out. So `to_svg` keeps `dot`
 processes running and feeds them one graph after another on stdin: `dot` answers each
 graph with one SVG document as soon as it has read it. If a process dies or does not
-answer in time it is dropped, and the graph is drawn the ordinary way
-(`Digraph.pipe`), which also reports syntax errors properly.
+answer in time it is dropped, and the graph is drawn by a fresh `dot`.
+
+Every picture is drawn here, and dot's stderr never reaches a notebook: it is read
+into the same pipe as the SVG (its messages come before the graph's document), so
+`render()` returns a graph's warnings beside its SVG and raises `PictureError`, one line,
+on an error. A view that warns is a view to fix (tests render every lesson's pictures
+and assert no message); a student sees the picture, or the one line.
 
 The replay slider redraws states it has drawn before; the same DOT source always gives
 the same SVG, so the second time costs a dictionary lookup.
@@ -14,6 +19,8 @@ the same SVG, so the second time costs a dictionary lookup.
 from __future__ import annotations
 
 import atexit
+import html
+import logging
 import queue
 import re
 import shutil
@@ -27,6 +34,7 @@ _CACHE: OrderedDict[tuple[str, str], str] = OrderedDict()
 _CACHE_SIZE = 256
 _LOCK = threading.Lock()  # panels draw several views at once, on threads
 _END = b"</svg>\n"
+_LOG = logging.getLogger(__name__)
 # A dot that has drawn several graphs names the top group "page0,1_graph0" instead of
 # "graph0"; normalise so the SVG does not depend on which process drew it.
 _PAGE_ID = re.compile(r'<g id="page[0-9,]*_graph0" class="graph"')
@@ -43,7 +51,7 @@ class _DotProcess:
 
     def __init__(self, engine: str) -> None:
         self.proc = subprocess.Popen([engine, "-Tsvg"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.answers: queue.Queue[bytes | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True, name=f"{engine}-reader").start()
 
@@ -56,21 +64,40 @@ class _DotProcess:
                 lines = []
         self.answers.put(None)  # the process ended
 
-    def render(self, source: str, timeout_s: float) -> str | None:
+    def render(self, source: str, timeout_s: float) -> tuple[str, list[str]] | None:
         try:
             self.proc.stdin.write(source.encode("utf-8") + b"\n")
             self.proc.stdin.flush()
-            svg = self.answers.get(timeout=timeout_s)
+            answer = self.answers.get(timeout=timeout_s)
         except (OSError, queue.Empty):
             return None
-        if svg is None:
+        if answer is None:
             return None
-        return _PAGE_ID.sub('<g id="graph0" class="graph"', svg.decode("utf-8"), count=1)
+        svg, messages = _split(answer.decode("utf-8"))
+        return _PAGE_ID.sub('<g id="graph0" class="graph"', svg, count=1), messages
 
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+
+
+class PictureError(Exception):
+    """Graphviz could not draw a graph: the message is dot's, on one line."""
+
+
+_DOCUMENT = re.compile(r"<\?xml|<!DOCTYPE|<svg")
+
+
+def _split(output: str) -> tuple[str, list[str]]:
+    """dot's output for one graph -> (the SVG document, dot's message lines before it)."""
+    m = _DOCUMENT.search(output)
+    head, svg = (output[:m.start()], output[m.start():]) if m else (output, "")
+    return svg, [line for line in head.splitlines() if line.strip()]
+
+
+def _one_line(messages: list[str]) -> str:
+    return "Graphviz could not draw this picture: " + " ".join(" ".join(messages).split())
 
 
 _IDLE: dict[str, list[_DotProcess]] = {}
@@ -108,31 +135,55 @@ def shutdown() -> None:
 atexit.register(shutdown)
 
 
-def to_svg(graph: graphviz.Digraph, *, cache: bool = True, reuse: bool = True,
-           timeout_s: float = 10.0) -> str:
-    """The graph drawn by its engine (dot unless the graph says otherwise) as SVG text.
+def render(graph: graphviz.Digraph, *, reuse: bool = True,
+           timeout_s: float = 10.0) -> tuple[str, list[str]]:
+    """(SVG text, dot's warnings) for the graph, drawn by its engine (dot unless the
+    graph says otherwise). Raises PictureError on an error (Graphviz 2.43 refuses some
+    HTML labels newer ones accept) and when the engine is missing or hangs.
 
-    reuse=False starts a fresh `dot` for this graph (as `graph.pipe` does)."""
-    key = (graph.engine, graph.source)
-    if cache:
-        with _LOCK:
-            if key in _CACHE:
-                _CACHE.move_to_end(key)
-                return _CACHE[key]
-    svg = None
+    reuse=False starts a fresh `dot` for this graph."""
+    answer = None
     if reuse:
         proc = _checkout(graph.engine)
         if proc is not None:
-            svg = proc.render(graph.source, timeout_s)
-            if svg is None:
+            answer = proc.render(graph.source, timeout_s)
+            if answer is None:
                 with _LOCK:
                     if proc in _ALL:
                         _ALL.remove(proc)
                 proc.close()
             else:
                 _checkin(graph.engine, proc)
-    if svg is None:
-        svg = graph.pipe(format="svg", encoding="utf-8")
+    if answer is None:
+        try:
+            done = subprocess.run([graph.engine, "-Tsvg"], input=graph.source.encode("utf-8"),
+                                  capture_output=True, timeout=timeout_s)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise PictureError(f"Graphviz's {graph.engine} did not draw this picture: {e}") \
+                from None
+        messages = done.stderr.decode("utf-8", "replace").splitlines()
+        messages = [line for line in messages if line.strip()]
+        if done.returncode != 0:
+            raise PictureError(_one_line(messages or [f"{graph.engine} exit {done.returncode}"]))
+        answer = (done.stdout.decode("utf-8"), messages)
+    svg, messages = answer
+    if not svg or any(line.startswith("Error") for line in messages):
+        raise PictureError(_one_line(messages or ["no SVG"]))
+    return svg, messages
+
+
+def to_svg(graph: graphviz.Digraph, *, cache: bool = True, reuse: bool = True,
+           timeout_s: float = 10.0) -> str:
+    """The graph as SVG text (see `render`); warnings go to the log, never to stderr."""
+    key = (graph.engine, graph.source)
+    if cache:
+        with _LOCK:
+            if key in _CACHE:
+                _CACHE.move_to_end(key)
+                return _CACHE[key]
+    svg, messages = render(graph, reuse=reuse, timeout_s=timeout_s)
+    if messages:
+        _LOG.debug("graphviz warned about %s: %s", graph.name, " ".join(messages))
     if cache:
         with _LOCK:
             _CACHE[key] = svg
@@ -154,3 +205,11 @@ def svg_html(svg: str) -> str:
     body = _PROLOG.sub("", svg, count=1)
     body = body.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
     return f'<div style="overflow:auto">{body}</div>'
+
+
+def picture_html(graph: graphviz.Digraph) -> str:
+    """The graph for an HTML widget, or dot's error on one line in its place."""
+    try:
+        return svg_html(to_svg(graph))
+    except PictureError as e:
+        return f"<p>{html.escape(str(e))}</p>"

@@ -14,12 +14,12 @@ from typing import Any
 
 import graphviz
 
-from .html import clip, esc, td
+from .html import bold, clip, esc, td
 from .logstate import ABORTED, CONTROL_ABORT, CONTROL_COMMIT, DATA, log_state
 from .logview import KIND_STYLES
 from .palette import BLACK, BLUISH_GREEN, FONT, LIGHT_GREY, REDDISH_PURPLE, WHITE, YELLOW, Style
 
-CELL_W, LABEL_W = 44, 150
+CELL_W, LABEL_W = 44, 100
 OPEN = "open"  # a record of a transaction not yet ended: at or past the LSO
 STYLES: dict[str, Style] = {
     DATA: Style(BLUISH_GREEN, WHITE, "", "committed record"),
@@ -76,15 +76,15 @@ def _strip(state: Mapping[str, Any], in_txn: bool, columns: int) -> str:
         kind, key = cells.get(offset, (DATA, ""))
         kind = _kind(kind, offset, lso)
         style = STYLES[kind]
-        text = f"<B>{offset}</B><BR/>{esc(clip(key, 5) if kind in (DATA, OPEN) else style.symbol)}"
+        text = f"{bold(str(offset))}<BR/>{esc(clip(key, 5) if kind in (DATA, OPEN) else style.symbol)}"
         strip.append(td(text, raw=True, style=style, width=CELL_W, height=30, point=9))
     pad = columns - (end - start + 1)
     marks += [td("", width=CELL_W, height=40, border=0)] * pad
     strip += [td("", width=CELL_W, height=30, border=0)] * pad
     left = '<BR ALIGN="LEFT"/>'
-    label = esc(name) + left + ("in the open transaction" + left if in_txn else "")
+    label = esc(name) + left + ("in the open" + left + "transaction" + left if in_txn else "")
     marks.insert(0, td("", width=LABEL_W, height=40, border=0))
-    strip.insert(0, td(label, raw=True, width=LABEL_W, height=30, border=0, bold=in_txn,
+    strip.insert(0, td(label, raw=True, width=LABEL_W, height=44, border=0, bold=in_txn,
                        point=10, align="LEFT", port="in"))
     return ('<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="1">'
             + "<TR>" + "".join(marks) + "</TR><TR>" + "".join(strip) + "</TR></TABLE>>")

@@ -4,11 +4,11 @@
     .venv/bin/python tests/benchmarks/lessons_time.py 04 05      # some lessons
 
 Runs ``pytest --nbmake`` on the lessons once, in one process, as CI does, and prints
-seconds per lesson (pytest's own per-test durations: a fresh kernel, every cell, the
+seconds per lesson (marked OVER past 8 s, the budget of one lesson) (pytest's own per-test durations: a fresh kernel, every cell, the
 kernel's shutdown), their sum, pytest's wall time from start to finish, the CPU time of
 pytest and its kernels, and the machine's load average, since other work on a 2-core
 machine slows every kernel start.
-Exits 1 when a lesson fails or the total passes the budget.
+Exits 1 when a lesson fails or passes its budget, or the total passes the budget.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 BUDGET_S = 60.0
+LESSON_BUDGET_S = 8.0
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = ROOT / "lessons"
 
@@ -48,7 +49,8 @@ def main(argv: list[str]) -> int:
     failed = proc.returncode != 0
     print(f"{'lesson':45s} seconds")
     for name in sorted(per_lesson):
-        print(f"{name:45s} {per_lesson[name]:7.2f}")
+        over = "  OVER" if per_lesson[name] > LESSON_BUDGET_S else ""
+        print(f"{name:45s} {per_lesson[name]:7.2f}{over}")
     total = sum(per_lesson.values())
     print(f"{'total (sum of lessons)':45s} {total:7.2f}")
     print(f"{'pytest --nbmake wall time':45s} {wall:7.2f}")
@@ -58,7 +60,8 @@ def main(argv: list[str]) -> int:
           "machine stretches the wall time, not the CPU time)")
     if failed:
         print(proc.stdout[-3000:], proc.stderr[-2000:], sep="\n")
-    return 1 if failed or wall > BUDGET_S else 0
+    slow = any(t > LESSON_BUDGET_S for t in per_lesson.values())
+    return 1 if failed or slow or wall > BUDGET_S else 0
 
 
 if __name__ == "__main__":
