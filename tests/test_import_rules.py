@@ -9,7 +9,7 @@
   function, and ``cluster.serve()`` ``minikafka.wire``; nothing else (viz, spark, cli), not
   even lazily.
 - ``minikafka.codecs`` is the thin bridge from the core's batch codec to kafka-python's
-  compression codecs: only the standard library and ``kafka.codec``.
+  compression codecs: only the standard library, ``kafka.codec`` and ``kafka.errors``.
 - ``minikafka.errors`` is the thin bridge from core error codes to kafka-python's exception
   classes: only the standard library, ``kafka.errors`` and ``minikafka.core``.
 - Nothing outside ``minikafka.viz`` imports ``minikafka.viz``, except ``minikafka.cli``
@@ -259,9 +259,9 @@ RULES = (
     ),
     Rule(
         f"{PACKAGE}.codecs",
-        "codecs may import only the standard library and kafka.codec",
+        "codecs may import only the standard library, kafka.codec and kafka.errors",
         internal=(f"{PACKAGE}.codecs",),
-        third_party=frozenset({"kafka.codec"}),
+        third_party=frozenset({"kafka.codec", "kafka.errors"}),
     ),
     Rule(
         f"{PACKAGE}.errors",
