@@ -65,3 +65,21 @@ def test_configure_preloads_every_package_from_the_site_and_never_pypi(tmp_path)
 def test_the_kernel_and_the_runtime_are_the_same_pyodide():
     from jupyterlite_pyodide_kernel.constants import PYODIDE_VERSION
     assert build.PYODIDE_VERSION == PYODIDE_VERSION
+
+
+def test_pictures_in_the_browser_are_drawn_by_the_page_from_dot_source(monkeypatch):
+    import graphviz
+
+    from minikafka.course import pictures
+
+    graph = graphviz.Digraph("g")
+    graph.edge("broker 1", "broker 2")
+    monkeypatch.setattr(pictures, "BROWSER", True)
+    monkeypatch.setattr(pictures, "_has_dot", lambda: False)  # Pyodide has no `dot`
+    bundle = pictures._Picture(graph)._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert json.dumps(graph.source) in html  # the DOT source, escaped for JavaScript
+    assert pictures.VIZ_URL in html and '<script type="module">' in html
+    assert "image/svg+xml" not in bundle
+    monkeypatch.setattr(pictures, "BROWSER", False)
+    assert "not drawn" in pictures._Picture(graph)._repr_mimebundle_()["text/plain"]
