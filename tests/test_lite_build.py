@@ -83,3 +83,36 @@ def test_pictures_in_the_browser_are_drawn_by_the_page_from_dot_source(monkeypat
     assert "image/svg+xml" not in bundle
     monkeypatch.setattr(pictures, "BROWSER", False)
     assert "not drawn" in pictures._Picture(graph)._repr_mimebundle_()["text/plain"]
+
+
+def test_a_served_cluster_cell_is_skipped_in_one_line_and_run_all_goes_on(monkeypatch, capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from minikafka.course import browser
+
+    monkeypatch.setattr(browser, "BROWSER", True)
+    shell = InteractiveShell.instance()
+    try:
+        cell = ("from minikafka.course.served import real_cluster\n"
+                "with real_cluster(topics={'orders': 3}) as server:\n"
+                "    reached = True\n"
+                "print('after', reached)\n")
+        result = shell.run_cell(cell)
+        out = capsys.readouterr().out
+        assert result.success, result.error_in_exec  # a skip: Run All goes on
+        assert "reached" not in shell.user_ns
+        assert out.strip().splitlines() == [
+            "Skipped in the browser edition: this cell needs a cluster served over the "
+            "network (sockets), which a browser tab cannot provide; it runs after ./setup.sh"]
+        assert "Traceback" not in out
+        # Other errors still fail as errors, with their traceback.
+        assert not shell.run_cell("1 / 0").success
+        assert "ZeroDivisionError" in capsys.readouterr().out
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_outside_the_browser_require_does_nothing():
+    from minikafka.course.browser import require
+
+    require("anything")  # CPython: the cell goes on

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import uuid
 from typing import Any
 
-BROWSER = sys.platform == "emscripten"
+from .browser import BROWSER
+
 # From a notebook page (lab/, notebooks/) to the site's copy of @viz-js/viz.
 VIZ_URL = "../static/viz/viz.js"
 
