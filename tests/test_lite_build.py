@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import zipfile
 from pathlib import Path
 
@@ -108,6 +109,29 @@ def test_a_served_cluster_cell_is_skipped_in_one_line_and_run_all_goes_on(monkey
         # Other errors still fail as errors, with their traceback.
         assert not shell.run_cell("1 / 0").success
         assert "ZeroDivisionError" in capsys.readouterr().out
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_a_cell_importing_a_package_without_a_browser_build_is_skipped(monkeypatch, capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from minikafka.course import browser
+
+    monkeypatch.setattr(browser, "BROWSER", True)
+    monkeypatch.setitem(sys.modules, "confluent_kafka", None)  # as in Pyodide: not there
+    shell = InteractiveShell.instance()
+    try:
+        browser.install()
+        result = shell.run_cell("from confluent_kafka import Producer\nreached = True\n")
+        out = capsys.readouterr().out
+        assert result.success and "reached" not in shell.user_ns
+        assert out.startswith("Skipped in the browser edition: this cell needs "
+                              "confluent-kafka (librdkafka, a C library)")
+        # A misspelt import is the student's mistake: an error, with its traceback.
+        result = shell.run_cell("import minikafak\n")
+        assert not result.success
+        assert "ModuleNotFoundError" in capsys.readouterr().out
     finally:
         InteractiveShell.clear_instance()
 

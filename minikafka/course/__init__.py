@@ -40,3 +40,8 @@ For both:
 - ``security``: lesson 19's helpers: a SASL login's messages, the authorizer's answers in
   words, a cluster's ACLs as a table, and ``minikafka serve`` run on a broker file.
 """
+
+from .browser import BROWSER, install
+
+if BROWSER:  # the browser edition: cells that need what a tab lacks are skipped in one line
+    install()
