@@ -5,6 +5,7 @@
     minikafka demo leader-failover               # the instructor's presenter page
     minikafka doctor                             # what the labs need, and what to fix
     minikafka kafka up                           # real Apache Kafka, three native nodes
+    minikafka lite build --output site           # the lessons in the browser (JupyterLite)
 
 Each subcommand has an `add_<name>(subparsers)` that declares its flags and a
 `<name>(args) -> int` that runs it; heavy imports happen inside the function so
@@ -19,6 +20,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 
+from .lite import cli as lite_cli
 from .realkafka import cli as realkafka_cli
 from .tools import PARSERS as TOOL_PARSERS
 
@@ -294,7 +296,8 @@ def doctor(args: argparse.Namespace) -> int:
 # Kafka's command-line tools (minikafka.tools): topics, console-producer,
 # console-consumer, consumer-groups, dump-log.
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_serve, *TOOL_PARSERS, add_demo, add_doctor, realkafka_cli.add_parser]
+    add_serve, *TOOL_PARSERS, add_demo, add_doctor, realkafka_cli.add_parser,
+    lite_cli.add_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,6 +16,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "labs": ("pyspark", "pyarrow", "numpy"),
     "grading": ("nbgrader",),
     "tls": ("cryptography",),
+    "lite": ("jupyterlite_core", "jupyterlite_pyodide_kernel", "packaging"),
 }
 
 

@@ -13,7 +13,7 @@
   ``codecs``: it serves the ``ClusterPort`` it is given. Neither imports the modules beside
   them (viz, tools, dump, spark, realkafka, cli, ...), not even inside a function.
 - ``minikafka.codecs`` is the thin bridge from the core's batch codec to kafka-python's
-  compression codecs: only the standard library and ``kafka.codec``.
+  compression codecs: only the standard library, ``kafka.codec`` and ``kafka.errors``.
 - ``minikafka.errors`` is the thin bridge from core error codes to kafka-python's exception
   classes: only the standard library, ``kafka.errors`` and ``minikafka.core``.
 - Nothing outside ``minikafka.viz`` imports ``minikafka.viz``, except ``minikafka.cli``
@@ -288,9 +288,9 @@ RULES = (
     ),
     Rule(
         f"{PACKAGE}.codecs",
-        "codecs may import only the standard library and kafka.codec",
+        "codecs may import only the standard library, kafka.codec and kafka.errors",
         internal=(f"{PACKAGE}.codecs",),
-        third_party=frozenset({"kafka.codec"}),
+        third_party=frozenset({"kafka.codec", "kafka.errors"}),
     ),
     Rule(
         f"{PACKAGE}.errors",

@@ -36,8 +36,7 @@ import random
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 
-from murmurhash2 import murmurhash2
-
+from ..core.hashing import murmurhash2
 from ..core.partitioner import SEED, murmur2, partition_for_key
 
 __all__ = ["SEED", "DefaultPartitioner", "cumulative_weights", "murmur2", "murmurhash2",

@@ -27,6 +27,7 @@ from kafka.producer.future import RecordMetadata
 from kafka.structs import TopicPartition
 
 from .. import errors as kerrors
+from ..codecs import require_codec
 from ..core import api, errors
 from ..core.api import authz
 from ..core.clock import Deadlines
@@ -217,6 +218,7 @@ class KafkaProducer:
         if comp not in COMPRESSION_IDS:
             raise KafkaConfigurationError(f"Not supported codec: {comp}")
         self.compression = COMPRESSION_IDS[comp]
+        require_codec(self.compression)
         max_in_flight = int(cfg["max_in_flight_requests_per_connection"])
         idem = cfg["enable_idempotence"]
         txn = cfg["transactional_id"]

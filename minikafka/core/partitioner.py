@@ -3,7 +3,7 @@ kafka-python's), and the partition a key goes to: toPositive(murmur2(key)) % par
 where toPositive is `& 0x7fffffff` (not abs)."""
 from __future__ import annotations
 
-from murmurhash2 import murmurhash2
+from .hashing import murmurhash2
 
 __all__ = ["SEED", "murmur2", "partition_for_key"]
 

@@ -30,8 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-import crc32c
-
+from .hashing import crc32c
 from .log import PartitionLog, Segment
 from .records import CREATE_TIME, LOG_APPEND_TIME, RecordBatch
 
@@ -182,7 +181,7 @@ def encode_batch(batch: RecordBatch, delete_horizon_ms: int | None = None,
                      batch.partition_leader_epoch, MAGIC, 0, attributes,
                      batch.last_offset_delta, base_ts, batch.max_timestamp, batch.producer_id,
                      batch.producer_epoch, batch.base_sequence, len(records))
-    struct.pack_into(">I", out, 17, crc32c.crc32c(memoryview(out)[CRC_START:]))
+    struct.pack_into(">I", out, 17, crc32c(memoryview(out)[CRC_START:]))
     return bytes(out)
 
 
@@ -234,7 +233,7 @@ def decode_batch(buf: bytes, pos: int = 0,
     if magic != MAGIC:
         raise CorruptBatch(f"batch at position {pos} has magic {magic}")
     end = pos + size
-    if crc32c.crc32c(memoryview(buf)[pos + CRC_START:end]) != crc:
+    if crc32c(memoryview(buf)[pos + CRC_START:end]) != crc:
         raise CorruptBatch(f"batch at position {pos} fails its CRC check")
     body = bytes(buf[pos + HEADER.size:end])
     compression = attributes & 0x07

@@ -42,6 +42,11 @@ For both:
 """
 
 from ..extras import require
+from .browser import BROWSER, install
 
-require("course", what="minikafka.course (the lessons and labs)")
-
+# In a browser tab the site ships the course's pure-Python part (pictures, widgets); the
+# page itself is JupyterLab, and cells that need what a tab lacks are skipped in one line.
+require("course", *(("graphviz", "ipywidgets") if BROWSER else ()),
+        what="minikafka.course (the lessons and labs)")
+if BROWSER:
+    install()

@@ -21,6 +21,7 @@ from kafka.net.sasl.scram import SaslMechanismScram
 
 from ..core.acl import AclOperation, Authorizer, ResourceType
 from ..core.scram import ScramServer
+from .browser import require
 from .tables import Table
 
 __all__ = ["SASL_BROKER_FILE", "Served", "acl_table", "ask", "sasl_exchange", "serve_properties"]
@@ -99,6 +100,7 @@ class Served:
 def serve_properties(path: str | Path, *flags: str, timeout_s: float = 60) -> Iterator[Served]:
     """Run `minikafka serve PATH --port 0 FLAGS...` (a broker file, as a student runs it,
     on free ports) until the block ends; yields its bootstrap servers and start lines."""
+    require("`minikafka serve` run as a process")
     # The console script `minikafka`, run by this interpreter (so in this environment).
     command = [sys.executable, "-c", "import sys; from minikafka.cli import main; "
                "sys.exit(main(sys.argv[1:]))", "serve", str(path), "--port", "0", *flags]

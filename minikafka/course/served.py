@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
+from .browser import require
+
 
 def real_cluster(topics: Mapping[str, int] | None = None, *,
                  configs: Mapping[str, Mapping[str, str]] | None = None, seed: int = 0):
@@ -17,6 +19,7 @@ def real_cluster(topics: Mapping[str, int] | None = None, *,
     wall clock, as any server does. Use it in a ``with`` block, which stops it."""
     from minikafka.cluster import Cluster
 
+    require("a cluster served over the network (sockets)")
     cluster = Cluster(brokers=3, seed=seed)
     for name, partitions in (topics or {}).items():
         cluster.create_topic(name, partitions=partitions, replication_factor=3,

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from crc32c import crc32c
 from kafka.codec import gzip_decode, lz4_decode, snappy_decode, zstd_decode
 from kafka.errors import CorruptRecordError
 from kafka.record.default_records import DefaultRecordBatch
+
+from ..core.hashing import crc32c
 
 __all__ = ["Decoded", "decode_batches", "empty_batch"]
 

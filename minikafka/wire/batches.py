@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from struct import Struct
 
-from crc32c import crc32c
-
 from ..codecs import CODECS
 from ..core import errors
+from ..core.hashing import crc32c
 from ..core.records import LOG_APPEND_TIME, RecordBatch
 from ..core.storage import (
     CONTROL_BIT,

@@ -1,0 +1,1 @@
+"""The browser edition: the lessons on JupyterLite with Pyodide (see minikafka.lite.build)."""
