@@ -656,21 +656,30 @@ def test_docker_image_is_the_labs_image():
 
 def test_docker_run_sends_the_job_and_kills_the_container_at_the_wall_time(monkeypatch):
     import subprocess
-    started, killed = [], []
+    started, killed, sent = [], [], []
 
     class FakeDocker:
-        pid, returncode = 999_999_999, -9
+        pid = 999_999_999
 
         def __init__(self, cmd, **kwargs):
             started.append(cmd)
-            self.calls = 0
+            self.returncode = None
+            read, write = os.pipe()
+            os.close(write)
+            self.stdout = os.fdopen(read, "rb")
+            self.stdin = self
 
-        def communicate(self, data=None, timeout=None):
-            self.calls += 1
-            if self.calls == 1:
-                assert b'"phase": "answers"' in data
+        def write(self, data):
+            sent.append(data)
+
+        def close(self):
+            pass
+
+        def wait(self, timeout=None):
+            if self.returncode is None and timeout is not None:
                 raise subprocess.TimeoutExpired("docker", timeout)
-            return b"", b""
+            self.returncode = -9
+            return self.returncode
 
     monkeypatch.setattr(subprocess, "Popen", FakeDocker)
     monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: killed.append(cmd))
@@ -678,3 +687,4 @@ def test_docker_run_sends_the_job_and_kills_the_container_at_the_wall_time(monke
     name = started[0][started[0].index("--name") + 1]
     assert started[0][:2] == ["docker", "run"] and killed == [["docker", "kill", name]]
     assert outcome.wall_timeout and "stopped" in outcome.problem
+    assert b'"phase": "answers"' in b"".join(sent)
