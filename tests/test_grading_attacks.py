@@ -18,6 +18,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from grading_helpers import grade_as_source, nbgrader_cell
 from nbformat.v4 import new_markdown_cell, new_notebook
 
 from grading import course, integrity, pipeline, sandbox, sandboxed, scores
@@ -231,13 +232,7 @@ def test_a_flood_on_the_result_pipe_is_cut_in_bounded_chunks():
 
 # -- hidden tests and evidence --------------------------------------------------------------------
 
-def _cell(source: str, grade_id: str, kind: str, points: int = 1):
-    from nbformat.v4 import new_code_cell
-    meta = {"grade_id": grade_id, "locked": kind != "answer", "schema_version": 3,
-            "solution": kind == "answer", "grade": kind == "test", "task": False}
-    if kind == "test":
-        meta["points"] = points
-    return new_code_cell(source, metadata={"nbgrader": meta})
+_cell = nbgrader_cell
 
 
 SPY = '''
@@ -287,12 +282,7 @@ def spied(tmp_path_factory):
         _cell("def is_three(got):\n    assert got == 3\n\n\njudge(is_three, collect('slow'))\n",
               "test_slow", "test")])
     nb.cells[-1].metadata["minikafka"] = {"timeout": 2}
-    (root / "source" / "a").mkdir(parents=True)
-    nbformat.write(nb, root / "source" / "a" / "n.ipynb")
-    run = sandboxed.SandboxExecute(isolation=sandbox.available("bwrap"), course_root=str(root))
-    graded, _ = run.preprocess(nbformat.from_dict(nb),
-                               {"nbgrader": {"assignment": "a", "notebook": "n", "student": "s"}})
-    return root, graded
+    return grade_as_source(root, nb)
 
 
 def _outputs(nb, grade_id: str) -> str:

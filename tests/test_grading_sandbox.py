@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from grading_helpers import grade_as_source, nbgrader_cell
 
 from grading import course, integrity, pipeline, sandbox, sandboxed, scores
 from grading.selftest import submissions
@@ -454,13 +455,7 @@ def test_only_definitions_of_the_answers_reach_the_tests():
 
 # -- verdicts outside the student's process ------------------------------------------------------
 
-def _cell(source: str, grade_id: str, kind: str, points: int = 1):
-    from nbformat.v4 import new_code_cell
-    meta = {"grade_id": grade_id, "locked": kind != "answer", "schema_version": 3,
-            "solution": kind == "answer", "grade": kind == "test", "task": False}
-    if kind == "test":
-        meta["points"] = points
-    return new_code_cell(source, metadata={"nbgrader": meta})
+_cell = nbgrader_cell
 
 
 LOOT = '''
@@ -564,12 +559,7 @@ def _errors(nb) -> dict[str, tuple[str, str]]:
 def judged(tmp_path_factory):
     root = tmp_path_factory.mktemp("verdicts")
     nb = _verdict_notebook()
-    (root / "source" / "a").mkdir(parents=True)
-    nbformat.write(nb, root / "source" / "a" / "n.ipynb")
-    run = sandboxed.SandboxExecute(isolation=sandbox.available("bwrap"), course_root=str(root))
-    graded, _ = run.preprocess(nbformat.from_dict(nb),
-                               {"nbgrader": {"assignment": "a", "notebook": "n", "student": "s"}})
-    return root, graded
+    return grade_as_source(root, nb)
 
 
 def test_a_student_function_finds_no_expected_value_hidden_test_or_judge_to_steal(judged):
