@@ -67,19 +67,26 @@ def cmd_release(args) -> int:
 
 
 def cmd_collect(args) -> int:
-    from . import pipeline
+    from . import integrity, pipeline
     api = _api(args)
     for a in _assignments(args):
-        students = pipeline.collect(api, a)
-        print(f"{a}: {len(students)} submission(s) in submitted/")
+        report = pipeline.collect(api, a, single_user=args.single_user)
+        for student, reason in report.refused:
+            print(f"  refused: {integrity.escape(student)}: {integrity.escape(reason)}")
+        print(f"{a}: {len(report.students)} submission(s) in submitted/, "
+              f"{len(report.refused)} refused")
     return 0
 
 
 def cmd_import(args) -> int:
     from . import lms
-    report = lms.import_submissions(Path(args.course), args.assignment, Path(args.source),
-                                    layout=args.layout, pattern=args.pattern,
-                                    roster=Path(args.roster) if args.roster else None)
+    try:
+        report = lms.import_submissions(Path(args.course), args.assignment, Path(args.source),
+                                        layout=args.layout, pattern=args.pattern,
+                                        roster=Path(args.roster))
+    except lms.RosterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     for student, name in sorted(report.imported.items()):
         print(f"  {student:24} {name}")
     for line in report.skipped:
@@ -212,7 +219,10 @@ def parser() -> argparse.ArgumentParser:
     add("generate", cmd_generate, "make the student versions (nbgrader generate_assignment)")
     add("release", cmd_release, "release to the exchange (nbgrader release_assignment)") \
         .add_argument("--force", action="store_true", help="replace an earlier release")
-    add("collect", cmd_collect, "collect submissions from the exchange (nbgrader collect)")
+    add("collect", cmd_collect, "collect submissions from the exchange (nbgrader collect)") \
+        .add_argument("--single-user", action="store_true",
+                      help="the whole class shares this Unix account: accept submissions it "
+                      "owns (otherwise each must be owned by the student it names)")
     imp = add("import", cmd_import, "import an LMS export (folder or zip) into submitted/",
               assignments=False)
     imp.add_argument("assignment", help="assignment id")
@@ -220,7 +230,8 @@ def parser() -> argparse.ArgumentParser:
     imp.add_argument("--layout", choices=["canvas", "moodle", "folders"], default="canvas")
     imp.add_argument("--pattern", help="regex over each file's path with a (?P<student>...) "
                      "group, instead of a layout")
-    imp.add_argument("--roster", help="CSV with student_id and lms_id (or name) columns")
+    imp.add_argument("--roster", required=True,
+                     help="CSV with lms_id (the LMS's student id) and student_id columns")
     ag = add("autograde", cmd_autograde, "autograde submissions (nbgrader autograde)")
     ag.add_argument("--student", action="append", help="only this student (repeatable)")
     ag.add_argument("--jobs", type=int, default=1,

@@ -16,7 +16,8 @@ It runs one of two phases of a submission, each in its own fresh sandbox:
              expected values never come here: the grading process judges the results.
 
 The job comes on stdin (a per-run token on the first line, then JSON); results go back as JSON
-lines carrying the token on a private copy of stdout. The student's prints are captured per
+lines carrying the token on a private copy of stdout, each as it happens: a call's result when
+the call returns, each piece of evidence when it is seen. The student's prints are captured per
 cell or call; anything written to file descriptors 1 and 2 directly goes nowhere.
 """
 
@@ -45,13 +46,15 @@ WRITABLE = ("/submission", "/tmp")
 
 class Evidence:
     """Audit events worth telling the instructor about, recorded by a hook that cannot be
-    removed once added (sys.addaudithook)."""
+    removed once added (sys.addaudithook). Each item leaves the sandbox when it happens
+    (`send`): nothing is kept here for the student's code to empty before the end."""
 
-    def __init__(self, allowed_roots: list[str]):
+    def __init__(self, allowed_roots: list[str], send=None):
         self.allowed = tuple(ALLOWED_READ) + tuple(allowed_roots)
         # the import system lists sys.path's folders themselves (not what is below them)
         self.path_dirs = {p.rstrip("/") for p in sys.path if p.startswith("/")}
-        self.items: list[dict] = []
+        self.send = send
+        self.sent = 0
         self.cell = None
         self.block_spawn = False
         self.spawn_allowed: tuple[str, ...] = ()
@@ -66,8 +69,9 @@ class Evidence:
         return path.startswith("/tmp/") and os.path.isdir(os.path.dirname(path))
 
     def add(self, kind: str, detail: str) -> None:
-        if len(self.items) < 200:
-            self.items.append({"kind": kind, "cell": self.cell, "detail": detail[:300]})
+        if self.sent < 200 and self.send is not None:
+            self.sent += 1
+            self.send({"kind": kind, "cell": self.cell, "detail": detail[:300]})
 
     def hook(self, event: str, args: tuple) -> None:
         if event in ("open", "os.listdir", "os.scandir"):
@@ -378,6 +382,7 @@ def run_calls(job: dict, emit, evidence: Evidence) -> None:
             with contextlib.suppress(NotPlain):
                 ns[name] = decode(data)
     budget = dict(job.get("budgets", {}))  # seconds left per test cell
+    emit("ready")  # the grader times each call from here, by when its result arrives
     for call in job["calls"]:
         evidence.cell = call["cell"]
         for what in snapshot.restore():
@@ -431,7 +436,11 @@ def main() -> None:
         channel.write(json.dumps({"token": token, "kind": kind, **data}) + "\n")
         channel.flush()
 
-    evidence = Evidence(job.get("allowed_roots", []))
+    def send_evidence(item: dict) -> None:
+        if os.getpid() == main_pid:  # a forked child's events were seen by its parent's fork
+            emit("evidence", items=[item])
+
+    evidence = Evidence(job.get("allowed_roots", []), send_evidence)
     sys.addaudithook(evidence.hook)
     signal.signal(signal.SIGALRM, _on_alarm)
     try:
@@ -439,7 +448,6 @@ def main() -> None:
     except BaseException as exc:
         emit("crash", **_error(exc))
     finally:
-        emit("evidence", items=evidence.items)
         emit("done")
         channel.flush()
         os._exit(0)  # Spark's or a student's threads must not keep the sandbox alive

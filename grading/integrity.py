@@ -11,12 +11,29 @@ which a student can edit too; not with the gradebook's, which covers the hidden 
 from __future__ import annotations
 
 import hashlib
+import html
 import json
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 from nbgrader.utils import compute_checksum
+
+from .submission import Refused, read_notebook
+
+
+def escape(text: object, limit: int = 1000) -> str:
+    """Text a student controls, safe on one line of a report: control, format and line
+    separator characters as escapes (no forged line, no terminal or bidi trick) and markup
+    as entities; cut at `limit` characters."""
+    out = []
+    for ch in html.escape(str(text)[:limit], quote=False):
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -27,7 +44,7 @@ class EditedCell:
     change: str  # "edited" or "deleted"
 
     def __str__(self) -> str:
-        return f"{self.student}: {self.notebook} cell {self.cell!r} {self.change}"
+        return f"{escape(self.student)}: {self.notebook} cell {escape(repr(self.cell))} {self.change}"
 
 
 def locked_checksums(root: Path, assignment: str) -> dict[str, dict[str, str]]:
@@ -42,7 +59,7 @@ def locked_checksums(root: Path, assignment: str) -> dict[str, dict[str, str]]:
 
 
 def _submitted_checksums(path: Path) -> dict[str, str]:
-    nb = nbformat.read(path, as_version=4)
+    nb = read_notebook(path)
     out = {}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
@@ -67,7 +84,10 @@ def edited_locked_cells(root: Path, assignment: str,
             path = submitted / student / assignment / f"{notebook}.ipynb"
             if not path.exists():
                 continue
-            actual = _submitted_checksums(path)
+            try:
+                actual = _submitted_checksums(path)
+            except (Refused, KeyError, TypeError, AttributeError):
+                continue  # unreadable_notebooks() reports it
             for cell, checksum in sorted(cells.items()):
                 if cell not in actual:
                     found.append(EditedCell(student, notebook, cell, "deleted"))
@@ -86,7 +106,7 @@ class Finding:
     evidence: str
 
     def __str__(self) -> str:
-        return f"{self.student}: {self.kind}: {self.evidence}"
+        return f"{escape(self.student)}: {escape(self.kind)}: {escape(self.evidence)}"
 
 
 # What an answer cell raises when it runs into one of the sandbox's limits.
@@ -143,6 +163,7 @@ def integrity_report(root: Path, assignment: str) -> list[Finding]:
         answers_by_student[student] = "\n".join(fingerprint)
     findings += [Finding(e.student, "locked cell", f"{e.notebook} cell {e.cell!r} {e.change}")
                  for e in _edits_or_none(root, assignment)]
+    findings += unreadable_notebooks(root, assignment) + refusals(root, assignment)
     findings += identical_answers(root, assignment, answers_by_student)
     return sorted(findings, key=lambda f: (f.student, f.kind, f.evidence))
 
@@ -168,7 +189,13 @@ def identical_answers(root: Path, assignment: str,
     for student, text in outputs.items():
         answers = []
         for path in sorted((root / "submitted" / student / assignment).glob("*.ipynb")):
-            for cell in nbformat.read(path, as_version=4).cells:
+            try:
+                cells = read_notebook(path).cells
+            except Refused:
+                continue
+            for cell in cells:
+                if not isinstance(cell, dict) or not isinstance(cell.get("source"), str):
+                    continue
                 meta = cell.metadata.get("nbgrader", {})
                 if meta.get("solution") and cell.cell_type == "code":
                     norm = _normalized(cell.source)
@@ -182,6 +209,44 @@ def identical_answers(root: Path, assignment: str,
             for key, group in sorted(groups.items()) if len(group) > 1 for s in group]
 
 
+def unreadable_notebooks(root: Path, assignment: str) -> list[Finding]:
+    """Submitted notebooks no step can read (bad JSON, a symlink, over a size limit)."""
+    found = []
+    submitted = root / "submitted"
+    for path in sorted(submitted.glob(f"*/{assignment}/*.ipynb")) if submitted.is_dir() else []:
+        try:
+            read_notebook(path)
+        except Refused as exc:
+            found.append(Finding(path.parts[-3], "refused", str(exc)))
+    return found
+
+
+def refusal_log(root: Path, assignment: str) -> Path:
+    return root / "integrity" / f"{assignment}-refused.jsonl"
+
+
+def record_refusal(root: Path, assignment: str, student: str, reason: str) -> Finding:
+    """Note that a step refused (part of) a student's submission, for the report."""
+    path = refusal_log(root, assignment)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fh.write(json.dumps({"student": student, "reason": reason}) + "\n")
+    return Finding(student, "refused", reason)
+
+
+def refusals(root: Path, assignment: str) -> list[Finding]:
+    path = refusal_log(root, assignment)
+    seen: dict[tuple[str, str], Finding] = {}
+    for line in path.read_text().splitlines() if path.exists() else []:
+        try:
+            entry = json.loads(line)
+            key = (str(entry["student"]), str(entry["reason"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+        seen.setdefault(key, Finding(key[0], "refused", key[1]))
+    return list(seen.values())
+
+
 def _normalized(source: str) -> str:
     lines = (line.split("#", 1)[0].rstrip() for line in source.splitlines())
     return "\n".join(line for line in lines if line.strip())
@@ -192,6 +257,6 @@ def write_report(root: Path, assignment: str, findings: list[Finding]) -> Path:
     path = root / "integrity" / f"{assignment}-report.txt"
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [f"integrity report for {assignment}: {len(findings)} finding(s)"]
-    lines += [f"  {f}" for f in findings]
+    lines += [f"  {f}" for f in findings]  # each one line: Finding escapes what students wrote
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -12,8 +12,11 @@ Layouts:
     folders  <student>/<anything>/partitions.ipynb
 or any regex with a `student` group (--pattern).
 
-A roster CSV (columns lms_id or name, and student_id) maps LMS identities to the course's
-student ids; without one the captured `student` text, lower-cased, is the id.
+A roster CSV (columns lms_id and student_id) is required: it maps the LMS's own student id
+(the `lms_id` group; for a layout without one, the captured `student` text) to the course's
+student id. Display names are never used to tell students apart (two students may share one),
+and a roster that maps one LMS id or one student id twice is refused. Symlinks, special files
+and files over the notebook size limit in an export are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ import csv
 import os
 import re
 import shutil
+import stat
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+
+from .submission import MAX_NOTEBOOK_BYTES, Refused
 
 LAYOUTS = {
     "canvas": r"^(?:.*/)?(?P<student>[^_/]+)_(?:late_)?(?P<lms_id>\d+)_\d+_(?P<file>[^/]+)$",
@@ -37,6 +43,10 @@ TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
 _RESUBMISSION = re.compile(r"-\d+$")
 
 
+class RosterError(ValueError):
+    """No roster, or one that does not tell students apart."""
+
+
 @dataclass
 class ImportReport:
     imported: dict[str, str] = field(default_factory=dict)   # student -> notebook file
@@ -44,16 +54,22 @@ class ImportReport:
 
 
 def read_roster(path: Path) -> dict[str, str]:
-    """LMS id or name (lower-cased) -> student id."""
-    mapping = {}
+    """The LMS's student id (lower-cased) -> the course's student id, one to one."""
+    mapping: dict[str, str] = {}
     with open(path, newline="") as fh:
-        for row in csv.DictReader(fh):
-            student = (row.get("student_id") or "").strip()
-            if not student:
+        reader = csv.DictReader(fh)
+        if not {"lms_id", "student_id"} <= set(reader.fieldnames or ()):
+            raise RosterError(f"{path}: the roster needs the columns lms_id and student_id")
+        for row in reader:
+            lms_id = (row.get("lms_id") or "").strip().lower()
+            student = clean_id(row.get("student_id") or "")
+            if not lms_id or not student:
                 continue
-            for column in ("lms_id", "name", "login"):
-                if row.get(column):
-                    mapping[row[column].strip().lower()] = student
+            if mapping.get(lms_id, student) != student:
+                raise RosterError(f"{path}: LMS id {lms_id!r} is given to two students")
+            mapping[lms_id] = student
+    if len(set(mapping.values())) != len(mapping):
+        raise RosterError(f"{path}: a student id is given to two LMS ids")
     return mapping
 
 
@@ -82,8 +98,11 @@ def _files(source: Path, workdir: Path) -> tuple[Path, list[Path]]:
                     target = workdir / info.filename
                     os.utime(target, (stamp, stamp))
         source = workdir
-    files = sorted(p for p in source.rglob("*") if p.is_file() and "__MACOSX" not in p.parts)
-    return source, files
+    files = []
+    for top, dirs, names in os.walk(source):  # never into a symlinked folder
+        files += [Path(top) / n for n in names]
+        dirs[:] = [d for d in dirs if d != "__MACOSX"]
+    return source, sorted(files)
 
 
 def import_submissions(root: Path, assignment: str, source: Path, layout: str = "canvas",
@@ -92,7 +111,10 @@ def import_submissions(root: Path, assignment: str, source: Path, layout: str = 
     regex = re.compile(pattern or LAYOUTS[layout])
     if "student" not in regex.groupindex:
         raise ValueError("the pattern needs a named group (?P<student>...)")
-    mapping = read_roster(roster) if roster else None
+    if roster is None:
+        raise RosterError("a roster is needed (--roster: a CSV with lms_id and student_id): "
+                          "display names cannot tell students apart")
+    mapping = read_roster(roster)
     notebooks = sorted(p.stem for p in (root / "release" / assignment).glob("*.ipynb")) or \
         sorted(p.stem for p in (root / "source" / assignment).glob("*.ipynb"))
     if not notebooks:
@@ -103,6 +125,15 @@ def import_submissions(root: Path, assignment: str, source: Path, layout: str = 
         top, files = _files(Path(source), Path(tmp))
         for path in files:
             rel = path.relative_to(top).as_posix()
+            try:
+                kind = os.lstat(path).st_mode
+                if stat.S_ISLNK(kind) or not stat.S_ISREG(kind):
+                    raise Refused("a symlink or not a regular file")
+                if os.lstat(path).st_size > MAX_NOTEBOOK_BYTES:
+                    raise Refused(f"larger than {MAX_NOTEBOOK_BYTES >> 20} MB")
+            except Refused as exc:
+                report.skipped.append(f"{rel}: refused: {exc}")
+                continue
             match = regex.match(rel)
             if not match:
                 report.skipped.append(f"{rel}: does not match the {layout} layout")
@@ -132,11 +163,8 @@ def import_submissions(root: Path, assignment: str, source: Path, layout: str = 
     return report
 
 
-def _student_id(match: re.Match, mapping: dict[str, str] | None) -> str | None:
+def _student_id(match: re.Match, mapping: dict[str, str]) -> str | None:
+    """The course's id for the LMS's student id (never for a display name)."""
     found = match.groupdict()
-    if mapping is None:
-        return clean_id(found["student"]) or None
-    for key in (found.get("lms_id"), found.get("student")):
-        if key and key.strip().lower() in mapping:
-            return clean_id(mapping[key.strip().lower()])
-    return None
+    key = found["lms_id"] if "lms_id" in found else found["student"]
+    return mapping.get((key or "").strip().lower())

@@ -17,7 +17,7 @@ from pathlib import Path
 from nbgrader.utils import capture_log, temp_attrs
 from traitlets.config import Config
 
-from . import leaks, sandbox, spark_cds
+from . import integrity, leaks, sandbox, spark_cds, submission
 
 
 class PipelineError(RuntimeError):
@@ -68,10 +68,27 @@ def release(api, assignment: str, force: bool = False) -> None:
         _check(capture_log(app), f"release_assignment {assignment}")
 
 
-def collect(api, assignment: str) -> list[str]:
-    """Move the newest exchange submission of each student into submitted/; their ids."""
-    _check(api.collect(assignment, update=True), f"collect {assignment}")
-    return submitted_students(api, assignment)
+@dataclass
+class CollectReport:
+    students: list[str] = field(default_factory=list)            # in submitted/
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (student, reason)
+
+
+def collect(api, assignment: str, single_user: bool = False) -> CollectReport:
+    """Copy the newest accepted exchange submission of each student into submitted/
+    (exchange.CheckedCollect: the folder's Unix owner must be the student it names, nothing
+    but regular files); each refusal is reported and recorded for the integrity report.
+    single_user: the whole class shares the grader's Unix account (identities unchecked)."""
+    from .exchange import CheckedCollect
+    with temp_attrs(api.coursedir, assignment_id=assignment):
+        app = CheckedCollect(coursedir=api.coursedir, authenticator=api.authenticator,
+                             parent=api)
+        app.update, app.single_user = True, single_user
+        result = capture_log(app)
+    _check(result, f"collect {assignment}")
+    for student, reason in getattr(app, "refused", []):
+        integrity.record_refusal(course_root(api), assignment, student, f"collect: {reason}")
+    return CollectReport(submitted_students(api, assignment), list(getattr(app, "refused", [])))
 
 
 def submitted_students(api, assignment: str) -> list[str]:
@@ -101,12 +118,14 @@ def sandbox_config(root: Path, isolation: str | None, limits: dict | None = None
         SaveAutoGrades,
     )
 
-    from .sandboxed import SandboxExecute
+    from .sandboxed import InstructorTimeouts, SandboxExecute
     config = Config()
     config.Autograde.autograde_preprocessors = [
-        SandboxExecute if isolation else Execute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+        *([SandboxExecute] if isolation else [InstructorTimeouts, Execute]),
+        IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata]
     if isolation is None:
+        config.InstructorTimeouts.course_root = str(root)
         return config
     from .course import load_config
     config.SandboxExecute.timeout = int(load_config(root).Execute.timeout)
@@ -153,6 +172,8 @@ def autograde(api, assignment: str, students: list[str] | None = None,
         isolation = sandbox.available(isolation)
     report = AutogradeReport(isolation=sandbox.describe(isolation, sandbox.Limits())
                              if isolation else sandbox.describe("none", sandbox.Limits()))
+    for student in students:
+        screen(root, assignment, student)
     config = sandbox_config(root, isolation, limits)
     api.update_config(config)
     spark_cds.share_with_kernels(sorted((root / "source" / assignment).glob("*.ipynb")))
@@ -173,6 +194,27 @@ def autograde(api, assignment: str, students: list[str] | None = None,
     return report
 
 
+def screen(root: Path, assignment: str, student: str) -> list[integrity.Finding]:
+    """Refuse what no step may read in submitted/<student>/<assignment>: symlinks, special
+    files, notebooks that are not valid JSON or are over the size or cell-count limits.
+    Each refused file moves to rejected/<student>/<assignment>/ (kept for the instructor); a
+    refused notebook is replaced by the blank release, so it scores 0 and every later step
+    (autograde, feedback, export) has a notebook to read. Returns the findings."""
+    folder = root / "submitted" / student / assignment
+    release = root / "release" / assignment
+    notebooks = sorted(p.name for p in release.glob("*.ipynb"))
+    refused = submission.screen(folder, notebooks + sorted(
+        p.name for p in folder.glob("*.ipynb") if p.name not in notebooks))
+    if not refused:
+        return []
+    submission.quarantine(folder, refused, root / "rejected" / student / assignment,
+                          {n: release / n for n in notebooks})
+    return [integrity.record_refusal(root, assignment, student, f"autograde: {rel}: {why}; "
+                                     "graded as blank (0 points)" if rel in notebooks
+                                     else f"autograde: {rel}: {why}; removed")
+            for rel, why in sorted(refused.items())]
+
+
 def _progress(outcomes, progress):
     for student, ok, log in outcomes:
         if progress is not None:
@@ -182,9 +224,22 @@ def _progress(outcomes, progress):
 
 def feedback(api, assignment: str, release_to_exchange: bool = False) -> list[Path]:
     """HTML feedback per autograded submission in feedback/<student>/<assignment>/;
-    optionally released into the exchange for `nbgrader fetch_feedback`."""
-    _check(api.generate_feedback(assignment, force=True), f"generate_feedback {assignment}")
-    if release_to_exchange:
-        ensure_exchange(api)
-        _check(api.release_feedback(assignment), f"release_feedback {assignment}")
-    return sorted((course_root(api) / "feedback").glob(f"*/{assignment}/*.html"))
+    optionally released into the exchange for `nbgrader fetch_feedback`. One student at a
+    time: a submission whose feedback fails is recorded for the integrity report and the
+    rest of the class still gets theirs."""
+    root = course_root(api)
+    graded = sorted(p.parent.name for p in (root / "autograded").glob(f"*/{assignment}"))
+    for student in graded:
+        for step, run in (("generate_feedback", api.generate_feedback),
+                          ("release_feedback", api.release_feedback)):
+            if step == "release_feedback":
+                if not release_to_exchange:
+                    continue
+                ensure_exchange(api)
+            result = run(assignment, student) or {}
+            if not result.get("success"):
+                why = (result.get("error") or result.get("log") or "failed").strip()
+                integrity.record_refusal(root, assignment, student,
+                                         f"{step} failed: {why.splitlines()[-1][:300]}")
+                break
+    return sorted((root / "feedback").glob(f"*/{assignment}/*.html"))

@@ -29,6 +29,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -55,6 +56,8 @@ class Limits:
     processes: int = 512      # processes and threads of the sandbox's uid (RLIMIT_NPROC)
     file_mb: int = 64         # largest file a process may write (RLIMIT_FSIZE)
     disk_mb: int = 256        # size of the tmpfs working directory and /tmp
+    output_mb: int = 32       # all a phase may send back; more and the submission scores 0
+    record_kb: int = 4096     # one record (a call's result, the answers' values), framed by a newline
 
 
 @dataclass
@@ -66,6 +69,7 @@ class Outcome:
     wall_timeout: bool = False
     seconds: float = 0.0
     problem: str = ""       # why the phase ended early, for the affected cells' reason
+    over_limit: str = ""    # which output limit the phase broke: the submission scores 0
 
     def of(self, kind: str) -> list[dict]:
         return [r for r in self.records if r.get("kind") == kind]
@@ -300,22 +304,91 @@ def run(mode: str, job: dict, limits: Limits, wall_s: float) -> Outcome:
                                 stderr=None if os.environ.get("GRADING_SANDBOX_DEBUG")
                                 else subprocess.DEVNULL,
                                 preexec_fn=preexec)
-        try:
-            out, _ = proc.communicate((token + "\n" + json.dumps(job)).encode(), timeout=wall_s)
-        except subprocess.TimeoutExpired:
-            outcome.wall_timeout = True
+
+        def stop() -> None:
             if mode == "docker":
                 # killing the client would leave the container running
                 subprocess.run(["docker", "kill", container], capture_output=True, timeout=60)
             _kill_group(proc)
-            out, _ = proc.communicate()
+        reader = RecordReader(proc.stdout, token, limits, stop)
+        threads = [threading.Thread(target=reader.run, daemon=True),
+                   threading.Thread(target=_send, daemon=True, args=(
+                       proc.stdin, (token + "\n" + json.dumps(job)).encode()))]
+        for thread in threads:
+            thread.start()
+        try:
+            proc.wait(timeout=wall_s)
+        except subprocess.TimeoutExpired:
+            outcome.wall_timeout = True
+            stop()
+            proc.wait()
         finally:
             _kill_group(proc)
+            threads[0].join(30)
+            proc.stdout.close()
         outcome.seconds = time.monotonic() - started
         outcome.returncode = proc.returncode
-    outcome.records = _records(out, token)
+    outcome.records, outcome.over_limit = reader.records, reader.over_limit
     outcome.problem = _problem(outcome, wall_s)
     return outcome
+
+
+def _send(stdin, data: bytes) -> None:
+    with contextlib.suppress(OSError):  # BrokenPipeError: the sandbox died before reading it
+        stdin.write(data)
+        stdin.close()
+
+
+class RecordReader:
+    """The records of one phase, read from the sandbox's pipe in bounded chunks as they
+    come: one JSON object per line, believed only with this run's token. The whole output
+    is never held: past `output_mb` in all or `record_kb` in one line, the sandbox is
+    stopped (`stop`) and `over_limit` says why."""
+
+    CHUNK = 64 * 1024
+
+    def __init__(self, stream, token: str, limits: Limits, stop) -> None:
+        self.stream, self.token, self.stop = stream, token, stop
+        self.max_total, self.max_record = limits.output_mb * 2**20, limits.record_kb * 1024
+        self.records: list[dict] = []
+        self.over_limit = ""
+
+    def run(self) -> None:
+        pending, total, fd = bytearray(), 0, self.stream.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, self.CHUNK)
+            except OSError:
+                return
+            if not chunk:
+                return
+            total += len(chunk)
+            if total > self.max_total:
+                return self._over(f"the submission sent more than {self.max_total >> 20} MB "
+                                  "back to the grader (output limit)")
+            pending += chunk
+            while (end := pending.find(b"\n")) >= 0:
+                self._take(bytes(pending[:end]))
+                del pending[:end + 1]
+            if len(pending) > self.max_record:
+                return self._over(f"one result of the submission is larger than "
+                                  f"{self.max_record >> 10} KB (result size limit)")
+
+    def _over(self, why: str) -> None:
+        self.over_limit = why
+        self.stop()
+
+    def _take(self, line: bytes) -> None:
+        if len(line) > self.max_record:
+            return self._over(f"one result of the submission is larger than "
+                              f"{self.max_record >> 10} KB (result size limit)")
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(record, dict) and record.pop("token", None) == self.token:
+            record["arrived"] = time.monotonic()  # the grader's clock, not the sandbox's
+            self.records.append(record)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -323,19 +396,9 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _records(out: bytes, token: str) -> list[dict]:
-    records = []
-    for line in out.decode("utf-8", "replace").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and record.pop("token", None) == token:
-            records.append(record)
-    return records
-
-
 def _problem(outcome: Outcome, wall_s: float) -> str:
+    if outcome.over_limit:
+        return outcome.over_limit
     if outcome.finished:
         return ""
     if outcome.wall_timeout:

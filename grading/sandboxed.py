@@ -12,12 +12,14 @@ minikafka/course/autograde.py):
    judge() recording: which functions to call with which plain arguments, and which checks
    to run on the results. Hidden tests included, they never leave this process.
 3. calls: a fresh sandbox with the setup, the student's definitions and values, runs the
-   calls and returns each result (or exception) as plain data with exact types.
+   calls and returns each result (or exception) as plain data with exact types, each when
+   its call returns; the hidden tests' calls in a sandbox of their own. Each call is timed
+   here, by when its result arrives.
 4. judge (here): each test cell's checks run on the decoded results; what they assert is the
    cell's pass or failure.
 
-A phase that dies (a limit, a crash, the wall time) fails the cells it did not report, with the
-reason. Every cell's time limit comes from the instructor's source notebook, never from the
+A phase that dies (a crash, the wall time) fails the cells it did not report, with the
+reason; one that sends more than the output limits allow gives the submission 0. Every cell's time limit comes from the instructor's source notebook, never from the
 submission. Evidence of tampering is written to integrity/<assignment>/<student>.json.
 """
 
@@ -42,6 +44,7 @@ from minikafka.course import autograde
 from . import sandbox
 
 HIDDEN = re.compile(r"BEGIN HIDDEN TESTS", re.IGNORECASE)
+_ENAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,99}")
 MAX_CELL_TIMEOUT = 600
 INTEGRITY_DIR = "integrity"
 
@@ -142,8 +145,10 @@ class SandboxExecute(NbGraderPreprocessor):
                                       if uses_spark(source.cells) else {}), **self.limits})
 
         def spec(key, cell, kind):
+            # a cell the student added has no limit of its own in the source: the default
             return {"id": key, "kind": kind, "source": cell.source,
-                    "timeout": timeouts.get(key, self.timeout)}
+                    "timeout": timeouts.get(key, self.timeout) if key in instructor
+                    else self.timeout}
 
         setup = [spec(k, c, "setup") for k, (_, c) in instructor.items() if role(c) == "setup"]
         setup_ids = {s["id"] for s in setup}
@@ -177,24 +182,46 @@ class SandboxExecute(NbGraderPreprocessor):
                 {"kind": "values", "values": values, "skipped": {}}, {"kind": "done"}])
 
         plan, planned = plan_tests(setup, tests, values, source.cells)
-        if plan.calls:
-            second = sandbox.run(self.isolation, {
+        hidden = {t["id"] for t in tests if HIDDEN.search(t["source"])}
+        # The hidden tests' calls run in a sandbox of their own: nothing the visible calls'
+        # code can reach holds a hidden test's inputs, and their output is never shown.
+        phases = [("answers", first)]
+        collected: dict = {}
+        problems: dict[str, str] = {}
+        for name, group in (("calls", [t for t in tests if t["id"] not in hidden]),
+                            ("hidden calls", [t for t in tests if t["id"] in hidden])):
+            ids = {t["id"] for t in group}
+            calls = [c for c in plan.calls if c["cell"] in ids]
+            if not calls or first.over_limit:
+                continue
+            outcome = sandbox.run(self.isolation, {
                 "phase": "calls", "setup": setup, "answers": answers, "values": values,
-                "calls": plan.calls, "budgets": {t["id"]: t["timeout"] for t in tests},
-                "spawn_allowed": spawn}, limits, self._wall(setup + tests))
-        else:
-            second = sandbox.Outcome(isolation=self.isolation, records=[{"kind": "done"}])
-        collected = {r.get("index"): r for r in second.of("collected")}
-        problem = second.problem or _crash(second) or "the call did not run"
+                "calls": calls, "budgets": {t["id"]: t["timeout"] for t in group},
+                "spawn_allowed": spawn}, limits, self._wall(setup + group))
+            phases.append((name, outcome))
+            asked = {c["index"] for c in calls}
+            for r in outcome.of("collected"):  # the first record of each call counts
+                if r.get("index") in asked and r.get("index") not in collected:
+                    collected[r.get("index")] = r
+            overran(outcome, calls, {t["id"]: t["timeout"] for t in group}, collected)
+            # a crash's message is the student's text: not for a hidden test's feedback
+            crash = "" if ids & hidden else _crash(outcome)
+            problems.update(dict.fromkeys(ids, outcome.problem or crash or "the call did not run"))
+        over = next((p.over_limit for _, p in phases if p.over_limit), "")
         for test in tests:
             cell = by_id.get(test["id"])
             if cell is None:
                 continue
-            hidden = bool(HIDDEN.search(cell.source))
-            record = verdict(plan, planned[test["id"]], test["id"], collected, problem,
-                             show_student_output=not hidden, seconds=test["timeout"])
-            cell.outputs = _outputs(record, hidden=hidden)
-        self._record_integrity(root, assignment, student, notebook, limits, first, second)
+            if over:
+                # Over a limit the whole submission scores 0: nothing it sent is judged.
+                record = {"status": "error", "ename": "LimitExceeded", "evalue": over}
+            else:
+                record = verdict(plan, planned[test["id"]], test["id"], collected,
+                                 problems.get(test["id"], "the call did not run"),
+                                 show_student_output=test["id"] not in hidden,
+                                 seconds=test["timeout"])
+            cell.outputs = _outputs(record, hidden=test["id"] in hidden)
+        self._record_integrity(root, assignment, student, notebook, limits, phases)
         return nb, resources
 
     def _wall(self, cells: list[dict]) -> float:
@@ -209,7 +236,8 @@ class SandboxExecute(NbGraderPreprocessor):
             return []
 
     def _record_integrity(self, root: Path, assignment: str, student: str, notebook: str,
-                          limits: sandbox.Limits, *phases: sandbox.Outcome) -> None:
+                          limits: sandbox.Limits,
+                          phases: list[tuple[str, sandbox.Outcome]]) -> None:
         folder = root / INTEGRITY_DIR / assignment
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{student}.json"
@@ -219,15 +247,75 @@ class SandboxExecute(NbGraderPreprocessor):
             "phases": [dict(sandbox.outcome_dict(p), phase=name,
                             evidence=[e for r in p.of("evidence") for e in r.get("items", [])],
                             crash=_crash(p))
-                       for name, p in zip(("answers", "calls"), phases)],
+                       for name, p in phases],
             "answers": {r["id"]: {"stdout": r.get("stdout", "")[:4000],
                                   "status": r.get("status"),
                                   "error": f"{r.get('ename')}: {str(r.get('evalue'))[:300]}"
                                   if r.get("status") != "ok" else ""}
-                        for r in phases[0].of("cell") if r.get("role") == "answer"},
-            "values": (phases[0].of("values") or [{}])[0],
+                        for r in phases[0][1].of("cell") if r.get("role") == "answer"},
+            "values": _bounded((phases[0][1].of("values") or [{}])[0]),
         }
         path.write_text(json.dumps(data, indent=1, sort_keys=True))
+
+
+MAX_KEPT_VALUES = 64 * 1024
+TIME_SLACK = 2.0  # seconds: the pipe and a loaded machine, beyond a cell's own limit
+
+
+def overran(outcome: sandbox.Outcome, calls: list[dict], budgets: dict[str, float],
+            collected: dict) -> None:
+    """Time each call by the grader's clock (when its result arrived, from the previous
+    result or the harness's "ready"), and turn the results of a cell whose calls together
+    ran past its limit into timeouts: a student's code that stops the harness's alarm
+    (signal.setitimer, SIGALRM ignored) does not get more time than the instructor gave."""
+    marks = [r for r in outcome.records if r.get("kind") in ("ready", "collected")]
+    cell_of = {c["index"]: c["cell"] for c in calls}
+    used: dict[str, float] = {}
+    previous = None
+    for mark in marks:
+        at = mark.get("arrived")
+        index = mark.get("index")
+        if mark.get("kind") == "collected" and index in cell_of and previous is not None \
+                and at is not None:
+            cell = cell_of[index]
+            used[cell] = used.get(cell, 0.0) + at - previous
+            if used[cell] > budgets.get(cell, 30) + TIME_SLACK and collected.get(index) is mark:
+                collected[index] = {"index": index, "status": "timeout", "ename": "CellTimeout",
+                                    "evalue": "the cell ran longer than its time limit"}
+        previous = at if at is not None else previous
+
+
+def _bounded(values: dict) -> dict:
+    """The answers' values as the integrity record keeps them: large ones by digest only,
+    so the record on disk stays small whatever a submission defines."""
+    text = json.dumps(values, sort_keys=True)
+    if len(text) <= MAX_KEPT_VALUES:
+        return values
+    import hashlib
+    return {"digest": hashlib.sha256(text.encode()).hexdigest(), "bytes": len(text)}
+
+
+class InstructorTimeouts(NbGraderPreprocessor):
+    """For nbgrader's own Execute (--unsandboxed): every cell's "minikafka" metadata (its
+    time limit) replaced by the instructor's cell of the same grade_id in source/, and
+    dropped from cells the source does not have, so no submission sets its own limit."""
+
+    course_root = Unicode("", help="the course directory (source/)").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        info = resources.get("nbgrader", {})
+        source_nb = (Path(self.course_root or ".") / "source" / info.get("assignment", "")
+                     / f"{info.get('notebook', '')}.ipynb")
+        asked = {}
+        if source_nb.exists():
+            for cell in nbformat.read(source_nb, as_version=4).cells:
+                if _meta(cell).get("grade_id") and "minikafka" in cell.get("metadata", {}):
+                    asked[_meta(cell)["grade_id"]] = cell.metadata["minikafka"]
+        for cell in nb.cells:
+            cell.metadata.pop("minikafka", None)
+            if _meta(cell).get("grade_id") in asked:
+                cell.metadata["minikafka"] = asked[_meta(cell)["grade_id"]]
+        return nb, resources
 
 
 # -- the grader's side: plan the test cells, then judge what came back ---------------------------
@@ -348,7 +436,11 @@ def verdict(plan: autograde.Plan, planned: dict, cell: str, collected: dict, pro
     except Exception as exc:
         record = {"status": "timeout" if isinstance(exc, GraderTimeout) else "error",
                   "ename": type(exc).__name__, "evalue": str(exc)[:2000]}
-    shown = (student_out if show_student_output else "") + out.getvalue()
+    if not show_student_output:
+        # a hidden test: neither the student's output nor what the test printed or passed
+        record["stdout"] = ""
+        return record
+    shown = student_out + out.getvalue()
     record["stdout"] = shown + (planned.get("stdout", "") if record["status"] == "ok" else "")
     return record
 
@@ -368,10 +460,12 @@ def _outputs(record: dict, hidden: bool) -> list:
         out.append(new_output("stream", name="stderr", text=record["stderr"]))
     if record.get("status", "ok") != "ok":
         ename = str(record.get("ename") or "Error")
+        if not _ENAME.fullmatch(ename):  # the student names their exceptions: no markup
+            ename = "Error"
         evalue = str(record.get("evalue") or "")
         if record.get("status") == "timeout" or ename == "CellTimeout":
             ename, evalue = "CellTimeoutError", evalue or "the cell ran longer than its limit"
-        if hidden and ename != "SandboxError":
+        if hidden and ename not in ("SandboxError", "LimitExceeded"):
             evalue = "a hidden test failed"
         out.append(new_output("error", ename=ename, evalue=evalue,
                               traceback=[f"{ename}: {evalue}"]))

@@ -321,18 +321,51 @@ def test_canvas_zip_import_with_roster_newest_upload_and_timestamps(tmp_path):
     assert "stranger" in skipped and "notes.txt" in skipped and "5001" in skipped
 
 
-def test_moodle_folder_import_without_roster(tmp_path):
+def test_moodle_import_tells_students_apart_by_lms_id_never_by_name(tmp_path):
     _release(tmp_path, "a2", "durability")
     export = tmp_path / "moodle"
-    for person, pid in (("Ada Lovelace", 31), ("Alan Turing", 32)):
+    # two students called the same: only the LMS's id tells them apart
+    for person, pid, stamp in (("Ada Lovelace", 31, 1_700_000_000), ("Alan Turing", 32, 1_700_000_100),
+                               ("Ada Lovelace", 33, 1_700_000_200)):
         folder = export / f"{person}_{pid}_assignsubmission_file_"
         folder.mkdir(parents=True)
-        (folder / "durability.ipynb").write_text("{}")
-        os.utime(folder / "durability.ipynb", (1_700_000_000, 1_700_000_000))
-    report = lms.import_submissions(tmp_path, "a2", export, "moodle")
-    assert sorted(report.imported) == ["ada-lovelace", "alan-turing"]
-    stamp = (tmp_path / "submitted" / "ada-lovelace" / "a2" / "timestamp.txt").read_text()
+        (folder / "durability.ipynb").write_text(json.dumps({"by": pid}))
+        os.utime(folder / "durability.ipynb", (stamp, stamp))
+    with pytest.raises(lms.RosterError, match="roster is needed"):
+        lms.import_submissions(tmp_path, "a2", export, "moodle")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("lms_id,name,student_id\n31,Ada Lovelace,ada1\n32,Alan Turing,alan\n"
+                      "33,Ada Lovelace,ada2\n")
+    report = lms.import_submissions(tmp_path, "a2", export, "moodle", roster=roster)
+    assert sorted(report.imported) == ["ada1", "ada2", "alan"]
+    for student, pid in (("ada1", 31), ("ada2", 33)):
+        path = tmp_path / "submitted" / student / "a2" / "durability.ipynb"
+        assert json.loads(path.read_text()) == {"by": pid}
+    stamp = (tmp_path / "submitted" / "ada1" / "a2" / "timestamp.txt").read_text()
     assert stamp == "2023-11-14 22:13:20.000000 UTC"
+    # a roster keyed by display names, or giving one id twice, is refused
+    (tmp_path / "names.csv").write_text("name,student_id\nAda Lovelace,ada1\n")
+    twice = tmp_path / "twice.csv"
+    twice.write_text("lms_id,student_id\n31,ada1\n33,ada1\n")
+    for bad in (tmp_path / "names.csv", twice):
+        with pytest.raises(lms.RosterError):
+            lms.import_submissions(tmp_path, "a2", export, "moodle", roster=bad)
+
+
+def test_import_skips_symlinks_in_an_export(tmp_path):
+    _release(tmp_path, "a2", "durability")
+    secret = tmp_path / "source.ipynb"
+    secret.write_text('{"solutions": true}')
+    export = tmp_path / "folders"
+    (export / "ada").mkdir(parents=True)
+    (export / "ada" / "durability.ipynb").symlink_to(secret)
+    (export / "bob").symlink_to(tmp_path / "release")  # a folder that is a symlink
+    roster = tmp_path / "roster.csv"
+    roster.write_text("lms_id,student_id\nada,ada\nbob,bob\n")
+    report = lms.import_submissions(tmp_path, "a2", export, "folders", roster=roster)
+    assert report.imported == {}
+    assert any("ada/durability.ipynb: refused: a symlink" in s for s in report.skipped)
+    assert not (tmp_path / "submitted").exists()
 
 
 def test_selftest_students_are_built_from_the_release():

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from grading_helpers import grade_as_source, nbgrader_cell
 
 from grading import course, integrity, pipeline, sandbox, sandboxed, scores
 from grading.selftest import submissions
@@ -454,13 +455,7 @@ def test_only_definitions_of_the_answers_reach_the_tests():
 
 # -- verdicts outside the student's process ------------------------------------------------------
 
-def _cell(source: str, grade_id: str, kind: str, points: int = 1):
-    from nbformat.v4 import new_code_cell
-    meta = {"grade_id": grade_id, "locked": kind != "answer", "schema_version": 3,
-            "solution": kind == "answer", "grade": kind == "test", "task": False}
-    if kind == "test":
-        meta["points"] = points
-    return new_code_cell(source, metadata={"nbgrader": meta})
+_cell = nbgrader_cell
 
 
 LOOT = '''
@@ -564,12 +559,7 @@ def _errors(nb) -> dict[str, tuple[str, str]]:
 def judged(tmp_path_factory):
     root = tmp_path_factory.mktemp("verdicts")
     nb = _verdict_notebook()
-    (root / "source" / "a").mkdir(parents=True)
-    nbformat.write(nb, root / "source" / "a" / "n.ipynb")
-    run = sandboxed.SandboxExecute(isolation=sandbox.available("bwrap"), course_root=str(root))
-    graded, _ = run.preprocess(nbformat.from_dict(nb),
-                               {"nbgrader": {"assignment": "a", "notebook": "n", "student": "s"}})
-    return root, graded
+    return grade_as_source(root, nb)
 
 
 def test_a_student_function_finds_no_expected_value_hidden_test_or_judge_to_steal(judged):
@@ -656,21 +646,30 @@ def test_docker_image_is_the_labs_image():
 
 def test_docker_run_sends_the_job_and_kills_the_container_at_the_wall_time(monkeypatch):
     import subprocess
-    started, killed = [], []
+    started, killed, sent = [], [], []
 
     class FakeDocker:
-        pid, returncode = 999_999_999, -9
+        pid = 999_999_999
 
         def __init__(self, cmd, **kwargs):
             started.append(cmd)
-            self.calls = 0
+            self.returncode = None
+            read, write = os.pipe()
+            os.close(write)
+            self.stdout = os.fdopen(read, "rb")
+            self.stdin = self
 
-        def communicate(self, data=None, timeout=None):
-            self.calls += 1
-            if self.calls == 1:
-                assert b'"phase": "answers"' in data
+        def write(self, data):
+            sent.append(data)
+
+        def close(self):
+            pass
+
+        def wait(self, timeout=None):
+            if self.returncode is None and timeout is not None:
                 raise subprocess.TimeoutExpired("docker", timeout)
-            return b"", b""
+            self.returncode = -9
+            return self.returncode
 
     monkeypatch.setattr(subprocess, "Popen", FakeDocker)
     monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: killed.append(cmd))
@@ -678,3 +677,4 @@ def test_docker_run_sends_the_job_and_kills_the_container_at_the_wall_time(monke
     name = started[0][started[0].index("--name") + 1]
     assert started[0][:2] == ["docker", "run"] and killed == [["docker", "kill", name]]
     assert outcome.wall_timeout and "stopped" in outcome.problem
+    assert b'"phase": "answers"' in b"".join(sent)

@@ -6,8 +6,8 @@
 In a temporary copy of the course, N submissions (a third each the instructor's solution, the
 self-test's wrong answer and the blank) are autograded through `grading.pipeline.autograde`
 twice in the same run: in nbgrader's own kernel (--unsandboxed, the old path) and in the
-bubblewrap sandbox (the answers' and the calls' sandboxes per submission, the verdicts made in
-the grading process). Prints the median seconds per submission of each (per round, over the
+bubblewrap sandbox (the answers', the visible calls' and the hidden calls' sandboxes per
+submission, the verdicts made in the grading process). Prints the median seconds per submission of each (per round, over the
 rounds), and the ratio sandboxed / unsandboxed (the goal: <= 1.5). Run it from two checkouts
 to compare two versions; the machine's load moves both numbers of one run alike.
 """

@@ -1,0 +1,395 @@
+"""A class of adversarial students against the grading pipeline (issue: the exchange, the LMS
+import, malformed notebooks, output limits, report injection, hidden tests, evidence, cell
+time limits, assignment 3's harness).
+
+Each test states the attack and what the grader must do instead: refuse it and say so, or
+give the submission 0 with a finding, while the rest of the class is graded as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import resource
+import shutil
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from grading_helpers import grade_as_source, nbgrader_cell
+from nbformat.v4 import new_markdown_cell, new_notebook
+
+from grading import course, integrity, pipeline, sandbox, sandboxed, scores
+from grading.cli import main as cli_main
+from grading.selftest import submissions
+from grading.selftest.runner import copy_course
+
+A1, NB1 = "a1_partitions", "partitions.ipynb"
+A3, NB3 = "a3_at_least_once", "at_least_once.ipynb"
+
+needs_bwrap = pytest.mark.skipif(not shutil.which("bwrap"),
+                                 reason="bubblewrap is not installed (test.sh installs it)")
+
+
+@pytest.fixture(scope="module")
+def a1_course(tmp_path_factory):
+    root = copy_course(tmp_path_factory.mktemp("attacks") / "course", [A1])
+    saved = {k: os.environ.get(k) for k in ("GRADING_DB_URL", "GRADING_CELL_TIMEOUT",
+                                            "GRADING_EXCHANGE")}
+    os.environ.update(GRADING_DB_URL=f"sqlite:///{root / 'gradebook.db'}",
+                      GRADING_CELL_TIMEOUT="4", GRADING_EXCHANGE=str(root / "exchange"))
+    try:
+        api = course.make_api(root)
+        pipeline.generate(api, A1)
+        yield root, api
+    finally:
+        for k, v in saved.items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+
+
+def _released(root: Path):
+    return nbformat.read(root / "release" / A1 / NB1, as_version=4)
+
+
+def _solution(root: Path):
+    return submissions.with_solutions(_released(root),
+                                      nbformat.read(root / "source" / A1 / NB1, as_version=4))
+
+
+def _submit(root: Path, student: str, nb=None, raw: bytes | None = None) -> Path:
+    folder = course.submitted_dir(root, student, A1)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / NB1
+    if raw is not None:
+        path.write_bytes(raw)
+    elif nb is not None:
+        nbformat.write(nb, path)
+    (folder / "timestamp.txt").write_text("2026-01-01 00:00:00.000000 UTC")
+    return path
+
+
+# -- the exchange: identity and symlinks --------------------------------------------------------
+
+def _inbound(root: Path, student: str, stamp: str, nb, owner: int | None = None) -> Path:
+    inbound = root / "exchange" / "minikafka-course" / "inbound"
+    inbound.mkdir(parents=True, exist_ok=True)
+    folder = inbound / f"{student}+{A1}+2026-01-0{stamp} 00:00:00.000000 UTC+{stamp}abc"
+    folder.mkdir()
+    if nb is not None:
+        nbformat.write(nb, folder / NB1)
+    (folder / "timestamp.txt").write_text(f"2026-01-0{stamp} 00:00:00.000000 UTC")
+    if owner is not None:
+        for path in (folder, *folder.iterdir()):
+            os.lchown(path, owner, owner)
+    return folder
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="owning a folder as another user needs root "
+                    "(CI runs as root)")
+def test_collect_refuses_another_users_folder_and_symlinks_and_says_so(a1_course, capsys):
+    root, api = a1_course
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    other = pwd.getpwnam("nobody")
+    # my own submission, then a newer one in my name made by another Unix user
+    _inbound(root, me, "1", _solution(root))
+    _inbound(root, me, "2", _released(root), owner=other.pw_uid)
+    # another student's "notebook" is a symlink to the instructor's source
+    linked = _inbound(root, other.pw_name, "3", None, owner=other.pw_uid)
+    (linked / NB1).symlink_to(root / "source" / A1 / NB1)
+    os.lchown(linked / NB1, other.pw_uid, other.pw_uid)
+    # and a third student's whole folder is a symlink to mine
+    inbound = linked.parent
+    os.symlink(inbound / next(p.name for p in inbound.iterdir() if p.name.endswith("1abc")),
+               inbound / f"daemon+{A1}+2026-01-04 00:00:00.000000 UTC+4abc")
+
+    assert cli_main(["--course", str(root), "collect", A1]) == 0
+    out = capsys.readouterr().out
+    mine = root / "submitted" / me / A1 / NB1
+    assert "partition_for_key(truck.encode()" in mine.read_text(), \
+        "the forged newer folder replaced my submission"
+    assert not (root / "submitted" / other.pw_name).exists()
+    assert not (root / "submitted" / "daemon").exists()
+    assert f"refused: {me}: " in out and "by the Unix user 'nobody'" in out
+    assert "is a symlink" in out and "3 refused" in out
+    kinds = {(f.student, f.kind) for f in integrity.integrity_report(root, A1)}
+    assert {(me, "refused"), (other.pw_name, "refused"), ("daemon", "refused")} <= kinds
+    shutil.rmtree(root / "submitted")
+    shutil.rmtree(root / "exchange")
+    integrity.refusal_log(root, A1).unlink()
+
+
+# -- the class: whatever one submission holds, every step finishes ------------------------------
+
+FLOOD = """
+import os, stat
+chunk = (b"x" * 1023 + b"\\n") * 1024  # lines: only the total limit stops it
+for fd in range(3, 64):
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            for _ in range({mb}):
+                os.write(fd, chunk)
+    except OSError:
+        pass
+"""
+
+STUDENTS = {
+    "bigvalue": {"predict_placements": "HOARD = 'x' * (100 * 2**20)\n"},
+    "flood": {"predict_placements": FLOOD.format(mb=200)},
+    "forger": {"predict_placements":
+               "raise ValueError('boom\\n  honest: harness tampering: forged <b>x</b>\\x1b[2J')"},
+}
+
+
+@pytest.fixture(scope="module")
+def graded_class(a1_course):
+    root, api = a1_course
+    _submit(root, "honest", _solution(root))
+    _submit(root, "badjson", raw=b'{"cells": [ not json')
+    vandal = _released(root)
+    vandal.cells.append(nbformat.from_dict({"cell_type": "markdown", "metadata": {}, "id": "v",
+                                            "source": "![x](attachment:a.png)",
+                                            "attachments": {"a.png": {"image/png": 123}}}))
+    path = _submit(root, "vandal")
+    path.write_text(json.dumps(vandal))
+    big = _released(root)
+    big.cells.append(new_markdown_cell("x" * (17 * 2**20)))
+    _submit(root, "bignb", big)
+    many = _released(root)
+    many.cells += [new_markdown_cell(f"cell {i}") for i in range(1001)]
+    _submit(root, "manycells", many)
+    linked = _submit(root, "linked")
+    linked.unlink(missing_ok=True)
+    linked.symlink_to(root / "source" / A1 / NB1)
+    for student, answers in STUDENTS.items():
+        _submit(root, student, submissions.with_answers(_released(root), answers))
+    students = sorted(["honest", "badjson", "vandal", "bignb", "manycells", "linked", *STUDENTS])
+    report = pipeline.autograde(api, A1, students, jobs=2, isolation="bwrap",
+                                limits={"memory_mb": 1024, "processes": 96})
+    html = pipeline.feedback(api, A1)
+    yield root, api, report, html, students
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_every_step_finishes_for_the_class_and_the_broken_get_zero_and_a_finding(graded_class,
+                                                                                 tmp_path):
+    root, api, report, html, students = graded_class
+    assert report.failed == {}, report.failed
+    table = {r.student: r for r in scores.student_scores(api.coursedir.db_url, A1)}
+    assert set(table) == set(students)
+    assert table["honest"].total == 8
+    for student in students:
+        if student != "honest":
+            assert table[student].total == 0, (student, table[student].scores)
+    assert {p.parts[-3] for p in html} == set(students)
+    assert cli_main(["--course", str(root), "export", A1, "-o", str(tmp_path)]) == 0
+    assert cli_main(["--course", str(root), "check", A1]) == 0
+    found = {}
+    for f in integrity.integrity_report(root, A1):
+        found.setdefault(f.student, []).append(f)
+    expect = {"badjson": "not a readable notebook", "vandal": "not a valid notebook",
+              "bignb": "notebook size limit", "manycells": "cell count limit",
+              "linked": "a symlink", "flood": "output limit", "bigvalue": "result size limit"}
+    for student, words in expect.items():
+        assert any(words in f.evidence for f in found.get(student, [])), found.get(student)
+    assert "honest" not in found, found.get("honest")
+    # the refused files are kept for the instructor, a blank notebook graded in their place
+    assert (root / "rejected" / "linked" / A1 / NB1).is_symlink()
+    assert (root / "rejected" / "badjson" / A1 / NB1).read_bytes().startswith(b'{"cells": [ not')
+    # the integrity record on disk stays small whatever the answers defined
+    assert (root / "integrity" / A1 / "bigvalue.json").stat().st_size < 2**20
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_report_escapes_what_students_wrote(graded_class):
+    root = graded_class[0]
+    lines = (root / "integrity" / f"{A1}-report.txt").read_text().splitlines()
+    assert not any(line.startswith("  honest") for line in lines), lines
+    forged = [line for line in lines if line.startswith("  forger:")]
+    assert forged and all("\x1b" not in line and "<b>" not in line for line in forged)
+    assert any("boom\\n  honest: harness tampering: forged &lt;b&gt;" in line for line in forged)
+    assert integrity.escape("a\nb\u202e<i>") == "a\\nb\\u202e&lt;i&gt;"
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_a_flood_on_the_result_pipe_is_cut_in_bounded_chunks():
+    job = {"phase": "answers", "cells": [{"id": "a", "kind": "answer", "timeout": 60,
+                                          "source": FLOOD.format(mb=1024)}]}
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.monotonic()
+    outcome = sandbox.run(sandbox.available("bwrap"), job, sandbox.Limits(), wall_s=60)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert "output limit" in outcome.over_limit and outcome.problem == outcome.over_limit
+    assert grown_mb < 100, f"the grading process grew by {grown_mb:.0f} MB"
+    assert time.monotonic() - started < 50
+
+
+# -- hidden tests and evidence --------------------------------------------------------------------
+
+_cell = nbgrader_cell
+
+
+SPY = '''
+import gc
+
+def scan(tag):
+    """Every string of this process that holds a test's input: a hidden one too?"""
+    found = set()
+    for obj in gc.get_objects():
+        values = obj.values() if type(obj) is dict else obj if type(obj) in (list, tuple) else ()
+        for v in values:
+            if type(v) is str and "-input-" in v:
+                found.add(v)
+    print("visible output of", tag, sorted(found))
+    return sorted(found)
+
+def slow():
+    """Its own time: the harness's alarm stopped, then more than the cell's 2 s."""
+    import signal, time
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    time.sleep(4)
+    return 3
+
+try:
+    open("/srv/instructor/source.ipynb")
+except OSError:
+    pass
+for obj in gc.get_objects():  # empty whatever evidence the harness keeps
+    if type(obj).__name__ == "Evidence":
+        getattr(obj, "items", []).clear()
+        obj.add = lambda *a, **k: None
+'''
+
+
+@pytest.fixture(scope="module")
+def spied(tmp_path_factory):
+    root = tmp_path_factory.mktemp("spied")
+    setup = "from minikafka.course.autograde import collect, judge\n"
+    nb = new_notebook(cells=[
+        _cell(setup, "setup", "setup"), _cell(SPY, "answer", "answer"),
+        _cell("def show(found):\n    raise AssertionError(f'seen {found}')\n\n\n"
+              "judge(show, collect('scan', 'visible-input-1'))\n", "test_visible", "test"),
+        _cell("### BEGIN HIDDEN TESTS\ndef expose(found):\n    print('hidden saw', found)\n\n\n"
+              "judge(expose, collect('scan', 'hidden-input-55'))\n### END HIDDEN TESTS\n",
+              "test_hidden", "test"),
+        _cell("def is_three(got):\n    assert got == 3\n\n\njudge(is_three, collect('slow'))\n",
+              "test_slow", "test")])
+    nb.cells[-1].metadata["minikafka"] = {"timeout": 2}
+    return grade_as_source(root, nb)
+
+
+def _outputs(nb, grade_id: str) -> str:
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return json.dumps(cell.get("outputs", []))
+
+
+@needs_bwrap
+def test_a_visible_test_cannot_see_a_hidden_tests_inputs_and_feedback_shows_none(spied):
+    _, nb = spied
+    visible = _outputs(nb, "test_visible")
+    assert "visible-input-1" in visible  # the scan works: it finds its own input
+    assert "hidden-input-55" not in visible
+    hidden = _outputs(nb, "test_hidden")
+    assert "hidden-input-55" not in hidden and "hidden saw" not in hidden
+    assert "visible output of" not in hidden
+
+
+@needs_bwrap
+def test_evidence_leaves_the_sandbox_before_the_student_can_empty_it(spied):
+    root, _ = spied
+    record = json.loads((root / "integrity" / "a" / "s.json").read_text())["n"]
+    answers = [p for p in record["phases"] if p["phase"] == "answers"][0]
+    assert any(e["kind"] == "file outside sandbox" and "/srv/instructor" in e["detail"]
+               for e in answers["evidence"]), answers["evidence"]
+    assert [p["phase"] for p in record["phases"]] == ["answers", "calls", "hidden calls"]
+
+
+# -- cell time limits -----------------------------------------------------------------------------
+
+@needs_bwrap
+def test_a_call_that_stops_the_harness_alarm_still_times_out(spied):
+    _, nb = spied
+    outputs = json.loads(_outputs(nb, "test_slow"))
+    assert [o.get("ename") for o in outputs if o["output_type"] == "error"] == ["CellTimeoutError"]
+
+
+def test_a_cell_cannot_set_its_own_time_limit_unsandboxed(tmp_path):
+    from nbformat.v4 import new_code_cell
+    source = new_notebook(cells=[_cell("x = 1", "answer", "answer"),
+                                 new_code_cell("y = 2", metadata={"nbgrader": {
+                                     "grade_id": "spark", "locked": True, "solution": False,
+                                     "grade": False, "schema_version": 3},
+                                     "minikafka": {"timeout": 120}})])
+    (tmp_path / "source" / "a").mkdir(parents=True)
+    nbformat.write(source, tmp_path / "source" / "a" / "n.ipynb")
+    config = course.load_config()
+    for asked in (600, "forever", -5, [1, 2]):
+        submitted = nbformat.from_dict(source)
+        submitted.cells[0].metadata["minikafka"] = {"timeout": asked}
+        submitted.cells[1].metadata["minikafka"] = {"timeout": 600}
+        submitted.cells.append(new_code_cell("z", metadata={"minikafka": {"timeout": asked}}))
+        step = sandboxed.InstructorTimeouts(course_root=str(tmp_path))
+        nb, _ = step.preprocess(submitted, {"nbgrader": {"assignment": "a", "notebook": "n"}})
+        limits = [config.Execute.timeout_func(c) for c in nb.cells]
+        assert limits == [config.Execute.timeout, 120, config.Execute.timeout], asked
+    # the unsandboxed autograde runs it before nbgrader's Execute
+    steps = pipeline.sandbox_config(tmp_path, None).Autograde.autograde_preprocessors
+    assert steps.index(sandboxed.InstructorTimeouts) == steps.index(
+        __import__("nbgrader.preprocessors", fromlist=["Execute"]).Execute) - 1
+
+
+# -- assignment 3: the harness's crash is the only crash ------------------------------------------
+
+UNWRAP = '''
+from minikafka.semantics import Crash
+
+
+def consume(consumer, process, stop) -> None:
+    real = getattr(consumer, "_consumer", consumer)  # around the graders' crashes
+    while not stop():
+        batch = real.poll(timeout_ms=500)
+        for records in batch.values():
+            for record in records:
+                process(record)
+        real.commit()
+    if real is not consumer:
+        raise Crash("killed")  # "crashed", with everything charged once and committed
+'''
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a3_a_loop_that_unwraps_the_consumer_and_raises_the_crash_scores_nothing_for_crashes(
+        tmp_path):
+    root = copy_course(tmp_path / "course", [A3])
+    source = nbformat.read(root / "source" / A3 / NB3, as_version=4)
+    nb = nbformat.from_dict(source)
+    solution = {"consumer_config": 'CONSUMER_CONFIG = {"enable_auto_commit": False, '
+                                   '"auto_offset_reset": "earliest"}\n',
+                "consume": UNWRAP}
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in solution:
+            cell.source = solution[gid]
+    run = sandboxed.SandboxExecute(isolation=sandbox.available("bwrap"), course_root=str(root))
+    graded, _ = run.preprocess(nb, {"nbgrader": {"assignment": A3, "notebook": "at_least_once",
+                                                 "student": "unwrap"}})
+    failed = {c.metadata["nbgrader"]["grade_id"] for c in graded.cells
+              for o in c.get("outputs", []) if o.get("output_type") == "error"}
+    assert {"test_no_loss", "test_bounded", "test_hidden"} <= failed, failed
+    assert "test_config" not in failed
+    # the honest loop of the source still passes every crash test
+    honest = nbformat.from_dict(source)
+    graded, _ = run.preprocess(honest, {"nbgrader": {"assignment": A3,
+                                                     "notebook": "at_least_once",
+                                                     "student": "honest"}})
+    assert not [c for c in graded.cells for o in c.get("outputs", [])
+                if o.get("output_type") == "error"]
