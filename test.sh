@@ -3,6 +3,7 @@
 #
 #   ./test.sh                 set up (no JupyterLab), install test tools, run pytest
 #   ./test.sh -k wire -x      extra arguments go to pytest
+#   MINIKAFKA_TEST_WORKERS=4 ./test.sh   pytest-xdist workers (default 2; 0 runs in this process)
 #
 # Besides the course's own set-up, the tests use Debian's graphviz (dot), kcat
 # (wire-protocol interop with librdkafka) and chromium (browser tests, driven by
@@ -67,7 +68,8 @@ fi
 # ---------------------------------------------------------------- run
 say "running pytest $*"
 set +e
-"$ROOT/.venv/bin/python" -m pytest "$@"
+# Two workers; the native Kafka cluster's tests share one of them (tests/conftest.py).
+"$ROOT/.venv/bin/python" -m pytest -n "${MINIKAFKA_TEST_WORKERS:-2}" --dist loadgroup "$@"
 rc=$?
 set -e
 if [[ "$rc" == "5" ]]; then

@@ -34,6 +34,41 @@ settings.load_profile(
 )
 
 
+# -- parallel runs (pytest-xdist; ./test.sh runs two workers) -------------------------------
+
+# Files whose tests use the session's native Kafka cluster without naming its fixture
+# (the fidelity suite asks for it by name, the security check starts its own nodes).
+NATIVE_KAFKA_FILES = ("tests/fidelity/", "tests/realkafka/test_security_fidelity.py")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
+    """Under `--dist loadgroup`, every test of the native Kafka cluster runs on one worker:
+    the three JVMs start once per run, their fixed ports are taken once, and a test that stops
+    a node cannot pull it from under another worker's test."""
+    xdist = config.pluginmanager.hasplugin("xdist")
+    if xdist:
+        for item in items:
+            path = item.path.relative_to(REPO_ROOT).as_posix()
+            if ("real_kafka_session" in getattr(item, "fixturenames", ())
+                    or path.startswith(NATIVE_KAFKA_FILES)):
+                item.add_marker(pytest.mark.xdist_group("native_kafka"))
+    yield  # pytest-xdist's own hook appends "@group" to the node ids here
+    if xdist and getattr(config.option, "loadgroup", False):
+        for item in items:
+            _keep_xdist_group(item)
+
+
+def _keep_xdist_group(item: pytest.Item) -> None:
+    """pytest 9.2 keeps a node id in `_id`, where pytest-xdist 3.8's "@group" suffix no longer
+    lands (pytest-xdist#1386): without it loadgroup spreads a group over every worker."""
+    groups = {str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+              for m in item.iter_markers("xdist_group")}
+    suffix = "@" + "_".join(sorted(groups))
+    if groups and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+        item._id = type(item._id).parse(item.nodeid + suffix)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository's root folder (lessons/, labs/, grading/ live here)."""

@@ -1,6 +1,7 @@
 """Observations, their differences, and where the suite keeps them between runs."""
 from __future__ import annotations
 
+import fcntl
 import json
 from pathlib import Path
 from typing import Any
@@ -66,9 +67,12 @@ def save_and_report() -> None:
     """Merge this run's results into the saved ones; rewrite docs/fidelity.md once every
     case has a result (a -k selection alone never rewrites it)."""
     from .report import cases, render
-    merged = {**load(), **RESULTS}
     RESULTS_FILE.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS_FILE.write_text(json.dumps({f"{n}|{t}": v for (n, t), v in sorted(merged.items())},
-                                       indent=1, sort_keys=True))
-    if all(case in merged for case in cases()):
-        REPORT_FILE.write_text(render(merged, load_fuzz()))
+    # Parallel workers (pytest-xdist) each save their own results: merge one at a time.
+    with open(RESULTS_FILE.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        merged = {**load(), **RESULTS}
+        RESULTS_FILE.write_text(json.dumps({f"{n}|{t}": v for (n, t), v in sorted(merged.items())},
+                                           indent=1, sort_keys=True))
+        if all(case in merged for case in cases()):
+            REPORT_FILE.write_text(render(merged, load_fuzz()))
