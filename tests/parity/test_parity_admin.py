@@ -495,7 +495,7 @@ def test_transactional_offset_commits():
     assert seen["out, read_committed"] == [b"o3"]
 
 
-# ------------------------------------------- answers the native cluster gave (issue #36)
+# ------------------------------------------- answers the native cluster gave
 
 
 def _kafka_answers(door: Door) -> dict:
