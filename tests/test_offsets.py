@@ -170,6 +170,24 @@ def test_commits_are_offset_commit_records_in_the_groups_partition():
     assert c.committed(TP0, metadata=True) == OffsetAndMetadata(7, "after batch 3", -1)
 
 
+def test_deleting_a_topic_drops_its_committed_offsets_as_tombstones():
+    """Kafka's coordinator (onPartitionsDeleted): a deleted topic's committed offsets leave
+    every group, each as a tombstone, so a topic created again under the name starts with
+    none committed."""
+    cluster = cluster_with()
+    c = consumer(cluster, "c")
+    settle_group([c])
+    drain(c)
+    c.commit({TP0: OffsetAndMetadata(7, "", -1)})
+    c.close()
+    cluster.delete_topic(TOPIC)
+    records = offsets_records(cluster, "billing")
+    assert records[-1] == (OffsetKey("billing", TOPIC, 0), None)
+    cluster.create_topic(TOPIC, partitions=3, replication_factor=3)
+    again = consumer(cluster, "again")
+    assert again.committed(TP0) is None
+
+
 # -- where a consumer starts ---------------------------------------------------------------------
 
 def test_the_consumer_that_takes_over_resumes_at_the_committed_offset():

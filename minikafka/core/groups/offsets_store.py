@@ -240,14 +240,14 @@ class OffsetStore:
         under the name starts with no committed offsets."""
         self._load_all()
         for group in list(self.groups.values()):
-            if not self._live(group):
+            if not self.is_live(group):
                 continue
             gone = sorted(tp for tp in group.offsets if tp[0] == topic)
             if gone:
                 for tp in gone:
                     del group.offsets[tp]
-                self._append(group.partition,
-                             [(offset_commit_key(group.group_id, *tp), None) for tp in gone])
+                self.append_records(group.partition,
+                                    [(offset_commit_key(group.group_id, *tp), None) for tp in gone])
 
     # -- offsets.retention.minutes ------------------------------------------------------------
     def _expire_offsets(self) -> None:
