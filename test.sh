@@ -26,6 +26,7 @@ command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 [[ -x /usr/bin/chromium ]] || missing+=(chromium)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)   # fetches Kafka's jars (real_kafka tests)
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)   # runs Java sources (ConfigDefs.java, tests/java)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)   # the autograder's sandbox
 command -v npm >/dev/null 2>&1 || missing+=(npm)   # minikafka lite build (Pyodide, viz.js); node runs its Python
 

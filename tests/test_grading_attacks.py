@@ -1,4 +1,4 @@
-"""A class of adversarial students against the grading pipeline (issue: the exchange, the LMS
+"""A class of adversarial students against the grading pipeline (the exchange, the LMS
 import, malformed notebooks, output limits, report injection, hidden tests, evidence, cell
 time limits, assignment 3's harness).
 

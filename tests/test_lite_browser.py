@@ -16,7 +16,9 @@ from urllib.parse import quote, urlparse
 
 import pytest
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
+# One xdist worker builds the site at a time (tests/test_lite_pyodide.py shares its cache).
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900),
+              pytest.mark.xdist_group("lite")]
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

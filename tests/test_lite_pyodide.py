@@ -14,7 +14,9 @@ import pytest
 from minikafka import Cluster
 from minikafka.core.hashing import crc32c
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+# One xdist worker builds the site at a time: both builds share .cache/lite and the
+# checkout's build/ folder.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("lite")]
 
 KEYS = [f"truck-{i}" for i in range(40)]
 SCRIPT = """

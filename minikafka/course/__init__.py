@@ -23,7 +23,8 @@ For the labs (real clients against minikafka's server or Apache Kafka):
 
 For both:
 
-- ``checks``: ``checked()``, the one line each notebook's check cell prints.
+- ``checks``: ``checked()``, the outcomes each check cell reports as hidden display data
+  (``CHECK_MIME``), one line when run outside a notebook.
 - ``trucks``: the running example and its one record schema, ``TruckPosition`` (key
   ``truck-01``, JSON value, ``SPARK_SCHEMA``): ``truck_positions`` for the labs' event-time
   stream, ``truck_reports`` for the lessons' rounds, used by the assignments too.

@@ -25,8 +25,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .build import BuildError, build
-
+    try:
+        from .build import BuildError, build
+    except ModuleNotFoundError as e:  # without the [lite] extra: its message names it
+        print(f"minikafka lite build: {e}", file=sys.stderr)
+        return 1
     try:
         site = build(Path(args.output), Path(args.cache) if args.cache else None)
     except BuildError as e:

@@ -1,11 +1,11 @@
-"""How long the lessons take under nbmake, against the course's 60-second budget.
+"""How long the lessons take under nbmake, against the course's budget of 8 s a lesson.
 
     .venv/bin/python tests/benchmarks/lessons_time.py            # all lessons
     .venv/bin/python tests/benchmarks/lessons_time.py 04 05      # some lessons
 
-Runs ``pytest --nbmake`` on the lessons once, in one process, as CI does, and prints
-seconds per lesson (marked OVER past 8 s, the budget of one lesson) (pytest's own per-test durations: a fresh kernel, every cell, the
-kernel's shutdown), their sum, pytest's wall time from start to finish, the CPU time of
+Runs ``pytest --nbmake`` on the lessons once, in one process, and prints seconds per
+lesson, marked OVER past 8 s (pytest's own per-test durations: a fresh kernel, every cell,
+the kernel's shutdown), their sum, pytest's wall time from start to finish, the CPU time of
 pytest and its kernels, and the machine's load average, since other work on a 2-core
 machine slows every kernel start.
 Exits 1 when a lesson fails or passes its budget, or the total passes the budget.
