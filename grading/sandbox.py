@@ -371,17 +371,19 @@ class RecordReader:
                 self._take(bytes(pending[:end]))
                 del pending[:end + 1]
             if len(pending) > self.max_record:
-                return self._over(f"one result of the submission is larger than "
-                                  f"{self.max_record >> 10} KB (result size limit)")
+                return self._too_large()
 
     def _over(self, why: str) -> None:
         self.over_limit = why
         self.stop()
 
+    def _too_large(self) -> None:
+        self._over(f"one result of the submission is larger than {self.max_record >> 10} KB "
+                   "(result size limit)")
+
     def _take(self, line: bytes) -> None:
         if len(line) > self.max_record:
-            return self._over(f"one result of the submission is larger than "
-                              f"{self.max_record >> 10} KB (result size limit)")
+            return self._too_large()
         try:
             record = json.loads(line)
         except ValueError:

@@ -13,7 +13,6 @@ import os
 import pwd
 import resource
 import shutil
-import time
 from pathlib import Path
 
 import nbformat
@@ -208,6 +207,7 @@ def test_every_step_finishes_for_the_class_and_the_broken_get_zero_and_a_finding
 @pytest.mark.timeout(900)
 def test_the_report_escapes_what_students_wrote(graded_class):
     root = graded_class[0]
+    assert cli_main(["--course", str(root), "check", A1]) == 0  # writes the report
     lines = (root / "integrity" / f"{A1}-report.txt").read_text().splitlines()
     assert not any(line.startswith("  honest") for line in lines), lines
     forged = [line for line in lines if line.startswith("  forger:")]
@@ -222,12 +222,11 @@ def test_a_flood_on_the_result_pipe_is_cut_in_bounded_chunks():
     job = {"phase": "answers", "cells": [{"id": "a", "kind": "answer", "timeout": 60,
                                           "source": FLOOD.format(mb=1024)}]}
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = time.monotonic()
     outcome = sandbox.run(sandbox.available("bwrap"), job, sandbox.Limits(), wall_s=60)
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert "output limit" in outcome.over_limit and outcome.problem == outcome.over_limit
     assert grown_mb < 100, f"the grading process grew by {grown_mb:.0f} MB"
-    assert time.monotonic() - started < 50
+    assert not outcome.wall_timeout  # stopped by the limit, not by the clock
 
 
 # -- hidden tests and evidence --------------------------------------------------------------------
