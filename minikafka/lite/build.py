@@ -122,9 +122,17 @@ def pypi_wheels(cache: Path) -> list[Path]:
 
 
 def minikafka_wheel(root: Path, dest: Path) -> Path:
-    """A wheel of this checkout's minikafka (its dependencies are resolved by the lock)."""
-    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check",
-          "--no-deps", "--wheel-dir", str(dest), str(root)], "pip wheel minikafka")
+    """A wheel of this checkout's minikafka (its dependencies are resolved by the lock),
+    built from a copy of its sources: setuptools' build/ folder in the checkout would keep
+    modules deleted since, and two builds at once would share it."""
+    with tempfile.TemporaryDirectory(prefix="minikafka-src-") as tmp:
+        src = Path(tmp)
+        shutil.copytree(root / "minikafka", src / "minikafka",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(root / name, src / name)
+        _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check",
+              "--no-deps", "--wheel-dir", str(dest), str(src)], "pip wheel minikafka")
     return next(dest.glob("minikafka-*.whl"))
 
 
