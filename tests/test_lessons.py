@@ -22,6 +22,7 @@ import pytest
 from notebook_helpers import check_cells, execute_notebook, outcomes_of, third_party_noise
 
 from minikafka import Cluster
+from minikafka.course import lesson_outcomes
 from minikafka.course import progress as course_progress
 from minikafka.course import quizzes as course_quizzes
 from minikafka.course.batching import producer_run
@@ -312,7 +313,10 @@ def test_lesson_structure(path: Path) -> None:
     assert checks[0].metadata["jupyter"]["source_hidden"] is True
     # Collapsed, a cell shows its first line: a comment saying what it is, not an import.
     assert checks[0].source.startswith("# Hidden check"), checks[0].source.splitlines()[0]
-    assert "checked(" in checks[0].source and "assert " in checks[0].source
+    # Its assertions live in the package (minikafka.course.lesson_outcomes), so the cell
+    # shows no answer to a "Predict first" question.
+    assert checks[0].source.endswith(f'check_lesson("{path.stem[:2]}", globals())')
+    assert "assert" not in checks[0].source and "==" not in checks[0].source
     # Notebooks narrate: no classes and no function definitions in code cells (lambdas
     # for widgets are fine), except the student's own answer in an exercise cell (tagged
     # "exercise", shipped as a stub); nothing is saved with outputs.
@@ -638,6 +642,31 @@ def test_checked_prints_one_parsable_line_outside_a_notebook(
     line = capsys.readouterr().out.strip()
     assert line.startswith(CHECK_MARK)
     assert json.loads(line[len(CHECK_MARK):]) == {"notebook": "99", "lost": 0, "moved": True}
+
+
+def test_every_lesson_has_outcomes_that_assert_and_report_its_number() -> None:
+    tree = ast.parse(Path(lesson_outcomes.__file__).read_text())
+    functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    assert sorted(lesson_outcomes.OUTCOMES) == [n[:2] for n in NAMES]
+    for number in lesson_outcomes.OUTCOMES:
+        body = list(ast.walk(functions[f"lesson_{number}"]))
+        assert sum(isinstance(n, ast.Assert) for n in body) >= 3, number
+        reports = [n for n in body if isinstance(n, ast.Call)
+                   and getattr(n.func, "id", None) == "checked"]
+        assert [r.args[0].value for r in reports] == [number]
+
+
+def test_lesson_outcomes_reject_what_the_lesson_did_not_show(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Lesson 0's consumers, as if the shipping group had read nothing.
+    ns = {"billing_got": [b"order-%d" % i for i in range(9)], "shipping_got": [],
+          "dashboard_got": [], "analytics_got": [], "tp": None,
+          "billing": None, "shipping": None, "q1": None, "q2": None, "q3": None}
+    with pytest.raises(AssertionError):
+        lesson_outcomes.check_lesson("00", ns)
+    with pytest.raises(KeyError):  # a variable the lesson never made
+        lesson_outcomes.check_lesson("00", {})
+    assert CHECK_MARK not in capsys.readouterr().out  # nothing reported
 
 
 def test_librdkafka_preview_warning_is_quieted_where_lesson_18_starts_share_consumers(

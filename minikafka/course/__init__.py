@@ -24,7 +24,9 @@ For the labs (real clients against minikafka's server or Apache Kafka):
 For both:
 
 - ``checks``: ``checked()``, the outcomes each check cell reports as hidden display data
-  (``CHECK_MIME``), one line when run outside a notebook.
+  (``CHECK_MIME``), one line when run outside a notebook; ``lesson_outcomes``: what each
+  lesson's check cell asserts (``check_lesson``), kept out of the notebook because it
+  answers the lesson's "Predict first" questions.
 - ``trucks``: the running example and its one record schema, ``TruckPosition`` (key
   ``truck-01``, JSON value, ``SPARK_SCHEMA``): ``truck_positions`` for the labs' event-time
   stream, ``truck_reports`` for the lessons' rounds, used by the assignments too.

@@ -1,5 +1,5 @@
 """The check cells: every lesson and lab ends with a cell tagged ``check`` that asserts its
-key outcomes, then reports them with ``checked()`` for the test suite to read back
+key outcomes (a lesson's assertions are in ``lesson_outcomes``), then reports them with ``checked()`` for the test suite to read back
 (tests/notebook_helpers.py), so a check cell that stopped checking is caught too.
 
 In a notebook the outcomes go out as display data of a MIME type of their own
