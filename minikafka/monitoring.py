@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .browser import require
 from .core import metrics as m
 
 
@@ -186,6 +187,7 @@ class MetricsServer:
     def __init__(self, cluster: Any, port: int = 0, host: str = "127.0.0.1") -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the metrics endpoint listens on loopback only")
+        require("a metrics endpoint served over HTTP (a listening socket)")
         self.cluster = cluster
 
         outer = self

@@ -74,7 +74,7 @@ def run_and_check(path: Path, tmp_path: Path, monkeypatch, timeout: int, *, clus
     monkeypatch.setenv("MINIKAFKA_LAB_DIR", str(tmp_path))
     monkeypatch.setenv("MINIKAFKA_SPARK_UI", "0")
     # Spark's JVM logs on stderr as it starts (log4j's profile, native-hadoop).
-    nb = execute_notebook(path, timeout, stderr_ok=path.stem in SPARK_LABS)
+    nb = execute_notebook(path, timeout)
     assert_charts_drawn(nb)
     outcomes = outcomes_of(nb, CHECK_MARK)
     assert outcomes["notebook"] == path.stem[:2]

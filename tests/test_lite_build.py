@@ -92,6 +92,7 @@ def test_a_served_cluster_cell_is_skipped_in_one_line_and_run_all_goes_on(monkey
     from minikafka.course import browser
 
     monkeypatch.setattr(browser, "BROWSER", True)
+    monkeypatch.setattr("minikafka.browser.BROWSER", True)
     shell = InteractiveShell.instance()
     try:
         cell = ("from minikafka.course.served import real_cluster\n"
@@ -132,6 +133,28 @@ def test_a_cell_importing_a_package_without_a_browser_build_is_skipped(monkeypat
         result = shell.run_cell("import minikafak\n")
         assert not result.success
         assert "ModuleNotFoundError" in capsys.readouterr().out
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_a_process_or_a_missing_codec_is_a_skip_and_other_os_errors_are_not(capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from minikafka.course import browser
+
+    shell = InteractiveShell.instance()
+    try:
+        browser.install()
+        # What subprocess raises in Pyodide, whose sys.platform has no fork or exec.
+        assert shell.run_cell("raise OSError(138, 'emscripten does not support processes.')\n"
+                              "reached = True").success
+        assert "process of its own" in capsys.readouterr().out
+        assert shell.run_cell("from kafka.errors import UnsupportedCodecError\n"
+                              "raise UnsupportedCodecError('zstd is not available here')").success
+        assert capsys.readouterr().out.startswith("Skipped in the browser edition: ")
+        assert "reached" not in shell.user_ns
+        assert not shell.run_cell("open('/nonexistent/file')").success
+        assert "FileNotFoundError" in capsys.readouterr().out
     finally:
         InteractiveShell.clear_instance()
 

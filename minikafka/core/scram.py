@@ -66,7 +66,27 @@ def _hash(mechanism: str) -> str:
 
 
 def salted_password(mechanism: str, password: str, salt: bytes, iterations: int) -> bytes:
-    return hashlib.pbkdf2_hmac(_hash(mechanism), password.encode(), salt, iterations)
+    """SCRAM's SaltedPassword: PBKDF2 with HMAC over the mechanism's hash (RFC 5802)."""
+    pbkdf2 = getattr(hashlib, "pbkdf2_hmac", None) or pbkdf2_hmac
+    return pbkdf2(_hash(mechanism), password.encode(), salt, iterations)
+
+
+def pbkdf2_hmac(name: str, password: bytes, salt: bytes, iterations: int) -> bytes:
+    """PBKDF2 (RFC 8018) for one block of the hash's length, all SCRAM needs, in Python:
+    hashlib has no pbkdf2_hmac without OpenSSL (the browser edition's Pyodide)."""
+    mac = hmac.new(password, digestmod=name)
+
+    def prf(data: bytes) -> bytes:
+        m = mac.copy()
+        m.update(data)
+        return m.digest()
+
+    u = prf(salt + b"\x00\x00\x00\x01")
+    block = int.from_bytes(u, "big")
+    for _ in range(iterations - 1):
+        u = prf(u)
+        block ^= int.from_bytes(u, "big")
+    return block.to_bytes(len(u), "big")
 
 
 def from_salted_password(mechanism: str, salted: bytes, salt: bytes,

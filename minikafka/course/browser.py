@@ -3,21 +3,22 @@ needs a served cluster or a real tool says so in one line and is skipped, and Ru
 on to the next cell."""
 from __future__ import annotations
 
-import sys
+import hashlib
 from typing import Any
+
+from kafka.errors import UnsupportedCodecError
+
+from minikafka.browser import BROWSER, NotInTheBrowser
+from minikafka.browser import require as _require
+from minikafka.core.scram import pbkdf2_hmac
 
 __all__ = ["BROWSER", "NO_BROWSER_BUILD", "NotInTheBrowser", "install", "require"]
 
-BROWSER = sys.platform == "emscripten"
 # Packages the labs' cells import that have no Pyodide build (C, Rust or Java underneath),
 # so the site leaves them out.
 NO_BROWSER_BUILD = {"confluent_kafka": "confluent-kafka (librdkafka, a C library)",
                     "pyspark": "PySpark (Java)", "fastavro": "fastavro (a C extension)",
                     "numpy": "numpy", "matplotlib": "matplotlib", "nbgrader": "nbgrader"}
-
-
-class NotInTheBrowser(Exception):
-    """What a cell needs and the browser edition lacks."""
 
 
 def _skip(shell: Any, etype: type, value: BaseException, tb: Any,
@@ -29,6 +30,12 @@ def _skip(shell: Any, etype: type, value: BaseException, tb: Any,
             return []
         value = NotInTheBrowser(f"this cell needs {NO_BROWSER_BUILD[top]}, which has no "
                                 "build for the browser; it runs after ./setup.sh")
+    elif isinstance(value, OSError):
+        if "does not support processes" not in str(value):  # subprocess's own words
+            shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+            return []
+        value = NotInTheBrowser("this cell runs a program in a process of its own, which a "
+                                "browser tab cannot start; it runs after ./setup.sh")
     print(f"Skipped in the browser edition: {value}")
     # A skip, not a failure: with no error recorded the kernel answers "ok" and Run All
     # goes on (IPython keeps the running cell's result on its displayhook).
@@ -39,21 +46,24 @@ def _skip(shell: Any, etype: type, value: BaseException, tb: Any,
 
 
 def install() -> None:
-    """Skip, in one line, the cells that stop on NotInTheBrowser or import a package the
-    browser has no build of (done once, when a lesson first imports minikafka.course)."""
+    """Skip, in one line, the cells that stop on NotInTheBrowser, import a package the
+    browser has no build of, start a process, or compress with a codec it lacks; done
+    once, when a lesson first imports minikafka.course. Also gives hashlib the PBKDF2
+    that Pyodide's lacks (no OpenSSL), which kafka-python's SCRAM client calls."""
+    if not hasattr(hashlib, "pbkdf2_hmac"):
+        hashlib.pbkdf2_hmac = pbkdf2_hmac
     try:
         from IPython import get_ipython
     except ImportError:
         return
     shell = get_ipython()
     if shell is not None:
-        shell.set_custom_exc((NotInTheBrowser, ModuleNotFoundError), _skip)
+        shell.set_custom_exc(
+            (NotInTheBrowser, ModuleNotFoundError, UnsupportedCodecError, OSError), _skip)
 
 
 def require(what: str) -> None:
     """In the browser, stop the calling cell with one line saying it needs `what`."""
-    if not BROWSER:
-        return
-    install()
-    raise NotInTheBrowser(f"this cell needs {what}, which a browser tab cannot provide; "
-                          "it runs after ./setup.sh")
+    if BROWSER:
+        install()
+        _require(what)

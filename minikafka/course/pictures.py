@@ -33,8 +33,12 @@ class _Picture:
         name = getattr(self.graph, "name", None) or "picture"
         text = f"<{name}: a graphviz picture>"
         if BROWSER:
-            return {"text/html": browser_html(self.graph.source), "text/plain": text}
-        if not _has_dot():
+            from minikafka.viz import wasm
+
+            if not wasm.ready():  # the page draws it, with its own copy of Graphviz
+                wasm.load()
+                return {"text/html": browser_html(self.graph.source), "text/plain": text}
+        elif not _has_dot():
             return {"text/plain": text + " (not drawn: install Graphviz's `dot`, "
                                          "e.g. apt-get install graphviz)"}
         from minikafka.viz.svg import PictureError, to_svg
@@ -62,3 +66,13 @@ def browser_html(source: str) -> str:
             f'const {{instance}} = await import(new URL("{VIZ_URL}", document.baseURI).href);\n'
             f'const svg = (await instance()).renderSVGElement({json.dumps(source)});\n'
             f'document.getElementById("{node}").replaceChildren(svg);\n</script>')
+
+
+def _load_browser_graphviz() -> None:
+    from minikafka.viz import wasm
+
+    wasm.load()
+
+
+if BROWSER:  # the kernel's own Graphviz loads while the lesson's first cell finishes
+    _load_browser_graphviz()

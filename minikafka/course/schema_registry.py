@@ -34,14 +34,22 @@ import io
 import json
 import struct
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
-
-import fastavro
 
 __all__ = ["COMPATIBILITY_LEVELS", "IncompatibleSchemaError", "SchemaRegistry", "deserialize",
            "problems", "serialize", "subject_for"]
 
 MAGIC_BYTE = 0
+
+
+def _fastavro() -> ModuleType:
+    """fastavro, imported at first use: a C extension with no build for the browser edition,
+    where the lesson's other cells must still import this module."""
+    import fastavro
+
+    return fastavro
+
 COMPATIBILITY_LEVELS = ("BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE",
                         "FULL", "FULL_TRANSITIVE", "NONE")
 # Avro's promotions: a writer's type (key) that a reader of each value type can read.
@@ -135,7 +143,7 @@ class SchemaRegistry:
 
     def check(self, subject: str, schema: Any) -> list[str]:
         """What registering `schema` under `subject` would break (empty: it is allowed)."""
-        new = fastavro.parse_schema(schema)
+        new = _fastavro().parse_schema(schema)
         level = self.compatibility(subject)
         if level == "NONE":
             return []
@@ -155,7 +163,7 @@ class SchemaRegistry:
     def register(self, subject: str, schema: Any) -> int:
         """The schema's id; a new version if it is new to the subject and compatible,
         else IncompatibleSchemaError."""
-        parsed = fastavro.parse_schema(schema)
+        parsed = _fastavro().parse_schema(schema)
         text = json.dumps(parsed, sort_keys=True)
         entry = self._subjects.setdefault(subject, _Subject(self.default_compatibility))
         known = self._ids.get(text)
@@ -184,7 +192,7 @@ def serialize(registry: SchemaRegistry, topic: str, schema: Any, value: Any) -> 
     schema_id = registry.register(subject_for(topic), schema)
     out = io.BytesIO()
     out.write(struct.pack(">bI", MAGIC_BYTE, schema_id))
-    fastavro.schemaless_writer(out, registry.schema(schema_id), value)
+    _fastavro().schemaless_writer(out, registry.schema(schema_id), value)
     return out.getvalue()
 
 
@@ -194,5 +202,5 @@ def deserialize(registry: SchemaRegistry, data: bytes, reader_schema: Any = None
     magic, schema_id = struct.unpack(">bI", data[:5])
     if magic != MAGIC_BYTE:
         raise ValueError(f"unknown magic byte {magic}: not the schema registry's format")
-    reader = None if reader_schema is None else fastavro.parse_schema(reader_schema)
-    return fastavro.schemaless_reader(io.BytesIO(data[5:]), registry.schema(schema_id), reader)
+    reader = None if reader_schema is None else _fastavro().parse_schema(reader_schema)
+    return _fastavro().schemaless_reader(io.BytesIO(data[5:]), registry.schema(schema_id), reader)

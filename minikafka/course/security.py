@@ -21,14 +21,16 @@ from kafka.net.sasl.scram import SaslMechanismScram
 
 from ..core.acl import AclOperation, Authorizer, ResourceType
 from ..core.scram import ScramServer
-from .browser import require
+from .browser import BROWSER, require
 from .tables import Table
 
 __all__ = ["SASL_BROKER_FILE", "Served", "acl_table", "ask", "sasl_exchange", "serve_properties"]
 
 # The course's broker file with SASL and ACLs, for minikafka serve and Kafka alike (in the
-# repository's docs/, beside docs/cli.md which explains it).
-SASL_BROKER_FILE = Path(__file__).resolve().parents[2] / "docs" / "server-sasl.properties"
+# repository's docs/, beside docs/cli.md which explains it). The browser edition's site
+# carries it beside the lessons (minikafka lite build), where the kernel starts.
+SASL_BROKER_FILE = (Path("docs") if BROWSER else Path(__file__).resolve().parents[2] / "docs") \
+    / "server-sasl.properties"
 
 
 def _shown(message: bytes) -> str:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from minikafka.course.lab_cluster import ENV
+from minikafka.course.workdir import work_dir
 from minikafka.extras import require
 
 require("labs", "pyspark", what="minikafka.course.spark (the labs' Spark session)")
@@ -24,7 +28,9 @@ def spark_session(app_name: str = "kafka-lab", *, cores: int = 2, ui: bool | Non
     MINIKAFKA_SPARK_UI=0 (the tests turn it off). small_jobs keeps the JVM on its first JIT
     tier, which compiles sooner: the labs' jobs are over before the optimising tier pays
     off (pass False for long or heavy jobs). Spark's Kafka connector, when `minikafka kafka
-    fetch` has fetched it, goes on spark.jars (minikafka.spark.connector.session_jars)."""
+    fetch` has fetched it, goes on spark.jars (minikafka.spark.connector.session_jars).
+    The JVM's own output on stderr (start-up notices, log4j warnings) goes to
+    ``spark_log(app_name)``, not into the notebook."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if not os.environ.get(ENV):
@@ -38,7 +44,7 @@ def spark_session(app_name: str = "kafka-lab", *, cores: int = 2, ui: bool | Non
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.shuffle.partitions", str(2 * cores))
                .config("spark.ui.enabled", str(ui).lower())
-               .config("spark.ui.showConsoleProgress", "true"))
+               .config("spark.ui.showConsoleProgress", "false"))
     if small_jobs:
         builder = builder.config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
     from minikafka.spark.connector import session_jars
@@ -47,6 +53,29 @@ def spark_session(app_name: str = "kafka-lab", *, cores: int = 2, ui: bool | Non
         builder = builder.config("spark.jars", ",".join(str(j) for j in jars))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    with _stderr_to(spark_log(app_name)):
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def spark_log(app_name: str) -> Path:
+    """Where the JVM of ``spark_session(app_name)`` writes its stderr."""
+    return work_dir("spark-logs", fresh=False) / f"{app_name}.log"
+
+
+@contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Point this process's file descriptor 2 at `path` while the JVM starts. The JVM and
+    the Python workers it starts inherit it, so its notices and warnings land in the file;
+    a notebook's kernel forwards descriptor 2 to the page, where they would show in red as
+    if the student had caused an error."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)

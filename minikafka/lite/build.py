@@ -56,6 +56,9 @@ PYPI_REQUIREMENTS = [
 # the kernel (jupyterlab_widgets is the labextension itself, installed into the site).
 SKIP = {"widgetsnbextension", "jupyterlab-widgets"}
 
+# Files outside lessons/ that a lesson reads, put beside the lessons in the site.
+LESSON_FILES = ["docs/server-sasl.properties"]
+
 # The site's labextensions, from this environment (ipywidgets' comes with jupyterlab_widgets).
 LABEXTENSIONS = ["@jupyterlite/pyodide-kernel-extension", "@jupyter-widgets/jupyterlab-manager",
                  "jupyterlab_pygments"]
@@ -230,6 +233,9 @@ def build(output: Path, cache: Path | None = None, lessons: Path | None = None) 
         contents = work / "files"
         shutil.copytree(lessons, contents, ignore=shutil.ignore_patterns(
             ".ipynb_checkpoints", "__pycache__"))
+        for name in LESSON_FILES:
+            (contents / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, contents / name)
         if output.exists():
             shutil.rmtree(output)
         # Only the labextensions the lessons use: not whatever else the environment has

@@ -33,6 +33,9 @@ import graphviz
 import ipywidgets as widgets
 from kafka.errors import KafkaError
 
+from minikafka.browser import BROWSER
+
+from . import wasm
 from .clusterview import cluster_view
 from .consumers import GroupConsumers
 from .frame import Frame
@@ -255,7 +258,13 @@ class Panel:
         start = time.perf_counter()
         graphs = self.graphs(frame)
         # `dot` runs are separate processes: draw the views side by side.
-        pictures = dict(zip(graphs, _POOL.map(picture_html, graphs.values())))
+        # The browser edition has no threads; its Graphviz, loaded while no cell runs,
+        # redraws the panel once it is there.
+        drawn = map(picture_html, graphs.values()) if BROWSER else \
+            _POOL.map(picture_html, graphs.values())
+        pictures = dict(zip(graphs, drawn))
+        if BROWSER and not wasm.ready():
+            wasm.when_ready(lambda: self.replay(self.shown))
         for name, view in self.views.items():
             view.value = pictures.get(name, "")
             view.layout.display = None if name in pictures else "none"

@@ -30,6 +30,8 @@ from collections import OrderedDict
 
 import graphviz
 
+from minikafka.browser import BROWSER
+
 _CACHE: OrderedDict[tuple[str, str], str] = OrderedDict()
 _CACHE_SIZE = 256
 _LOCK = threading.Lock()  # panels draw several views at once, on threads
@@ -141,7 +143,10 @@ def render(graph: graphviz.Digraph, *, reuse: bool = True,
     graph says otherwise). Raises PictureError on an error (Graphviz 2.43 refuses some
     HTML labels newer ones accept) and when the engine is missing or hangs.
 
-    reuse=False starts a fresh `dot` for this graph."""
+    reuse=False starts a fresh `dot` for this graph. In the browser edition Graphviz is
+    WebAssembly (minikafka.viz.wasm) and draws without a process."""
+    if BROWSER:
+        return _render_in_browser(graph), []
     answer = None
     if reuse:
         proc = _checkout(graph.engine)
@@ -170,6 +175,19 @@ def render(graph: graphviz.Digraph, *, reuse: bool = True,
     if not svg or any(line.startswith("Error") for line in messages):
         raise PictureError(_one_line(messages or ["no SVG"]))
     return svg, messages
+
+
+def _render_in_browser(graph: graphviz.Digraph) -> str:
+    from . import wasm
+
+    try:
+        svg = wasm.render(graph.source, graph.engine)
+    except ValueError as e:
+        raise PictureError(_one_line(str(e).splitlines() or ["no SVG"])) from None
+    if svg is None:
+        raise PictureError("Graphviz for the browser is still loading: the picture comes "
+                           "when it has loaded")
+    return svg
 
 
 def to_svg(graph: graphviz.Digraph, *, cache: bool = True, reuse: bool = True,
