@@ -236,6 +236,10 @@ def build(output: Path, cache: Path | None = None, lessons: Path | None = None) 
         for name in LESSON_FILES:
             (contents / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / name, contents / name)
+        # The students' JupyterLab settings (line wrapping; every cell laid out, so the
+        # page's Find sees the whole lesson), the same in the site.
+        shutil.copy2(root / "minikafka" / "course" / "jupyterlab-overrides.json",
+                     work / "overrides.json")
         if output.exists():
             shutil.rmtree(output)
         # Only the labextensions the lessons use: not whatever else the environment has
