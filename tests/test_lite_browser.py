@@ -53,6 +53,18 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             super().handle()
 
 
+def _offline(refused: list[str]):
+    """A route handler that lets requests to 127.0.0.1 through and refuses (and lists) any
+    other host's."""
+    def route(route) -> None:
+        if urlparse(route.request.url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            refused.append(route.request.url)
+            route.abort()
+    return route
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from minikafka.lite.build import build
@@ -75,20 +87,12 @@ def test_site_runs_minikafka_offline_in_chromium(site: str, tmp_path: Path) -> N
 
     assert Path(CHROMIUM).exists(), "Debian's chromium is missing: run ./test.sh"
     refused: list[str] = []
-
-    def offline(route) -> None:
-        if urlparse(route.request.url).hostname == "127.0.0.1":
-            route.continue_()
-        else:
-            refused.append(route.request.url)
-            route.abort()
-
     with sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
             str(tmp_path / "profile"), executable_path=CHROMIUM, args=ARGS, headless=True,
             viewport={"width": 1280, "height": 900})
         try:
-            ctx.route("**/*", offline)
+            ctx.route("**/*", _offline(refused))
             page = ctx.new_page()
             started = time.monotonic()
             page.goto(f"{site}/repl/index.html?kernel=python&toolbar=1&code={quote(PROBE)}")
@@ -105,16 +109,6 @@ def test_site_runs_minikafka_offline_in_chromium(site: str, tmp_path: Path) -> N
     assert "Traceback" not in text and "Error" not in text
     assert brokers, "the cluster picture drew no nodes"
     assert refused == [], f"the site asked other hosts for {refused}"
-
-
-def _offline(refused: list[str]):
-    def route(route) -> None:
-        if urlparse(route.request.url).hostname == "127.0.0.1":
-            route.continue_()
-        else:
-            refused.append(route.request.url)
-            route.abort()
-    return route
 
 
 # Run All is over when every shown prompt has a number above `after` (a hidden cell shows
@@ -169,7 +163,8 @@ def test_every_lesson_runs_in_jupyterlite_in_chromium(site: str, tmp_path: Path)
     """Each lesson opened in JupyterLite's notebook page and run with Run All: no red
     output, the expected one-line skips only, pictures drawn; then Run All again in the
     same kernel (the warm run). In lesson 4 a panel button redraws the panel and the
-    exercise's check answers a wrong and a right answer."""
+    exercise's check answers a wrong and a right answer; a quiz answered in lesson 0 is
+    still there when lesson 0 is opened again in a new kernel."""
     from playwright.sync_api import sync_playwright
     from test_lite_lessons import LESSONS, SKIPPED
 
@@ -203,8 +198,17 @@ def test_every_lesson_runs_in_jupyterlite_in_chromium(site: str, tmp_path: Path)
                     problems.append(f"{number}: skipped {seen['skips']}, expected {expected}")
                 if seen["drawing"] and seen["pictures"] == 0:
                     problems.append(f"{number}: no picture drawn")
+                if number == "00":
+                    _answer_the_first_quiz(page, problems)
                 if number == "04":
                     _lesson_4_widgets_and_exercise(page, problems)
+            # The answer outlives the tab's kernel: it is in the browser's storage.
+            page.goto(f"{site}/notebooks/index.html?path={quote(LESSONS[0].name)}")
+            page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
+            _run_all(page, 0)
+            if 1 not in page.evaluate(TRIES):
+                problems.append(f"the quiz answered in lesson 0 was not kept: tries "
+                                f"{page.evaluate(TRIES)}")
         finally:
             ctx.close()
     print("\nlesson  first run (s)  warm run (s), in Chromium")
@@ -212,6 +216,25 @@ def test_every_lesson_runs_in_jupyterlite_in_chromium(site: str, tmp_path: Path)
         print(f"{number:>6}  {first:>13.1f}  {warm:>12.1f}")
     assert problems == []
     assert refused == [], f"the site asked other hosts for {refused}"
+
+
+# The tries column of lesson 0's progress table (`progress("00")`).
+TRIES = """() => {
+  const out = [...document.querySelectorAll('.jp-OutputArea-output')]
+    .find(o => /questions answered right/.test(o.textContent) && o.querySelector('table'));
+  return out ? [...out.querySelectorAll('tbody tr')].map(r => Number(r.children[2].textContent))
+             : [];
+}"""
+
+
+def _answer_the_first_quiz(page, problems: list[str]) -> None:
+    quiz = page.locator(".minikafka-quiz").first
+    quiz.locator("input[type=radio]").first.check()
+    quiz.locator("button:has-text('Check')").click()
+    try:
+        quiz.locator("text=/Right:|Not quite/").wait_for(timeout=60_000)
+    except Exception:
+        problems.append("00: the quiz's Check button gave no feedback")
 
 
 def _lesson_4_widgets_and_exercise(page, problems: list[str]) -> None:

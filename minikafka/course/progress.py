@@ -1,7 +1,9 @@
 """Which self-check questions a student got right, kept between sessions.
 
 One small JSON file per user: ``$MINIKAFKA_PROGRESS`` if set (tests point it at a temporary
-file), else ``~/.minikafka/progress.json``. Per quiz id it keeps the number of tries, the
+file), else ``~/.minikafka/progress.json``; in the browser edition, where the home folder
+lasts only as long as the tab, ``minikafka-progress.json`` beside the lessons, in the
+browser's own storage (JupyterLite's drive, mounted at ``/drive``). Per quiz id it keeps the number of tries, the
 first answer's verdict and whether any answer was right. No timestamps: the file depends
 only on what the student answered.
 """
@@ -14,7 +16,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from minikafka.browser import BROWSER
+
 ENV_VAR = "MINIKAFKA_PROGRESS"
+BROWSER_DRIVE = Path("/drive")
 VERSION = 1
 
 
@@ -23,6 +28,8 @@ def progress_path() -> Path:
     configured = os.environ.get(ENV_VAR)
     if configured:
         return Path(configured).expanduser()
+    if BROWSER and BROWSER_DRIVE.is_dir():
+        return BROWSER_DRIVE / "minikafka-progress.json"
     return Path.home() / ".minikafka" / "progress.json"
 
 
