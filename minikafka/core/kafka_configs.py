@@ -121,7 +121,7 @@ class KafkaConfigKey:
                                       + rule["text"])
             valid = rule.get("valid")
             for item in items:
-                if valid is not None and item not in valid:
+                if valid and item not in valid:  # an empty list: any value
                     raise ConfigException(self.name, shown, "Invalid value " + item
                                           + " for configuration " + self.name
                                           + ": String must be one of: " + ", ".join(valid))

@@ -79,6 +79,7 @@ class ConfigEntry(NamedTuple):
     # Where the value could come from, highest precedence first (include_synonyms);
     # None: the entry itself is its only synonym.
     synonyms: tuple[ConfigSynonym, ...] | None = None
+    sensitive: bool = False  # a PASSWORD key: Kafka never shows its value
 
 
 def render(value: Any) -> str | None:
@@ -201,7 +202,21 @@ def broker_entries(cluster: ClusterPort, broker_id: int | None,
         out.append(ConfigEntry(name, render(value), broker_source(cluster, name, broker_id),
                                kind, None, name not in DYNAMIC_KEYS,
                                broker_synonyms(cluster, name, broker_id)))
-    return out
+    listed = {e.name for e in out}
+    out += [_unmodelled_entry(spec) for name, spec in sorted(kafka_configs.BROKER.items())
+            if name not in listed and not spec.internal]
+    return sorted(out, key=lambda e: e.name)
+
+
+def _unmodelled_entry(spec: kafka_configs.KafkaConfigKey) -> ConfigEntry:
+    """A broker key minikafka does not model, as Kafka lists it on a broker that leaves it
+    unset (Kafka's ConfigHelper lists every non-internal KafkaConfig key): its default,
+    read-only unless DynamicBrokerConfig can update it, a PASSWORD's value hidden."""
+    sensitive = spec.type == "PASSWORD"
+    value = None if sensitive else spec.default_text
+    return ConfigEntry(spec.name, value, DEFAULT_CONFIG, _TYPES[spec.type], None,
+                       spec.dynamic == "read-only",
+                       (ConfigSynonym(spec.name, value, DEFAULT_CONFIG),), sensitive)
 
 
 def entry_synonyms(entry: ConfigEntry) -> tuple[ConfigSynonym, ...]:
