@@ -26,6 +26,7 @@ def broker(key: str):
      "Invalid value 5s for configuration consumer.session.timeout.ms: Not a number of type INT"),
     ({"retention.ms": "1"}, "Unknown group config name: retention.ms"),
     ({"share.auto.offset.reset": "by_duration:-PT1H"},
+     "Invalid value by_duration:-PT1H for configuration share.auto.offset.reset: "
      "Invalid value `by_duration:-PT1H` for configuration share.auto.offset.reset. The value "
      "must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'."),
     ({"streams.rack.aware.assignment.tags": "zone, zone"},

@@ -128,7 +128,9 @@ def _parse(name: str, raw: Any) -> Any:
                 kind.lower() == "by_duration" and _DURATION.fullmatch(duration.strip())
                 and duration.strip() not in ("P", "PT")):
             return text
-        raise KafkaCoreError(INVALID_CONFIG, f"Invalid value `{raw}` for configuration "
-                             f"{name}. The value must be either 'earliest', 'latest' or of "
-                             "the format 'by_duration:<PnDTnHnMn.nS>'.")
+        # ConfigDef wraps the validator's own message in its "Invalid value" prefix
+        raise KafkaCoreError(INVALID_CONFIG, f"Invalid value {raw} for configuration {name}: "
+                             f"Invalid value `{raw}` for configuration {name}. The value must "
+                             "be either 'earliest', 'latest' or of the format "
+                             "'by_duration:<PnDTnHnMn.nS>'.")
     return GROUP[name].parse(raw)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BROKER", "FEATURES", "GROUP", "KAFKA_VERSION", "METADATA_RELEASES", "TOPIC",
+__all__ = ["BROKER", "BROKER_DYNAMIC_ONLY", "FEATURES", "GROUP", "KAFKA_VERSION", "METADATA_RELEASES", "TOPIC",
            "TOPIC_SYNONYMS",
            "ConfigException", "KafkaConfigKey"]
 
@@ -168,6 +168,9 @@ def _keys(section: str) -> dict[str, KafkaConfigKey]:
 TOPIC: dict[str, KafkaConfigKey] = _keys("topic")
 BROKER: dict[str, KafkaConfigKey] = _keys("broker")
 GROUP: dict[str, KafkaConfigKey] = _keys("group")
+# Broker keys only a dynamic config sets (DynamicConfig.Broker's, not KafkaConfig's: the
+# replication throttle rates); DescribeConfigs lists them only where one is set.
+BROKER_DYNAMIC_ONLY: frozenset[str] = frozenset(_DATA.get("broker_dynamic_only", ()))
 # A topic config's broker synonyms, highest precedence first, each with what one unit of
 # it is in the topic's unit (log.retention.hours: 3600000 ms).
 TOPIC_SYNONYMS: dict[str, tuple[tuple[str, int], ...]] = {

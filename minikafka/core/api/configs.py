@@ -189,22 +189,27 @@ def broker_entries(cluster: ClusterPort, broker_id: int | None,
                             (ConfigSynonym(name, render(value), DYNAMIC_DEFAULT_BROKER_CONFIG),))
                 for name, value in sorted(cluster.dynamic_broker_config.get(None, {}).items())]
     broker = cluster.brokers[broker_id]
-    out = [ConfigEntry("node.id", str(broker_id), STATIC_BROKER_CONFIG, INT, None, True),
-           ConfigEntry("broker.rack", broker.rack, STATIC_BROKER_CONFIG, STRING, None, True)]
+    def static(name: str, value: str | None, kind: int) -> ConfigEntry:
+        return ConfigEntry(name, value, STATIC_BROKER_CONFIG, kind, None,
+                           kafka_configs.BROKER[name].dynamic == "read-only")
+    out = [static("node.id", str(broker_id), INT), static("broker.rack", broker.rack, STRING)]
     if listeners is not None:
         address = listeners(broker_id)
-        out += [ConfigEntry("listeners", address, STATIC_BROKER_CONFIG, LIST, None, True),
-                ConfigEntry("advertised.listeners", address, STATIC_BROKER_CONFIG, LIST, None,
-                            True)]
+        out += [static("listeners", address, LIST), static("advertised.listeners", address, LIST)]
+    # Kafka lists KafkaConfig's keys; those only a dynamic config sets (the replication
+    # throttle rates) only where one is set
     for name in sorted(broker.config):
         value = broker.config[name]
+        source = broker_source(cluster, name, broker_id)
+        if name in kafka_configs.BROKER_DYNAMIC_ONLY and source == DEFAULT_CONFIG:
+            continue
         kind = config_type(name, value if value is not None else BROKER_DEFAULTS.get(name, 0))
-        out.append(ConfigEntry(name, render(value), broker_source(cluster, name, broker_id),
-                               kind, None, name not in DYNAMIC_KEYS,
-                               broker_synonyms(cluster, name, broker_id)))
+        out.append(ConfigEntry(name, render(value), source, kind, None,
+                               name not in DYNAMIC_KEYS, broker_synonyms(cluster, name, broker_id)))
     listed = {e.name for e in out}
     out += [_unmodelled_entry(spec) for name, spec in sorted(kafka_configs.BROKER.items())
-            if name not in listed and not spec.internal]
+            if name not in listed and not spec.internal
+            and name not in kafka_configs.BROKER_DYNAMIC_ONLY]
     return sorted(out, key=lambda e: e.name)
 
 
