@@ -356,7 +356,7 @@ class KafkaAdminClient:
                     continue
                 configs[e.name] = {
                     "value": e.value, "read_only": e.read_only, "config_source": source.name,
-                    "is_sensitive": False, "config_type": ConfigType(e.config_type).name,
+                    "is_sensitive": e.sensitive, "config_type": ConfigType(e.config_type).name,
                     "synonyms": [{"name": s.name, "value": s.value,
                                   "source": ConfigSourceType(s.source).name}
                                  for s in api.entry_synonyms(e)] if include_synonyms else []}

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BROKER", "FEATURES", "GROUP", "KAFKA_VERSION", "METADATA_RELEASES", "TOPIC",
+__all__ = ["BROKER", "BROKER_DYNAMIC_ONLY", "FEATURES", "GROUP", "KAFKA_VERSION", "METADATA_RELEASES", "TOPIC",
            "TOPIC_SYNONYMS",
            "ConfigException", "KafkaConfigKey"]
 
@@ -121,7 +121,7 @@ class KafkaConfigKey:
                                       + rule["text"])
             valid = rule.get("valid")
             for item in items:
-                if valid is not None and item not in valid:
+                if valid and item not in valid:  # an empty list: any value
                     raise ConfigException(self.name, shown, "Invalid value " + item
                                           + " for configuration " + self.name
                                           + ": String must be one of: " + ", ".join(valid))
@@ -168,6 +168,9 @@ def _keys(section: str) -> dict[str, KafkaConfigKey]:
 TOPIC: dict[str, KafkaConfigKey] = _keys("topic")
 BROKER: dict[str, KafkaConfigKey] = _keys("broker")
 GROUP: dict[str, KafkaConfigKey] = _keys("group")
+# Broker keys only a dynamic config sets (DynamicConfig.Broker's, not KafkaConfig's: the
+# replication throttle rates); DescribeConfigs lists them only where one is set.
+BROKER_DYNAMIC_ONLY: frozenset[str] = frozenset(_DATA.get("broker_dynamic_only", ()))
 # A topic config's broker synonyms, highest precedence first, each with what one unit of
 # it is in the topic's unit (log.retention.hours: 3600000 ms).
 TOPIC_SYNONYMS: dict[str, tuple[tuple[str, int], ...]] = {

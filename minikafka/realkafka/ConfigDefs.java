@@ -11,6 +11,7 @@
 
 import java.lang.reflect.Field;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -32,10 +33,17 @@ public class ConfigDefs {
         // (the replication throttle rates): per broker or cluster-wide, never read-only.
         Map<String, ConfigDef.ConfigKey> broker = new TreeMap<>(kafka.server.KafkaConfig.configDef().configKeys());
         modes = new TreeMap<>(modes);
+        List<String> dynamicOnly = new ArrayList<>();
         for (Map.Entry<String, ConfigDef.ConfigKey> e : org.apache.kafka.server.config.DynamicConfig.Broker.configKeys().entrySet()) {
-            if (broker.putIfAbsent(e.getKey(), e.getValue()) == null) modes.putIfAbsent(e.getKey(), "cluster-wide");
+            if (broker.putIfAbsent(e.getKey(), e.getValue()) == null) {
+                modes.putIfAbsent(e.getKey(), "cluster-wide");
+                dynamicOnly.add(str(e.getKey()));
+            }
         }
+        Collections.sort(dynamicOnly);
         out.append("  \"broker\": ").append(keys(broker, true, modes)).append(",\n");
+        // DescribeConfigs lists these only where a dynamic config sets them
+        out.append("  \"broker_dynamic_only\": [").append(String.join(", ", dynamicOnly)).append("],\n");
         out.append("  \"group\": ").append(keys(org.apache.kafka.coordinator.group.GroupConfig.CONFIG_DEF.configKeys(), false, null)).append(",\n");
         out.append("  \"topic_synonyms\": {");
         String sep = "\n";

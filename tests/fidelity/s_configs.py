@@ -70,6 +70,35 @@ def broker_config_sources(door):
             for k in keys}
 
 
+def _setup_keys() -> set[str]:
+    """Broker keys the real nodes' or the served cluster's setup sets (node wiring, the
+    compose settings, the fast-start and test overrides): their values are setup, not
+    behaviour."""
+    from minikafka.realkafka.nodes import BROKER_SETTINGS, FAST_START_SETTINGS, NODE_KEYS
+
+    from ..conftest import REAL_KAFKA_TEST_SETTINGS
+    from .doors import SHARED_BROKER_SETTINGS
+    return {*NODE_KEYS, *BROKER_SETTINGS, *FAST_START_SETTINGS, *REAL_KAFKA_TEST_SETTINGS,
+            *SHARED_BROKER_SETTINGS, "broker.rack", "controller.quorum.voters"}
+
+
+@scenario("configs", lesson="02", in_process=True)
+def broker_config_key_set(door):
+    """DescribeConfigs of broker 1 lists every key of Kafka 4.4.0's KafkaConfig but its
+    internal ones; a key the setup leaves alone shows Kafka's default (DEFAULT_CONFIG),
+    read-only unless a running broker can change it, a password's value hidden."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+    entries = door.admin().describe_configs(
+        [ConfigResource(ConfigResourceType.BROKER, "1")], config_filter="all")["broker"]["1"]
+    setup = _setup_keys()
+    return {"keys": sorted(entries),
+            "defaults": {k: [e["value"], e["config_source"], e["read_only"], e["is_sensitive"],
+                             e["config_type"]]
+                         for k, e in sorted(entries.items()) if k not in setup},
+            "setup": {k: [e["read_only"], e["is_sensitive"], e["config_type"]]
+                      for k, e in sorted(entries.items()) if k in setup}}
+
+
 @scenario("configs", lesson="11", client=CONFLUENT)
 def confluent_describe_configs(door):
     """confluent-kafka's describe_configs of a topic with one override."""
@@ -130,6 +159,33 @@ def segment_bytes_minimum(door):
                                 internal["internal.segment.bytes"]["config_source"]],
             "plain lists internal": "internal.segment.bytes" in _all_topic_configs(
                 door, names["1mib"])}
+
+
+@scenario("configs", lesson="11", in_process=True)
+def group_config_validation(door):
+    """IncrementalAlterConfigs on GROUP resources (kafka-configs --entity-type groups):
+    values within the broker's bounds are taken; an unknown name, a value the ConfigDef
+    refuses and one outside the bounds are INVALID_CONFIG with Kafka's message."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+    cases = {"session ok": {"consumer.session.timeout.ms": "50000"},
+             "session low": {"consumer.session.timeout.ms": "1000"},
+             "not a number": {"share.delivery.count.limit": "abc"},
+             "unknown": {"no.such.group.config": "1"},
+             "reset bad": {"share.auto.offset.reset": "sometimes"},
+             "reset by_duration": {"share.auto.offset.reset": "by_duration:PT1H"},
+             "standby high": {"streams.num.standby.replicas": "5"},
+             "dlq internal": {"errors.deadletterqueue.topic.name": "__dlq"},
+             "isolation bad": {"share.isolation.level": "dirty"},
+             "assignor unknown": {"streams.assignor.name": "nope"},
+             "lock duration ok": {"share.record.lock.duration.ms": "20000"}}
+    out = {}
+    for label, configs in cases.items():
+        group = door.topic("gcfg")
+        answer = door.admin().alter_configs(
+            [ConfigResource(ConfigResourceType.GROUP, group, configs=configs)],
+            incremental=True, raise_on_unknown=False)
+        out[label] = str(answer["group"][group])
+    return out
 
 
 @scenario("configs", lesson="11", in_process=True)

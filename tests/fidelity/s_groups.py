@@ -302,11 +302,12 @@ class Kip848Member(CkMember):
     """A confluent-kafka member of a KIP-848 consumer group (group.protocol=consumer): no
     client-side assignor, no session timeout; the broker sets the heartbeat interval."""
 
-    def __init__(self, door, topic: str, group: str, client_id: str, assignor: str) -> None:
+    def __init__(self, door, topic: str, group: str, client_id: str, assignor: str,
+                 **config) -> None:
         threading.Thread.__init__(self, daemon=True)
         self.consumer = door.ck_consumer(**{
             "group.id": group, "client.id": client_id, "group.protocol": "consumer",
-            "group.remote.assignor": assignor, "auto.offset.reset": "earliest"})
+            "group.remote.assignor": assignor, "auto.offset.reset": "earliest", **config})
         self.consumer.subscribe([topic])
         self.assigned = []
         self.running = True
@@ -362,24 +363,25 @@ def confluent_kip848_group(door):
             "describe_groups": classic_view, "list_groups": kp_listed}
 
 
-def commit_until_committed(consumer, offsets: list, timeout_s: float = 60) -> None:
-    """Commit with confluent-kafka and wait, bounded, until committed() reads the offsets
-    back: a synchronous commit has no timeout of its own. Call it only when no other thread
-    polls the consumer: confluent-kafka 2.16 lets a thread polling in a tight loop starve
-    every other call on the same consumer."""
-    from confluent_kafka import KafkaException
-    want = [[tp.partition, tp.offset] for tp in offsets]
+def commit_once(consumer, outcomes: list, offsets: list, timeout_s: float = 60) -> None:
+    """Commit with confluent-kafka until one commit succeeds, then stop. Every successful
+    OffsetCommit writes one record to __consumer_offsets, so a commit is repeated only after
+    the broker refused the previous one (STALE_MEMBER_EPOCH while the member's epoch moves,
+    COORDINATOR_LOAD_IN_PROGRESS, ...), never because a read-back came too early. `outcomes`
+    is the list the consumer's on_commit callback appends (error, partitions) to; poll()
+    serves that callback, so call this only when no other thread polls the consumer
+    (confluent-kafka 2.16 lets a thread polling in a tight loop starve every other call)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
+        outcomes.clear()
         consumer.commit(offsets=offsets, asynchronous=True)
-        try:
-            got = consumer.committed(offsets, timeout=5)
-            if [[tp.partition, tp.offset] for tp in got] == want:
-                return
-        except KafkaException:
-            pass
+        while not outcomes and time.monotonic() < deadline:
+            consumer.poll(0.1)  # the topic is empty: this only serves the callback
+        if outcomes and outcomes[0][0] is None and all(
+                tp.error is None for tp in outcomes[0][1]):
+            return
         time.sleep(0.5)
-    raise TimeoutError(f"offsets {want} not committed within {timeout_s}s")
+    raise TimeoutError(f"offsets {offsets} not committed within {timeout_s}s")
 
 
 @scenario("groups", lesson="10", client=CONFLUENT)
@@ -394,12 +396,17 @@ def kip848_records_in_consumer_offsets(door):
 
     topic, group = door.topic("kip848-rec"), door.topic("g")
     door.create_topic(topic, partitions=2)
-    member = Kip848Member(door, topic, group, "c0", "uniform")
+    # One OffsetKey record exactly: the only commit is commit_once's (auto-commit off, so
+    # close() commits nothing), and it is repeated only when the broker refused it.
+    outcomes: list = []
+    member = Kip848Member(door, topic, group, "c0", "uniform", **{
+        "enable.auto.commit": False,
+        "on_commit": lambda error, partitions: outcomes.append((error, partitions))})
     member.start()
     try:
         stable([member], 2, timeout_s=60)
         member.halt()  # a call from this thread could wait forever behind the polling one
-        commit_until_committed(member.consumer, [CTP(topic, 0, 5)])
+        commit_once(member.consumer, outcomes, [CTP(topic, 0, 5)])
     finally:
         member.halt()
         member.consumer.close()  # leaves: epoch -1

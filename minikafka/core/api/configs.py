@@ -79,6 +79,7 @@ class ConfigEntry(NamedTuple):
     # Where the value could come from, highest precedence first (include_synonyms);
     # None: the entry itself is its only synonym.
     synonyms: tuple[ConfigSynonym, ...] | None = None
+    sensitive: bool = False  # a PASSWORD key: Kafka never shows its value
 
 
 def render(value: Any) -> str | None:
@@ -188,20 +189,39 @@ def broker_entries(cluster: ClusterPort, broker_id: int | None,
                             (ConfigSynonym(name, render(value), DYNAMIC_DEFAULT_BROKER_CONFIG),))
                 for name, value in sorted(cluster.dynamic_broker_config.get(None, {}).items())]
     broker = cluster.brokers[broker_id]
-    out = [ConfigEntry("node.id", str(broker_id), STATIC_BROKER_CONFIG, INT, None, True),
-           ConfigEntry("broker.rack", broker.rack, STATIC_BROKER_CONFIG, STRING, None, True)]
+    def static(name: str, value: str | None, kind: int) -> ConfigEntry:
+        return ConfigEntry(name, value, STATIC_BROKER_CONFIG, kind, None,
+                           kafka_configs.BROKER[name].dynamic == "read-only")
+    out = [static("node.id", str(broker_id), INT), static("broker.rack", broker.rack, STRING)]
     if listeners is not None:
         address = listeners(broker_id)
-        out += [ConfigEntry("listeners", address, STATIC_BROKER_CONFIG, LIST, None, True),
-                ConfigEntry("advertised.listeners", address, STATIC_BROKER_CONFIG, LIST, None,
-                            True)]
+        out += [static("listeners", address, LIST), static("advertised.listeners", address, LIST)]
+    # Kafka lists KafkaConfig's keys; those only a dynamic config sets (the replication
+    # throttle rates) only where one is set
     for name in sorted(broker.config):
         value = broker.config[name]
+        source = broker_source(cluster, name, broker_id)
+        if name in kafka_configs.BROKER_DYNAMIC_ONLY and source == DEFAULT_CONFIG:
+            continue
         kind = config_type(name, value if value is not None else BROKER_DEFAULTS.get(name, 0))
-        out.append(ConfigEntry(name, render(value), broker_source(cluster, name, broker_id),
-                               kind, None, name not in DYNAMIC_KEYS,
-                               broker_synonyms(cluster, name, broker_id)))
-    return out
+        out.append(ConfigEntry(name, render(value), source, kind, None,
+                               name not in DYNAMIC_KEYS, broker_synonyms(cluster, name, broker_id)))
+    listed = {e.name for e in out}
+    out += [_unmodelled_entry(spec) for name, spec in sorted(kafka_configs.BROKER.items())
+            if name not in listed and not spec.internal
+            and name not in kafka_configs.BROKER_DYNAMIC_ONLY]
+    return sorted(out, key=lambda e: e.name)
+
+
+def _unmodelled_entry(spec: kafka_configs.KafkaConfigKey) -> ConfigEntry:
+    """A broker key minikafka does not model, as Kafka lists it on a broker that leaves it
+    unset (Kafka's ConfigHelper lists every non-internal KafkaConfig key): its default,
+    read-only unless DynamicBrokerConfig can update it, a PASSWORD's value hidden."""
+    sensitive = spec.type == "PASSWORD"
+    value = None if sensitive else spec.default_text
+    return ConfigEntry(spec.name, value, DEFAULT_CONFIG, _TYPES[spec.type], None,
+                       spec.dynamic == "read-only",
+                       (ConfigSynonym(spec.name, value, DEFAULT_CONFIG),), sensitive)
 
 
 def entry_synonyms(entry: ConfigEntry) -> tuple[ConfigSynonym, ...]:

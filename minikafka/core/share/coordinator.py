@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .. import errors
+from .. import errors, group_config
 from ..kafka_configs import BROKER
 from . import assignor
 from .partition import SharePartition, ShareSettings
@@ -59,7 +59,6 @@ GROUP_CONFIGS: dict[str, tuple[str, str, str]] = {
                                          "group.share.max.partition.max.record.locks"),
 }
 AUTO_OFFSET_RESET = "share.auto.offset.reset"
-RESET_STRATEGIES = ("earliest", "latest")
 
 
 @dataclass
@@ -170,40 +169,18 @@ class ShareGroupCoordinator:
         return str(self.group_configs.get(group_id, {}).get(AUTO_OFFSET_RESET, "latest"))
 
     def alter_group_config(self, group_id: str, changes: Mapping[str, Any]) -> None:
-        """Set (or with None, remove) a share group's own configs, checked as Kafka's
-        GroupConfig checks them; INVALID_CONFIG otherwise."""
-        checked: dict[str, Any] = {}
+        """Set (or with None, remove) a group's own configs; the group's resulting configs
+        are checked as Kafka's GroupConfig checks them (core.group_config: INVALID_CONFIG
+        with Kafka's message) and apply all or none. A share group reads its share.*
+        keys; by_duration resets start where latest does."""
+        own = dict(self.group_configs.get(group_id, {}))
         for name, value in changes.items():
-            if value is None:
-                checked[name] = None
-            elif name == AUTO_OFFSET_RESET:
-                if str(value) not in RESET_STRATEGIES:
-                    raise errors.KafkaCoreError(
-                        errors.INVALID_CONFIG, f"Invalid value {value} for {name}: "
-                        "earliest or latest")
-                checked[name] = str(value)
-            elif name in GROUP_CONFIGS:
-                _, low_key, high_key = GROUP_CONFIGS[name]
-                low, high = self.broker_setting(low_key), self.broker_setting(high_key)
-                try:
-                    number = int(value)
-                except (TypeError, ValueError):
-                    raise errors.KafkaCoreError(errors.INVALID_CONFIG,
-                                                f"Invalid value {value} for {name}") from None
-                if not low <= number <= high:
-                    raise errors.KafkaCoreError(
-                        errors.INVALID_CONFIG,
-                        f"{name} must be between {low} ({low_key}) and {high} ({high_key})")
-                checked[name] = number
-            else:
-                raise errors.KafkaCoreError(errors.INVALID_CONFIG,
-                                            f"Unknown group config name: {name}")
-        own = self.group_configs.setdefault(group_id, {})
-        for name, value in checked.items():
             if value is None:
                 own.pop(name, None)
             else:
                 own[name] = value
+        self.group_configs[group_id] = group_config.validate(
+            own, lambda key: self.sim.broker_config.get(key, BROKER[key].default))
         self._changed()
 
     # -- placement -------------------------------------------------------------------------

@@ -51,7 +51,7 @@ def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConf
             error_code=r.error_code, error_message=r.error_message,
             resource_type=r.resource_type, resource_name=r.name,
             configs=[_Entry(name=e.name, value=e.value, read_only=e.read_only,
-                            config_source=e.source, is_sensitive=False,
+                            config_source=e.source, is_sensitive=e.sensitive,
                             config_type=e.config_type,
                             documentation=e.documentation if documentation else None,
                             synonyms=[_Synonym(name=s.name, value=s.value, source=s.source)
