@@ -1,5 +1,8 @@
 """PartitionLog and SimClock units: offsets, reads, truncation, epochs, time."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from minikafka.core.clock import SimClock
 from minikafka.core.log import PartitionLog
 from minikafka.core.records import RecordBatch
@@ -112,3 +115,30 @@ def test_same_seed_same_history():
 
     assert history(5) == history(5)
     assert history(5) != history(6)
+
+
+# Around every varint boundary (1, 2 and 3 bytes): deltas, key and value lengths, headers.
+_SIZES = st.sampled_from([0, 1, 63, 64, 65, 8191, 8192, 8193])
+
+
+@given(st.lists(st.tuples(_SIZES, _SIZES, st.one_of(st.none(), _SIZES), _SIZES,
+                          st.booleans()), min_size=1, max_size=6))
+def test_a_batch_size_is_the_bytes_kafka_encodes(shapes) -> None:
+    """records_size (its inline path and its fallback) counts the bytes of the v2 batch
+    kafka-python's DefaultRecordBatchBuilder writes for the same records."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from minikafka.core.records import BATCH_OVERHEAD, records_size
+
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=0, is_transactional=0, producer_id=-1, producer_epoch=-1,
+        base_sequence=-1, batch_size=10**8)
+    records, offset = [], 0
+    for offset_step, timestamp_delta, key_len, value_len, header in shapes:
+        offset += offset_step
+        key = None if key_len is None else b"k" * key_len
+        headers = (("h", b"x"),) if header else ()
+        record = (offset, 1_000 + timestamp_delta, key, b"v" * value_len, headers)
+        records.append(record)
+        builder.append(record[0], record[1], key, record[3], list(headers))
+    assert BATCH_OVERHEAD + records_size(records, records[0][1]) == len(builder.build())
