@@ -40,10 +40,11 @@ def execute_notebook(path: Path, timeout: int, *, stderr_ok: bool = False
     (a picture Graphviz refused) as an error output without failing the cell. Text on
     stderr fails too, unless stderr_ok: a student sees it in red. A run that passed is kept
     for this process: the same notebook in the same environment is not run again."""
-    key = (Path(path).resolve(), stderr_ok, *(os.environ.get(k) for k in RUN_ENV))
+    source = Path(path).read_bytes()  # the key holds it: a notebook rewritten runs again
+    key = (Path(path).resolve(), source, stderr_ok, *(os.environ.get(k) for k in RUN_ENV))
     if key in _RUNS:
         return nbformat.reads(_RUNS[key], as_version=4)
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.reads(source.decode(), as_version=4)
     kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel,
                             resources={"metadata": {"path": str(path.parent)}})
