@@ -131,7 +131,9 @@ def open_browser(profile: Path) -> Any:
     return pw, ctx
 
 
-@pytest.fixture(scope="module")
+# One browser per worker for the run: the width tests run between other tests (each next to
+# its notebook's own test), and a module-scoped browser would start again for each.
+@pytest.fixture(scope="session")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     pw, ctx = open_browser(tmp_path_factory.mktemp("profile"))
     try:
