@@ -9,11 +9,26 @@ import mode puts tests/ on sys.path, so the test files import it by name.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
+
+# What a notebook's run depends on besides its file: where the labs find Kafka, and Spark's.
+RUN_ENV = ("KAFKA_BOOTSTRAP_SERVERS", "MINIKAFKA_KAFKA_DATA_DIR", "MINIKAFKA_SPARK_SOURCE",
+           "MINIKAFKA_SPARK_UI")
+# Runs that passed, by notebook and environment: the notebook's own test and the picture
+# width test read the same run instead of executing the notebook twice (a notebook's tests
+# share one xdist group, so they run in one worker, the width test last).
+_RUNS: dict[tuple, str] = {}
+
+
+def notebook_group(path: Path) -> pytest.MarkDecorator:
+    """The xdist group of every test that runs this notebook the same way."""
+    return pytest.mark.xdist_group(f"notebook-{path.parent.name}-{path.stem}")
 
 
 def execute_notebook(path: Path, timeout: int, *, stderr_ok: bool = False
@@ -23,14 +38,20 @@ def execute_notebook(path: Path, timeout: int, *, stderr_ok: bool = False
     CellExecutionError on the first failing cell, and then, as nbmake does, fail on an
     error output even in a cell that finished: IPython reports a display that raised
     (a picture Graphviz refused) as an error output without failing the cell. Text on
-    stderr fails too, unless stderr_ok: a student sees it in red."""
-    nb = nbformat.read(path, as_version=4)
+    stderr fails too, unless stderr_ok: a student sees it in red. A run that passed is kept
+    for this process: the same notebook in the same environment is not run again."""
+    source = Path(path).read_bytes()  # the key holds it: a notebook rewritten runs again
+    key = (Path(path).resolve(), source, stderr_ok, *(os.environ.get(k) for k in RUN_ENV))
+    if key in _RUNS:
+        return nbformat.reads(_RUNS[key], as_version=4)
+    nb = nbformat.reads(source.decode(), as_version=4)
     kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel,
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
     problems = [p for p in output_problems(nb) if not (stderr_ok and "on stderr" in p)]
     assert not problems, f"{path.name}: " + "; ".join(problems)
+    _RUNS[key] = nbformat.writes(nb)
     return nb
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from notebook_helpers import check_cells, execute_notebook, outcomes_of
+from notebook_helpers import check_cells, execute_notebook, notebook_group, outcomes_of
 
 from minikafka.course import lab_brokers, lab_cluster
 from minikafka.course.charts import bars, lines
@@ -148,7 +148,8 @@ SPARK_PATHS = [p for p in LABS if p.stem in SPARK_LABS]
 @pytest.mark.notebook
 @pytest.mark.slow
 @pytest.mark.timeout(400)
-@pytest.mark.parametrize("path", PLAIN_LABS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [pytest.param(p, marks=notebook_group(p), id=p.stem)
+                                  for p in PLAIN_LABS])
 def test_lab_runs_and_reaches_its_results(path, tmp_path, monkeypatch):
     run_and_check(path, tmp_path, monkeypatch, timeout=240)
 
@@ -174,7 +175,8 @@ def test_lab_runs_on_real_kafka(path, tmp_path, monkeypatch, real_kafka):
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("source", ["python", pytest.param("jvm", marks=pytest.mark.real_kafka)])
-@pytest.mark.parametrize("path", SPARK_PATHS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [pytest.param(p, marks=notebook_group(p), id=p.stem)
+                                  for p in SPARK_PATHS])
 def test_spark_lab_runs_and_reaches_its_results(path, source, tmp_path, monkeypatch):
     """On minikafka's server: Spark's JVM connector (its Java Kafka client against
     minikafka's wire protocol) and the Python source."""

@@ -19,7 +19,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from notebook_helpers import check_cells, execute_notebook, outcomes_of, third_party_noise
+from notebook_helpers import (
+    check_cells,
+    execute_notebook,
+    notebook_group,
+    outcomes_of,
+    third_party_noise,
+)
 
 from minikafka import Cluster
 from minikafka.course import lesson_outcomes
@@ -282,7 +288,8 @@ EXPECT = {name[:2]: fn for name, fn in
 
 @pytest.mark.notebook
 @pytest.mark.timeout(180)
-@pytest.mark.parametrize("path", LESSONS, ids=NAMES)
+@pytest.mark.parametrize("path", [pytest.param(p, marks=notebook_group(p), id=n)
+                                  for p, n in zip(LESSONS, NAMES, strict=True)])
 def test_lesson_runs_and_reaches_its_outcomes(path: Path) -> None:
     nb = execute_notebook(path, timeout=120)  # raises CellExecutionError on the first failing cell
     outcomes = outcomes_of(nb, CHECK_MARK)

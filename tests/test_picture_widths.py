@@ -25,7 +25,7 @@ import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script too
-from notebook_helpers import execute_notebook
+from notebook_helpers import execute_notebook, notebook_group
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "lessons").glob("[0-9][0-9]-*.ipynb")) + sorted(
@@ -47,15 +47,20 @@ SPARK_LABS = {"05-spark-streaming", "06-spark-batch-customers"}
 
 
 def run(path: Path, lab_dir: Path) -> nbformat.NotebookNode:
-    """The notebook executed as the notebook tests execute it (the Spark labs' JVM logs
-    on stderr as it starts: allowed there, as test_labs allows it)."""
-    env = {"MINIKAFKA_LAB_DIR": str(lab_dir), "MINIKAFKA_SPARK_UI": "0",
-           "MINIKAFKA_SPARK_SOURCE": "python"}
-    saved = {k: os.environ.get(k) for k in (*env, "KAFKA_BOOTSTRAP_SERVERS",
-                                            "MINIKAFKA_KAFKA_DATA_DIR")}
+    """The notebook executed as the notebook tests execute it: a lesson as test_lessons
+    runs it, a lab as test_labs runs it offline (its own embedded server, Spark on the Python
+    source, whose JVM logs on stderr as it starts). In one process, the run those tests made
+    is reused (notebook_helpers keeps it)."""
+    if path.parent.name == "lessons":
+        return execute_notebook(path, timeout=480)
+    env = {"MINIKAFKA_LAB_DIR": str(lab_dir), "MINIKAFKA_SPARK_UI": "0"}
+    if path.stem in SPARK_LABS:
+        env["MINIKAFKA_SPARK_SOURCE"] = "python"
+    dropped = ("KAFKA_BOOTSTRAP_SERVERS", "MINIKAFKA_KAFKA_DATA_DIR", "MINIKAFKA_SPARK_SOURCE")
+    saved = {k: os.environ.get(k) for k in (*env, *dropped)}
+    for k in dropped:  # labs start their embedded server
+        os.environ.pop(k, None)
     os.environ.update(env)
-    os.environ.pop("KAFKA_BOOTSTRAP_SERVERS", None)  # labs start their embedded server
-    os.environ.pop("MINIKAFKA_KAFKA_DATA_DIR", None)
     try:
         return execute_notebook(path, timeout=480, stderr_ok=path.stem in SPARK_LABS)
     finally:
@@ -126,7 +131,9 @@ def open_browser(profile: Path) -> Any:
     return pw, ctx
 
 
-@pytest.fixture(scope="module")
+# One browser per worker for the run: the width tests run between other tests (each next to
+# its notebook's own test), and a module-scoped browser would start again for each.
+@pytest.fixture(scope="session")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     pw, ctx = open_browser(tmp_path_factory.mktemp("profile"))
     try:
@@ -140,7 +147,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 @pytest.mark.notebook
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=notebook_id)
+@pytest.mark.parametrize("path", [pytest.param(p, marks=notebook_group(p), id=notebook_id(p))
+                                  for p in NOTEBOOKS])
 def test_every_picture_fits_the_output_area(page: Any, path: Path, tmp_path: Path) -> None:
     found = pictures(run(path, tmp_path))
     widths = measure(page, found)

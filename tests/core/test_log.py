@@ -1,5 +1,8 @@
 """PartitionLog and SimClock units: offsets, reads, truncation, epochs, time."""
 
+from hypothesis import example, given
+from hypothesis import strategies as st
+
 from minikafka.core.clock import SimClock
 from minikafka.core.log import PartitionLog
 from minikafka.core.records import RecordBatch
@@ -112,3 +115,54 @@ def test_same_seed_same_history():
 
     assert history(5) == history(5)
     assert history(5) != history(6)
+
+
+# Around every varint boundary (1, 2 and 3 bytes): deltas, key and value lengths, headers.
+_SIZES = st.sampled_from([0, 1, 63, 64, 65, 8191, 8192, 8193])
+
+
+def kafka_python_batch_bytes(records: list[tuple]) -> int:
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=0, is_transactional=0, producer_id=-1, producer_epoch=-1,
+        base_sequence=-1, batch_size=10**8)
+    for offset, timestamp, key, value, headers in records:
+        builder.append(offset, timestamp, key, value, list(headers))
+    return len(builder.build())
+
+
+@given(st.lists(st.tuples(_SIZES, _SIZES, st.one_of(st.none(), _SIZES), _SIZES,
+                          st.booleans()), min_size=1, max_size=6))
+def test_a_batch_size_is_the_bytes_kafka_encodes(shapes) -> None:
+    """records_size (its inline path and its fallback) counts the bytes of the v2 batch
+    kafka-python's DefaultRecordBatchBuilder writes for the same records."""
+    from minikafka.core.records import BATCH_OVERHEAD, records_size
+
+    records, offset = [], 0
+    for offset_step, timestamp_delta, key_len, value_len, header in shapes:
+        offset += offset_step
+        key = None if key_len is None else b"k" * key_len
+        headers = (("h", b"x"),) if header else ()
+        records.append((offset, 1_000 + timestamp_delta, key, b"v" * value_len, headers))
+    assert BATCH_OVERHEAD + records_size(records, records[0][1]) == \
+        kafka_python_batch_bytes(records)
+
+
+_LENGTHS = st.one_of(st.integers(0, 70), _SIZES)  # record lengths around 64 too
+
+
+@given(st.integers(1, 200), st.lists(_LENGTHS, min_size=1, max_size=4),
+       st.lists(_LENGTHS, min_size=1, max_size=4), st.lists(_SIZES, min_size=1, max_size=3))
+@example(65, [7], [50], [0])  # records 0-63 of 63 bytes; offset delta 64's takes 64
+def test_a_producer_batch_size_is_the_bytes_kafka_encodes(n, key_lens, value_lens,
+                                                          timestamp_deltas) -> None:
+    """A batch as producers build it (offsets 0..n-1, keyed bytes, no headers), counted by
+    records_size's C-level path, is the size kafka-python encodes, across varint sizes."""
+    from minikafka.core.records import BATCH_OVERHEAD, records_size
+
+    records = [(i, 1_000 + timestamp_deltas[i % len(timestamp_deltas)],
+                b"k" * key_lens[i % len(key_lens)], b"v" * value_lens[i % len(value_lens)], ())
+               for i in range(n)]
+    first = records[0][1]
+    assert BATCH_OVERHEAD + records_size(records, first) == kafka_python_batch_bytes(records)
