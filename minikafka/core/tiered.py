@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from . import errors
 from .cleaner import delete_old_segments
 from .config import TopicConfig
-from .log import PartitionLog, Segment
+from .log import PartitionLog, Segment, take_batches
 from .records import RecordBatch
 
 if TYPE_CHECKING:
@@ -252,18 +252,9 @@ class TieredPartition:
             batches = self.store.read(remote)
         except RemoteStorageError:
             return TieredRead(errors.UNKNOWN_SERVER_ERROR, "remote", [])
-        # Like a local read, whole batches from the one holding `offset`, the first always.
-        out, size = [], 0
-        for batch in batches:
-            if batch.last_offset < offset:
-                continue
-            if batch.last_offset >= max_offset:
-                break
-            size += batch.size_bytes
-            if out and size > max_bytes:
-                break
-            out.append(batch)
-        return TieredRead(errors.NONE, "remote", out)
+        # As a local read: whole batches from the one holding `offset`, the first always.
+        wanted = (b for b in batches if b.last_offset >= offset)
+        return TieredRead(errors.NONE, "remote", take_batches(wanted, max_offset, max_bytes))
 
     def list_offset(self, timestamp: int) -> int:
         """ListOffsets' special timestamps: -2 earliest (the log start offset), -4 earliest
