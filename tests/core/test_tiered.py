@@ -182,3 +182,23 @@ def test_the_same_seed_gives_the_same_tiers():
         return tier(cluster).tiers(), [(ms, tp, r.copied, r.local_deleted)
                                        for ms, tp, r in cluster.remote_log_manager.history]
     assert run() == run()
+
+
+def test_altering_a_topic_into_a_refused_tiered_config_is_refused_too():
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    def alter(cluster, topic, configs):
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)
+        return str(cluster.admin().alter_configs([resource]))
+
+    cluster = cluster_with()
+    answer = alter(cluster, TOPIC, {"local.retention.ms": "900000"})
+    assert "InvalidConfigurationError: Value must not be more than retention.ms" in answer
+    assert int(cluster.leader_replica(TOPIC, 0).config["local.retention.ms"]) == 120_000
+    plain = Cluster(brokers=1, seed=1)
+    plain.create_topic("t")
+    answer = alter(plain, "t", {"remote.storage.enable": "true"})
+    assert "Tiered Storage functionality is disabled" in answer
+    # An allowed change applies; the remote log manager reads it on its next pass.
+    assert "Error" not in alter(cluster, TOPIC, {"local.retention.ms": "60000"})
+    assert int(cluster.leader_replica(TOPIC, 0).config["local.retention.ms"]) == 60000
