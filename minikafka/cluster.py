@@ -204,7 +204,7 @@ class Cluster:
             self.controller.remote_storage_system_enabled = True
             self.remote_log_manager = RemoteLogManager(
                 self.clock, RemoteStore(), self.broker_config,
-                lambda: (r for _, r in self._running_replicas() if r.is_leader))
+                lambda: (r for _, r in self._running_replicas() if r.is_leader), self.journal)
         # Kafka's cluster.id (22 characters of base64): from the seed, or the one
         # recorded in the log directories' meta.properties.
         self.cluster_id = kafka_uuid(f"minikafka-cluster-{seed}")

@@ -280,11 +280,13 @@ class RemoteLogManager:
     remote.log.manager.task.interval.ms, one pass over the tiered partitions it leads.
 
     `leaders` gives the leader replicas (Replica objects: log, config, high watermark,
-    last stable offset); `history` keeps (time, (topic, partition), PassResult)."""
+    last stable offset); `history` keeps (time, (topic, partition), PassResult), and a pass
+    that did something writes a `log.tiered` event to the journal, if one is given."""
 
     def __init__(self, clock: Any, store: RemoteStore, broker_config: Mapping[str, object],
-                 leaders: Callable[[], Iterable[Replica]]) -> None:
+                 leaders: Callable[[], Iterable[Replica]], journal: Any = None) -> None:
         self.clock = clock
+        self.journal = journal
         self.store = store
         self.broker_config = broker_config
         self.leaders = leaders
@@ -319,3 +321,12 @@ class RemoteLogManager:
                 replica.tier = part
             result = part.run(now, replica.high_watermark, replica.last_stable_offset)
             self.history.append((now, tp, result))
+            if self.journal is not None and (result.copied or result.copy_error or
+                                             result.remote_deleted or result.local_deleted):
+                self.journal.record(now, "log.tiered", topic=tp[0], partition=tp[1],
+                                    broker=replica.broker_id, copied=result.copied,
+                                    copy_error=result.copy_error,
+                                    remote_deleted=result.remote_deleted,
+                                    local_deleted=result.local_deleted,
+                                    log_start_offset=part.log_start_offset,
+                                    local_log_start_offset=part.local_log_start_offset)

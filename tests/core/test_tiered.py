@@ -49,6 +49,9 @@ def test_closed_segments_are_copied_and_listed_in_the_remote_metadata():
         (0, 5, "COPY_SEGMENT_FINISHED"), (6, 11, "COPY_SEGMENT_FINISHED")]
     assert t.highest_offset_in_remote == 11
     assert t.copy_lag() == (0, 0)
+    # Each pass that copied something is in the journal, with the offsets it moved.
+    events = [e for e in cluster.journal.since(0) if e.kind == "log.tiered"]
+    assert [e.copied for e in events] == [[0], [6]]
     # The remote store holds copies of the records themselves.
     stored = cluster.remote_log_manager.store.segments[(TOPIC, 0)]
     assert [b.base_offset for b in stored[1].batches] == list(range(6, 12))
