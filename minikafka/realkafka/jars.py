@@ -24,8 +24,7 @@ from pathlib import Path
 from . import KAFKA_VERSION, SCALA_VERSION
 
 __all__ = ["FetchError", "artifact_of", "cache_dir", "fetch", "fetch_kafka", "fetch_spark",
-           "fetch_local_tiered_storage", "kafka_libs", "maven_hint", "pyspark_jars",
-           "pyspark_version", "spark_libs"]
+           "kafka_libs", "maven_hint", "pyspark_jars", "pyspark_version", "spark_libs"]
 
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 STAMP = ".complete"
@@ -36,12 +35,6 @@ OTHER_BINDINGS = ("slf4j-reload4j", "slf4j-log4j12", "slf4j-simple", "logback-cl
                   "log4j-slf4j2-impl", "slf4j-jdk14")
 # Spark's Kafka source: a separate artifact, published for each Spark release (Scala 2.13).
 SPARK_KAFKA = f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_VERSION}"
-# Kafka's file-system RemoteStorageManager for tests, LocalTieredStorage, is in the
-# kafka-storage test jar (with org.apache.kafka.test.TestUtils from the kafka-clients one).
-# Kafka 4.4.0 publishes no test jars on Maven Central (404); 4.3.1, the newest that does,
-# implements the same RemoteStorageManager interface.
-LOCAL_TIERED_STORAGE = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
-TIERED_TEST_JARS_VERSION = "4.3.1"
 # "<artifact>-<version>.jar", the version starting with digits and a dot.
 _JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d+\.\d+[^/]*)\.jar$")
 
@@ -102,19 +95,6 @@ def pyspark_jars() -> Path | None:
 def spark_libs(version: str | None = None) -> Path:
     """Where Spark's Kafka connector for pyspark `version` is (or will be, after fetch_spark)."""
     return cache_dir() / f"spark-kafka-{version or pyspark_version()}" / "libs"
-
-
-def fetch_local_tiered_storage(version: str = TIERED_TEST_JARS_VERSION, *,
-                               quiet: bool = True) -> Path:
-    """The test jars holding LocalTieredStorage, for a broker's
-    remote.log.storage.manager.class.path (loaded child-first, beside Kafka's own jars)."""
-    def copy_test_jars(libs: Path, maven: Callable[[Sequence[str]], None]) -> None:
-        for artifact in ("kafka-storage", "kafka-clients"):
-            maven([f"{DEPENDENCY_PLUGIN}:copy",
-                   f"-Dartifact=org.apache.kafka:{artifact}:{version}:jar:test",
-                   f"-DoutputDirectory={libs}"])
-
-    return fetch(f"kafka-tiered-test-{version}", [], quiet=quiet, extra=copy_test_jars)
 
 
 def fetch_spark(version: str | None = None, *, quiet: bool = True) -> Path:
