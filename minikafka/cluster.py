@@ -67,6 +67,7 @@ from .core.server_config import (
 )
 from .core.share.coordinator import ShareGroupCoordinator
 from .core.storage import BatchEncoder, LogDir
+from .core.tiered import RemoteLogManager, RemoteStore
 from .core.transactions import TransactionCoordinator, TransactionMetadata
 
 
@@ -197,6 +198,13 @@ class Cluster:
         self.log_manager = LogManager(self.clock, self.journal, self.broker_config,
                                       self._running_replicas)
         self._hw_listeners.append(self.log_manager.on_log_changed)
+        # Tiered storage (KIP-405): the remote store and the leaders' remote log manager.
+        self.remote_log_manager: RemoteLogManager | None = None
+        if str(self.broker_config["remote.log.storage.system.enable"]).lower() == "true":
+            self.controller.remote_storage_system_enabled = True
+            self.remote_log_manager = RemoteLogManager(
+                self.clock, RemoteStore(), self.broker_config,
+                lambda: (r for _, r in self._running_replicas() if r.is_leader), self.journal)
         # Kafka's cluster.id (22 characters of base64): from the seed, or the one
         # recorded in the log directories' meta.properties.
         self.cluster_id = kafka_uuid(f"minikafka-cluster-{seed}")

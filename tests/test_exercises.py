@@ -185,6 +185,11 @@ def wrong_acknowledge_type(record, error):
     from minikafka import AcknowledgeType
 
     return AcknowledgeType.ACCEPT if error is None else AcknowledgeType.RELEASE
+def wrong_tiered_config():
+    # tiered storage on, but local retention left at -2 (= retention.ms): 30 local minutes
+    return {"remote.storage.enable": "true", "retention.ms": 30 * 60_000}
+
+
 def wrong_billing_acls() -> list:
     # "orders" without the dash also covers orders_archive
     from kafka.admin import (
@@ -236,6 +241,7 @@ WRONG = {
     "17-consumer-protocol": (wrong_consumer_protocol, "confluent-kafka refuses the configuration"),
     "18-acknowledge": (wrong_acknowledge_type, "was delivered 5 times"),
     "19-acls": (wrong_billing_acls, "User:billing may READ topic orders_archive"),
+    "20-tiers": (wrong_tiered_config, "the broker's disk held"),
     **LAB_WRONG,
 }
 
@@ -276,6 +282,28 @@ def wrong_should_page_always(metrics):
     return True
 
 
+def wrong_tiered_no_remote():
+    # the retentions without tiered storage: all 30 minutes stay on the broker's disk
+    return {"retention.ms": 30 * 60_000, "local.retention.ms": 5 * 60_000}
+
+
+def wrong_tiered_short_total():
+    # the 5 minutes taken for the total: replays reach back 5 minutes only
+    return {"remote.storage.enable": "true", "retention.ms": 5 * 60_000}
+
+
+def wrong_tiered_forever():
+    # unlimited total retention: nothing is ever deleted from the remote store
+    return {"remote.storage.enable": "true", "retention.ms": -1,
+            "local.retention.ms": 5 * 60_000}
+
+
+def wrong_tiered_local_over_total():
+    # local and total swapped: Kafka refuses local.retention.ms above retention.ms
+    return {"remote.storage.enable": "true", "retention.ms": 5 * 60_000,
+            "local.retention.ms": 30 * 60_000}
+
+
 def wrong_acknowledge_reject(record, error):
     # every failure rejected: the timed-out jobs are never sent
     from minikafka import AcknowledgeType
@@ -290,7 +318,8 @@ CONSTANTS = {
     "08-seek-to-time": None, "09-range": {}, "10-commit-offsets": {}, "11-retention": {},
     "12-quorum": 3, "13-sink-ids": "order", "14-rolling-restart": None, "15-page": False,
     "16-test": None, "17-consumer-protocol": {"group.protocol": "consumer"},
-    "18-acknowledge": 0, "19-acls": [], "lab1-create-topic": "topics --list",
+    "18-acknowledge": 0, "19-acls": [], "20-tiers": {"remote.storage.enable": "true"},
+    "lab1-create-topic": "topics --list",
     "lab2-safe-producer": None, "lab3-lag": {}, "lab4-under-replicated": [],
     "lab5-starting-offsets": "earliest", "lab6-read-all": [], "lab7-upsert": None,
 }
@@ -301,6 +330,8 @@ MORE_MISTAKES = {
     "13-sink-ids": [wrong_document_id_value_offset],
     "15-page": [wrong_should_page_always],
     "18-acknowledge": [wrong_acknowledge_reject],
+    "20-tiers": [wrong_tiered_no_remote, wrong_tiered_short_total, wrong_tiered_forever,
+                 wrong_tiered_local_over_total],
 }
 
 

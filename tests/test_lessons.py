@@ -282,6 +282,18 @@ def expect_19(o: dict) -> None:
     assert o["served"] == ["GroupAuthorizationFailedError", 1]
 
 
+def expect_20(o: dict) -> None:
+    # After six minutes: log start 0, local log start 24, highest remote 29, log end 36;
+    # a consumer from the earliest offset reads all 36, the first 24 from the remote tier.
+    # The store down for three minutes: no copies, the copy lag grows to 3 segments and
+    # the local log keeps them; total retention then moves the log start offset.
+    assert o["minute6"] == [0, 24, 29, 36] and o["replayed"] == 36
+    assert o["outage_local_start"] == [30, 30, 30] and o["outage_lag"] == [1, 2, 3]
+    assert o["log_start_after"] == [6, 24]
+    assert o["during_outage"] == {"24": "UNKNOWN_SERVER_ERROR", "72": "NONE"}
+    assert o["refused"] == ["compacted", "local over total"]
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 

@@ -42,6 +42,9 @@ MODELLED_BROKER_KEYS = (
     # SO_SNDBUF / SO_RCVBUF of every accepted connection; -1 leaves the OS default.
     "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "connections.max.idle.ms",
     "auto.create.topics.enable",
+    # Tiered storage (KIP-405, core.tiered): the system switch and the remote log
+    # manager's period.
+    "remote.log.storage.system.enable", "remote.log.manager.task.interval.ms",
     # Defaults of the topic configs (core.server_config.TOPIC_SYNONYMS).
     "log.cleanup.policy", "log.flush.interval.messages", "log.flush.interval.ms",
     "compression.type", "log.cleaner.delete.retention.ms",

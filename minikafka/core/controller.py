@@ -17,6 +17,7 @@ from .acl import AclBinding, AclStore
 from .config import TopicConfig, validate_topic_config, validate_topic_name
 from .placement import place_replicas
 from .scram import ScramCredential
+from .tiered import validate_topic as validate_tiered_topic
 
 NO_LEADER = -1
 # Kafka's ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: one request creates at most
@@ -104,6 +105,8 @@ class Controller:
         # Topic config defaults from the broker config (log.retention.ms, ...), shared
         # by every topic's TopicConfig: the Cluster updates it in place.
         self.topic_defaults: dict[str, object] = {}
+        # remote.log.storage.system.enable: whether a topic may use tiered storage.
+        self.remote_storage_system_enabled = False
         self.next_producer_id = 0
         # Finalized feature levels (FeatureLevelRecords): kafka-features.sh describe|upgrade.
         self.features: dict[str, int] = {
@@ -312,6 +315,8 @@ class Controller:
                                         f"Topic '{name}' already exists.")
         self._check_collision(name)
         parsed = validate_topic_config(config)
+        validate_tiered_topic(TopicConfig(parsed, self.topic_defaults),
+                              self.remote_storage_system_enabled)
         check_partitions_per_batch(partitions if assignments is None else len(assignments))
         if assignments is None:
             if partitions <= 0:

@@ -9,7 +9,7 @@ An optional store (minikafka.core.storage) mirrors every change into segment fil
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from .records import RecordBatch
 
@@ -78,6 +78,22 @@ class Segment:
         self.__init__(base, created)
         for batch in batches:
             self.append(batch)
+
+
+def take_batches(batches: Iterable[RecordBatch], max_offset: int,
+                 max_bytes: int) -> list[RecordBatch]:
+    """From batches in offset order (the first holding the wanted offset), those below
+    max_offset within max_bytes; the first always, however large."""
+    out: list[RecordBatch] = []
+    size = 0
+    for batch in batches:
+        if batch.last_offset >= max_offset:
+            break
+        size += batch.size_bytes
+        if out and size > max_bytes:
+            break
+        out.append(batch)
+    return out
 
 
 class PartitionLog:
@@ -252,18 +268,9 @@ class PartitionLog:
         max_bytes (so a consumer is never stuck behind one big batch), and a batch
         may start before `offset`: the reader skips the records it did not ask for.
         """
-        out: list[RecordBatch] = []
         if offset >= max_offset:
-            return out
-        size = 0
-        for batch in self._batches_from(offset):
-            if batch.last_offset >= max_offset:
-                break
-            size += batch.size_bytes
-            if out and size > max_bytes:
-                break
-            out.append(batch)
-        return out
+            return []
+        return take_batches(self._batches_from(offset), max_offset, max_bytes)
 
     def bytes_ready(self, offset: int, max_offset: int, enough: int) -> int:
         """Bytes of the batches holding offsets from `offset` below max_offset, counted

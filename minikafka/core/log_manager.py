@@ -26,6 +26,7 @@ from .cleaner import (
     policies,
 )
 from .replica import Replica
+from .tiered import tiered_enabled
 
 RETENTION, CLEANER = "retention", "cleaner"
 
@@ -109,6 +110,8 @@ class LogManager:
             compacted = "compact" in policies(replica.config)
             if compacted != (task == CLEANER):
                 continue
+            if tiered_enabled(self.broker_config, replica.config):
+                continue  # its retention is the remote log manager's (core.tiered)
             tp = {"topic": replica.topic, "partition": replica.partition, "broker": broker_id}
             if compacted:
                 result = clean_replica(replica, now, force)

@@ -45,6 +45,9 @@ class Replica:
         self.replicas: tuple[int, ...] = ()
         self.partition_epoch = 0
         self.remotes: dict[int, RemoteReplica] = {}
+        # Tiered storage: the partition's core.tiered.TieredPartition while this replica
+        # leads a topic with remote.storage.enable, else None.
+        self.tier = None
         # Follower side: is a fetch in flight or parked at the leader?
         self.fetching = False
 
@@ -93,6 +96,7 @@ class Replica:
 
     def become_follower(self, leader_id: int, epoch: int, replicas: tuple[int, ...]) -> None:
         self.is_leader = False
+        self.tier = None  # a leader's remote log manager serves the remote tier
         self.leader_id = leader_id
         self.leader_epoch = epoch
         self.replicas = replicas

@@ -80,6 +80,10 @@ DEFAULTS: dict[str, Default] = {
     "group.share.partition.max.record.locks": Default(2_000),
     "log.retention.hours": Default(168),
     "log.retention.check.interval.ms": Default(300_000),
+    # Tiered storage (KIP-405): the remote log manager's period; -2 means retention.*.
+    "remote.log.manager.task.interval.ms": Default(30_000),
+    "local.retention.ms": Default(-2),
+    "local.retention.bytes": Default(-2),
     "controller.quorum.fetch.timeout.ms": Default(2_000),
     "controller.quorum.election.timeout.ms": Default(1_000),
     "metadata.log.max.record.bytes.between.snapshots": Default(20_971_520),

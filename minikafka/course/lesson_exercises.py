@@ -1164,3 +1164,67 @@ def check_billing_acls(billing_acls: Callable[[], list]) -> Outcome:
     out.verdict = (f"billing {outcome}; {len(too_much)} of {len(BILLING_REFUSED)} things it "
                    "must not do were allowed")
     return out
+
+
+# -- lesson 20 ------------------------------------------------------------------------------------
+
+MINUTE_MS = 60_000
+REPORTS_PER_MINUTE = 6  # one truck report every 10 s
+
+
+@exercise("20-tiers", "Lesson 20 · a long replay on a small disk",
+          hint="Three settings do it: remote.storage.enable turns tiered storage on for the "
+               "topic; retention.ms is the total (how long anything can be replayed, and when "
+               "it is deleted everywhere); local.retention.ms is what stays on the broker's "
+               "disk, and must not exceed retention.ms. Segments roll every minute here.",
+          solution=solutions.tiered_config)
+def check_tiered(tiered_config: Callable[[], dict]) -> Outcome:
+    from .. import errors as kerrors
+    from .tiered_storage import TOPIC, tiered_cluster
+
+    config = {k: str(v) for k, v in _settings(tiered_config).items()}
+    out = Outcome()
+    try:
+        # Kafka's defaults for what the answer leaves out; segments roll every minute.
+        cluster = tiered_cluster(seed=20, config={
+            "remote.storage.enable": "false", "local.retention.ms": "-2",
+            "retention.ms": str(7 * DAY_MS), **config, "segment.ms": "60000"})
+    except kerrors.KafkaError as exc:
+        out.expect(False, "", f"Kafka refuses the topic's configs: {exc}")
+        out.verdict = "no topic"
+        return out
+    producer = cluster.producer(linger_ms=0)
+    local_minutes, minutes = [], 50
+    for i, (key, value) in enumerate(truck_reports(trucks=1, reports=minutes * 6,
+                                                   every_ms=10_000)):
+        producer.send(TOPIC, key=key, value=value).get()
+        cluster.advance(10_000)
+        if (i + 1) % REPORTS_PER_MINUTE == 0:
+            leader = cluster.leader_replica(TOPIC, 0)
+            tier = leader.tier
+            start = tier.log_start_offset if tier is not None else leader.log.log_start_offset
+            local = (leader.log.log_end_offset - leader.log.log_start_offset) / REPORTS_PER_MINUTE
+            local_minutes.append(local)
+            if (i + 1) % (10 * REPORTS_PER_MINUTE) == 0:
+                out.history.append(
+                    f"minute {(i + 1) // 6}: offsets {start}-{leader.log.log_end_offset - 1} "
+                    f"readable, {leader.log.log_start_offset}-{leader.log.log_end_offset - 1} "
+                    f"on the broker's disk ({local:g} minutes)")
+    leader = cluster.leader_replica(TOPIC, 0)
+    start = leader.tier.log_start_offset if leader.tier is not None \
+        else leader.log.log_start_offset
+    readable = (leader.log.log_end_offset - start) / REPORTS_PER_MINUTE
+    out.expect(readable >= 20, f"the last {readable:g} minutes can be replayed (20 needed)",
+               f"only the last {readable:g} minutes can be replayed: 20 are needed")
+    out.expect(readable <= 41, f"nothing older than {readable:g} minutes is kept anywhere "
+               "(the limit is 40, plus the segment being deleted)",
+               f"reports {readable:g} minutes old are still kept: after 40 minutes they "
+               "must be gone from both tiers")
+    worst = max(local_minutes)
+    out.expect(worst <= 7, f"the broker's disk never held more than {worst:g} minutes "
+               "(5 allowed, plus the active segment and the pass that deletes)",
+               f"the broker's disk held {worst:g} minutes of reports: the budget is 5 "
+               "(7 with the active segment and the 30 s until a pass deletes)")
+    out.verdict = (f"{readable:g} minutes replayable, at most {worst:g} minutes on the "
+                   "broker's disk")
+    return out

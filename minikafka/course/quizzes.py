@@ -682,6 +682,42 @@ _QUIZZES = [
         "b",
         "allow.everyone.if.no.acl.found is false by default: a resource without ACLs is "
         "closed to all but super.users, who skip the ACL check entirely."),
+    # -- lesson 20 --------------------------------------------------------------------
+    QuizSpec(
+        "20-local",
+        "A tiered topic has retention.ms = 7 days and local.retention.ms = 1 day. A "
+        "consumer starts from the earliest offset. Where do its first records come from?",
+        ("From the broker's disk: a consumer never reads from the remote store",
+         "Nowhere: records older than a day are gone, so it starts a day back",
+         "From the remote store, through the partition's leader, until it reaches the "
+         "local log start offset"),
+        "c",
+        "The log start offset is the whole log's: a week back. Below the local log start "
+        "offset the leader reads the remote store for the consumer; the client sees an "
+        "ordinary fetch, a little slower."),
+    QuizSpec(
+        "20-down",
+        "The remote store is unreachable for an hour. What happens to the topic's local "
+        "log on the leader?",
+        ("It grows past local.retention.ms: segments not yet copied are never deleted "
+         "locally, so the copy lag is kept on disk",
+         "Segments older than local.retention.ms are deleted anyway, and lost",
+         "Producers are refused until the store is back"),
+        "a",
+        "Local retention deletes only segments whose offsets are already in remote "
+        "storage. Producing goes on; the disk fills with the backlog, which the remote log "
+        "manager copies when the store answers again. Watch the copy lag, and size the "
+        "disk for the outages you expect."),
+    QuizSpec(
+        "20-compact",
+        "Can a compacted topic (cleanup.policy=compact) use tiered storage in Kafka 4.4?",
+        ("Yes, compaction then runs on the remote segments too",
+         "No: Kafka refuses remote.storage.enable=true on a compacted topic",
+         "Yes, but only the local segments are compacted"),
+        "b",
+        "Remote segments are immutable copies; Kafka does not compact them, so it refuses "
+        "the combination with INVALID_CONFIG (\"Remote log storage is unsupported for the "
+        "compacted topics\")."),
 ]
 
 QUIZZES: dict[str, QuizSpec] = {q.id: q for q in _QUIZZES}

@@ -257,3 +257,10 @@ def billing_acls() -> list:
     group = k.ResourcePattern(k.ResourceType.GROUP, "billing-app", k.ACLResourcePatternType.LITERAL)
     return [k.ACL("User:billing", "*", k.ACLOperation.READ, k.ACLPermissionType.ALLOW, topics),
             k.ACL("User:billing", "*", k.ACLOperation.READ, k.ACLPermissionType.ALLOW, group)]
+
+
+def tiered_config() -> dict:
+    # Tiered storage on; 30 minutes in all (readable, then deleted everywhere);
+    # 5 minutes on the broker's disk, the rest served from the remote store.
+    return {"remote.storage.enable": "true", "retention.ms": 30 * 60_000,
+            "local.retention.ms": 5 * 60_000}

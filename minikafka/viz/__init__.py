@@ -27,6 +27,7 @@ from .rebalance import rebalance_view
 from .sequence import Step, produce_sequence, produce_sequence_view, sequence_view
 from .sharepartition import share_partition_view
 from .svg import has_dot, to_svg
+from .tiers import tiered_log_view
 from .transactions import transaction_state, transaction_view
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "protocol_timeline_view",
     "produce_sequence_view",
     "rebalance_view",
+    "tiered_log_view",
     "replica_states",
     "sequence_view",
     "share_partition_view",

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import graphviz
 from kafka.structs import TopicPartition
 
+from .bars import bar_timeline, offset_bar
 from .html import td
-from .palette import BLACK, BLUE, BLUISH_GREEN, FONT, WHITE, YELLOW
+from .palette import BLACK, BLUE, BLUISH_GREEN, WHITE, YELLOW
 
 
 @dataclass(frozen=True)
@@ -79,24 +80,11 @@ def position_timeline_view(samples: Sequence[Sample], *, width: int = 240,
     committed offset (C), the position (P) and the high watermark (HW), and the numbers."""
     top = max((s.high_watermark for s in samples), default=1) or 1
     scale = width / top
-    rows = ["<TR>" + td(title, colspan=4, border=0, bold=True, point=12, align="LEFT") + "</TR>",
-            "<TR>" + "".join(td(h, border=0, bold=True, point=10, align=a) for h, a in (
-                ("time", "RIGHT"), ("step", "LEFT"), (f"offsets 0 … {top}", "LEFT"),
-                ("C · P · HW · lag", "LEFT"))) + "</TR>"]
+    rows = []
     for s in samples:
         committed = s.committed or 0
         cuts = [committed, max(committed, s.position), max(s.position, s.high_watermark)]
-        cells, last = [], 0
-        for (fill, _, _), cut in zip(SEGMENTS, cuts):
-            w = round((cut - last) * scale)
-            if w > 0:
-                cells.append(td("", width=w, height=18, fill=fill, border=0))
-            last = cut
-        rest = width - round(last * scale)
-        if rest > 0:
-            cells.append(td("", width=rest, height=18, border=0))
-        bar = ('<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0"><TR>'
-               + "".join(cells) + "</TR></TABLE>")
+        bar = offset_bar([f for f, _, _ in SEGMENTS], cuts, scale, width)
         numbers = ((f"C {s.committed}" if s.committed is not None else "no commit")
                    + f" · P {s.position}"
                    f" · HW {s.high_watermark} · lag {s.high_watermark - s.position}")
@@ -105,13 +93,6 @@ def position_timeline_view(samples: Sequence[Sample], *, width: int = 240,
                          bold=s.action.endswith("commit"))
                     + f'<TD BORDER="0">{bar}</TD>'
                     + td(numbers, border=0, point=10, align="LEFT") + "</TR>")
-    rows.append('<TR><TD COLSPAN="4" BORDER="0" ALIGN="LEFT"><TABLE BORDER="0" CELLSPACING="3">'
-                + "".join(f"<TR>{td('', width=14, height=14, fill=f, border=1)}"
-                          f"{td(w, border=0, point=10, align='LEFT')}</TR>"
-                          for f, _, w in SEGMENTS)
-                + "</TABLE></TD></TR>")
-    g = graphviz.Digraph("positions", graph_attr={"fontname": FONT},
-                         node_attr={"shape": "plain", "fontname": FONT})
-    g.node("positions", '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="2">'
-                        + "".join(rows) + "</TABLE>>")
-    return g
+    return bar_timeline("positions", title, (
+        ("time", "RIGHT"), ("step", "LEFT"), (f"offsets 0 … {top}", "LEFT"),
+        ("C · P · HW · lag", "LEFT")), rows, [(f, w) for f, _, w in SEGMENTS])

@@ -36,6 +36,7 @@ from .. import errors, kafka_configs
 from ..config import BROKER_DEFAULTS, TOPIC_CONFIGS, TopicConfig
 from ..errors import KafkaCoreError
 from ..server_config import DYNAMIC_KEYS, TOPIC_SYNONYMS
+from ..tiered import validate_topic as validate_tiered_topic
 from . import loggers
 
 if TYPE_CHECKING:
@@ -401,9 +402,10 @@ def _alter(cluster: ClusterPort, resource: AlterConfigsResource, validate_only: 
         raise KafkaCoreError(errors.UNKNOWN_TOPIC_OR_PARTITION,
                              f"Topic {resource.name} does not exist")
     changes = _topic_changes(meta, resource.configs)
-    if validate_only:
-        TopicConfig(meta.config.overrides).update(changes)
-    else:
+    after = TopicConfig(meta.config.overrides, cluster.controller.topic_defaults)
+    after.update(changes)  # each value's own check, then tiered storage's over the result
+    validate_tiered_topic(after, cluster.controller.remote_storage_system_enabled)
+    if not validate_only:
         cluster.apply_topic_config(resource.name, changes)
 
 

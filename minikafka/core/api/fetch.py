@@ -61,14 +61,26 @@ def fetch_partition(replica: Replica, request: FetchPartition) -> FetchedPartiti
     out = FetchedPartition(errors.NONE, [], replica.high_watermark, replica.last_stable_offset,
                            start, [] if committed else None)
     offset = request.fetch_offset
-    if offset < start or offset > log.log_end_offset:
+    tier = replica.tier
+    if tier is not None:  # the log start offset is the whole log's, remote included
+        out.log_start_offset = tier.log_start_offset
+    remote = tier is not None and tier.log_start_offset <= offset < start
+    if not remote and (offset < start or offset > log.log_end_offset):
         out.error_code = errors.OFFSET_OUT_OF_RANGE
         out.aborted_transactions = None
         return out
     limit = out.last_stable_offset if committed else out.high_watermark
     if offset >= limit or request.max_bytes <= 0:
         return out
-    batches = log.read(offset, limit, request.max_bytes)
+    if remote:  # below the local log: the remote tier serves it, or fails
+        read = tier.read(offset, limit, request.max_bytes)  # type: ignore[union-attr]
+        if read.error_code != errors.NONE:
+            out.error_code = read.error_code
+            out.aborted_transactions = None
+            return out
+        batches = read.batches
+    else:
+        batches = log.read(offset, limit, request.max_bytes)
     out.batches = batches
     if committed and batches:
         end = batches[-1].next_offset

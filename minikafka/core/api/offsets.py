@@ -1,9 +1,11 @@
 """ListOffsets (key 2): the offset for a timestamp, or for a special one.
 
 -1 latest: the high watermark, or the last stable offset under read_committed;
--2 earliest and -4 earliest local: the log start offset (no tiered storage here);
+-2 earliest and -4 earliest local: the log start offset; under tiered storage (core.tiered)
+the earliest is the whole log's, remote segments included, and -4 the local log's;
 -3 max timestamp (KIP-734): the record with the largest timestamp;
--5 latest tiered and -6 earliest pending upload: none here, offset -1.
+-5 latest tiered: the highest offset copied to remote storage (-1: none, or no tiered
+storage); -6 earliest pending upload: offset -1.
 
 A timestamp, or -3, is looked up in the whole log as Kafka's UnifiedLog.fetchOffsetByTimestamp
 does, and the answer is then dropped (offset -1, timestamp -1, no error) when it lies at
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from ..replica import Replica
     from .port import ClusterPort
 
-LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -1, -2, -3, -4
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
 
 
 @dataclass(frozen=True)
@@ -97,12 +99,17 @@ def lookup(replica: Replica, timestamp: int, isolation: IsolationLevel) -> tuple
         else replica.high_watermark
     if timestamp == LATEST:
         return -1, fetchable, replica.leader_epoch
+    tier = replica.tier
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
-        start = replica.log_start_offset
+        start = tier.log_start_offset if tier is not None and timestamp == EARLIEST \
+            else replica.log_start_offset
         return -1, start, epoch_at(replica, start)
     if timestamp == MAX_TIMESTAMP:
         found = _max_timestamp(replica)
-    elif timestamp < 0:  # latest tiered, earliest pending upload: no remote storage here
+    elif timestamp == LATEST_TIERED and tier is not None:
+        highest = tier.highest_offset_in_remote
+        return -1, highest, epoch_at(replica, highest) if highest >= 0 else -1
+    elif timestamp < 0:  # latest tiered without tiered storage, earliest pending upload
         return -1, -1, -1
     else:
         found = _for_timestamp(replica, timestamp)
