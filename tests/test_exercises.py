@@ -18,6 +18,7 @@ import pytest
 from kafka.structs import OffsetAndMetadata
 
 from minikafka.course import exercises, solutions
+from minikafka.course.streams import TimeWindows
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "lessons").glob("[0-9][0-9]-*.ipynb")) + sorted(
@@ -203,6 +204,34 @@ def wrong_billing_acls() -> list:
                                 ACLResourcePatternType.LITERAL))]
 
 
+def wrong_truck_windows():
+    # no grace: a report that arrives after a later one misses its closed window
+    from minikafka.course.streams import TimeWindows
+
+    return TimeWindows(size_ms=60_000)
+
+
+def wrong_truck_windows_hopping():
+    # a window a minute long every 30 s counts each report twice
+    from minikafka.course.streams import TimeWindows
+
+    return TimeWindows(size_ms=60_000, advance_ms=30_000, grace_ms=40_000)
+
+
+def wrong_truck_windows_day():
+    # a day's grace drops nothing, and the dashboard waits a day
+    from minikafka.course.streams import TimeWindows
+
+    return TimeWindows(size_ms=60_000, grace_ms=86_400_000)
+
+
+def wrong_truck_windows_short():
+    # grace shorter than the lateness
+    from minikafka.course.streams import TimeWindows
+
+    return TimeWindows(size_ms=60_000, grace_ms=20_000)
+
+
 LAB_WRONG = {
     "lab1-create-topic": (wrong_create_command, "min.insync.replicas=2 is missing"),
     "lab2-safe-producer": (wrong_producer, "acks=1: the leader confirms alone"),
@@ -236,6 +265,7 @@ WRONG = {
     "17-consumer-protocol": (wrong_consumer_protocol, "confluent-kafka refuses the configuration"),
     "18-acknowledge": (wrong_acknowledge_type, "was delivered 5 times"),
     "19-acls": (wrong_billing_acls, "User:billing may READ topic orders_archive"),
+    "21-grace": (wrong_truck_windows, "late report(s) dropped"),
     **LAB_WRONG,
 }
 
@@ -290,7 +320,8 @@ CONSTANTS = {
     "08-seek-to-time": None, "09-range": {}, "10-commit-offsets": {}, "11-retention": {},
     "12-quorum": 3, "13-sink-ids": "order", "14-rolling-restart": None, "15-page": False,
     "16-test": None, "17-consumer-protocol": {"group.protocol": "consumer"},
-    "18-acknowledge": 0, "19-acls": [], "lab1-create-topic": "topics --list",
+    "18-acknowledge": 0, "19-acls": [], "21-grace": TimeWindows(size_ms=30_000),
+    "lab1-create-topic": "topics --list",
     "lab2-safe-producer": None, "lab3-lag": {}, "lab4-under-replicated": [],
     "lab5-starting-offsets": "earliest", "lab6-read-all": [], "lab7-upsert": None,
 }
@@ -301,6 +332,7 @@ MORE_MISTAKES = {
     "13-sink-ids": [wrong_document_id_value_offset],
     "15-page": [wrong_should_page_always],
     "18-acknowledge": [wrong_acknowledge_reject],
+    "21-grace": [wrong_truck_windows_hopping, wrong_truck_windows_day, wrong_truck_windows_short],
 }
 
 

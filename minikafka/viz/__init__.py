@@ -28,6 +28,7 @@ from .sequence import Step, produce_sequence, produce_sequence_view, sequence_vi
 from .sharepartition import share_partition_view
 from .svg import has_dot, to_svg
 from .transactions import transaction_state, transaction_view
+from .windows import windows_view
 
 __all__ = [
     "MetricsDashboard",
@@ -64,4 +65,5 @@ __all__ = [
     "to_svg",
     "transaction_state",
     "transaction_view",
+    "windows_view",
 ]
