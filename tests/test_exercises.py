@@ -18,6 +18,7 @@ import pytest
 from kafka.structs import OffsetAndMetadata
 
 from minikafka.course import exercises, solutions
+from minikafka.course.streams import TimeWindows
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "lessons").glob("[0-9][0-9]-*.ipynb")) + sorted(
@@ -208,6 +209,34 @@ def wrong_billing_acls() -> list:
                                 ACLResourcePatternType.LITERAL))]
 
 
+def wrong_truck_windows():
+    # no grace: a report that arrives after a later one misses its closed window
+    from minikafka.course.streams import TimeWindows
+
+    return TimeWindows(size_ms=60_000)
+
+
+def wrong_truck_windows_hopping():
+    # a window a minute long every 30 s counts each report twice
+    from minikafka.course.streams import TimeWindows
+
+    return TimeWindows(size_ms=60_000, advance_ms=30_000, grace_ms=40_000)
+
+
+def wrong_truck_windows_day():
+    # a day's grace drops nothing, and the dashboard waits a day
+    from minikafka.course.streams import TimeWindows
+
+    return TimeWindows(size_ms=60_000, grace_ms=86_400_000)
+
+
+def wrong_truck_windows_short():
+    # grace shorter than the lateness
+    from minikafka.course.streams import TimeWindows
+
+    return TimeWindows(size_ms=60_000, grace_ms=20_000)
+
+
 LAB_WRONG = {
     "lab1-create-topic": (wrong_create_command, "min.insync.replicas=2 is missing"),
     "lab2-safe-producer": (wrong_producer, "acks=1: the leader confirms alone"),
@@ -242,6 +271,7 @@ WRONG = {
     "18-acknowledge": (wrong_acknowledge_type, "was delivered 5 times"),
     "19-acls": (wrong_billing_acls, "User:billing may READ topic orders_archive"),
     "20-tiers": (wrong_tiered_config, "the broker's disk held"),
+    "21-grace": (wrong_truck_windows, "late report(s) dropped"),
     **LAB_WRONG,
 }
 
@@ -319,6 +349,7 @@ CONSTANTS = {
     "12-quorum": 3, "13-sink-ids": "order", "14-rolling-restart": None, "15-page": False,
     "16-test": None, "17-consumer-protocol": {"group.protocol": "consumer"},
     "18-acknowledge": 0, "19-acls": [], "20-tiers": {"remote.storage.enable": "true"},
+    "21-grace": TimeWindows(size_ms=30_000),
     "lab1-create-topic": "topics --list",
     "lab2-safe-producer": None, "lab3-lag": {}, "lab4-under-replicated": [],
     "lab5-starting-offsets": "earliest", "lab6-read-all": [], "lab7-upsert": None,
@@ -332,6 +363,7 @@ MORE_MISTAKES = {
     "18-acknowledge": [wrong_acknowledge_reject],
     "20-tiers": [wrong_tiered_no_remote, wrong_tiered_short_total, wrong_tiered_forever,
                  wrong_tiered_local_over_total],
+    "21-grace": [wrong_truck_windows_hopping, wrong_truck_windows_day, wrong_truck_windows_short],
 }
 
 

@@ -294,6 +294,17 @@ def expect_20(o: dict) -> None:
     assert o["refused"] == ["compacted", "local over total"]
 
 
+def expect_21(o: dict) -> None:
+    # Late reports: grace 0 drops both, 30 s one, 60 s none; a hopping window total is one
+    # short (the 1:50 report missed one of its three windows); a parked truck makes two
+    # sessions; a co-partitioned join finds every driver, a 3-against-4 one finds none;
+    # one camera report pairs within 5 s; every window update reached the changelog.
+    assert o["dropped_by_grace"] == {"0": 2, "30": 1, "60": 0}
+    assert o["hop_total"] == 53 and len(o["sessions"]) == 2
+    assert o["joined"] == 12 and o["misjoined"] < 6
+    assert o["pairs"] == ["truck-02"] and o["changelog"] == 54
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 

@@ -407,7 +407,7 @@ def test_the_new_pictures_sit_in_their_lessons() -> None:
               "08": "position_timeline_view", "10": "rebalance_view", "13": "pipeline_view",
               "14": "cluster_view", "15": "metrics_view", "16": "dead_letter_view",
               "17": "protocol_timeline_view", "18": "share_partition_view",
-              "19": "acl_matrix_view", "20": "tiered_log_view"}
+              "19": "acl_matrix_view", "20": "tiered_log_view", "21": "windows_view"}
     import nbformat
 
     for path in LESSONS:

@@ -123,4 +123,7 @@ DEFAULTS: dict[str, Default] = {
     "offset.storage.partitions": Default(25),
     "offset.lag.max": Default(100),
     "sync.group.offsets.enabled": Default(False),
+    # -- Kafka Streams (StreamsConfig) ------------------------------------------------
+    "commit.interval.ms": Default(30_000),  # 100 under exactly_once_v2
+    "windowstore.changelog.additional.retention.ms": Default(DAY_MS),
 }

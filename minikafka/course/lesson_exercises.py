@@ -1228,3 +1228,69 @@ def check_tiered(tiered_config: Callable[[], dict]) -> Outcome:
     out.verdict = (f"{readable:g} minutes replayable, at most {worst:g} minutes on the "
                    "broker's disk")
     return out
+
+
+# -- lesson 21 ------------------------------------------------------------------------------------
+
+# Reports held back on their way (a truck in a tunnel): (truck, n-th report) -> delay in ms.
+# None is more than 40 s late; the two measured ten seconds before their minute ended need
+# a grace over 30 s.
+TUNNEL_DELAYS = {("truck-01", 5): 40_000, ("truck-02", 13): 30_000, ("truck-03", 22): 12_000,
+                 ("truck-04", 17): 39_000, ("truck-01", 26): 25_000}
+DASHBOARD_WAIT_MS = 60_000  # a minute's counts must be final a minute after it ends
+
+
+@exercise("21-grace", "Lesson 21 · windows for a dashboard",
+          hint="Counts per minute are tumbling windows of 60 s (a hopping window counts a "
+               "report once in each window it overlaps). A report that arrives up to 40 s "
+               "late needs a grace of at least 40 s, or its window has closed; a window "
+               "closes grace after its end, so a grace over 60 s keeps the dashboard "
+               "waiting too long: TimeWindows(size_ms=60_000, grace_ms=...).",
+          solution=solutions.truck_windows)
+def check_truck_windows(truck_windows: Callable[[], Any]) -> Outcome:
+    from .streams import TimeWindows, arriving_late, run_windowed
+    from .trucks import truck_positions
+
+    windows = truck_windows()
+    if not isinstance(windows, TimeWindows):
+        raise TypeError(f"return a TimeWindows(...), not {windows!r}")
+    out = Outcome()
+    reports = arriving_late(truck_positions(trucks=4, minutes=5, every_s=10, seed=21,
+                                            max_delay_s=0), TUNNEL_DELAYS)
+    app = run_windowed(reports, windows)
+    app.close()
+    expected: dict[tuple[str, int], int] = {}
+    for r in reports:
+        minute = r.event_time_ms // 60_000 * 60_000
+        expected[(r.truck_id, minute)] = expected.get((r.truck_id, minute), 0) + 1
+    got = {(k, s): n for (k, s, e), n in app.counts().items()}
+    out.history.append(f"{len(reports)} reports of 4 trucks over 5 minutes; "
+                       f"{len(TUNNEL_DELAYS)} of them 12-40 s late ({windows.describe()})")
+    for r in app.records:
+        if r["dropped"]:
+            out.history.append(f"{r['key']}'s report measured at offset {r['offset']} of "
+                               f"partition {r['partition']} came {r['late_by'] / 1000:.1f} s "
+                               f"behind the stream time: dropped from {len(r['dropped'])} "
+                               "window(s)")
+    tumbling = windows.size_ms == 60_000 and windows.advance == 60_000
+    out.expect(tumbling, "one window per minute: tumbling 60 s windows",
+               f"{windows.describe()}: the dashboard shows counts per minute, "
+               f"[0:00, 1:00), [1:00, 2:00), ..., one window each")
+    dropped = len(app.dropped) + sum(1 for r in app.records if r["dropped"] and r["counted"])
+    out.expect(dropped == 0, "no report dropped: every late one reached a window still open",
+               f"{dropped} late report(s) dropped: their windows had closed")
+    if tumbling:
+        wrong = {k: (got.get(k, 0), n) for k, n in expected.items() if got.get(k, 0) != n}
+        out.expect(not wrong, f"every truck's count per minute is right ({len(expected)} "
+                              "windows)",
+                   f"{len(wrong)} windows counted wrong (got, expected): "
+                   + ", ".join(f"{t} at minute {(m - min(m for _, m in expected)) // 60_000}:"
+                               f" {g} not {n}" for (t, m), (g, n) in sorted(wrong.items())[:4]))
+    out.expect(windows.grace_ms <= DASHBOARD_WAIT_MS,
+               f"a window is final {windows.grace_ms // 1000} s after its end, within the "
+               "dashboard's minute",
+               f"grace {windows.grace_ms // 1000} s: a window stays open that long after its "
+               f"end, and the dashboard waits at most {DASHBOARD_WAIT_MS // 1000} s")
+    out.verdict = (f"{windows.describe()}: {len(app.records)} reports read, {dropped} dropped, "
+                   f"{len(got)} windows")
+    return out

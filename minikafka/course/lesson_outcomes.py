@@ -692,6 +692,78 @@ def lesson_19(ns: Namespace) -> None:
             served=[served_refusal, len(served_read)])
 
 
+def lesson_20(ns: Namespace) -> None:
+    """Lesson 20: Tiered storage: old segments in a remote store (KIP-405)."""
+    first = ns["first"]
+    replayed = ns["replayed"]
+    during = ns["during"]
+    samples = ns["samples"]
+    refusals = ns["refusals"]
+    answers = ns["answers"]
+    q1 = ns["q1"]
+    q2 = ns["q2"]
+    q3 = ns["q3"]
+    minute6 = first[-1]
+    assert (minute6.log_start, minute6.local_start, minute6.highest_remote, minute6.log_end) == (0, 24, 29, 36)
+    assert [a.offset for a in answers] == [0, 24, 29, 36]
+    assert replayed == list(range(36))
+    down = [s for s in samples if not s.store_up]
+    assert [s.highest_remote for s in down] == [29, 29, 29] and [s.lag_segments for s in down] == [1, 2, 3]
+    assert all(s.local_start == 30 for s in down)
+    assert samples[9].lag_segments == 0 and samples[9].local_start == 48
+    assert (samples[10].log_start, samples[-1].log_start) == (6, 24)
+    assert during == {24: "UNKNOWN_SERVER_ERROR", 72: "NONE"}
+    assert set(refusals) == {"local over total", "compacted"}
+    assert all(q.check(q.answer) for q in (q1, q2, q3))
+    checked("20", minute6=[minute6.log_start, minute6.local_start, minute6.highest_remote, minute6.log_end],
+            replayed=len(replayed), outage_local_start=[s.local_start for s in down],
+            outage_lag=[s.lag_segments for s in down], log_start_after=[samples[10].log_start, samples[-1].log_start],
+            during_outage=during, refused=sorted(refusals))
+
+
+def lesson_21(ns: Namespace) -> None:
+    """Lesson 21: Stream processing in depth: windows, late records, joins and exactly-once."""
+    copartition_error = ns["copartition_error"]
+    joins = ns["joins"]
+    hopping = ns["hopping"]
+    fleet = ns["fleet"]
+    joined = ns["joined"]
+    misjoined = ns["misjoined"]
+    pairs = ns["pairs"]
+    changelog = ns["changelog"]
+    graces = ns["graces"]
+    q1 = ns["q1"]
+    q2 = ns["q2"]
+    q3 = ns["q3"]
+    no_grace = ns["no_grace"]
+    sessions = ns["sessions"]
+    parked = ns["parked"]
+    start = ns["start"]
+    reports = ns["reports"]
+    dropped_by_grace = {g: row["dropped"] for g, row in graces.items()}
+    assert dropped_by_grace == {0: 2, 30: 1, 60: 0}
+    assert [n for (k, s, e), n in no_grace.counts("truck-01").items()] == [5, 5, 6]
+    assert sorted((r["timestamp"] - start) // 10_000 * 10 for r in no_grace.dropped) == [50, 110]
+    hop_total = sum(n for (k, s, e), n in hopping.counts("truck-01").items())
+    assert hop_total == 3 * len([r for r in reports if r.truck_id == "truck-01"]) - 1
+    late_hop = [r for r in hopping.records if r["dropped"]]
+    assert [(len(r["dropped"]), len(r["counted"])) for r in late_hop] == [(1, 2)]
+    truck1_sessions = list(sessions.counts("truck-01").values())
+    assert len(truck1_sessions) == 2 and sum(truck1_sessions) == len(
+        [r for r in parked if r.truck_id == "truck-01"])
+    assert len(joined["joined"]) == len(fleet) and not joined["missed"]
+    assert len(misjoined["missed"]) > len(misjoined["joined"])
+    assert copartition_error(joins, "truck-positions", "drivers") is None
+    assert "drivers-v2=4, truck-positions=3" in copartition_error(joins, "truck-positions", "drivers-v2")
+    assert [key for key, left, right in pairs] == ["truck-02"]
+    assert changelog["records"] == 54 and changelog["cleanup.policy"] == "compact,delete"
+    assert all(q.check(q.answer) for q in (q1, q2, q3))
+    checked("21", dropped_by_grace={str(g): n for g, n in dropped_by_grace.items()},
+            hop_total=hop_total, sessions=truck1_sessions, joined=len(joined["joined"]),
+            misjoined=len(misjoined["joined"]), pairs=[key for key, left, right in pairs],
+            changelog=changelog["records"])
+
+
 OUTCOMES: dict[str, Callable[[Namespace], None]] = {
     "00": lesson_00,
     "01": lesson_01,
@@ -713,4 +785,6 @@ OUTCOMES: dict[str, Callable[[Namespace], None]] = {
     "17": lesson_17,
     "18": lesson_18,
     "19": lesson_19,
+    "20": lesson_20,
+    "21": lesson_21,
 }

@@ -718,6 +718,44 @@ _QUIZZES = [
         "Remote segments are immutable copies; Kafka does not compact them, so it refuses "
         "the combination with INVALID_CONFIG (\"Remote log storage is unsupported for the "
         "compacted topics\")."),
+    # -- lesson 21 --------------------------------------------------------------------
+    QuizSpec(
+        "21-late",
+        "A Streams application counts per 1-minute tumbling window with a grace of 10 s. "
+        "Its task's stream time is 8:01:15 when a report measured at 8:00:58 arrives. "
+        "What happens to it?",
+        ("It is counted in the window [8:00, 8:01): processing time does not matter",
+         "It opens a new window of its own, [8:00:58, 8:01:58)",
+         "It is dropped: the window [8:00, 8:01) closed at stream time 8:01:10"),
+        "c",
+        "A window [start, end) takes records while end > stream time - grace. 8:01:00 is not "
+        "after 8:01:15 - 10 s, so the window has closed; the record is dropped and the "
+        "task's dropped-records metric counts it."),
+    QuizSpec(
+        "21-copartition",
+        "positions (6 partitions, keyed by truck) is joined with the table drivers (4 "
+        "partitions, keyed by truck). What does Kafka Streams do?",
+        ("It refuses the topology: the topics do not have the same number of partitions",
+         "It joins them anyway, and each truck finds its driver",
+         "It adds partitions to drivers until both have 6"),
+        "a",
+        "A join runs task by task: task p joins partition p of one topic with partition p "
+        "of the other. That only finds the matching row when both topics have the same "
+        "number of partitions and the same partitioner. Streams checks the counts and stops; "
+        "repartition one side (e.g. with repartition()) to fix it."),
+    QuizSpec(
+        "21-eos",
+        "An application with processing.guarantee=at_least_once crashes after writing its "
+        "output for a batch but before committing the batch's offsets. What does the "
+        "output topic hold after the restart?",
+        ("Exactly one result per input record: Streams writes the changelog first",
+         "Some results twice: the batch is processed again from the committed offsets",
+         "Gaps: the batch's records are skipped"),
+        "b",
+        "The restarted task reads from the last committed offsets, so the batch runs again. "
+        "exactly_once_v2 writes the outputs, the changelog records and the input offsets in "
+        "one transaction: after a crash it is all or nothing, and read_committed readers "
+        "never see the aborted attempt."),
 ]
 
 QUIZZES: dict[str, QuizSpec] = {q.id: q for q in _QUIZZES}

@@ -167,6 +167,14 @@ def acknowledge_type(record: Any, error: Exception | None) -> Any:
     return AcknowledgeType.REJECT
 
 
+def truck_windows() -> Any:
+    # Counts per minute: tumbling 60 s windows. Reports come up to 40 s late: a window must
+    # stay open 40 s after its end to take them, and no longer than the dashboard's minute.
+    from .streams import TimeWindows
+
+    return TimeWindows(size_ms=60_000, grace_ms=40_000)
+
+
 # -- labs -------------------------------------------------------------------------------------
 
 

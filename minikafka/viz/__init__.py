@@ -29,6 +29,7 @@ from .sharepartition import share_partition_view
 from .svg import has_dot, to_svg
 from .tiers import tiered_log_view
 from .transactions import transaction_state, transaction_view
+from .windows import windows_view
 
 __all__ = [
     "MetricsDashboard",
@@ -66,4 +67,5 @@ __all__ = [
     "to_svg",
     "transaction_state",
     "transaction_view",
+    "windows_view",
 ]

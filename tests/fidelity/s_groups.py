@@ -439,9 +439,7 @@ def kip848_records_in_consumer_offsets(door):
     # On Kafka the coordinator may learn of the new topic a moment after the first join,
     # which costs one more group epoch: compare what does not depend on that moment.
     epochs = [f["epoch"] for kind, f in seen if kind == "ConsumerGroupKey/3" and f]
-    # commit_until_committed may commit more than once before it reads the offset back:
-    # the member's leave follows the last commit.
-    commit = max(i for i, (kind, _) in enumerate(seen) if kind == "OffsetKey")
+    commit = next(i for i, (kind, _) in enumerate(seen) if kind == "OffsetKey")
     first = next(f for kind, f in seen if kind == "ConsumerGroupKey/8" and f)
     left = seen[commit + 1:]
     return {"kinds": sorted({kind for kind, _ in seen}),

@@ -42,11 +42,11 @@ def run_java(main_class: str, *args: str, classpath: str | None = None,
                           input=input, capture_output=True, text=True, timeout=timeout)
 
 
-def compile_java(sources: Sequence[Path]) -> Path:
-    """The classes of `sources`, compiled with javac against Kafka's libs once per content:
-    they are cached under the repository's .cache/java-classes/<hash of the sources and
-    the Kafka release>."""
-    digest = hashlib.sha256(KAFKA_VERSION.encode())
+def compile_java(sources: Sequence[Path], *extra: Path) -> Path:
+    """The classes of `sources`, compiled with javac against Kafka's libs (and `extra`
+    classpath entries) once per content: they are cached under the repository's
+    .cache/java-classes/<hash of the sources, the extras and the Kafka release>."""
+    digest = hashlib.sha256(KAFKA_VERSION.encode() + "".join(map(str, extra)).encode())
     for source in sorted(sources):
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
     out = REPO_CACHE / "java-classes" / digest.hexdigest()[:16]
@@ -55,7 +55,7 @@ def compile_java(sources: Sequence[Path]) -> Path:
         return out
     out.mkdir(parents=True, exist_ok=True)
     javac = str(Path(java()).resolve().parent / "javac")
-    done = subprocess.run([javac, "-nowarn", "-d", str(out), "-cp", kafka_classpath(),
+    done = subprocess.run([javac, "-nowarn", "-d", str(out), "-cp", kafka_classpath(*extra),
                            *map(str, sources)], capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"javac failed:\n{done.stdout}{done.stderr}")

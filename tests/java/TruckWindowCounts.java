@@ -1,0 +1,182 @@
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.StreamsGroupDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.LongDeserializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.TimeWindows;
+
+/**
+ * Lesson 21's windowed count as a Kafka Streams application: truck reports keyed by truck,
+ * counted per 60 s tumbling window with a grace of 30 s, under exactly_once_v2 and the
+ * group protocol given (streams: KIP-1071's Streams group; classic: a consumer group).
+ * Two trucks report every 10 s for three minutes of event time; truck-01's report at 0:50
+ * arrives after 1:25 (inside the grace) and its report at 1:50 after 2:35 (too late).
+ * Prints one JSON object of observations.
+ *
+ * Usage: java TruckWindowCounts BOOTSTRAP NAME_PREFIX GROUP_PROTOCOL
+ */
+public final class TruckWindowCounts {
+    static final long START = 1_714_982_400_000L;  // 2024-05-06 08:00 UTC, as in the lessons
+
+    public static void main(String[] args) throws Exception {
+        String bootstrap = args[0];
+        String input = args[1] + "-truck-positions";
+        String output = args[1] + "-truck-counts";
+        String appId = args[1] + "-counts";
+        String protocol = args[2];
+        Map<String, Object> out = new TreeMap<>();
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(input, 3, (short) 3),
+                new NewTopic(output, 3, (short) 3))).all().get();
+
+            StreamsBuilder builder = new StreamsBuilder();
+            builder.<String, String>stream(input)
+                .groupByKey()
+                .windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofSeconds(60), Duration.ofSeconds(30)))
+                .count(Materialized.as("counts"))
+                .toStream()
+                .map((window, count) -> KeyValue.pair(
+                    window.key() + "@" + (window.window().start() - START) / 1000, count))
+                .to(output, Produced.with(Serdes.String(), Serdes.Long()));
+            Properties props = new Properties();
+            props.put(StreamsConfig.APPLICATION_ID_CONFIG, appId);
+            props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            props.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
+            props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+            props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+            props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+            props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams").toString());
+            props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);  // every update out
+            props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+
+            try (KafkaStreams streams = new KafkaStreams(builder.build(), props)) {
+                streams.start();
+                long deadline = System.currentTimeMillis() + 120_000;
+                while (streams.state() != KafkaStreams.State.RUNNING && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(200);
+                }
+                out.put("state", streams.state().toString());
+                produce(bootstrap, input);
+                Map<String, Long> counts = readCounts(bootstrap, output);
+                out.put("counts", counts);
+                double dropped = 0;
+                for (Map.Entry<MetricName, ? extends Metric> m : streams.metrics().entrySet()) {
+                    if (m.getKey().name().equals("dropped-records-total")) {
+                        dropped += ((Number) m.getValue().metricValue()).doubleValue();
+                    }
+                }
+                out.put("dropped", (long) dropped);
+                for (GroupListing g : admin.listGroups().all().get()) {
+                    if (g.groupId().equals(appId)) {
+                        out.put("group_type", g.type().map(Object::toString).orElse("?"));
+                    }
+                }
+                if (protocol.equals("streams")) {
+                    StreamsGroupDescription d = admin.describeStreamsGroups(List.of(appId))
+                        .describedGroups().get(appId).get();
+                    out.put("members", d.members().size());
+                    out.put("subtopologies", d.subtopologies().size());
+                    out.put("group_state", d.groupState().toString());
+                }
+                streams.close(Duration.ofSeconds(30));
+            }
+            admin.deleteTopics(List.of(input, output)).all().get(30, TimeUnit.SECONDS);
+        }
+        System.out.println(json(out));
+    }
+
+    /** truck-01 and truck-02 every 10 s for 3 minutes, two of truck-01's reports held back. */
+    static void produce(String bootstrap, String topic) throws Exception {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        TreeMap<Long, List<long[]>> byArrival = new TreeMap<>();
+        for (long t = 0; t < 180; t += 10) {
+            for (int truck = 1; truck <= 2; truck++) {
+                long arrives = t;
+                if (truck == 1 && t == 50) arrives = 85;    // 35 s behind: within the grace
+                if (truck == 1 && t == 110) arrives = 155;  // 45 s behind: its window closed
+                byArrival.computeIfAbsent(arrives * 10 + truck, k -> new java.util.ArrayList<>())
+                    .add(new long[] {truck, t});
+            }
+        }
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            for (List<long[]> reports : byArrival.values()) {
+                for (long[] r : reports) {
+                    String key = "truck-0" + r[0];
+                    // Keyed: one truck, one partition, in arrival order. Sent one by one so
+                    // the arrival order is the order in the log.
+                    producer.send(new ProducerRecord<>(topic, null, START + r[1] * 1000, key,
+                        "{\"truck_id\":\"" + key + "\"}")).get();
+                }
+            }
+        }
+    }
+
+    /** The last count per window, read committed, once nothing new came for 5 s. */
+    static Map<String, Long> readCounts(String bootstrap, String topic) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, LongDeserializer.class.getName());
+        Map<String, Long> counts = new TreeMap<>();
+        try (KafkaConsumer<String, Long> consumer = new KafkaConsumer<>(p)) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                .map(info -> new TopicPartition(topic, info.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            long quietSince = System.currentTimeMillis();
+            long deadline = quietSince + 120_000;
+            while (System.currentTimeMillis() - quietSince < 5_000 && System.currentTimeMillis() < deadline) {
+                var records = consumer.poll(Duration.ofMillis(200));
+                for (ConsumerRecord<String, Long> r : records) {
+                    counts.put(r.key(), r.value());
+                }
+                if (!records.isEmpty() || counts.size() < 6) quietSince = System.currentTimeMillis();
+            }
+        }
+        return counts;
+    }
+
+    static String json(Object o) {
+        if (o instanceof Map<?, ?> m) {
+            StringBuilder b = new StringBuilder("{");
+            for (Map.Entry<?, ?> e : m.entrySet()) {
+                if (b.length() > 1) b.append(", ");
+                b.append('"').append(e.getKey()).append("\": ").append(json(e.getValue()));
+            }
+            return b.append('}').toString();
+        }
+        if (o instanceof Number || o instanceof Boolean) return o.toString();
+        return "\"" + o + "\"";
+    }
+}
