@@ -257,3 +257,12 @@ def billing_acls() -> list:
     group = k.ResourcePattern(k.ResourceType.GROUP, "billing-app", k.ACLResourcePatternType.LITERAL)
     return [k.ACL("User:billing", "*", k.ACLOperation.READ, k.ACLPermissionType.ALLOW, topics),
             k.ACL("User:billing", "*", k.ACLOperation.READ, k.ACLPermissionType.ALLOW, group)]
+
+
+def principal_mapping_rules() -> str:
+    # [^,]+ stops at the first comma: the common name alone. The whole subject is
+    # anchored (^...$), so OU=course-admins or another O= falls through to DEFAULT,
+    # which keeps every other certificate's subject instead of refusing it.
+    return ("RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/L, "
+            "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/, "
+            "DEFAULT")
