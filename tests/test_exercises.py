@@ -185,6 +185,35 @@ def wrong_acknowledge_type(record, error):
     from minikafka import AcknowledgeType
 
     return AcknowledgeType.ACCEPT if error is None else AcknowledgeType.RELEASE
+def wrong_mapping_rules() -> str:
+    # OU=course.* also matches OU=course-admins, and any organization
+    return "RULE:^CN=(.*),OU=course.*$/$1/L, RULE:^CN=(.*),OU=services.*$/svc-$1/, DEFAULT"
+
+
+def wrong_mapping_rules_no_default() -> str:
+    # every other certificate (the brokers' own) is refused
+    return ("RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/L, "
+            "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/")
+
+
+def wrong_mapping_rules_case() -> str:
+    # no /L: CN=Alice stays Alice, and the ACL for User:alice does not apply
+    return ("RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/, "
+            "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/, DEFAULT")
+
+
+def wrong_mapping_rules_default_first() -> str:
+    # the first rule that matches wins: DEFAULT first matches every subject
+    return ("DEFAULT, RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/L, "
+            "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/")
+
+
+def wrong_mapping_rules_upper() -> str:
+    # /U, and svc- lower-cased with /L too
+    return ("RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/U, "
+            "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/L, DEFAULT")
+
+
 def wrong_billing_acls() -> list:
     # "orders" without the dash also covers orders_archive
     from kafka.admin import (
@@ -236,6 +265,7 @@ WRONG = {
     "17-consumer-protocol": (wrong_consumer_protocol, "confluent-kafka refuses the configuration"),
     "18-acknowledge": (wrong_acknowledge_type, "was delivered 5 times"),
     "19-acls": (wrong_billing_acls, "User:billing may READ topic orders_archive"),
+    "22-mapping-rules": (wrong_mapping_rules, "became carol, not CN=carol"),
     **LAB_WRONG,
 }
 
@@ -290,7 +320,8 @@ CONSTANTS = {
     "08-seek-to-time": None, "09-range": {}, "10-commit-offsets": {}, "11-retention": {},
     "12-quorum": 3, "13-sink-ids": "order", "14-rolling-restart": None, "15-page": False,
     "16-test": None, "17-consumer-protocol": {"group.protocol": "consumer"},
-    "18-acknowledge": 0, "19-acls": [], "lab1-create-topic": "topics --list",
+    "18-acknowledge": 0, "19-acls": [],
+    "22-mapping-rules": "DEFAULT", "lab1-create-topic": "topics --list",
     "lab2-safe-producer": None, "lab3-lag": {}, "lab4-under-replicated": [],
     "lab5-starting-offsets": "earliest", "lab6-read-all": [], "lab7-upsert": None,
 }
@@ -301,6 +332,8 @@ MORE_MISTAKES = {
     "13-sink-ids": [wrong_document_id_value_offset],
     "15-page": [wrong_should_page_always],
     "18-acknowledge": [wrong_acknowledge_reject],
+    "22-mapping-rules": [wrong_mapping_rules_no_default, wrong_mapping_rules_case,
+                         wrong_mapping_rules_default_first, wrong_mapping_rules_upper],
 }
 
 

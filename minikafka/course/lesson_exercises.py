@@ -1184,8 +1184,9 @@ MAPPING_CASES = (
           hint="Two RULEs and DEFAULT, comma-separated: RULE:^CN=([^,]+),OU=course,"
                "O=minikafka$/$1/L lower-cases a person's common name; a second RULE with "
                "the replacement svc-$1 (no /L) for OU=services; DEFAULT last, or any other "
-               "certificate is refused. Anchor with ^ and $ and use [^,]+, not .*, for the "
-               "common name.",
+               "certificate is refused. A pattern must match the whole subject: spell out "
+               "OU=course,O=minikafka rather than OU=course.*, which also takes "
+               "OU=course-admins and other organizations.",
           solution=solutions.principal_mapping_rules)
 def check_mapping_rules(principal_mapping_rules: Callable[[], str]) -> Outcome:
     from ..core.ssl_principal import NoMatchingRule, SslPrincipalMapper
