@@ -22,6 +22,8 @@ from ..core.api.client_quotas import USER
 from ..extras import require
 from ..wire.tls import principal_from_cert
 
+require("tls", what="Lesson 22's certificates")
+
 __all__ = ["Certificates", "listener_properties", "make_certificates", "throttle_over_time",
            "tls_handshake"]
 
@@ -43,7 +45,6 @@ def make_certificates(directory: str | Path, clients: dict[str, str] | list[str]
                       ) -> Certificates:
     """A CA, a broker certificate (CN=localhost) and one client certificate per name, in
     DIRECTORY. CLIENTS is a list of names (OU=course) or {name: organizational unit}."""
-    require("tls", "cryptography", what="making certificates")
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
