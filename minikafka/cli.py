@@ -112,6 +112,7 @@ def serve(args: argparse.Namespace) -> int:
         parse_server_config,
         read_properties,
     )
+    from .core.ssl_principal import SslPrincipalMapper
     from .tools._common import kafka_message
     from .wire.tls import TlsConfigError
 
@@ -154,11 +155,11 @@ def serve(args: argparse.Namespace) -> int:
     if authorizer and authorizer != STANDARD_AUTHORIZER:
         return fail(f"authorizer.class.name={authorizer}: minikafka has Kafka's KRaft "
                     f"authorizer only, {STANDARD_AUTHORIZER}")
-    rules = config.security.get("ssl.principal.mapping.rules", "DEFAULT").strip()
-    if rules != "DEFAULT":
-        print("minikafka serve: warning: ssl.principal.mapping.rules is not applied: a client "
-              "certificate's principal is User:<its whole subject>, as with DEFAULT",
-              file=sys.stderr)
+    try:  # Kafka refuses bad ssl.principal.mapping.rules at start-up
+        for item in listeners:
+            SslPrincipalMapper(item.ssl.get("ssl.principal.mapping.rules"))
+    except ValueError as exc:
+        return fail(str(exc))
     for key in config.unknown:
         print(f"minikafka serve: warning: unknown config {key!r} (not a Kafka broker key "
               "minikafka knows), ignored", file=sys.stderr)

@@ -191,6 +191,35 @@ def wrong_tiered_config():
     return {"remote.storage.enable": "true", "retention.ms": 30 * 60_000}
 
 
+def wrong_mapping_rules() -> str:
+    # OU=course.* also matches OU=course-admins, and any organization
+    return "RULE:^CN=(.*),OU=course.*$/$1/L, RULE:^CN=(.*),OU=services.*$/svc-$1/, DEFAULT"
+
+
+def wrong_mapping_rules_no_default() -> str:
+    # every other certificate (the brokers' own) is refused
+    return ("RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/L, "
+            "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/")
+
+
+def wrong_mapping_rules_case() -> str:
+    # no /L: CN=Alice stays Alice, and the ACL for User:alice does not apply
+    return ("RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/, "
+            "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/, DEFAULT")
+
+
+def wrong_mapping_rules_default_first() -> str:
+    # the first rule that matches wins: DEFAULT first matches every subject
+    return ("DEFAULT, RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/L, "
+            "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/")
+
+
+def wrong_mapping_rules_upper() -> str:
+    # /U, and svc- lower-cased with /L too
+    return ("RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/U, "
+            "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/L, DEFAULT")
+
+
 def wrong_billing_acls() -> list:
     # "orders" without the dash also covers orders_archive
     from kafka.admin import (
@@ -272,6 +301,7 @@ WRONG = {
     "19-acls": (wrong_billing_acls, "User:billing may READ topic orders_archive"),
     "20-tiers": (wrong_tiered_config, "the broker's disk held"),
     "21-grace": (wrong_truck_windows, "late report(s) dropped"),
+    "22-mapping-rules": (wrong_mapping_rules, "became carol, not CN=carol"),
     **LAB_WRONG,
 }
 
@@ -349,7 +379,7 @@ CONSTANTS = {
     "12-quorum": 3, "13-sink-ids": "order", "14-rolling-restart": None, "15-page": False,
     "16-test": None, "17-consumer-protocol": {"group.protocol": "consumer"},
     "18-acknowledge": 0, "19-acls": [], "20-tiers": {"remote.storage.enable": "true"},
-    "21-grace": TimeWindows(size_ms=30_000),
+    "21-grace": TimeWindows(size_ms=30_000), "22-mapping-rules": "DEFAULT",
     "lab1-create-topic": "topics --list",
     "lab2-safe-producer": None, "lab3-lag": {}, "lab4-under-replicated": [],
     "lab5-starting-offsets": "earliest", "lab6-read-all": [], "lab7-upsert": None,
@@ -364,6 +394,8 @@ MORE_MISTAKES = {
     "20-tiers": [wrong_tiered_no_remote, wrong_tiered_short_total, wrong_tiered_forever,
                  wrong_tiered_local_over_total],
     "21-grace": [wrong_truck_windows_hopping, wrong_truck_windows_day, wrong_truck_windows_short],
+    "22-mapping-rules": [wrong_mapping_rules_no_default, wrong_mapping_rules_case,
+                         wrong_mapping_rules_default_first, wrong_mapping_rules_upper],
 }
 
 

@@ -305,6 +305,19 @@ def expect_21(o: dict) -> None:
     assert o["pairs"] == ["truck-02"] and o["changelog"] == 54
 
 
+def expect_22(o: dict) -> None:
+    # A client trusting the lesson's CA agrees on TLS, one without it fails the handshake;
+    # mapping rules make alice's certificate User:alice (she writes) and bob's User:bob
+    # (refused); on SASL_SSL bob's SCRAM-SHA-512 login, not alice's certificate, is the
+    # principal; a 2x quota throttles the producer and the consumer, not at once.
+    assert o["tls"] == [["broker", "version"], ["error"]]
+    assert o["short_names"]["alice"].startswith("wrote")
+    assert o["short_names"]["bob"] == "TopicAuthorizationFailedError"
+    assert o["logins"][1] == "ClusterAuthorizationFailedError"
+    assert 3 < o["first_producer_throttle_s"] <= 10
+    assert o["producer_throttled_s"] >= 10 and o["consumer_throttled_s"] >= 1
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 

@@ -1294,3 +1294,108 @@ def check_truck_windows(truck_windows: Callable[[], Any]) -> Outcome:
     out.verdict = (f"{windows.describe()}: {len(app.records)} reports read, {dropped} dropped, "
                    f"{len(got)} windows")
     return out
+
+
+# -- lesson 22 ------------------------------------------------------------------------------------
+
+# Subjects and the principal name each must get (None: its whole subject, unchanged).
+MAPPING_CASES = (
+    ("CN=Alice,OU=course,O=minikafka", "alice"),
+    ("CN=bob,OU=course,O=minikafka", "bob"),
+    ("CN=billing,OU=services,O=minikafka", "svc-billing"),
+    ("CN=Payments-API,OU=services,O=minikafka", "svc-Payments-API"),
+    ("CN=localhost,OU=brokers,O=minikafka", None),
+    ("CN=carol,OU=course-admins,O=minikafka", None),
+    ("CN=mallory,OU=course,O=elsewhere", None),
+)
+
+
+@exercise("22-mapping-rules", "Lesson 22 · principals for people and for services",
+          hint="Two RULEs and DEFAULT, comma-separated: RULE:^CN=([^,]+),OU=course,"
+               "O=minikafka$/$1/L lower-cases a person's common name; a second RULE with "
+               "the replacement svc-$1 (no /L) for OU=services; DEFAULT last, or any other "
+               "certificate is refused. A pattern must match the whole subject: spell out "
+               "OU=course,O=minikafka rather than OU=course.*, which also takes "
+               "OU=course-admins and other organizations.",
+          solution=solutions.principal_mapping_rules)
+def check_mapping_rules(principal_mapping_rules: Callable[[], str]) -> Outcome:
+    from ..core.ssl_principal import NoMatchingRule, SslPrincipalMapper
+
+    rules = principal_mapping_rules()
+    out = Outcome()
+    try:
+        mapper = SslPrincipalMapper(str(rules))
+    except ValueError as exc:
+        out.expect(False, "", f"Kafka refuses the setting at start-up: {exc}")
+        out.verdict = "the broker would not start"
+        return out
+    out.history.append(f"ssl.principal.mapping.rules={rules}")
+    wrong = []
+    for subject, name in MAPPING_CASES:
+        want = name if name is not None else subject
+        try:
+            got = mapper.name(subject)
+        except NoMatchingRule:
+            got = "refused: no rule applies"
+        out.history.append(f"{subject} -> {got}")
+        if got != want:
+            wrong.append(f"{subject} became {got}, not {want}")
+    out.expect(not wrong, f"all {len(MAPPING_CASES)} subjects map as the ACLs expect",
+               "; ".join(wrong))
+    served = _mapped_writes(str(rules)) if not wrong else {}
+    if served:
+        out.history.append("a broker with your rules, ACLs for User:alice and "
+                           "User:svc-billing: " + "; ".join(f"{k}: {v}" for k, v in served.items()))
+        out.expect(all(v.startswith("wrote") for v in served.values()),
+                   "alice's and billing's certificates write through a broker with your rules",
+                   "a broker with your rules refused: " + str(served))
+    out.verdict = (f"{len(MAPPING_CASES) - len(wrong)} of {len(MAPPING_CASES)} subjects "
+                   "mapped as expected")
+    return out
+
+
+def _mapped_writes(rules: str) -> dict[str, str]:
+    """A broker with RULES on a mutual-TLS listener; alice's and billing's certificates
+    produce to a topic their short principals may write."""
+    import tempfile
+
+    from kafka import KafkaProducer
+    from kafka.admin import (
+        ACL,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        ResourcePattern,
+        ResourceType,
+    )
+    from kafka.errors import KafkaError
+
+    from ..core.security_config import client_listeners
+    from .authentication import listener_properties, make_certificates
+
+    with tempfile.TemporaryDirectory(prefix="minikafka-22-") as directory:
+        certs = make_certificates(directory, {"Alice": "course", "billing": "services"})
+        cluster = Cluster(brokers=1, seed=22)
+        cluster.create_topic("orders", partitions=1, replication_factor=1)
+        cluster.enable_acls(super_users=["User:admin"])
+        cluster.set_scram_credential("admin", "admin-secret")
+        admin = cluster.admin(security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
+                              sasl_plain_username="admin", sasl_plain_password="admin-secret")
+        orders = ResourcePattern(ResourceType.TOPIC, "orders", ACLResourcePatternType.LITERAL)
+        admin.create_acls([ACL(p, "*", ACLOperation.WRITE, ACLPermissionType.ALLOW, orders)
+                           for p in ("User:alice", "User:svc-billing")])
+        listener = listener_properties(certs, "SSL", client_auth="required", mapping_rules=rules)
+        out = {}
+        with cluster.serve(port=0, listeners=client_listeners(listener)) as server:
+            for who, (cert, key) in certs.client.items():
+                producer = KafkaProducer(bootstrap_servers=server.bootstrap_servers,
+                                         security_protocol="SSL", ssl_cafile=str(certs.ca),
+                                         ssl_certfile=str(cert), ssl_keyfile=str(key))
+                try:
+                    offset = producer.send("orders", who.encode()).get(timeout=10).offset
+                    out[who] = f"wrote offset {offset}"
+                except KafkaError as exc:
+                    out[who] = type(exc).__name__
+                finally:
+                    producer.close()
+        return out

@@ -756,6 +756,42 @@ _QUIZZES = [
         "exactly_once_v2 writes the outputs, the changelog records and the input offsets in "
         "one transaction: after a crash it is all or nothing, and read_committed readers "
         "never see the aborted attempt."),
+    # -- lesson 22 --------------------------------------------------------------------
+    QuizSpec(
+        "22-no-default",
+        "A broker's ssl.principal.mapping.rules is 'RULE:^CN=([^,]+),OU=course,O=acme$/$1/L' "
+        "and nothing else. A client presents a valid certificate for "
+        "'CN=billing,OU=services,O=acme'. What happens?",
+        ("It becomes User:CN=billing,OU=services,O=acme, as with DEFAULT",
+         "The connection is refused: no rule applies to its subject",
+         "It becomes User:ANONYMOUS"),
+        "b",
+        "Rules are tried in order and only DEFAULT keeps a subject unchanged; when none "
+        "applies, Kafka cannot build the principal and closes the connection. End the list "
+        "with DEFAULT unless refusing unknown certificates is what you want."),
+    QuizSpec(
+        "22-sasl-ssl",
+        "A SASL_SSL listener has ssl.client.auth=required. A client presents alice's "
+        "certificate and logs in with SCRAM as bob. Which principal do ACLs see?",
+        ("User:bob: on a SASL listener the SASL login names the principal",
+         "User:alice: the certificate was checked first",
+         "Both: ACLs for either principal apply"),
+        "a",
+        "On SASL_PLAINTEXT and SASL_SSL the principal comes from the SASL login; a client "
+        "certificate there only completes the TLS handshake."),
+    QuizSpec(
+        "22-throttle",
+        "A producer sends twice as many bytes a second as its producer_byte_rate quota. What "
+        "does it see?",
+        ("Errors (THROTTLING_QUOTA_EXCEEDED) for the records over the quota",
+         "Answers with a throttle_time_ms, after which it waits before its next request, so "
+         "its rate falls to about the quota",
+         "Nothing until the broker's disk fills"),
+        "b",
+        "Byte-rate quotas never refuse: the broker works out how long the client must pause "
+        "to get back under its quota, puts it in throttle_time_ms, and the client waits. "
+        "(THROTTLING_QUOTA_EXCEEDED is the controller mutation quota's error, for topic "
+        "creations and deletions.)"),
 ]
 
 QUIZZES: dict[str, QuizSpec] = {q.id: q for q in _QUIZZES}

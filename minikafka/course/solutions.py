@@ -272,3 +272,12 @@ def tiered_config() -> dict:
     # 5 minutes on the broker's disk, the rest served from the remote store.
     return {"remote.storage.enable": "true", "retention.ms": 30 * 60_000,
             "local.retention.ms": 5 * 60_000}
+
+
+def principal_mapping_rules() -> str:
+    # [^,]+ stops at the first comma: the common name alone. The whole subject is
+    # anchored (^...$), so OU=course-admins or another O= falls through to DEFAULT,
+    # which keeps every other certificate's subject instead of refusing it.
+    return ("RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/L, "
+            "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/, "
+            "DEFAULT")

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..core.acl import ANONYMOUS
 from ..core.security_config import ListenerConfig
+from ..core.ssl_principal import NoMatchingRule, SslPrincipalMapper
 from .codec import DEFAULT_MAX_REQUEST_BYTES, RequestError
 from .registry import HandlerRegistry, Session, SessionStats, default_registry
 from .tls import principal_from_cert
@@ -83,8 +84,15 @@ class _Connection(asyncio.Protocol):
         _size_buffers(transport.get_extra_info("socket"), server.send_buffer_bytes,
                       server.receive_buffer_bytes)
         # On TLS, a verified client certificate names the principal (SASL may rename it).
-        principal = principal_from_cert(transport.get_extra_info("peercert")) \
-            if server.ssl_context is not None else None
+        try:
+            principal = principal_from_cert(transport.get_extra_info("peercert"),
+                                            server.principal_mapper) \
+                if server.ssl_context is not None else None
+        except NoMatchingRule as exc:
+            # Kafka: "Failed to map name for '<dn>' based on SSL principal mapping rules."
+            log.warning("closing %s:%s: %s", self.peer[0], self.peer[1], exc)
+            transport.abort()
+            return
         self.session = Session(
             server.registry, broker_id=self.broker_id, cluster=server.cluster,
             client_host=self.peer[0], client_port=self.peer[1], lock=server.lock,
@@ -255,6 +263,9 @@ class WireServer:
         # The listener's security (SASL, TLS): None is PLAINTEXT, every client anonymous.
         self.listener = listener
         self.ssl_context = ssl_context
+        # ssl.principal.mapping.rules: a client certificate's subject to its principal.
+        self.principal_mapper = SslPrincipalMapper(
+            listener.ssl.get("ssl.principal.mapping.rules") if listener is not None else None)
         self.registry = registry if registry is not None else default_registry()
         if lock is None:
             lock = getattr(cluster, "lock", None) or threading.RLock()

@@ -16,7 +16,8 @@ What Kafka 4.4 reads and what Python's ssl module can load:
 - ssl.enabled.protocols (default TLSv1.2,TLSv1.3).
 
 A client authenticated by certificate is `User:<its subject's DN>`, as Kafka's
-default ssl.principal.mapping.rules print it ("CN=alice,OU=course,O=minikafka").
+default ssl.principal.mapping.rules print it ("CN=alice,OU=course,O=minikafka"), or the
+name the listener's ssl.principal.mapping.rules make of it (core.ssl_principal).
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ import ssl
 import tempfile
 from collections.abc import Mapping
 from typing import Any
+
+from ..core.ssl_principal import SslPrincipalMapper
 
 __all__ = ["TlsConfigError", "principal_from_cert", "server_context"]
 
@@ -173,15 +176,18 @@ _DN_NAMES = {"commonName": "CN", "organizationName": "O", "organizationalUnitNam
              "emailAddress": "EMAILADDRESS", "domainComponent": "DC", "streetAddress": "STREET"}
 
 
-def principal_from_cert(cert: dict[str, Any] | None) -> str | None:
-    """`User:CN=...,O=...` (RFC 2253 order, as Java's X500Principal.getName prints it)
-    for a verified peer certificate, or None without one."""
+def principal_from_cert(cert: dict[str, Any] | None,
+                        mapper: SslPrincipalMapper | None = None) -> str | None:
+    """`User:CN=...,O=...` (RFC 2253 order, as Java's X500Principal.getName prints it), or
+    `User:<the name mapper's rules give>`, for a verified peer certificate; None without
+    one. core.ssl_principal.NoMatchingRule when no rule maps the subject."""
     if not cert or "subject" not in cert:
         return None
     parts = []
     for rdn in reversed(cert["subject"]):
         parts.append("+".join(f"{_DN_NAMES.get(k, k)}={_escape(v)}" for k, v in rdn))
-    return "User:" + ",".join(parts)
+    dn = ",".join(parts)
+    return "User:" + (mapper.name(dn) if mapper is not None else dn)
 
 
 def _escape(value: str) -> str:

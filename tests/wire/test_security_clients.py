@@ -26,6 +26,7 @@ from kafka.admin import (
 from kafka.errors import (
     ClusterAuthorizationFailedError,
     GroupAuthorizationFailedError,
+    KafkaConnectionError,
     KafkaTimeoutError,
     TopicAuthorizationFailedError,
 )
@@ -342,3 +343,56 @@ def test_pkcs12_keystore_and_truststore(certs, tmp_path):
         admin.create_topics([NewTopic("over-tls", 1, 1)])
         assert admin.list_topics() == ["over-tls"]
         admin.close()
+
+
+def _mapped_listener(certs, rules: str):
+    return client_listeners({
+        "listeners": "SSL://127.0.0.1:0", "ssl.client.auth": "required",
+        "ssl.keystore.type": "PEM", "ssl.keystore.location": str(certs.broker),
+        "ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca),
+        "ssl.principal.mapping.rules": rules})
+
+
+def _ssl_client(server, certs) -> dict:
+    return {"bootstrap_servers": server.bootstrap_servers, "security_protocol": "SSL",
+            "ssl_cafile": str(certs.ca), "ssl_certfile": str(certs.client_cert),
+            "ssl_keyfile": str(certs.client_key)}
+
+
+def test_ssl_principal_mapping_rules_name_the_certificate_user(certs):
+    """RULE:^CN=(.*?),OU=.*$/$1/U makes CN=alice,OU=course,O=minikafka User:ALICE: an ACL
+    for User:ALICE lets the producer write, one for the whole subject would not."""
+    cluster = Cluster(brokers=1)
+    cluster.enable_acls(super_users=["User:admin"])
+    cluster.create_topic("orders-eu", partitions=1, replication_factor=1)
+    cluster.create_acls([_allow("orders-eu", ACLOperation.WRITE, f"User:{CLIENT_DN}")])
+    with cluster.serve(port=0, listeners=_mapped_listener(
+            certs, "RULE:^CN=(.*?),OU=.*$/$1/U, DEFAULT")) as server:
+        producer = KafkaProducer(**_ssl_client(server, certs), max_block_ms=10000)
+        with pytest.raises(TopicAuthorizationFailedError):
+            producer.send("orders-eu", b"x").get(timeout=20)
+        producer.close()
+        cluster.create_acls([_allow("orders-eu", ACLOperation.WRITE, "User:ALICE")])
+        producer = KafkaProducer(**_ssl_client(server, certs), max_block_ms=10000)
+        assert producer.send("orders-eu", b"mapped").get(timeout=20).offset >= 0
+        producer.close()
+
+
+def test_a_certificate_no_rule_maps_is_refused(certs):
+    """No DEFAULT at the end and no rule matching: Kafka closes the connection."""
+    cluster = Cluster(brokers=1)
+    with cluster.serve(port=0, listeners=_mapped_listener(
+            certs, "RULE:^CN=(.*?),OU=ops$/$1/")) as server:
+        with pytest.raises((KafkaConnectionError, KafkaTimeoutError)):
+            KafkaAdminClient(**_ssl_client(server, certs), request_timeout_ms=3000)
+
+
+def test_serve_refuses_an_invalid_mapping_rule(certs, tmp_path, capsys):
+    from minikafka.cli import main
+    properties = tmp_path / "server.properties"
+    properties.write_text(
+        "listeners=SSL://127.0.0.1:0\nssl.keystore.type=PEM\n"
+        f"ssl.keystore.location={certs.broker}\n"
+        "ssl.principal.mapping.rules=RULE:^CN=(.*?)$/$1/LU\n")
+    assert main(["serve", str(properties)]) != 0
+    assert "Invalid rule" in capsys.readouterr().err

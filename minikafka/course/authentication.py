@@ -1,0 +1,204 @@
+"""Lesson 22's helpers: a certificate authority of the lesson's own, listeners secured
+with it, and a quota's throttle over time.
+
+    certs = make_certificates(workdir, clients=["alice", "bob"])
+    certs.ca                 # the CA certificate: clients' ssl_cafile, brokers' truststore
+    certs.broker             # the broker's key and certificate in one PEM (a PEM keystore)
+    certs.client["alice"]    # (certificate, key) of CN=alice,OU=course,O=minikafka
+
+Certificates are made with the `cryptography` package (minikafka's [tls] extra): EC
+P-256 keys, valid for localhost and 127.0.0.1, signed by the lesson's CA.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.api.client_quotas import USER
+from ..extras import require
+from ..wire.tls import principal_from_cert
+
+require("tls", what="Lesson 22's certificates")
+
+__all__ = ["Certificates", "listener_properties", "make_certificates", "throttle_over_time",
+           "tls_handshake"]
+
+ORGANIZATION = "minikafka"
+
+
+@dataclass(frozen=True)
+class Certificates:
+    """Where make_certificates wrote the CA, the broker's keystore and each client's pair."""
+
+    directory: Path
+    ca: Path
+    broker: Path
+    client: dict[str, tuple[Path, Path]] = field(default_factory=dict)
+    subjects: dict[str, str] = field(default_factory=dict)  # name -> its subject's DN
+
+
+def make_certificates(directory: str | Path, clients: dict[str, str] | list[str] = (),
+                      ) -> Certificates:
+    """A CA, a broker certificate (CN=localhost) and one client certificate per name, in
+    DIRECTORY. CLIENTS is a list of names (OU=course) or {name: organizational unit}."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    units = dict(clients) if isinstance(clients, dict) else dict.fromkeys(clients, "course")
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    until = now + datetime.timedelta(days=3650)
+
+    def name(cn: str, unit: str | None) -> x509.Name:
+        # Written O, OU, CN: Java prints the subject the other way round, CN first.
+        parts = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, ORGANIZATION)]
+        if unit:
+            parts.append(x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, unit))
+        parts.append(x509.NameAttribute(NameOID.COMMON_NAME, cn))
+        return x509.Name(parts)
+
+    def pem_key(key: Any) -> bytes:
+        return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                 serialization.NoEncryption())
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = name("minikafka course CA", None)
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+          .public_key(ca_key.public_key()).serial_number(1).not_valid_before(now)
+          .not_valid_after(until)
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    ca_path = out / "ca.pem"
+    ca_path.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+
+    def issue(subject: x509.Name, serial: int, server: bool) -> tuple[bytes, bytes]:
+        key = ec.generate_private_key(ec.SECP256R1())
+        builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(ca_name)
+                   .public_key(key.public_key()).serial_number(serial).not_valid_before(now)
+                   .not_valid_after(until)
+                   .add_extension(x509.BasicConstraints(ca=False, path_length=None),
+                                  critical=True))
+        if server:
+            builder = builder.add_extension(x509.SubjectAlternativeName([
+                x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                critical=False).add_extension(
+                x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        else:
+            builder = builder.add_extension(
+                x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        cert = builder.sign(ca_key, hashes.SHA256())
+        return cert.public_bytes(serialization.Encoding.PEM), pem_key(key)
+
+    cert, key = issue(name("localhost", "brokers"), 2, server=True)
+    broker = out / "broker.pem"  # ssl.keystore.type=PEM: the key, then the chain
+    broker.write_bytes(key + cert)
+    pairs, subjects = {}, {"broker": "CN=localhost,OU=brokers,O=minikafka"}
+    for serial, (client, unit) in enumerate(units.items(), start=3):
+        cert, key = issue(name(client, unit), serial, server=False)
+        cert_path, key_path = out / f"{client}.pem", out / f"{client}.key"
+        cert_path.write_bytes(cert)
+        key_path.write_bytes(key)
+        pairs[client] = (cert_path, key_path)
+        subjects[client] = f"CN={client},OU={unit},O={ORGANIZATION}"
+    return Certificates(out, ca_path, broker, pairs, subjects)
+
+
+def listener_properties(certs: Certificates, protocol: str = "SSL", *,
+                        client_auth: str = "none", mapping_rules: str | None = None,
+                        mechanisms: tuple[str, ...] = ()) -> dict[str, str]:
+    """A broker's server.properties for one listener on a free port, secured with CERTS:
+    SSL or SASL_SSL, ssl.client.auth, ssl.principal.mapping.rules and SASL mechanisms
+    (SCRAM users come from the cluster's metadata)."""
+    properties = {"listeners": f"{protocol}://127.0.0.1:0",
+                  "ssl.keystore.type": "PEM", "ssl.keystore.location": str(certs.broker),
+                  "ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca),
+                  "ssl.client.auth": client_auth}
+    if mapping_rules is not None:
+        properties["ssl.principal.mapping.rules"] = mapping_rules
+    if mechanisms:
+        properties["sasl.enabled.mechanisms"] = ",".join(mechanisms)
+        for mechanism in mechanisms:
+            properties[f"listener.name.{protocol.lower()}.{mechanism.lower()}.sasl.jaas.config"] = (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;")
+    return properties
+
+
+def throttle_over_time(cluster: Any, topic: str, *, user: str, producer_byte_rate: int,
+                       consumer_byte_rate: int, record_bytes: int, records_per_s: int,
+                       seconds: int) -> dict[str, list[tuple[float, float]]]:
+    """A producer and a consumer of USER, each going faster than its quota for SECONDS of
+    simulated time: the throttle_time_ms each broker answer carried, by second.
+
+    The quotas are set with AlterClientQuotas for the user (kafka-configs --entity-type
+    users); the producer sends RECORDS_PER_S records of RECORD_BYTES each second and the
+    consumer reads them as fast as it may. Returns {"producer": [(s, ms)], "consumer": ...}
+    read from the journal's produce.throttled and fetch.throttled events (0 when a second
+    had none)."""
+    start = cluster.now_ms
+    cluster.admin().alter_client_quotas([
+        ({USER: user}, {"producer_byte_rate": producer_byte_rate,
+                        "consumer_byte_rate": consumer_byte_rate})])
+    login = {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-256",
+             "sasl_plain_username": user, "sasl_plain_password": f"{user}-secret"}
+    producer = cluster.producer(client_id=f"{user}-producer", linger_ms=0, **login)
+    consumer = cluster.consumer(topic, client_id=f"{user}-consumer", group_id=f"{user}-app",
+                                auto_offset_reset="earliest", **login)
+    payload = b"x" * record_bytes
+    for second in range(seconds):
+        for _ in range(records_per_s):
+            producer.send(topic, payload)
+        consumer.poll(timeout_ms=0)
+        cluster.advance_to(start + (second + 1) * 1000)
+        consumer.poll(timeout_ms=0)
+    consumer.close()
+    series: dict[str, list[tuple[float, float]]] = {}
+    for client, kind in (("producer", "produce.throttled"), ("consumer", "fetch.throttled")):
+        per_second = [0.0] * seconds
+        for event in cluster.journal.of_kind(kind):
+            index = (event.time_ms - start) // 1000
+            if 0 <= index < seconds:
+                per_second[index] = max(per_second[index], event.fields["throttle_time_ms"])
+        series[client] = [(float(s + 1), ms) for s, ms in enumerate(per_second)]
+    producer.close()  # sends what the quota still holds back, past the chart's end
+    return series
+
+
+def tls_handshake(bootstrap: str, ca: str | Path | None = None,
+                  cert: tuple[str | Path, str | Path] | None = None,
+                  timeout_s: float = 5.0) -> dict[str, str]:
+    """One TLS handshake with the broker at BOOTSTRAP ("host:port"), as a Kafka client's
+    TLS layer makes it: trusting CA (None: the system's CAs, as a client without
+    ssl_cafile does), presenting CERT (certificate, key) if given, checking the broker's
+    name (ssl.endpoint.identification.algorithm=https). Returns what was agreed (version,
+    the broker's subject) or how it failed ("error")."""
+    import socket
+    import ssl
+
+    host, port = bootstrap.rsplit(":", 1)
+    context = ssl.create_default_context(cafile=str(ca) if ca is not None else None)
+    if cert is not None:
+        context.load_cert_chain(str(cert[0]), str(cert[1]))
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s) as raw, \
+                context.wrap_socket(raw, server_hostname="localhost") as tls:
+            subject = str(principal_from_cert(tls.getpeercert())).removeprefix("User:")
+            agreed = {"version": str(tls.version()), "broker": subject}
+            # TLS 1.3 finishes the client's side first: a broker that wanted a client
+            # certificate says so on the first read.
+            tls.settimeout(0.5)
+            try:
+                tls.recv(1)
+            except TimeoutError:
+                return agreed
+            except ssl.SSLError as exc:
+                return {"error": f"{type(exc).__name__}: {exc.reason}"}
+            return {"error": "the broker closed the connection"}
+    except ssl.SSLError as exc:
+        return {"error": f"{type(exc).__name__}: {exc.reason}"}
