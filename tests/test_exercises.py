@@ -203,6 +203,33 @@ def wrong_billing_acls() -> list:
                                 ACLResourcePatternType.LITERAL))]
 
 
+
+def wrong_clear_hanging(admin, topic):
+    # aborts every open transaction: the healthy one too
+    from kafka.admin import AbortTransactionSpec
+    from kafka.structs import TopicPartition
+
+    partitions = [TopicPartition(topic, p.partition)
+                  for p in admin.cluster.describe_topic(topic).partitions]
+    for tp, found in admin.describe_producers(partitions).items():
+        for state in found.active_producers:
+            if state.current_transaction_start_offset >= 0:
+                admin.abort_transaction(AbortTransactionSpec(
+                    tp, state.producer_id, state.producer_epoch, 0))
+
+
+def wrong_clear_hanging_default_timeout(admin, topic):
+    # find-hanging's 15-minute default: a hanging transaction 5 minutes old is not listed
+    from kafka.admin import AbortTransactionSpec
+    from kafka.structs import TopicPartition
+
+    from minikafka.course.hanging import find_hanging
+
+    for row in find_hanging(admin, topic, admin.cluster.now_ms):
+        admin.abort_transaction(AbortTransactionSpec(
+            TopicPartition(row.topic, row.partition), row.producer_id, row.producer_epoch, 0))
+
+
 LAB_WRONG = {
     "lab1-create-topic": (wrong_create_command, "min.insync.replicas=2 is missing"),
     "lab2-safe-producer": (wrong_producer, "acks=1: the leader confirms alone"),
@@ -236,6 +263,7 @@ WRONG = {
     "17-consumer-protocol": (wrong_consumer_protocol, "confluent-kafka refuses the configuration"),
     "18-acknowledge": (wrong_acknowledge_type, "was delivered 5 times"),
     "19-acls": (wrong_billing_acls, "User:billing may READ topic orders_archive"),
+    "23-hanging": (wrong_clear_hanging, "was still running was aborted by hand"),
     **LAB_WRONG,
 }
 
@@ -290,7 +318,7 @@ CONSTANTS = {
     "08-seek-to-time": None, "09-range": {}, "10-commit-offsets": {}, "11-retention": {},
     "12-quorum": 3, "13-sink-ids": "order", "14-rolling-restart": None, "15-page": False,
     "16-test": None, "17-consumer-protocol": {"group.protocol": "consumer"},
-    "18-acknowledge": 0, "19-acls": [], "lab1-create-topic": "topics --list",
+    "18-acknowledge": 0, "19-acls": [], "23-hanging": None, "lab1-create-topic": "topics --list",
     "lab2-safe-producer": None, "lab3-lag": {}, "lab4-under-replicated": [],
     "lab5-starting-offsets": "earliest", "lab6-read-all": [], "lab7-upsert": None,
 }
@@ -301,6 +329,7 @@ MORE_MISTAKES = {
     "13-sink-ids": [wrong_document_id_value_offset],
     "15-page": [wrong_should_page_always],
     "18-acknowledge": [wrong_acknowledge_reject],
+    "23-hanging": [wrong_clear_hanging_default_timeout],
 }
 
 
