@@ -266,6 +266,32 @@ def wrong_truck_windows_short():
     return TimeWindows(size_ms=60_000, grace_ms=20_000)
 
 
+def wrong_clear_hanging(admin, topic):
+    # aborts every open transaction: the healthy one too
+    from kafka.admin import AbortTransactionSpec
+    from kafka.structs import TopicPartition
+
+    partitions = [TopicPartition(topic, p.partition)
+                  for p in admin.cluster.describe_topic(topic).partitions]
+    for tp, found in admin.describe_producers(partitions).items():
+        for state in found.active_producers:
+            if state.current_transaction_start_offset >= 0:
+                admin.abort_transaction(AbortTransactionSpec(
+                    tp, state.producer_id, state.producer_epoch, 0))
+
+
+def wrong_clear_hanging_default_timeout(admin, topic):
+    # find-hanging's 15-minute default: a hanging transaction 5 minutes old is not listed
+    from kafka.admin import AbortTransactionSpec
+    from kafka.structs import TopicPartition
+
+    from minikafka.course.hanging import find_hanging
+
+    for row in find_hanging(admin, topic, admin.cluster.now_ms):
+        admin.abort_transaction(AbortTransactionSpec(
+            TopicPartition(row.topic, row.partition), row.producer_id, row.producer_epoch, 0))
+
+
 LAB_WRONG = {
     "lab1-create-topic": (wrong_create_command, "min.insync.replicas=2 is missing"),
     "lab2-safe-producer": (wrong_producer, "acks=1: the leader confirms alone"),
@@ -302,6 +328,7 @@ WRONG = {
     "20-tiers": (wrong_tiered_config, "the broker's disk held"),
     "21-grace": (wrong_truck_windows, "late report(s) dropped"),
     "22-mapping-rules": (wrong_mapping_rules, "became carol, not CN=carol"),
+    "23-hanging": (wrong_clear_hanging, "was still running was aborted by hand"),
     **LAB_WRONG,
 }
 
@@ -379,7 +406,7 @@ CONSTANTS = {
     "12-quorum": 3, "13-sink-ids": "order", "14-rolling-restart": None, "15-page": False,
     "16-test": None, "17-consumer-protocol": {"group.protocol": "consumer"},
     "18-acknowledge": 0, "19-acls": [], "20-tiers": {"remote.storage.enable": "true"},
-    "21-grace": TimeWindows(size_ms=30_000), "22-mapping-rules": "DEFAULT",
+    "21-grace": TimeWindows(size_ms=30_000), "22-mapping-rules": "DEFAULT", "23-hanging": None,
     "lab1-create-topic": "topics --list",
     "lab2-safe-producer": None, "lab3-lag": {}, "lab4-under-replicated": [],
     "lab5-starting-offsets": "earliest", "lab6-read-all": [], "lab7-upsert": None,
@@ -396,6 +423,7 @@ MORE_MISTAKES = {
     "21-grace": [wrong_truck_windows_hopping, wrong_truck_windows_day, wrong_truck_windows_short],
     "22-mapping-rules": [wrong_mapping_rules_no_default, wrong_mapping_rules_case,
                          wrong_mapping_rules_default_first, wrong_mapping_rules_upper],
+    "23-hanging": [wrong_clear_hanging_default_timeout],
 }
 
 

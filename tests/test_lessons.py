@@ -318,6 +318,15 @@ def expect_22(o: dict) -> None:
     assert o["producer_throttled_s"] >= 10 and o["consumer_throttled_s"] >= 1
 
 
+def expect_23(o: dict) -> None:
+    # A dead producer's open transaction stalls read_committed until the coordinator's
+    # timeout aborts it; a late write hangs until kafka-transactions abort clears it; a
+    # marker at the bumped (TV2) epoch refuses the late write; over the wire too.
+    assert o["stuck_reads"] == 0 and o["after_timeout"] == 1
+    assert o["hanging"] == 1 and o["cleared"] == 2
+    assert o["tv2_error"] == 47 and o["served_reads"] == 1
+
+
 EXPECT = {name[:2]: fn for name, fn in
           ((n, globals().get(f"expect_{n[:2]}")) for n in NAMES) if fn is not None}
 

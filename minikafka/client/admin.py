@@ -24,6 +24,7 @@ from typing import Any
 from kafka import errors as Errors
 from kafka.admin import (
     ACL,
+    AbortTransactionSpec,
     ACLFilter,
     ACLOperation,
     ACLPermissionType,
@@ -329,6 +330,25 @@ class KafkaAdminClient:
                 current_transaction_start_offset=p.current_txn_start_offset)
                 for p in r.producers])
         return out
+
+    def abort_transaction(self, spec: AbortTransactionSpec) -> None:
+        """WriteTxnMarkers to the partition's leader: an ABORT marker for the producer's
+        open transaction there (kafka-transactions.sh abort); raises the partition's error,
+        as kafka-python does."""
+        tp = spec.topic_partition
+        code = authz.write_txn_markers(self.cluster, self.caller)
+        if not code:
+            meta = self.cluster.controller.topics.get(tp.topic)
+            leader = meta.partitions[tp.partition].leader if meta is not None and \
+                0 <= tp.partition < len(meta.partitions) else None
+            if leader not in self.cluster.brokers:
+                raise Errors.LeaderNotAvailableError(f"no leader for {tp}")
+            marker = api.TxnMarker(spec.producer_id, spec.producer_epoch, False,
+                                   ((tp.topic, tp.partition),), spec.coordinator_epoch)
+            (results,) = api.write_txn_markers(self.cluster, leader, [marker])
+            code = results[(tp.topic, tp.partition)]
+        if code:
+            raise type(kerrors.for_code(code))(f"WriteTxnMarkersRequest failed for {tp}")
 
     # -- configs -------------------------------------------------------------------------------
     def describe_configs(self, config_resources: Iterable[ConfigResource],

@@ -22,6 +22,7 @@ class ProducerEntry:
     epoch: int
     batches: deque = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))
     # (first_seq, last_seq, base_offset, last_offset) of recent batches
+    last_timestamp: int = -1  # the max timestamp of its last batch (DescribeProducers)
 
     @property
     def last_seq(self) -> int:
@@ -74,7 +75,8 @@ class ProducerStateManager:
         if batch.is_control:
             entry = self.producers.get(pid)
             if entry is None or batch.producer_epoch > entry.epoch:
-                self.producers[pid] = ProducerEntry(batch.producer_epoch)
+                entry = self.producers[pid] = ProducerEntry(batch.producer_epoch)
+            entry.last_timestamp = batch.max_timestamp
             first = self.ongoing.pop(pid, None)
             if first is not None and control_marker_type(batch) == ABORT_MARKER:
                 self.aborted.append(AbortedTxn(pid, first, batch.base_offset))
@@ -84,6 +86,7 @@ class ProducerStateManager:
             entry = self.producers[pid] = ProducerEntry(batch.producer_epoch)
         entry.batches.append(
             (batch.base_sequence, batch.last_sequence, batch.base_offset, batch.last_offset))
+        entry.last_timestamp = batch.max_timestamp
         if batch.is_transactional and pid not in self.ongoing:
             self.ongoing[pid] = batch.base_offset
 

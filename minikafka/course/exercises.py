@@ -35,7 +35,7 @@ __all__ = ["EXERCISES", "Exercise", "Feedback", "Outcome", "check", "exercise", 
 
 def _load() -> None:
     # The checks register themselves on import; labs' checks import kafka-python clients.
-    from . import lab_exercises, lesson_exercises  # noqa: F401
+    from . import hanging, lab_exercises, lesson_exercises  # noqa: F401
 
 
 def get(id: str) -> Exercise:

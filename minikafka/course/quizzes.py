@@ -792,6 +792,41 @@ _QUIZZES = [
         "to get back under its quota, puts it in throttle_time_ms, and the client waits. "
         "(THROTTLING_QUOTA_EXCEEDED is the controller mutation quota's error, for topic "
         "creations and deletions.)"),
+    # -- lesson 23 --------------------------------------------------------------------
+    QuizSpec(
+        "23-lso",
+        "Partition 0 holds an open transaction at offset 100 and committed transactions at "
+        "offsets 101-500. Where does a read_committed consumer stop?",
+        ("At 501: committed records are readable whatever comes before them",
+         "Before offset 100, until the open transaction is committed or aborted",
+         "It skips offset 100 and reads 101-500"),
+        "b",
+        "The last stable offset is the first offset of the oldest open transaction; "
+        "read_committed consumers read only below it, so later committed records wait too."),
+    QuizSpec(
+        "23-hanging",
+        "find-hanging lists a transaction on orders-3, open for 40 minutes. Why has the "
+        "coordinator not aborted it after transaction.timeout.ms?",
+        ("The coordinator does not know this transaction includes orders-3, so it never "
+         "writes a marker there",
+         "The timeout counts only while the producer is alive",
+         "transaction.timeout.ms does not apply to transactions longer than 15 minutes"),
+        "a",
+        "A transaction hangs when it is open on a partition that the coordinator's "
+        "transaction does not list (a late write after the abort): the timeout ends only "
+        "transactions the coordinator knows. Only kafka-transactions.sh abort ends it."),
+    QuizSpec(
+        "23-abort",
+        "An operator runs kafka-transactions.sh abort on every open transaction of a "
+        "topic, without checking find-hanging first. What can go wrong?",
+        ("Nothing: the coordinator rewrites the aborted records when the producer commits",
+         "The producers are fenced and must call init_transactions() again",
+         "A healthy transaction is aborted on that partition: its records are lost to "
+         "read_committed consumers even though its producer then commits"),
+        "c",
+        "abort writes an ABORT marker for the producer's open transaction on that "
+        "partition; the producer's later commit writes a COMMIT marker with nothing open "
+        "before it. Abort only what the coordinator does not know."),
 ]
 
 QUIZZES: dict[str, QuizSpec] = {q.id: q for q in _QUIZZES}

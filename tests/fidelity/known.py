@@ -178,8 +178,6 @@ OPEN: dict[str, str] = {
 # that minikafka does not serve: key -> (name, why). tests/realkafka/test_api_versions.py
 # checks that every key Kafka has is served or listed here.
 API_GAPS: dict[int, tuple[str, str]] = {
-    27: ("WriteTxnMarkers", "broker to broker: the transaction coordinator writes the commit "
-         "and abort markers to the partition leaders inside the process; no client sends it"),
     38: ("CreateDelegationToken", "delegation-token authentication is not modelled (SASL/PLAIN "
          "and SCRAM are); the course does not teach it"),
     39: ("RenewDelegationToken", "delegation tokens are not modelled (see CreateDelegationToken)"),

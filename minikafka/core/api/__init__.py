@@ -18,6 +18,7 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     incremental_alter_configs IncrementalAlterConfigs (key 44): SET, DELETE, APPEND, SUBTRACT
     alter_configs    AlterConfigs (key 33, legacy): the given configs replace the overrides
     describe_producers DescribeProducers (key 61): the producers a leader remembers
+    write_txn_markers WriteTxnMarkers (key 27): a COMMIT/ABORT marker for one producer
     delete_records   DeleteRecords (key 21)
     describe_quorum  DescribeQuorum (key 55): the KRaft voters and observers
     describe_log_dirs, alter_replica_log_dirs  DescribeLogDirs (35), AlterReplicaLogDirs (34)
@@ -108,6 +109,7 @@ from .transactions import (
     live_brokers,
     transaction_coordinator_id,
 )
+from .txn_markers import TxnMarker, write_txn_markers
 
 __all__ = [
     "QuotaAlteration", "QuotaAlterationResult", "QuotaFilterComponent", "QuotaOp",
@@ -172,6 +174,8 @@ __all__ = [
     "entry_synonyms",
     "describe_log_dirs",
     "describe_producers",
+    "TxnMarker",
+    "write_txn_markers",
     "describe_quorum",
     "describe_transactions",
     "elect_leaders",

@@ -299,6 +299,15 @@ def cluster_api(cluster: ClusterPort, caller: Caller, api_name: str) -> int:
 
 
 # -- producers and transactions (kafka-transactions) -------------------------------------
+def write_txn_markers(cluster: ClusterPort, caller: Caller) -> int:
+    """WriteTxnMarkers (key 27): ALTER on the cluster (an operator running
+    kafka-transactions.sh abort, KIP-664) or else CLUSTER_ACTION (a broker)."""
+    if allowed(cluster, caller, AclOperation.ALTER, ResourceType.CLUSTER):
+        return errors.NONE
+    return _code(allowed(cluster, caller, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER),
+                 errors.CLUSTER_AUTHORIZATION_FAILED)
+
+
 def describe_producers(cluster: ClusterPort, caller: Caller, topics: Iterable[str]) -> Refusals:
     """DescribeProducers (key 61): READ on each topic."""
     return _per_topic(cluster, caller, topics, AclOperation.READ)

@@ -1,7 +1,8 @@
 """DescribeProducers (key 61, kafka-transactions.sh describe-producers): the idempotent
 and transactional producers a partition's leader remembers, with each one's epoch, last
-sequence and the first offset of its open transaction (-1 when none). minikafka keeps no
-per-producer timestamp or coordinator epoch: both read -1."""
+sequence, the max timestamp of its last batch (what `kafka-transactions.sh find-hanging`
+ages a transaction by) and the first offset of its open transaction (-1 when none).
+minikafka keeps no coordinator epoch: it reads -1."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -48,6 +49,7 @@ def describe_producers(cluster: ClusterPort, broker_id: int,
             continue
         state = replica.producers
         out.append(PartitionProducers(topic, p, producers=tuple(
-            ActiveProducer(pid, entry.epoch, entry.last_seq, state.ongoing.get(pid, -1))
+            ActiveProducer(pid, entry.epoch, entry.last_seq, state.ongoing.get(pid, -1),
+                           entry.last_timestamp)
             for pid, entry in sorted(state.producers.items()))))
     return out
