@@ -54,6 +54,17 @@ if (( ${#missing[@]} )); then
     fi
 fi
 
+# configurable-http-proxy (npm), JupyterHub's proxy, for the class-on-JupyterHub test
+# (tests/test_grading_hub.py); JupyterHub itself comes with the [grading] extra.
+if [[ ! -x .cache/npm/node_modules/.bin/configurable-http-proxy ]] && command -v npm >/dev/null 2>&1; then
+    say "installing configurable-http-proxy into .cache/npm (once)"
+    mkdir -p .cache/npm
+    if ! npm install --prefix .cache/npm --no-audit --no-fund configurable-http-proxy@5; then
+        [[ "${CI:-}" == "true" ]] && { echo "error: could not install configurable-http-proxy" >&2; exit 1; }
+        warn "no configurable-http-proxy: the JupyterHub class test will be skipped"
+    fi
+fi
+
 # ---------------------------------------------------------------- real Apache Kafka
 # The real_kafka tests start Kafka's three nodes themselves from these jars (cached in
 # .cache/, fetched from Maven Central the first time).

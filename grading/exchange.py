@@ -11,6 +11,9 @@ is not the student it names. This collect refuses, and reports with the reason:
   also accepted, since submitters cannot be told apart there;
 * a folder that is itself a symlink, or holds a symlink, a hard-linked file or anything but
   regular files and folders: nothing outside the submission is ever copied;
+* a folder holding a file or folder another Unix user made: nbgrader leaves every
+  submission folder writable by everyone (hidden only by its unguessable name), so a
+  student who learns that name could swap the notebook in it;
 * a submission larger than nbgrader's max_dir_size.
 
 A refused folder is never the student's "newest": their newest accepted one is collected.
@@ -58,6 +61,9 @@ def check_folder(path: Path, student: str, single_user: bool) -> None:
                 raise Unsafe(f"{rel} is a hard link (to a file outside the submission)")
             if not (stat.S_ISREG(est.st_mode) or stat.S_ISDIR(est.st_mode)):
                 raise Unsafe(f"{rel} is not a regular file")
+            if est.st_uid != st.st_uid:
+                raise Unsafe(f"{rel} was written by the Unix user {owner_name(est)!r}, "
+                             "not by the submitter")
 
 
 def copy_regular(src: Path, dest: Path, ignore: list[str]) -> None:
