@@ -32,6 +32,7 @@ command -v npm >/dev/null 2>&1 || missing+=(npm)   # minikafka lite build (Pyodi
 # The Docker lab cluster and the grader's docker sandbox (tests marked docker), run with Podman.
 command -v podman >/dev/null 2>&1 || missing+=(podman)
 [[ -x /usr/sbin/runc ]] || missing+=(runc)
+[[ -x /usr/lib/cni/dnsname ]] || missing+=(golang-github-containernetworking-plugin-dnsname)   # containers find each other by name
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)   # the images' Debian base
 
 if (( ${#missing[@]} )); then
