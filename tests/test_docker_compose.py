@@ -1,6 +1,6 @@
 """Structural checks of the Docker lab cluster: docker/compose.yaml and docker/jupyter/Dockerfile.
 
-There is no Docker engine where these tests run, so nothing here starts a container. Instead
+Nothing here starts a container (tests/test_docker_cluster.py runs the cluster). Instead
 each property the labs rely on (three KRaft nodes, one quorum, one cluster id, listeners a
 student can reach from the host and from containers, durable named volumes, RF 3 / min ISR 2,
 pinned images, a Jupyter image whose Spark Kafka connector matches the course's pyspark) is a

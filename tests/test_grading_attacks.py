@@ -13,6 +13,7 @@ import os
 import pwd
 import resource
 import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -30,6 +31,31 @@ A3, NB3 = "a3_at_least_once", "at_least_once.ipynb"
 
 needs_bwrap = pytest.mark.skipif(not shutil.which("bwrap"),
                                  reason="bubblewrap is not installed (test.sh installs it)")
+# The same attacks in the docker sandbox, under Podman (tests marked docker; ./test.sh
+# installs it and builds the labs' image the sandbox runs, kafka-course-jupyter).
+needs_podman = pytest.mark.skipif(not shutil.which("podman"),
+                                  reason="Podman is not installed (test.sh installs it as root)")
+ISOLATIONS = [pytest.param("bwrap", marks=needs_bwrap),
+              pytest.param("docker", marks=[needs_podman, pytest.mark.docker,
+                                            pytest.mark.xdist_group("docker")])]
+
+
+@pytest.fixture(scope="module", params=ISOLATIONS)
+def isolation(request):
+    if request.param == "docker":
+        image = subprocess.run(["podman", "image", "exists", sandbox.DOCKER_IMAGE])
+        assert image.returncode == 0, f"{sandbox.DOCKER_IMAGE} is not built: docker/build-images"
+        # here and in the autograde's worker processes, which read it as they import
+        saved = sandbox.DOCKER_CLI, os.environ.get("GRADING_DOCKER")
+        sandbox.DOCKER_CLI = os.environ["GRADING_DOCKER"] = "podman"
+        yield "docker"
+        sandbox.DOCKER_CLI = saved[0]
+        if saved[1] is None:
+            os.environ.pop("GRADING_DOCKER", None)
+        else:
+            os.environ["GRADING_DOCKER"] = saved[1]
+    else:
+        yield request.param
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +168,7 @@ STUDENTS = {
 
 
 @pytest.fixture(scope="module")
-def graded_class(a1_course):
+def graded_class(a1_course, isolation):
     root, api = a1_course
     _submit(root, "honest", _solution(root))
     _submit(root, "badjson", raw=b'{"cells": [ not json')
@@ -164,7 +190,7 @@ def graded_class(a1_course):
     for student, answers in STUDENTS.items():
         _submit(root, student, submissions.with_answers(_released(root), answers))
     students = sorted(["honest", "badjson", "vandal", "bignb", "manycells", "linked", *STUDENTS])
-    report = pipeline.autograde(api, A1, students, jobs=2, isolation="bwrap",
+    report = pipeline.autograde(api, A1, students, jobs=2, isolation=isolation,
                                 limits={"memory_mb": 1024, "processes": 96})
     html = pipeline.feedback(api, A1)
     yield root, api, report, html, students
@@ -218,11 +244,11 @@ def test_the_report_escapes_what_students_wrote(graded_class):
 
 @needs_bwrap
 @pytest.mark.slow
-def test_a_flood_on_the_result_pipe_is_cut_in_bounded_chunks():
+def test_a_flood_on_the_result_pipe_is_cut_in_bounded_chunks(isolation):
     job = {"phase": "answers", "cells": [{"id": "a", "kind": "answer", "timeout": 60,
                                           "source": FLOOD.format(mb=1024)}]}
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    outcome = sandbox.run(sandbox.available("bwrap"), job, sandbox.Limits(), wall_s=60)
+    outcome = sandbox.run(sandbox.available(isolation), job, sandbox.Limits(), wall_s=60)
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert "output limit" in outcome.over_limit and outcome.problem == outcome.over_limit
     assert grown_mb < 100, f"the grading process grew by {grown_mb:.0f} MB"
@@ -268,7 +294,7 @@ for obj in gc.get_objects():  # empty whatever evidence the harness keeps
 
 
 @pytest.fixture(scope="module")
-def spied(tmp_path_factory):
+def spied(tmp_path_factory, isolation):
     root = tmp_path_factory.mktemp("spied")
     setup = "from minikafka.course.autograde import collect, judge\n"
     nb = new_notebook(cells=[
@@ -281,7 +307,7 @@ def spied(tmp_path_factory):
         _cell("def is_three(got):\n    assert got == 3\n\n\njudge(is_three, collect('slow'))\n",
               "test_slow", "test")])
     nb.cells[-1].metadata["minikafka"] = {"timeout": 2}
-    return grade_as_source(root, nb)
+    return grade_as_source(root, nb, isolation)
 
 
 def _outputs(nb, grade_id: str) -> str:
@@ -367,7 +393,7 @@ def consume(consumer, process, stop) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a3_a_loop_that_unwraps_the_consumer_and_raises_the_crash_scores_nothing_for_crashes(
-        tmp_path):
+        tmp_path, isolation):
     root = copy_course(tmp_path / "course", [A3])
     source = nbformat.read(root / "source" / A3 / NB3, as_version=4)
     nb = nbformat.from_dict(source)
@@ -378,7 +404,7 @@ def test_a3_a_loop_that_unwraps_the_consumer_and_raises_the_crash_scores_nothing
         gid = cell.metadata.get("nbgrader", {}).get("grade_id")
         if gid in solution:
             cell.source = solution[gid]
-    run = sandboxed.SandboxExecute(isolation=sandbox.available("bwrap"), course_root=str(root))
+    run = sandboxed.SandboxExecute(isolation=sandbox.available(isolation), course_root=str(root))
     graded, _ = run.preprocess(nb, {"nbgrader": {"assignment": A3, "notebook": "at_least_once",
                                                  "student": "unwrap"}})
     failed = {c.metadata["nbgrader"]["grade_id"] for c in graded.cells

@@ -360,6 +360,18 @@ def test_broker_changes_on_docker_print_the_compose_command(monkeypatch, capsys)
     assert "docker compose -f docker/compose.yaml stop kafka-2" in capsys.readouterr().out
 
 
+def test_broker_changes_run_the_compose_command_when_one_is_named(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "localhost:9092,localhost:9093")
+    log = tmp_path / "ran"
+    monkeypatch.setenv("MINIKAFKA_COMPOSE", f"sh -c 'echo \"$@\" > {log}' compose -f x.yaml")
+    monkeypatch.setattr(lab_brokers, "live_brokers", lambda: [1, 2])
+    lab_brokers.crash_broker(3, timeout_s=5)
+    assert log.read_text() == "-f x.yaml kill kafka-3\n"
+    out = capsys.readouterr().out
+    assert "-f x.yaml kill kafka-3" in out and "broker 3 crashed (container kafka-3)" in out
+    assert "In a terminal" not in out
+
+
 @pytest.mark.real_kafka
 @pytest.mark.timeout(300)
 def test_resend_batch_on_real_kafka_is_deduplicated_by_every_leader(real_kafka, monkeypatch):

@@ -1,10 +1,14 @@
 """Lab 4's broker failures on whichever cluster the lab runs: the embedded cluster does
 them here, the native Apache Kafka cluster as `minikafka kafka stop|kill|start N` does, and
-on Docker the lab asks the student to run the command."""
+on Docker the lab asks the student to run the command, or runs it when MINIKAFKA_COMPOSE
+names the compose command to use (the notebook then runs where the engine is, as in the
+tests marked docker: "podman-compose -p kafka-course -f docker/compose.yaml")."""
 
 from __future__ import annotations
 
 import os
+import shlex
+import subprocess
 import time
 
 from minikafka.course.lab_admin import live_brokers
@@ -32,6 +36,7 @@ def crash_broker(broker_id: int, *, timeout_s: float = 300) -> None:
 
 _DONE = {"stop": "stopped", "start": "started", "crash": "crashed"}
 _DOCKER = {"stop": "stop", "start": "start", "crash": "kill"}  # also `minikafka kafka`'s
+COMPOSE_ENV = "MINIKAFKA_COMPOSE"
 
 
 def _broker_change(broker_id: int, *, running: bool, timeout_s: float,
@@ -48,6 +53,11 @@ def _broker_change(broker_id: int, *, running: bool, timeout_s: float,
         print(f"$ minikafka kafka {action} {broker_id}{where}")
         getattr(native, action)(broker_id)
         print(f"broker {broker_id} {_DONE[verb]} (Apache Kafka, native)")
+    elif compose := os.environ.get(COMPOSE_ENV, "").strip():
+        cmd = [*shlex.split(compose), _DOCKER[verb], f"kafka-{broker_id}"]
+        print(f"$ {shlex.join(cmd)}")
+        subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+        print(f"broker {broker_id} {_DONE[verb]} (container kafka-{broker_id})")
     else:
         print(f"In a terminal on your laptop, run:\n\n    docker compose -f docker/compose.yaml "
               f"{_DOCKER[verb]} kafka-{broker_id}\n\nWaiting for the cluster to see it ...")
