@@ -27,6 +27,10 @@ from grading.cli import formgrader_command
 from grading.cli import main as cli_main
 from grading.selftest import format_table, run, submissions, wrong
 
+# One worker runs the whole module, so the self-test fixture runs once (under the first
+# test that asks for it, the one with the long timeout) and not once per worker.
+pytestmark = pytest.mark.xdist_group("grading-selftest")
+
 ASSIGNMENTS = course.assignments()
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 

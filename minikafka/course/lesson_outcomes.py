@@ -764,6 +764,63 @@ def lesson_21(ns: Namespace) -> None:
             changelog=changelog["records"])
 
 
+def lesson_22(ns: Namespace) -> None:
+    """Lesson 22: Authentication in practice: certificates, SCRAM, principals and quotas."""
+    without_certificate = ns["without_certificate"]
+    short_names = ns["short_names"]
+    over_tls = ns["over_tls"]
+    handshakes = ns["handshakes"]
+    mapped = ns["mapped"]
+    logins = ns["logins"]
+    throttles = ns["throttles"]
+    alice_refused = ns["alice_refused"]
+    assert handshakes["with the course CA"]["version"] == "TLSv1.3" and over_tls.offset == 0
+    assert "CERTIFICATE_VERIFY_FAILED" in handshakes["with the system's CAs"]["error"]
+    assert "error" in without_certificate and type(alice_refused).__name__ == "TopicAuthorizationFailedError"
+    assert [m["with DEFAULT"] for m in mapped] == ["CN=localhost,OU=brokers,O=minikafka", "alice", "bob",
+                                                   "CN=billing,OU=services,O=minikafka"]
+    assert [m["without DEFAULT"].startswith("refused") for m in mapped] == [True, False, False, True]
+    assert short_names["alice"].startswith("wrote") and short_names["bob"] == "TopicAuthorizationFailedError"
+    assert logins[0]["producing to orders"].startswith("wrote")
+    assert "ClusterAuthorizationFailedError" in logins[1]["producing to orders"]
+    producer_ms = [ms for _, ms in throttles["producer"]]
+    consumer_ms = [ms for _, ms in throttles["consumer"]]
+    assert producer_ms[:3] == [0, 0, 0] and max(producer_ms) > 0 and max(consumer_ms) > 0
+    checked("22", tls=[sorted(a) for a in handshakes.values()], short_names=short_names,
+            logins=[row["producing to orders"].split()[-1] for row in logins],
+            first_producer_throttle_s=next(s for s, ms in throttles["producer"] if ms),
+            producer_throttled_s=sum(1 for ms in producer_ms if ms), consumer_throttled_s=sum(1 for ms in consumer_ms if ms))
+
+
+def lesson_23(ns: Namespace) -> None:
+    """Lesson 23: Transactions in operation."""
+    after_timeout = ns["after_timeout"]
+    cleared_reads = ns["cleared_reads"]
+    tv2_error = ns["tv2_error"]
+    served_reads = ns["served_reads"]
+    stuck_committed = ns["stuck_committed"]
+    late_error = ns["late_error"]
+    hanging_reads = ns["hanging_reads"]
+    stuck_uncommitted = ns["stuck_uncommitted"]
+    timed_out = ns["timed_out"]
+    hanging = ns["hanging"]
+    q1 = ns["q1"]
+    q2 = ns["q2"]
+    q3 = ns["q3"]
+    assert stuck_committed == [] and len(stuck_uncommitted) == 2
+    assert after_timeout == [b"refund-1"]
+    assert timed_out.state.value == "CompleteAbort" and timed_out.producer_epoch == 1
+    assert late_error == 0 and hanging_reads == [] and len(hanging) == 1
+    assert (hanging[0].partition, hanging[0].start_offset) == (1, 0)
+    assert cleared_reads == [b"pay-1", b"pay-2"]
+    assert tv2_error == 47
+    assert served_reads == [b"refund-1"]
+    assert all(q.check(q.answer) for q in (q1, q2, q3))
+    checked("23", stuck_reads=len(stuck_committed), after_timeout=len(after_timeout),
+            hanging=len(hanging), cleared=len(cleared_reads), tv2_error=tv2_error,
+            served_reads=len(served_reads))
+
+
 OUTCOMES: dict[str, Callable[[Namespace], None]] = {
     "00": lesson_00,
     "01": lesson_01,
@@ -787,4 +844,6 @@ OUTCOMES: dict[str, Callable[[Namespace], None]] = {
     "19": lesson_19,
     "20": lesson_20,
     "21": lesson_21,
+    "22": lesson_22,
+    "23": lesson_23,
 }
