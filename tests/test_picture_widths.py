@@ -131,9 +131,7 @@ def open_browser(profile: Path) -> Any:
     return pw, ctx
 
 
-# One browser per worker for the run: the width tests run between other tests (each next to
-# its notebook's own test), and a module-scoped browser would start again for each.
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     pw, ctx = open_browser(tmp_path_factory.mktemp("profile"))
     try:
