@@ -74,9 +74,10 @@ def _setup_keys() -> set[str]:
     """Broker keys the real nodes' or the served cluster's setup sets (node wiring, the
     compose settings, the fast-start and test overrides): their values are setup, not
     behaviour."""
+    from conftest import REAL_KAFKA_TEST_SETTINGS
+
     from minikafka.realkafka.nodes import BROKER_SETTINGS, FAST_START_SETTINGS, NODE_KEYS
 
-    from ..conftest import REAL_KAFKA_TEST_SETTINGS
     from .doors import SHARED_BROKER_SETTINGS
     return {*NODE_KEYS, *BROKER_SETTINGS, *FAST_START_SETTINGS, *REAL_KAFKA_TEST_SETTINGS,
             *SHARED_BROKER_SETTINGS, "broker.rack", "controller.quorum.voters"}

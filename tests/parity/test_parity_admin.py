@@ -330,8 +330,8 @@ def test_describe_producers_and_log_dirs():
     kafka-log-dirs.sh: every replica, its bytes and its lag (0 once replicated)."""
     seen = same_everywhere(through_both(_producers_scenario))
     # (producer id, epoch, last sequence, last timestamp, coordinator epoch, txn start)
-    assert seen["producers"] == {0: [(0, 0, 2, -1, -1, -1), (1, 0, 0, -1, -1, 3)],
-                                 1: [(0, 0, 1, -1, -1, -1)]}
+    assert seen["producers"] == {0: [(0, 0, 2, 1004, -1, -1), (1, 0, 0, 2000, -1, 3)],
+                                 1: [(0, 0, 1, 1003, -1, -1)]}
     assert seen["asking a follower"] == "NotLeaderForPartitionError"  # kafka-python's name, code 6
     assert sorted(seen["log dirs"]) == [1, 2, 3]
     for broker, dirs in seen["log dirs"].items():
