@@ -92,9 +92,9 @@ if command -v podman >/dev/null 2>&1 && [[ "$(id -u)" == "0" ]]; then
         printf '%s\n' '[containers]' 'default_ulimits = []' '' '[engine]' 'runtime = "runc"' \
             'cgroup_manager = "cgroupfs"' 'events_logger = "file"' > "$conf"
     fi
-    "$ROOT/.venv/bin/python" -m pip install -q "podman-compose==1.5.0"
     say "building the Docker images (once)"
-    if ! "$ROOT/docker/build-images"; then
+    if ! "$ROOT/.venv/bin/python" -m pip install -q "podman-compose==1.5.0" \
+            || ! "$ROOT/docker/build-images"; then
         [[ "${CI:-}" == "true" ]] && { echo "error: could not build the Docker images" >&2; exit 1; }
         warn "no Docker images: the tests marked docker will fail; run ./test.sh -m 'not docker'"
     fi

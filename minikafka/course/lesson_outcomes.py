@@ -767,6 +767,9 @@ def lesson_21(ns: Namespace) -> None:
 def lesson_22(ns: Namespace) -> None:
     """Lesson 22: Authentication in practice: certificates, SCRAM, principals and quotas."""
     without_certificate = ns["without_certificate"]
+    q1 = ns["q1"]
+    q2 = ns["q2"]
+    q3 = ns["q3"]
     short_names = ns["short_names"]
     over_tls = ns["over_tls"]
     handshakes = ns["handshakes"]
@@ -786,6 +789,7 @@ def lesson_22(ns: Namespace) -> None:
     producer_ms = [ms for _, ms in throttles["producer"]]
     consumer_ms = [ms for _, ms in throttles["consumer"]]
     assert producer_ms[:3] == [0, 0, 0] and max(producer_ms) > 0 and max(consumer_ms) > 0
+    assert all(q.check(q.answer) for q in (q1, q2, q3))
     checked("22", tls=[sorted(a) for a in handshakes.values()], short_names=short_names,
             logins=[row["producing to orders"].split()[-1] for row in logins],
             first_producer_throttle_s=next(s for s, ms in throttles["producer"] if ms),
