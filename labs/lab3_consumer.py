@@ -9,11 +9,17 @@ Each line of the log file is one JSON event, with the time it happened:
     {"t": ..., "event": "revoked", "partitions": [0, 1]}
     {"t": ..., "event": "records", "records": [[0, 17], [0, 18]]}   (partition, offset) done
     {"t": ..., "event": "committed"}
+    {"t": ..., "event": "commit-failed", "error": "CommitFailedError"}
 
 Offsets are committed after each poll's records are processed (at-least-once): if the
 process dies between processing and committing, whoever takes over its partitions
-processes those records again. SIGTERM stops it cleanly (it leaves the group at once);
-SIGKILL is a crash (the group waits session.timeout.ms before rebalancing).
+processes those records again. A commit also fails when the group rebalanced while the
+records were being processed (this process paused longer than session.timeout.ms, or
+another member joined): the partitions may belong to someone else by then. That is no
+reason to stop: the failure is logged, the next poll rejoins the group, and whoever owns
+those partitions now processes the uncommitted records again. SIGTERM stops the process
+cleanly (it leaves the group at once); SIGKILL is a crash (the group waits
+session.timeout.ms before rebalancing).
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ import signal
 import time
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer
+from kafka.errors import CommitFailedError, RebalanceInProgressError
 
 
 def main() -> None:
@@ -70,8 +77,12 @@ def main() -> None:
                 done.append([tp.partition, record.offset])
         if done:
             log("records", records=done)
-            consumer.commit()
-            log("committed")
+            try:
+                consumer.commit()
+            except (CommitFailedError, RebalanceInProgressError) as exc:
+                log("commit-failed", error=type(exc).__name__)
+            else:
+                log("committed")
     consumer.close()  # leaves the group: the others rebalance at once
     log("closed")
 

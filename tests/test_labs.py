@@ -387,3 +387,67 @@ def test_resend_batch_on_real_kafka_is_deduplicated_by_every_leader(real_kafka, 
         twice = resend_batch(topic, partition, [b"a", b"b"], idempotent=True)
         assert twice[0] == twice[1] == 0
         assert resend_batch(topic, partition, [b"c"], idempotent=False) == [2, 3]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_lab3_consumer_stalled_past_its_session_rejoins_instead_of_dying(tmp_path):
+    """A member that stalls longer than session.timeout.ms (a long pause, a loaded machine) is
+    removed from the group while it processes a poll's records, so its commit fails. Lab 3's
+    consumer logs the failure and rejoins at its next poll; had it died, the group would
+    settle without it and the lab would wait for a balance that never comes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from kafka import KafkaProducer
+
+    from minikafka import Cluster
+    from minikafka.course.waiting import wait_for
+
+    cluster = Cluster(brokers=1, seed=3, broker_config={"group.initial.rebalance.delay.ms": 0})
+    cluster.create_topic("orders", partitions=2, replication_factor=1)
+    log = tmp_path / "c1.jsonl"
+
+    def events() -> list[dict]:
+        lines = log.read_text().split("\n")[:-1] if log.exists() else []
+        return [json.loads(line) for line in lines]
+
+    with cluster.serve(port=0) as server:
+        producer = KafkaProducer(bootstrap_servers=server.bootstrap_servers)
+        for i in range(60):
+            producer.send("orders", b"order %d" % i)
+        producer.close()
+        # 25 records at 200 ms each: a poll's records take 5 s to process.
+        proc = subprocess.Popen([sys.executable, str(LABS_DIR / "lab3_consumer.py"),
+                                 "--bootstrap", server.bootstrap_servers, "--topic", "orders",
+                                 "--group", "stalls", "--name", "c1", "--log", str(log),
+                                 "--work-ms", "200"], stderr=subprocess.PIPE)
+        try:
+            wait_for(events, lambda seen: any(e["event"] == "committed" for e in seen),
+                     what="c1's first commit", timeout_s=30)
+            time.sleep(1)  # inside the next poll's 5 s of processing
+            os.kill(proc.pid, signal.SIGSTOP)
+            time.sleep(8)  # session.timeout.ms is 6 s: the coordinator removes c1
+            os.kill(proc.pid, signal.SIGCONT)
+            def rejoined(seen: list[dict]) -> bool:
+                kinds = [e["event"] for e in seen]
+                return "commit-failed" in kinds and "assigned" in kinds[kinds.index("commit-failed"):]
+
+            wait_for(events, rejoined, what="c1's commit to fail and c1 to rejoin",
+                     timeout_s=40)
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            # ...and goes on: every record gets processed, and those whose commit failed twice.
+            def processed(seen: list[dict]) -> list[tuple[int, int]]:
+                return [tuple(r) for e in seen if e["event"] == "records" for r in e["records"]]
+
+            seen = wait_for(events, lambda seen: len(set(processed(seen))) == 60,
+                            what="c1 to process all 60 records", timeout_s=60)
+            kinds = [e["event"] for e in seen]
+            uncommitted = seen[kinds.index("commit-failed") - 1]["records"]
+            assert all(processed(seen).count(tuple(r)) == 2 for r in uncommitted)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
