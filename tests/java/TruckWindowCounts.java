@@ -1,5 +1,6 @@
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -9,10 +10,12 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.StreamsGroupDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -83,6 +86,7 @@ public final class TruckWindowCounts {
                 }
                 out.put("state", streams.state().toString());
                 produce(bootstrap, input);
+                awaitProcessed(admin, appId, input);
                 Map<String, Long> counts = readCounts(bootstrap, output);
                 out.put("counts", counts);
                 double dropped = 0;
@@ -140,7 +144,32 @@ public final class TruckWindowCounts {
         }
     }
 
-    /** The last count per window, read committed, once nothing new came for 5 s. */
+    /**
+     * Waits until the application has committed its offsets up to the end of its input: under
+     * exactly_once_v2 they commit in the transaction that writes the output, so from then on
+     * the output, read committed, holds every count. (Waiting for the output to go quiet
+     * instead can stop early on a loaded machine, between two of the application's commits.)
+     */
+    static void awaitProcessed(Admin admin, String appId, String topic) throws Exception {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        for (int p = 0; p < 3; p++) latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+        Map<TopicPartition, Long> ends = new HashMap<>();
+        admin.listOffsets(latest).all().get().forEach((tp, info) -> ends.put(tp, info.offset()));
+        long deadline = System.currentTimeMillis() + 120_000;
+        while (System.currentTimeMillis() < deadline) {
+            Map<TopicPartition, OffsetAndMetadata> committed =
+                admin.listConsumerGroupOffsets(appId).partitionsToOffsetAndMetadata().get();
+            if (ends.entrySet().stream().allMatch(end -> end.getValue() == 0
+                    || (committed.get(end.getKey()) != null
+                        && committed.get(end.getKey()).offset() >= end.getValue()))) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        throw new IllegalStateException("no commit of all the input within 120 s: " + ends);
+    }
+
+    /** The last count per window, read committed up to the end of each partition. */
     static Map<String, Long> readCounts(String bootstrap, String topic) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -154,14 +183,14 @@ public final class TruckWindowCounts {
                 .map(info -> new TopicPartition(topic, info.partition())).toList();
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
-            long quietSince = System.currentTimeMillis();
-            long deadline = quietSince + 120_000;
-            while (System.currentTimeMillis() - quietSince < 5_000 && System.currentTimeMillis() < deadline) {
-                var records = consumer.poll(Duration.ofMillis(200));
-                for (ConsumerRecord<String, Long> r : records) {
+            // read_committed: the end offsets are the last stable offsets
+            Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))
+                    && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, Long> r : consumer.poll(Duration.ofMillis(200))) {
                     counts.put(r.key(), r.value());
                 }
-                if (!records.isEmpty() || counts.size() < 6) quietSince = System.currentTimeMillis();
             }
         }
         return counts;
