@@ -48,11 +48,28 @@ def execute_notebook(path: Path, timeout: int, *, stderr_ok: bool = False
     kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel,
                             resources={"metadata": {"path": str(path.parent)}})
-    client.execute()
+    try:
+        client.execute()
+    except Exception as exc:
+        # What the cells before the failing one printed: on a loaded CI machine that is often
+        # the only record of why a check found what it did.
+        exc.add_note(f"{path.name}, printed before it failed:\n" + printed_tail(nb))
+        raise
     problems = [p for p in output_problems(nb) if not (stderr_ok and "on stderr" in p)]
     assert not problems, f"{path.name}: " + "; ".join(problems)
     _RUNS[key] = nbformat.writes(nb)
     return nb
+
+
+def printed_tail(nb: nbformat.NotebookNode, limit: int = 6000) -> str:
+    """The text the notebook's cells printed, by cell, its last `limit` characters."""
+    parts = []
+    for i, cell in enumerate(nb.cells):
+        text = "".join(out.get("text", "") for out in cell.get("outputs", [])
+                       if out.get("output_type") == "stream")
+        if text.strip():
+            parts.append(f"[cell {i}]\n{text.rstrip()}")
+    return "\n".join(parts)[-limit:]
 
 
 # librdkafka logs from C straight to the process's stderr ("%4|1700000000.123|FAC|
