@@ -104,7 +104,9 @@ fi
 say "running pytest $*"
 set +e
 # Two workers; the native Kafka cluster's tests share one of them (tests/conftest.py).
-"$ROOT/.venv/bin/python" -m pytest -n "${MINIKAFKA_TEST_WORKERS:-2}" --dist loadgroup "$@"
+# The 30 slowest tests are listed at the end: where the suite's time goes.
+"$ROOT/.venv/bin/python" -m pytest -n "${MINIKAFKA_TEST_WORKERS:-2}" --dist loadgroup \
+    --durations=30 "$@"
 rc=$?
 set -e
 if [[ "$rc" == "5" ]]; then
