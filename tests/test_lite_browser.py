@@ -82,28 +82,36 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.server_close()
 
 
-def test_site_runs_minikafka_offline_in_chromium(site: str, tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _offline_page(tmp_path: Path, refused: list[str]) -> Iterator:
+    """A page of Debian's Chromium at 1280 px, in a profile of its own (the browser's
+    storage lives there), with every request to another host refused into `refused`."""
     from playwright.sync_api import sync_playwright
 
-    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: run ./test.sh"
-    refused: list[str] = []
     with sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
             str(tmp_path / "profile"), executable_path=CHROMIUM, args=ARGS, headless=True,
             viewport={"width": 1280, "height": 900})
         try:
             ctx.route("**/*", _offline(refused))
-            page = ctx.new_page()
-            started = time.monotonic()
-            page.goto(f"{site}/repl/index.html?kernel=python&toolbar=1&code={quote(PROBE)}")
-            page.wait_for_selector("text=/PROBE emscripten/", timeout=420_000)
-            first_run = time.monotonic() - started
-            page.wait_for_selector(".minikafka-picture svg g.node", timeout=60_000)
-            text = page.inner_text(".jp-CodeConsole")
-            brokers = page.eval_on_selector_all(
-                ".minikafka-picture svg g.node title", "ts => ts.map(t => t.textContent)")
+            yield ctx.new_page()
         finally:
             ctx.close()
+
+
+def test_site_runs_minikafka_offline_in_chromium(site: str, tmp_path: Path) -> None:
+
+    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: run ./test.sh"
+    refused: list[str] = []
+    with _offline_page(tmp_path, refused) as page:
+        started = time.monotonic()
+        page.goto(f"{site}/repl/index.html?kernel=python&toolbar=1&code={quote(PROBE)}")
+        page.wait_for_selector("text=/PROBE emscripten/", timeout=420_000)
+        first_run = time.monotonic() - started
+        page.wait_for_selector(".minikafka-picture svg g.node", timeout=60_000)
+        text = page.inner_text(".jp-CodeConsole")
+        brokers = page.eval_on_selector_all(
+            ".minikafka-picture svg g.node title", "ts => ts.map(t => t.textContent)")
     print(f"first run (kernel start, import, cluster, picture): {first_run:.1f} s")
     assert "PROBE emscripten False" in text  # the pure-Python hashes, in Pyodide
     assert "Traceback" not in text and "Error" not in text
@@ -165,7 +173,6 @@ def test_every_lesson_runs_in_jupyterlite_in_chromium(site: str, tmp_path: Path)
     same kernel (the warm run). In lesson 4 a panel button redraws the panel and the
     exercise's check answers a wrong and a right answer; a quiz answered in lesson 0 is
     still there when lesson 0 is opened again in a new kernel."""
-    from playwright.sync_api import sync_playwright
     from test_lite_lessons import LESSONS, SKIPPED
 
     if only := os.environ.get("MINIKAFKA_LITE_LESSONS"):  # e.g. "00,04" while working on one
@@ -173,44 +180,36 @@ def test_every_lesson_runs_in_jupyterlite_in_chromium(site: str, tmp_path: Path)
 
     refused: list[str] = []
     rows, problems = [], []
-    with sync_playwright() as pw:
-        ctx = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, args=ARGS, headless=True,
-            viewport={"width": 1280, "height": 900})
-        try:
-            ctx.route("**/*", _offline(refused))
-            page = ctx.new_page()
-            for path in LESSONS:
-                number = path.stem[:2]
-                opened = time.monotonic()
-                page.goto(f"{site}/notebooks/index.html?path={quote(path.name)}")
-                page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
-                _run_all(page, 0)
-                first = time.monotonic() - opened  # page, kernel start and every cell
-                seen = page.evaluate(SEEN)
-                warm = _run_all(page, seen["last"])
-                rows.append((number, first, warm))
-                expected = SKIPPED.get(number, [])
-                if seen["stderr"]:
-                    problems.append(f"{number}: red output {seen['stderr']}")
-                if len(seen["skips"]) != len(expected) or not all(
-                        what in line for line, what in zip(seen["skips"], expected)):
-                    problems.append(f"{number}: skipped {seen['skips']}, expected {expected}")
-                if seen["drawing"] and seen["pictures"] == 0:
-                    problems.append(f"{number}: no picture drawn")
-                if number == "00":
-                    _answer_the_first_quiz(page, problems)
-                if number == "04":
-                    _lesson_4_widgets_and_exercise(page, problems)
-            # The answer outlives the tab's kernel: it is in the browser's storage.
-            page.goto(f"{site}/notebooks/index.html?path={quote(LESSONS[0].name)}")
+    with _offline_page(tmp_path, refused) as page:
+        for path in LESSONS:
+            number = path.stem[:2]
+            opened = time.monotonic()
+            page.goto(f"{site}/notebooks/index.html?path={quote(path.name)}")
             page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
             _run_all(page, 0)
-            if 1 not in page.evaluate(TRIES):
-                problems.append(f"the quiz answered in lesson 0 was not kept: tries "
-                                f"{page.evaluate(TRIES)}")
-        finally:
-            ctx.close()
+            first = time.monotonic() - opened  # page, kernel start and every cell
+            seen = page.evaluate(SEEN)
+            warm = _run_all(page, seen["last"])
+            rows.append((number, first, warm))
+            expected = SKIPPED.get(number, [])
+            if seen["stderr"]:
+                problems.append(f"{number}: red output {seen['stderr']}")
+            if len(seen["skips"]) != len(expected) or not all(
+                    what in line for line, what in zip(seen["skips"], expected)):
+                problems.append(f"{number}: skipped {seen['skips']}, expected {expected}")
+            if seen["drawing"] and seen["pictures"] == 0:
+                problems.append(f"{number}: no picture drawn")
+            if number == "00":
+                _answer_the_first_quiz(page, problems)
+            if number == "04":
+                _lesson_4_widgets_and_exercise(page, problems)
+        # The answer outlives the tab's kernel: it is in the browser's storage.
+        page.goto(f"{site}/notebooks/index.html?path={quote(LESSONS[0].name)}")
+        page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
+        _run_all(page, 0)
+        if 1 not in page.evaluate(TRIES):
+            problems.append(f"the quiz answered in lesson 0 was not kept: tries "
+                            f"{page.evaluate(TRIES)}")
     print("\nlesson  first run (s)  warm run (s), in Chromium")
     for number, first, warm in rows:
         print(f"{number:>6}  {first:>13.1f}  {warm:>12.1f}")
