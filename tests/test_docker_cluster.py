@@ -10,6 +10,7 @@ KAFKA_BOOTSTRAP_SERVERS, lab 04 stopping and killing broker containers itself
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -204,3 +205,57 @@ def test_labs_run_on_the_compose_cluster(compose_cluster, tmp_path, monkeypatch)
             running = podman("ps", "--filter", f"label=io.podman.compose.project={PROJECT}",
                              "--filter", "status=running", "--format", "{{.Names}}").split()
             assert sorted(running) == [f"{PROJECT}_{name}_1" for name in BROKERS], running
+
+
+JUPYTER_IMAGE = "localhost/kafka-course-jupyter:latest"
+# Runs in the Jupyter image: executes the labs named on the command line as the image's
+# student, each in a fresh kernel in the image's own /course/labs, and writes the executed
+# notebooks to stdout as one JSON list.
+IN_IMAGE = """
+import json, sys
+import nbformat
+from nbclient import NotebookClient
+done = []
+for name in sys.argv[1:]:
+    nb = nbformat.read(f"/course/labs/{name}.ipynb", as_version=4)
+    try:
+        NotebookClient(nb, timeout=600, kernel_name="python3",
+                       resources={"metadata": {"path": "/course/labs"}}).execute()
+    finally:
+        done.append(nbformat.writes(nb))
+print(json.dumps(done))
+"""
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+def test_spark_labs_run_from_the_jupyter_image_on_the_compose_cluster(compose_cluster):
+    """Labs 5 and 6 as a student runs them with Docker: in the course's Jupyter image (PySpark,
+    Java and Spark's Kafka connector inside), on the compose network, reading the brokers'
+    INTERNAL listeners by name."""
+    import nbformat
+    from notebook_helpers import outcomes_of, output_problems
+    from test_labs import EXPECT, SPARK_PATHS, assert_charts_drawn
+
+    from minikafka.course.checks import CHECK_MARK
+
+    if subprocess.run(["podman", "image", "exists", JUPYTER_IMAGE]).returncode != 0:
+        pytest.fail(f"{JUPYTER_IMAGE} is not built: run docker/build-images")
+    names = [path.stem for path in SPARK_PATHS]
+    started = time.monotonic()
+    run = subprocess.run(
+        ["podman", "run", "--rm", "-i", f"--network={PROJECT}_default",
+         "--env=KAFKA_BOOTSTRAP_SERVERS=" + ",".join(f"{b}:19092" for b in BROKERS),
+         "--env=MINIKAFKA_LAB_DIR=/tmp/labs", "--env=MINIKAFKA_SPARK_UI=0",
+         JUPYTER_IMAGE, "python", "-", *names],
+        input=IN_IMAGE, capture_output=True, text=True, timeout=1400)
+    assert run.returncode == 0, run.stderr[-3000:]
+    print(f"\nlabs {', '.join(names)} in the Jupyter image: {time.monotonic() - started:.0f} s")
+    for name, text in zip(names, json.loads(run.stdout.splitlines()[-1]), strict=True):
+        nb = nbformat.reads(text, as_version=4)
+        assert output_problems(nb) == [], name
+        assert_charts_drawn(nb)
+        outcomes = outcomes_of(nb, CHECK_MARK)
+        assert outcomes["notebook"] == name[:2]
+        EXPECT[name[:2]](outcomes)
