@@ -292,6 +292,39 @@ def wrong_clear_hanging_default_timeout(admin, topic):
             TopicPartition(row.topic, row.partition), row.producer_id, row.producer_epoch, 0))
 
 
+def wrong_window_counts(runs, window_s, delay_s):
+    # the watermark moved by the run's own newest record before the run: late records in
+    # windows Spark still had open are dropped
+    state, written, newest = {}, {}, None
+    for run in runs:
+        newest = max(run) if newest is None else max(newest, *run)
+        for t in run:
+            if t // window_s * window_s + window_s > newest - delay_s:
+                state[t // window_s * window_s] = state.get(t // window_s * window_s, 0) + 1
+        for start in sorted(state):
+            if start + window_s <= newest - delay_s:
+                written[start] = state.pop(start)
+    return written
+
+
+def wrong_window_counts_no_watermark(runs, window_s, delay_s):
+    # every record counted and every window written, open or closed (update mode's view)
+    counts = {}
+    for t in (t for run in runs for t in run):
+        counts[t // window_s * window_s] = counts.get(t // window_s * window_s, 0) + 1
+    return counts
+
+
+def wrong_window_counts_open_windows(runs, window_s, delay_s):
+    # the right drops, but the window the watermark has not closed is written too
+    from minikafka.course.solutions import window_counts
+
+    written = window_counts(runs, window_s, delay_s)
+    last = max(t for run in runs for t in run) // window_s * window_s
+    return written | {last: sum(1 for run in runs for t in run
+                                if t // window_s * window_s == last)}
+
+
 LAB_WRONG = {
     "lab1-create-topic": (wrong_create_command, "min.insync.replicas=2 is missing"),
     "lab2-safe-producer": (wrong_producer, "acks=1: the leader confirms alone"),
@@ -301,6 +334,7 @@ LAB_WRONG = {
     "lab5-starting-offsets": (wrong_starting_offsets, "partition 0: you said 0"),
     "lab6-read-all": (wrong_read_all, "rows missing"),
     "lab7-upsert": (wrong_save_payment, "IntegrityError"),
+    "lab8-window-counts": (wrong_window_counts, "you counted 12, Spark 13"),
 }
 
 
@@ -410,6 +444,7 @@ CONSTANTS = {
     "lab1-create-topic": "topics --list",
     "lab2-safe-producer": None, "lab3-lag": {}, "lab4-under-replicated": [],
     "lab5-starting-offsets": "earliest", "lab6-read-all": [], "lab7-upsert": None,
+    "lab8-window-counts": {0: 12, 120: 12, 240: 12},
 }
 
 # Mistakes a lesson warns about, besides the one WRONG names with its message.
@@ -424,6 +459,7 @@ MORE_MISTAKES = {
     "22-mapping-rules": [wrong_mapping_rules_no_default, wrong_mapping_rules_case,
                          wrong_mapping_rules_default_first, wrong_mapping_rules_upper],
     "23-hanging": [wrong_clear_hanging_default_timeout],
+    "lab8-window-counts": [wrong_window_counts_no_watermark, wrong_window_counts_open_windows],
 }
 
 

@@ -51,7 +51,7 @@ from minikafka.course.workdir import work_dir
 LABS_DIR = Path(__file__).resolve().parent.parent / "labs"
 LABS = sorted(LABS_DIR.glob("[0-9][0-9]-*.ipynb"))
 NAMES = [p.stem for p in LABS]
-SPARK_LABS = {"05-spark-streaming", "06-spark-batch-customers"}
+SPARK_LABS = {"05-spark-streaming", "06-spark-batch-customers", "08-spark-windows-joins"}
 
 
 SOURCE_FORMAT = {"jvm": "kafka", "python": "kafka-python"}  # MINIKAFKA_SPARK_SOURCE -> format
@@ -136,6 +136,13 @@ def expect_07(o: dict) -> None:
     assert o["naive_duplicates"] > 0 and o["idempotent_rows"] == 5000 and o["missing"] == 0
 
 
+def expect_08(o: dict) -> None:
+    # 4 closed windows after a stop and a restart: 24, 24, 24 and 25 orders (one late order
+    # counted, one dropped by the watermark); the 66 of 96 payments within 5 minutes of
+    # their order joined, once each.
+    assert o["windows"] == 4 and o["counted"] == 97 and o["dropped"] == 1 and o["paid"] == 66
+
+
 EXPECT = {name[:2]: globals()[f"expect_{name[:2]}"] for name in NAMES}
 
 
@@ -197,8 +204,8 @@ def test_spark_lab_runs_on_real_kafka(path, tmp_path, monkeypatch, real_kafka):
 
 # -- their structure ---------------------------------------------------------------------------
 
-def test_there_are_seven_labs_with_readme():
-    assert [n[:2] for n in NAMES] == ["01", "02", "03", "04", "05", "06", "07"]
+def test_there_are_eight_labs_with_readme():
+    assert [n[:2] for n in NAMES] == ["01", "02", "03", "04", "05", "06", "07", "08"]
     readme = (LABS_DIR / "README.md").read_text()
     for name in NAMES:
         assert name in readme

@@ -43,7 +43,7 @@ def notebook_id(path: Path) -> str:
     return f"{path.parent.name}/{path.stem}"
 
 
-SPARK_LABS = {"05-spark-streaming", "06-spark-batch-customers"}
+SPARK_LABS = {"05-spark-streaming", "06-spark-batch-customers", "08-spark-windows-joins"}
 
 
 def run(path: Path, lab_dir: Path) -> nbformat.NotebookNode:

@@ -357,3 +357,44 @@ def check_upsert(save_payment: Callable[[Any, dict], None]) -> Outcome:
                f"{rows[0]} rows for {len(payments)} payments")
     out.verdict = f"{writes} writes, {rows[0]} rows, {rows[1]} distinct payments"
     return out
+
+
+# -- lab 8 ----------------------------------------------------------------------------------------
+
+@exercise("lab8-window-counts", "Lab 8 · which windows does append mode write?",
+          hint="The watermark a run uses comes from the earlier runs (newest event time minus "
+               "the delay); a record is dropped only when its window ended at or before it; "
+               "append mode writes a window once, when the watermark after a run has passed "
+               "its end, and never an open one.",
+          solution=solutions.window_counts)
+def check_window_counts(window_counts: Callable[[list, int, int], dict]) -> Outcome:
+    window_s, delay_s = 120, 60
+    # Four runs of orders 10 s apart, each with late ones: 115 s and 235 s are behind the
+    # newest of their run but in windows the watermark has not closed; 30 s comes after
+    # [0, 120) was written.
+    runs = [list(range(0, 180, 10)), list(range(180, 300, 10)) + [115],
+            list(range(300, 420, 10)) + [30, 235], list(range(420, 500, 10)) + [355]]
+    want = solutions.window_counts(runs, window_s, delay_s)
+    got = window_counts([list(r) for r in runs], window_s, delay_s)
+    out = Outcome(history=[f"runs of event times (s): {runs}; windows of {window_s} s, "
+                           f"watermark delay {delay_s} s",
+                           f"Spark writes {want}; you returned {got}"])
+    if not out.expect(isinstance(got, dict), "a dict {window_start: count}",
+                      f"{type(got).__name__} returned, not a dict {{window_start: count}}"):
+        out.verdict = "not a dict"
+        return out
+    got = {int(k): v for k, v in got.items()}
+    for start in sorted(set(want) | set(got)):
+        if start not in want:
+            out.expect(False, "", f"window [{start}, {start + window_s}) is still open after "
+                                  "the last run: append mode has not written it")
+        elif start not in got:
+            out.expect(False, "", f"window [{start}, {start + window_s}) is missing: the "
+                                  "watermark has closed it, so it was written")
+        else:
+            out.expect(got[start] == want[start],
+                       f"window [{start}, {start + window_s}): {want[start]} records",
+                       f"window [{start}, {start + window_s}): you counted {got[start]}, Spark "
+                       f"{want[start]}")
+    out.verdict = f"{sum(1 for r in out.right if r.startswith('window'))} of {len(want)} windows right"
+    return out

@@ -255,6 +255,25 @@ def save_payment(db: Any, payment: dict) -> None:
                (payment["payment_id"], payment["amount"]))
 
 
+def window_counts(runs: list, window_s: int, delay_s: int) -> dict:
+    watermark, newest = None, None
+    state: dict = {}
+    written: dict = {}
+    for run in runs:
+        for t in run:
+            start = t // window_s * window_s
+            # A window that ended at or before the watermark is final: Spark drops the record.
+            if watermark is None or start + window_s > watermark:
+                state[start] = state.get(start, 0) + 1
+        # The watermark moves only after the run, from the newest event time seen so far.
+        newest = max([*run, newest]) if newest is not None else max(run)
+        watermark = newest - delay_s
+        for start in sorted(state):
+            if start + window_s <= watermark:
+                written[start] = state.pop(start)
+    return written
+
+
 def billing_acls() -> list:
     from kafka import admin as k
 
