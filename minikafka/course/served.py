@@ -10,17 +10,20 @@ from .browser import require
 
 
 def real_cluster(topics: Mapping[str, int] | None = None, *,
-                 configs: Mapping[str, Mapping[str, str]] | None = None, seed: int = 0):
+                 configs: Mapping[str, Mapping[str, str]] | None = None, seed: int = 0,
+                 broker_config: Mapping[str, int | str] | None = None):
     """A fresh 3-broker minikafka cluster served over the Kafka protocol on free loopback
     ports, for a lesson's "on a real cluster" cell: kafka-python's own KafkaProducer and
     KafkaConsumer connect to ``server.bootstrap_servers`` exactly as to any Kafka cluster.
     ``topics`` maps names to partition counts (replication factor 3), ``configs`` gives
-    a topic its settings. Unlike the lessons' simulated clusters a server runs on the
-    wall clock, as any server does. Use it in a ``with`` block, which stops it."""
+    a topic its settings, ``broker_config`` the brokers' (as ``--override`` does for
+    ``minikafka serve`` and a Kafka broker). Unlike the lessons' simulated clusters a
+    server runs on the wall clock, as any server does. Use it in a ``with`` block, which
+    stops it."""
     from minikafka.cluster import Cluster
 
     require("a cluster served over the network (sockets)")
-    cluster = Cluster(brokers=3, seed=seed)
+    cluster = Cluster(brokers=3, seed=seed, broker_config=dict(broker_config or {}))
     for name, partitions in (topics or {}).items():
         cluster.create_topic(name, partitions=partitions, replication_factor=3,
                              config=dict((configs or {}).get(name, {})))
