@@ -18,7 +18,8 @@ SaslHandshake v0 (no SaslAuthenticate framing: the tokens follow as bare size-pr
 frames) is served too, as Kafka still does.
 
 PLAIN checks the listener's JAAS `user_<name>="<password>"` options; SCRAM-SHA-256/512
-check the credentials in the metadata log (AlterUserScramCredentials).
+check the credentials in the metadata log (AlterUserScramCredentials); OAUTHBEARER
+validates an unsecured JWT (core/oauthbearer.py) against the cluster's clock.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
 from ..core import errors
+from ..core.oauthbearer import OAuthBearerServer
 from ..core.scram import ScramError, ScramServer
 from ..core.security_config import ListenerConfig
 from .codec import API_VERSIONS_KEY, KafkaRequest
@@ -137,6 +139,10 @@ class SaslAuthenticator:
         self.mechanism = mechanism
         if mechanism == "PLAIN":
             self._server = _Plain(self.listener.plain_users)
+        elif mechanism == "OAUTHBEARER":
+            cluster = self.cluster
+            self._server = OAuthBearerServer(self.listener.oauthbearer_options,
+                                             lambda: cluster.now_ms)
         else:
             credentials = self.cluster.controller.scram_credentials
             self._server = ScramServer(mechanism,
@@ -164,7 +170,7 @@ class SaslAuthenticator:
 
     def _failure(self, exc: LoginFailed) -> str:
         text = str(exc)
-        if text.startswith("Authentication failed"):
+        if getattr(exc, "verbatim", False) or text.startswith("Authentication failed"):
             return text
         return ("Authentication failed during authentication due to invalid credentials with "
                 f"SASL mechanism {self.mechanism}")

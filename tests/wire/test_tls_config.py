@@ -109,8 +109,15 @@ def test_jaas_lines_parse_as_kafkas_jaasconfig():
     (["listeners=SSL://127.0.0.1:9092", "ssl.keystore.location=broker.jks"],
      "minikafka serve: ssl.keystore.type=JKS (Kafka's default): Python cannot read Java "
      "keystores"),
-    (["listeners=SASL_PLAINTEXT://127.0.0.1:9092", "sasl.enabled.mechanisms=OAUTHBEARER"],
-     "minikafka serve: SASL mechanism(s) OAUTHBEARER are not supported by minikafka"),
+    (["listeners=SASL_PLAINTEXT://127.0.0.1:9092", "sasl.enabled.mechanisms=GSSAPI"],
+     "minikafka serve: SASL mechanism(s) GSSAPI are not supported by minikafka"),
+    (["listeners=SASL_PLAINTEXT://127.0.0.1:9092", "sasl.enabled.mechanisms=OAUTHBEARER",
+      "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=org.apache.kafka.common."
+      "security.oauthbearer.OAuthBearerLoginModule required;",
+      "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class=org.apache."
+      "kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"],
+     "minikafka serve: minikafka validates OAUTHBEARER tokens as Kafka's default (unsecured "
+     "JWT) handler only"),
     (["authorizer.class.name=kafka.security.authorizer.AclAuthorizer"],
      "minikafka serve: authorizer.class.name=kafka.security.authorizer.AclAuthorizer: "
      "minikafka has Kafka's KRaft authorizer only"),
