@@ -24,8 +24,8 @@ from ..wire.tls import principal_from_cert
 
 require("tls", what="Lesson 22's certificates")
 
-__all__ = ["Certificates", "listener_properties", "make_certificates", "throttle_over_time",
-           "tls_handshake"]
+__all__ = ["Certificates", "listener_properties", "make_certificates", "oauthbearer_produce",
+           "served_throttle", "throttle_over_time", "tls_handshake"]
 
 ORGANIZATION = "minikafka"
 
@@ -126,8 +126,111 @@ def listener_properties(certs: Certificates, protocol: str = "SSL", *,
         properties["sasl.enabled.mechanisms"] = ",".join(mechanisms)
         for mechanism in mechanisms:
             properties[f"listener.name.{protocol.lower()}.{mechanism.lower()}.sasl.jaas.config"] = (
-                "org.apache.kafka.common.security.scram.ScramLoginModule required;")
+                JAAS_MODULES[mechanism] + " required;")
     return properties
+
+
+JAAS_MODULES = {
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "OAUTHBEARER": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
+}
+
+
+def _silent_logger(name: str) -> Any:
+    """A logger that prints nothing, for librdkafka's retry lines: a lesson shows the
+    outcome, not every reconnection."""
+    import logging
+
+    logger = logging.getLogger(name)
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+    return logger
+
+
+# Kafka closes a connection whose login failed after connection.failed.authentication.delay.ms
+# (100 ms), and serve logs a warning then: wait for it while the broker's log is muted.
+_CLOSE_AFTER_FAILED_LOGIN_S = 0.3
+
+
+def oauthbearer_produce(bootstrap: str, config: str, *, ca: str | Path | None = None,
+                        topic: str = "orders", timeout_s: float = 5.0) -> str:
+    """One record from a confluent-kafka producer logging in with SASL/OAUTHBEARER and
+    librdkafka's built-in unsecured JWT (enable.sasl.oauthbearer.unsecure.jwt), CONFIG its
+    sasl.oauthbearer.config ("principal=alice"); over SASL_SSL trusting CA when given.
+    Returns "wrote offset N", the error the broker refused the login with, or the
+    producer's error."""
+    import logging
+    import time
+
+    from confluent_kafka import Producer
+
+    errors: list[Any] = []
+    delivered: list[str] = []
+    settings = {"bootstrap.servers": bootstrap, "sasl.mechanism": "OAUTHBEARER",
+                "security.protocol": "SASL_SSL" if ca is not None else "SASL_PLAINTEXT",
+                "enable.sasl.oauthbearer.unsecure.jwt": True, "sasl.oauthbearer.config": config,
+                "error_cb": errors.append, "logger": _silent_logger("minikafka.course.rdkafka"),
+                "message.timeout.ms": int(timeout_s * 1000)}
+    if ca is not None:
+        settings["ssl.ca.location"] = str(ca)
+    broker_log = logging.getLogger("minikafka.wire")
+    level = broker_log.level
+    broker_log.setLevel(logging.ERROR)
+    producer = Producer(settings)
+    try:
+        producer.produce(topic, b"token", on_delivery=lambda err, msg: delivered.append(
+            f"wrote offset {msg.offset()}" if err is None else err.name()))
+        deadline = time.monotonic() + timeout_s
+        while not delivered and not errors and time.monotonic() < deadline:
+            producer.poll(0.05)
+        outcome = delivered[:1]  # before purge() reports the record it drops
+        producer.purge()
+        producer.flush(0)
+        if not outcome:
+            time.sleep(_CLOSE_AFTER_FAILED_LOGIN_S)
+    finally:
+        broker_log.setLevel(level)
+    if outcome:
+        return outcome[0]
+    if errors:
+        text = errors[0].str()
+        marker = "SASL authentication error: "
+        return text[text.find(marker) + len(marker):].split(" (after")[0] if marker in text else text
+    return "no answer"
+
+
+def served_throttle(bootstrap: str, topic: str, *, producer_client_id: str,
+                    consumer_client_id: str, records: int, record_bytes: int) -> list[dict]:
+    """A kafka-python producer sends RECORDS records of RECORD_BYTES to TOPIC as one
+    burst, then a consumer reads them back: each row is the client, the bytes it moved,
+    and the throttle-time-max (ms) its own metrics recorded from the broker's answers
+    (throttle_time_ms). Quotas are the caller's (kafka-configs --entity-type clients)."""
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, client_id=producer_client_id,
+                             linger_ms=50, batch_size=records * record_bytes * 2,
+                             max_request_size=records * record_bytes * 2)
+    for _ in range(records):
+        producer.send(topic, b"x" * record_bytes)
+    producer.flush()
+    rows = [{"client": producer_client_id, "records": records,
+             "throttle-time-max (ms)": producer.metrics()["producer-metrics"]["throttle-time-max"]}]
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id=consumer_client_id,
+                             enable_auto_commit=False)
+    consumer.assign([TopicPartition(topic, 0)])
+    consumer.seek_to_beginning()
+    read = 0
+    for _ in range(20):
+        read += sum(len(batch) for batch in consumer.poll(timeout_ms=500).values())
+        if read >= records:
+            break
+    rows.append({"client": consumer_client_id, "records": read,
+                 "throttle-time-max (ms)": consumer.metrics()["consumer-metrics"]["throttle-time-max"]})
+    consumer.close()
+    return rows
 
 
 def throttle_over_time(cluster: Any, topic: str, *, user: str, producer_byte_rate: int,
