@@ -195,6 +195,11 @@ def listener_config(raw: Mapping[str, str], name: str, host: str, port: int) -> 
         config.ssl = {k: v for k, v in raw.items() if k.startswith("ssl.")}
         config.ssl.update({k[len(prefix):]: v for k, v in raw.items()
                            if k.startswith(prefix + "ssl.")})
+        if protocol == "SASL_SSL" and prefix + "ssl.client.auth" not in raw:
+            # Kafka's ChannelBuilders (KIP-684): a SASL_SSL listener asks for client
+            # certificates only when ssl.client.auth is listener-prefixed; the broker-wide
+            # value is for SSL listeners (Kafka logs a warning and ignores it there).
+            config.ssl["ssl.client.auth"] = "none"
     return config
 
 

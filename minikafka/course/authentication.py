@@ -118,8 +118,10 @@ def listener_properties(certs: Certificates, protocol: str = "SSL", *,
     (SCRAM users come from the cluster's metadata)."""
     properties = {"listeners": f"{protocol}://127.0.0.1:0",
                   "ssl.keystore.type": "PEM", "ssl.keystore.location": str(certs.broker),
-                  "ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca),
-                  "ssl.client.auth": client_auth}
+                  "ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca)}
+    # On SASL_SSL Kafka reads ssl.client.auth only with the listener's prefix (KIP-684).
+    auth_key = "ssl.client.auth" if protocol == "SSL" else f"listener.name.{protocol.lower()}.ssl.client.auth"
+    properties[auth_key] = client_auth
     if mapping_rules is not None:
         properties["ssl.principal.mapping.rules"] = mapping_rules
     if mechanisms:

@@ -130,3 +130,18 @@ def test_serve_refuses_security_it_cannot_provide(tmp_path, lines, message):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def test_sasl_ssl_asks_for_client_certificates_only_with_the_listener_prefix():
+    """Kafka's ChannelBuilders (KIP-684): the broker-wide ssl.client.auth is for SSL
+    listeners; a SASL_SSL listener reads only listener.name.<listener>.ssl.client.auth."""
+    base = {"listeners": "SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+            "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+            "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config":
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+            "ssl.client.auth": "required"}
+    broker_wide = {c.name: c.ssl["ssl.client.auth"] for c in client_listeners(base)}
+    assert broker_wide == {"SSL": "required", "SASL_SSL": "none"}
+    prefixed = {**base, "listener.name.sasl_ssl.ssl.client.auth": "requested"}
+    assert {c.name: c.ssl["ssl.client.auth"] for c in client_listeners(prefixed)} == \
+        {"SSL": "required", "SASL_SSL": "requested"}
