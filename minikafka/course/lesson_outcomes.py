@@ -770,6 +770,7 @@ def lesson_22(ns: Namespace) -> None:
     q1 = ns["q1"]
     q2 = ns["q2"]
     q3 = ns["q3"]
+    q4 = ns["q4"]
     short_names = ns["short_names"]
     over_tls = ns["over_tls"]
     handshakes = ns["handshakes"]
@@ -795,7 +796,7 @@ def lesson_22(ns: Namespace) -> None:
     assert list(tokens.values())[1] == '{"status":"invalid_token"}'
     throttled = {row["client"]: row["throttle-time-max (ms)"] for row in served}
     assert 0 < throttled["truck-loader"] < throttled["truck-reader"]
-    assert all(q.check(q.answer) for q in (q1, q2, q3))
+    assert all(q.check(q.answer) for q in (q1, q2, q3, q4))
     checked("22", tls=[sorted(a) for a in handshakes.values()], short_names=short_names,
             oauthbearer=list(tokens.values()), served_throttle_ms=throttled,
             logins=[row["producing to orders"].split()[-1] for row in logins],
