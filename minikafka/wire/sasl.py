@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
 from ..core import errors
+from ..core.api.delegation_tokens import token_credential
 from ..core.oauthbearer import OAuthBearerServer
 from ..core.scram import ScramError, ScramServer
 from ..core.security_config import ListenerConfig
@@ -98,6 +99,7 @@ class SaslAuthenticator:
         self.raw_tokens = False  # after a v0 handshake
         self.mechanism: str | None = None
         self.principal: str | None = None
+        self.token_authenticated = False  # logged in with a delegation token
         self._server: Any = None
 
     @property
@@ -145,9 +147,12 @@ class SaslAuthenticator:
                                              lambda: cluster.now_ms)
         else:
             credentials = self.cluster.controller.scram_credentials
+            cluster = self.cluster
             self._server = ScramServer(mechanism,
                                        lambda user: credentials.get((user, mechanism)),
-                                       secrets.token_urlsafe(24))
+                                       secrets.token_urlsafe(24),
+                                       lambda token_id: token_credential(cluster, token_id,
+                                                                         mechanism))
         self.state = AUTHENTICATE
         self.raw_tokens = version == 0
         return SaslStep(SaslHandshakeResponse(version=version, error_code=errors.NONE,
@@ -178,6 +183,7 @@ class SaslAuthenticator:
     def _succeed(self) -> None:
         self.state = COMPLETE
         self.principal = f"User:{self._server.username}"
+        self.token_authenticated = getattr(self._server, "token_authenticated", False)
 
 
 def _api_name(api_key: int) -> str:
