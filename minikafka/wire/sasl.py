@@ -24,6 +24,7 @@ validates an unsecured JWT (core/oauthbearer.py) against the cluster's clock.
 from __future__ import annotations
 
 import secrets
+import time
 from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
@@ -143,8 +144,12 @@ class SaslAuthenticator:
             self._server = _Plain(self.listener.plain_users)
         elif mechanism == "OAUTHBEARER":
             cluster = self.cluster
-            self._server = OAuthBearerServer(self.listener.oauthbearer_options,
-                                             lambda: cluster.now_ms)
+            # Tokens carry wall-clock times (iat, exp) to the millisecond, and a served
+            # cluster's clock follows the wall only tick by tick: a token written just now
+            # must not look issued in the future.
+            self._server = OAuthBearerServer(
+                self.listener.oauthbearer_options,
+                lambda: max(cluster.now_ms, int(time.time() * 1000)))
         else:
             credentials = self.cluster.controller.scram_credentials
             cluster = self.cluster

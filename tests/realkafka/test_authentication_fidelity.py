@@ -34,6 +34,8 @@ from kafka.admin import (
     UserScramCredentialUpsertion,
 )
 from kafka.errors import KafkaError
+from kafka.net import sasl as kafka_sasl
+from kafka.net.sasl.scram import SaslMechanismScram
 from kafka.protocol.admin import AlterClientQuotasRequest
 
 from minikafka.cluster import Cluster
@@ -46,6 +48,13 @@ from minikafka.course.authentication import (
     tls_handshake,
 )
 from minikafka.realkafka.nodes import NativeKafka, broker_overrides
+from minikafka.wire.messages import (
+    CreateDelegationTokenRequest,
+    DescribeDelegationTokenRequest,
+    ExpireDelegationTokenRequest,
+    RenewDelegationTokenRequest,
+)
+from tests.wire.test_delegation_tokens import TokenScramClient
 
 pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -69,7 +78,8 @@ def broker_file(certs) -> dict[str, str]:
                      and not k.endswith("ssl.client.auth")})
     settings.update({"listeners": "SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
                      "sasl.enabled.mechanisms": sasl["sasl.enabled.mechanisms"],
-                     "authorizer.class.name": STANDARD_AUTHORIZER, "super.users": "User:admin"})
+                     "authorizer.class.name": STANDARD_AUTHORIZER, "super.users": "User:admin",
+                     "delegation.token.secret.key": "course-secret"})
     return settings
 
 
@@ -114,6 +124,76 @@ def set_quota(admin: KafkaAdminClient, client_id: str, key: str, value: float) -
 
     response = admin._manager.run(send)
     assert [e.error_code for e in response.entries] == [0]
+
+
+def call(admin: KafkaAdminClient, request):
+    """One request through kafka-python's connection manager (its admin has no method)."""
+    async def send():
+        return await admin._manager.send(request)
+    return admin._manager.run(send)
+
+
+class TokenScram(SaslMechanismScram):
+    """kafka-python's SCRAM login with Kafka's tokenauth=true extension, as the Java client
+    sends it for `ScramLoginModule required username=<id> password=<hmac> tokenauth=true;`."""
+
+    def __init__(self, **config):
+        super().__init__(**config)
+        self._scram_client = TokenScramClient(config["sasl_plain_username"],
+                                              config["sasl_plain_password"],
+                                              config["sasl_mechanism"])
+
+
+def token_produce(sasl: str, certs, token_id: str, hmac: bytes) -> str:
+    """A producer logging in with the token (SCRAM-SHA-512, tokenauth=true)."""
+    import base64
+    kafka_sasl.register_sasl_mechanism("SCRAM-SHA-512", TokenScram, overwrite=True)
+    try:
+        return produce(sasl, certs, login=("SCRAM-SHA-512", token_id,
+                                           base64.b64encode(hmac).decode()))
+    finally:
+        kafka_sasl.register_sasl_mechanism("SCRAM-SHA-512", SaslMechanismScram, overwrite=True)
+
+
+def observe_tokens(sasl: str, setup: str, certs) -> dict:
+    """Delegation tokens: refused over PLAINTEXT; alice's token logs in as alice; renew by
+    a stranger refused; expired now, it no longer logs in."""
+    seen: dict = {}
+    renewer = CreateDelegationTokenRequest.CreatableRenewers
+    create = CreateDelegationTokenRequest(owner_principal_type=None, owner_principal_name=None,
+                                          renewers=[renewer(principal_type="User",
+                                                            principal_name="bob")],
+                                          max_lifetime_ms=-1)
+    plain = KafkaAdminClient(bootstrap_servers=setup)
+    seen["create over PLAINTEXT"] = call(plain, create).error_code
+    plain.close()
+
+    def as_user(user: str, mechanism: str) -> KafkaAdminClient:
+        return KafkaAdminClient(bootstrap_servers=sasl, security_protocol="SASL_SSL",
+                                ssl_cafile=str(certs.ca), sasl_mechanism=mechanism,
+                                sasl_plain_username=user, sasl_plain_password=f"{user}-secret")
+    alice = as_user("alice", "SCRAM-SHA-256")
+    token = call(alice, create)
+    seen["create as alice"] = (token.error_code, token.principal_name,
+                               token.max_timestamp_ms - token.issue_timestamp_ms,
+                               token.expiry_timestamp_ms - token.issue_timestamp_ms)
+    time.sleep(PROPAGATION_S)
+    seen["token login"] = token_produce(sasl, certs, token.token_id, token.hmac)
+    described = call(alice, DescribeDelegationTokenRequest(owners=None))
+    seen["describe as alice"] = [(t.principal_name, [r.principal_name for r in t.renewers])
+                                 for t in described.tokens]
+    bob = as_user("bob", "SCRAM-SHA-512")
+    seen["renew as bob (renewer)"] = call(bob, RenewDelegationTokenRequest(
+        hmac=token.hmac, renew_period_ms=3_600_000)).error_code
+    bob.close()
+    seen["renew, unknown hmac"] = call(alice, RenewDelegationTokenRequest(
+        hmac=b"nope", renew_period_ms=1000)).error_code
+    seen["expire now"] = call(alice, ExpireDelegationTokenRequest(
+        hmac=token.hmac, expiry_time_period_ms=-1)).error_code
+    alice.close()
+    time.sleep(PROPAGATION_S)
+    seen["token login after expiry"] = token_produce(sasl, certs, token.token_id, token.hmac)
+    return seen
 
 
 def observe(ssl: str, sasl: str, setup: str, certs) -> dict:
@@ -173,12 +253,15 @@ def test_lesson_22_authentication_on_minikafka_and_kafka(tmp_path):
     served = {**settings, "listeners": "SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0,"
                                        "SETUP://127.0.0.1:0",
               "listener.security.protocol.map": "SSL:SSL,SASL_SSL:SASL_SSL,SETUP:PLAINTEXT"}
-    cluster = Cluster(brokers=3, seed=22)
+    cluster = Cluster(brokers=3, seed=22,
+                      broker_config={"delegation.token.secret.key": "course-secret"})
     cluster.enable_acls(super_users=["User:admin", "User:ANONYMOUS"])
     with cluster.serve(port=0, listeners=client_listeners(served)) as server:
         mini, mini_throttle = observe(server.listener_bootstrap("SSL"),
                                       server.listener_bootstrap("SASL_SSL"),
                                       server.listener_bootstrap("SETUP"), certs)
+        mini.update(observe_tokens(server.listener_bootstrap("SASL_SSL"),
+                                   server.listener_bootstrap("SETUP"), certs))
 
     shared, _ = broker_overrides(settings)
     kafka = NativeKafka(tmp_path / "kafka", port=REAL_PORT, overrides=shared)
@@ -186,6 +269,8 @@ def test_lesson_22_authentication_on_minikafka_and_kafka(tmp_path):
         kafka.up()
         real, real_throttle = observe(kafka.bootstrap_servers, kafka.listener_bootstrap("SASL_SSL"),
                                       f"127.0.0.1:{kafka.internal_port(1)}", certs)
+        real.update(observe_tokens(kafka.listener_bootstrap("SASL_SSL"),
+                                   f"127.0.0.1:{kafka.internal_port(1)}", certs))
     finally:
         kafka.down()
 
@@ -208,3 +293,8 @@ def test_lesson_22_authentication_on_minikafka_and_kafka(tmp_path):
     assert mini["OAUTHBEARER alice"] == "wrote"
     assert mini["OAUTHBEARER without sub"] == '{"status":"invalid_token"}'
     assert 2_000 < mini_throttle["truck-loader"] < mini_throttle["truck-reader"]
+    assert mini["create over PLAINTEXT"] == 64  # DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
+    assert mini["create as alice"] == (0, "alice", 7 * 86_400_000, 86_400_000)
+    assert mini["token login"] == "wrote" and mini["describe as alice"] == [("alice", ["bob"])]
+    assert (mini["renew as bob (renewer)"], mini["renew, unknown hmac"]) == (0, 62)
+    assert mini["expire now"] == 0 and mini["token login after expiry"] != "wrote"
