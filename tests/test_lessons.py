@@ -322,6 +322,9 @@ def expect_22(o: dict) -> None:
     assert o["oauthbearer"][0].startswith("wrote") and o["oauthbearer"][1] == '{"status":"invalid_token"}'
     producer_ms, consumer_ms = o["served_throttle_ms"]["truck-loader"], o["served_throttle_ms"]["truck-reader"]
     assert 2_000 < producer_ms < 3_500 and 14_000 < consumer_ms < 17_000
+    # alice's delegation token: Kafka's default expiry (1 day) and maximum lifetime (7 days);
+    # a SCRAM login with it (tokenauth=true) writes as alice.
+    assert o["delegation_token"] == ["User:alice", 24, 168, "wrote"]
 
 
 def expect_23(o: dict) -> None:

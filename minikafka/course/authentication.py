@@ -18,14 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafka.net.sasl.scram import SaslMechanismScram, ScramClient
+
 from ..core.api.client_quotas import USER
 from ..extras import require
 from ..wire.tls import principal_from_cert
 
 require("tls", what="Lesson 22's certificates")
 
-__all__ = ["Certificates", "listener_properties", "make_certificates", "oauthbearer_produce",
-           "served_throttle", "throttle_over_time", "tls_handshake"]
+__all__ = ["Certificates", "DelegationToken", "create_delegation_token", "listener_properties",
+           "make_certificates", "oauthbearer_produce", "served_throttle", "throttle_over_time",
+           "tls_handshake", "token_produce"]
 
 ORGANIZATION = "minikafka"
 
@@ -201,6 +204,107 @@ def oauthbearer_produce(bootstrap: str, config: str, *, ca: str | Path | None = 
         marker = "SASL authentication error: "
         return text[text.find(marker) + len(marker):].split(" (after")[0] if marker in text else text
     return "no answer"
+
+
+@dataclass(frozen=True)
+class DelegationToken:
+    """What CreateDelegationToken answered (kafka-delegation-tokens.sh --create prints it)."""
+
+    error: str
+    owner: str
+    token_id: str
+    hmac: bytes
+    lifetime_h: float   # issue to max
+    expires_in_h: float  # issue to expiry
+
+    @property
+    def password(self) -> str:
+        """The SCRAM password a worker logs in with: the HMAC in base64."""
+        import base64
+        return base64.b64encode(self.hmac).decode()
+
+
+def send_request(admin: Any, request: Any) -> Any:
+    """One request through a kafka-python admin client's connection manager, for the APIs
+    its admin has no method for (delegation tokens, client quotas)."""
+    async def send() -> Any:
+        return await admin._manager.send(request)
+    return admin._manager.run(send)
+
+
+def create_delegation_token(bootstrap: str, *, user: str, password: str, ca: str | Path,
+                            renewers: tuple[str, ...] = ()) -> DelegationToken:
+    """CreateDelegationToken from USER, logged in with SCRAM-SHA-256 over SASL_SSL, as
+    kafka-delegation-tokens.sh --create --renewer-principal does."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import for_code
+
+    from ..wire.messages import CreateDelegationTokenRequest
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, security_protocol="SASL_SSL",
+                             ssl_cafile=str(ca), sasl_mechanism="SCRAM-SHA-256",
+                             sasl_plain_username=user, sasl_plain_password=password)
+    renewer = CreateDelegationTokenRequest.CreatableRenewers
+    try:
+        answer = send_request(admin, CreateDelegationTokenRequest(
+            owner_principal_type=None, owner_principal_name=None, max_lifetime_ms=-1,
+            renewers=[renewer(principal_type=r.partition(":")[0], principal_name=r.partition(":")[2])
+                      for r in renewers]))
+    finally:
+        admin.close()
+    error = "NONE" if answer.error_code == 0 else for_code(answer.error_code).__name__
+    hour = 3_600_000
+    return DelegationToken(error, f"{answer.principal_type}:{answer.principal_name}",
+                           answer.token_id, bytes(answer.hmac),
+                           (answer.max_timestamp_ms - answer.issue_timestamp_ms) / hour,
+                           (answer.expiry_timestamp_ms - answer.issue_timestamp_ms) / hour)
+
+
+class TokenScramClient(ScramClient):
+    """kafka-python's SCRAM client with Kafka's `tokenauth=true` extension in the client's
+    first message (part of what the server signs), as the Java client sends it for
+    `ScramLoginModule required username=<token id> password=<hmac> tokenauth=true;`:
+    kafka-python and confluent-kafka have no token login of their own."""
+
+    def first_message(self) -> bytes:
+        bare = b"n=" + self.user + b",r=" + self.nonce + b",tokenauth=true"
+        self.auth_message += bare
+        return b"n,," + bare
+
+
+class TokenScram(SaslMechanismScram):
+    """kafka-python's SCRAM mechanism, logging in with a delegation token."""
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        self._scram_client = TokenScramClient(config["sasl_plain_username"],
+                                              config["sasl_plain_password"],
+                                              config["sasl_mechanism"])
+
+
+def token_produce(bootstrap: str, token: DelegationToken, *, ca: str | Path,
+                  topic: str = "orders", mechanism: str = "SCRAM-SHA-512") -> str:
+    """One record from a kafka-python producer logging in with TOKEN (SCRAM with
+    tokenauth=true): "wrote offset N" or the error's name."""
+    from kafka import KafkaProducer
+    from kafka.errors import KafkaError
+    from kafka.net import sasl
+
+    # kafka-python picks the mechanism class by name: TokenScram for this producer only.
+    sasl.register_sasl_mechanism(mechanism, TokenScram, overwrite=True)
+    try:
+        producer = KafkaProducer(bootstrap_servers=bootstrap, security_protocol="SASL_SSL",
+                                 ssl_cafile=str(ca), sasl_mechanism=mechanism,
+                                 sasl_plain_username=token.token_id,
+                                 sasl_plain_password=token.password, max_block_ms=5000)
+        try:
+            return f"wrote offset {producer.send(topic, b'by token').get(timeout=10).offset}"
+        finally:
+            producer.close()
+    except KafkaError as exc:
+        return type(exc).__name__
+    finally:
+        sasl.register_sasl_mechanism(mechanism, SaslMechanismScram, overwrite=True)
 
 
 def served_throttle(bootstrap: str, topic: str, *, producer_client_id: str,

@@ -780,6 +780,8 @@ def lesson_22(ns: Namespace) -> None:
     alice_refused = ns["alice_refused"]
     tokens = ns["tokens"]
     served = ns["served"]
+    token = ns["token"]
+    by_token = ns["by_token"]
     assert handshakes["with the course CA"]["version"] == "TLSv1.3" and over_tls.offset == 0
     assert "CERTIFICATE_VERIFY_FAILED" in handshakes["with the system's CAs"]["error"]
     assert "error" in without_certificate and type(alice_refused).__name__ == "TopicAuthorizationFailedError"
@@ -794,11 +796,14 @@ def lesson_22(ns: Namespace) -> None:
     assert producer_ms[:3] == [0, 0, 0] and max(producer_ms) > 0 and max(consumer_ms) > 0
     assert list(tokens.values())[0].startswith("wrote")
     assert list(tokens.values())[1] == '{"status":"invalid_token"}'
+    assert token.owner == "User:alice" and (token.expires_in_h, token.lifetime_h) == (24, 168)
+    assert by_token.startswith("wrote")
     throttled = {row["client"]: row["throttle-time-max (ms)"] for row in served}
     assert 0 < throttled["truck-loader"] < throttled["truck-reader"]
     assert all(q.check(q.answer) for q in (q1, q2, q3, q4))
     checked("22", tls=[sorted(a) for a in handshakes.values()], short_names=short_names,
             oauthbearer=list(tokens.values()), served_throttle_ms=throttled,
+            delegation_token=[token.owner, token.expires_in_h, token.lifetime_h, by_token.split()[0]],
             logins=[row["producing to orders"].split()[-1] for row in logins],
             first_producer_throttle_s=next(s for s, ms in throttles["producer"] if ms),
             producer_throttled_s=sum(1 for ms in producer_ms if ms), consumer_throttled_s=sum(1 for ms in consumer_ms if ms))

@@ -34,18 +34,19 @@ from kafka.admin import (
     UserScramCredentialUpsertion,
 )
 from kafka.errors import KafkaError
-from kafka.net import sasl as kafka_sasl
-from kafka.net.sasl.scram import SaslMechanismScram
 from kafka.protocol.admin import AlterClientQuotasRequest
 
 from minikafka.cluster import Cluster
 from minikafka.core.security_config import client_listeners
 from minikafka.course.authentication import (
+    DelegationToken,
     listener_properties,
     make_certificates,
     oauthbearer_produce,
+    send_request,
     served_throttle,
     tls_handshake,
+    token_produce,
 )
 from minikafka.realkafka.nodes import NativeKafka, broker_overrides
 from minikafka.wire.messages import (
@@ -54,7 +55,6 @@ from minikafka.wire.messages import (
     ExpireDelegationTokenRequest,
     RenewDelegationTokenRequest,
 )
-from tests.wire.test_delegation_tokens import TokenScramClient
 
 pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -119,40 +119,8 @@ def set_quota(admin: KafkaAdminClient, client_id: str, key: str, value: float) -
         entity=[entry.EntityData(entity_type="client-id", entity_name=client_id)],
         ops=[entry.OpData(key=key, value=float(value), remove=False)])])
 
-    async def send():
-        return await admin._manager.send(request)
-
-    response = admin._manager.run(send)
+    response = send_request(admin, request)
     assert [e.error_code for e in response.entries] == [0]
-
-
-def call(admin: KafkaAdminClient, request):
-    """One request through kafka-python's connection manager (its admin has no method)."""
-    async def send():
-        return await admin._manager.send(request)
-    return admin._manager.run(send)
-
-
-class TokenScram(SaslMechanismScram):
-    """kafka-python's SCRAM login with Kafka's tokenauth=true extension, as the Java client
-    sends it for `ScramLoginModule required username=<id> password=<hmac> tokenauth=true;`."""
-
-    def __init__(self, **config):
-        super().__init__(**config)
-        self._scram_client = TokenScramClient(config["sasl_plain_username"],
-                                              config["sasl_plain_password"],
-                                              config["sasl_mechanism"])
-
-
-def token_produce(sasl: str, certs, token_id: str, hmac: bytes) -> str:
-    """A producer logging in with the token (SCRAM-SHA-512, tokenauth=true)."""
-    import base64
-    kafka_sasl.register_sasl_mechanism("SCRAM-SHA-512", TokenScram, overwrite=True)
-    try:
-        return produce(sasl, certs, login=("SCRAM-SHA-512", token_id,
-                                           base64.b64encode(hmac).decode()))
-    finally:
-        kafka_sasl.register_sasl_mechanism("SCRAM-SHA-512", SaslMechanismScram, overwrite=True)
 
 
 def observe_tokens(sasl: str, setup: str, certs) -> dict:
@@ -165,7 +133,7 @@ def observe_tokens(sasl: str, setup: str, certs) -> dict:
                                                             principal_name="bob")],
                                           max_lifetime_ms=-1)
     plain = KafkaAdminClient(bootstrap_servers=setup)
-    seen["create over PLAINTEXT"] = call(plain, create).error_code
+    seen["create over PLAINTEXT"] = send_request(plain, create).error_code
     plain.close()
 
     def as_user(user: str, mechanism: str) -> KafkaAdminClient:
@@ -173,26 +141,27 @@ def observe_tokens(sasl: str, setup: str, certs) -> dict:
                                 ssl_cafile=str(certs.ca), sasl_mechanism=mechanism,
                                 sasl_plain_username=user, sasl_plain_password=f"{user}-secret")
     alice = as_user("alice", "SCRAM-SHA-256")
-    token = call(alice, create)
+    token = send_request(alice, create)
     seen["create as alice"] = (token.error_code, token.principal_name,
                                token.max_timestamp_ms - token.issue_timestamp_ms,
                                token.expiry_timestamp_ms - token.issue_timestamp_ms)
     time.sleep(PROPAGATION_S)
-    seen["token login"] = token_produce(sasl, certs, token.token_id, token.hmac)
-    described = call(alice, DescribeDelegationTokenRequest(owners=None))
+    issued = DelegationToken("NONE", "User:alice", token.token_id, bytes(token.hmac), 0, 0)
+    seen["token login"] = token_produce(sasl, issued, ca=certs.ca).split(" offset")[0]
+    described = send_request(alice, DescribeDelegationTokenRequest(owners=None))
     seen["describe as alice"] = [(t.principal_name, [r.principal_name for r in t.renewers])
                                  for t in described.tokens]
     bob = as_user("bob", "SCRAM-SHA-512")
-    seen["renew as bob (renewer)"] = call(bob, RenewDelegationTokenRequest(
+    seen["renew as bob (renewer)"] = send_request(bob, RenewDelegationTokenRequest(
         hmac=token.hmac, renew_period_ms=3_600_000)).error_code
     bob.close()
-    seen["renew, unknown hmac"] = call(alice, RenewDelegationTokenRequest(
+    seen["renew, unknown hmac"] = send_request(alice, RenewDelegationTokenRequest(
         hmac=b"nope", renew_period_ms=1000)).error_code
-    seen["expire now"] = call(alice, ExpireDelegationTokenRequest(
+    seen["expire now"] = send_request(alice, ExpireDelegationTokenRequest(
         hmac=token.hmac, expiry_time_period_ms=-1)).error_code
     alice.close()
     time.sleep(PROPAGATION_S)
-    seen["token login after expiry"] = token_produce(sasl, certs, token.token_id, token.hmac)
+    seen["token login after expiry"] = token_produce(sasl, issued, ca=certs.ca)
     return seen
 
 

@@ -17,6 +17,7 @@ from minikafka.core.acl import (
     ResourceType,
 )
 from minikafka.core.security_config import ListenerConfig
+from minikafka.course.authentication import TokenScramClient
 from minikafka.wire import Session, encode_request
 from minikafka.wire.codec import response_class
 from minikafka.wire.messages import (
@@ -114,16 +115,6 @@ def test_renew_expire_and_describe_as_kafka_answers_them():
     gone = alice.call(expire(hmac=token.hmac, expiry_time_period_ms=-1), 2)
     assert (gone.error_code, gone.expiry_timestamp_ms) == (0, cluster.now_ms)
     assert alice.call(DescribeDelegationTokenRequest(owners=None), 3).tokens == []
-
-
-class TokenScramClient(ScramClient):
-    """kafka-python's SCRAM client with Kafka's extension in client-first-message-bare
-    (ScramExtensions: the server signs the message with it)."""
-
-    def first_message(self) -> bytes:
-        bare = b"n=" + self.user + b",r=" + self.nonce + b",tokenauth=true"
-        self.auth_message += bare
-        return b"n,," + bare
 
 
 def scram_login(cluster: Cluster, user: str, password: str, tokenauth: bool):
