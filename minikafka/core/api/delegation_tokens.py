@@ -115,18 +115,29 @@ def _find(cluster: ClusterPort, mac: bytes) -> DelegationToken | None:
     return next((t for t in _store(cluster).values() if hmac.compare_digest(t.hmac, mac)), None)
 
 
+def _renewable(cluster: ClusterPort, principal: str, mac: bytes, check_expiry: bool
+               ) -> tuple[int, DelegationToken | None]:
+    """The token with HMAC MAC if PRINCIPAL may renew or expire it, else Kafka's error, in
+    the controller's order (renew checks the expiry before the owner, expire after)."""
+    if _secret(cluster) is None:
+        return DELEGATION_TOKEN_AUTH_DISABLED, None
+    token = _find(cluster, mac)
+    if token is None:
+        return DELEGATION_TOKEN_NOT_FOUND, None
+    now = cluster.now_ms
+    if check_expiry and (token.max_ms < now or token.expiry_ms < now):
+        return DELEGATION_TOKEN_EXPIRED, None
+    if principal != token.owner and principal not in token.renewers:
+        return DELEGATION_TOKEN_OWNER_MISMATCH, None
+    return errors.NONE, token
+
+
 def renew(cluster: ClusterPort, principal: str, mac: bytes, renew_period_ms: int) -> tuple[int, int]:
     """(error, new expiry) for RenewDelegationToken."""
-    if _secret(cluster) is None:
-        return DELEGATION_TOKEN_AUTH_DISABLED, 0
-    token = _find(cluster, mac)
-    now = cluster.now_ms
+    error, token = _renewable(cluster, principal, mac, check_expiry=True)
     if token is None:
-        return DELEGATION_TOKEN_NOT_FOUND, 0
-    if token.max_ms < now or token.expiry_ms < now:
-        return DELEGATION_TOKEN_EXPIRED, 0
-    if principal != token.owner and principal not in token.renewers:
-        return DELEGATION_TOKEN_OWNER_MISMATCH, 0
+        return error, 0
+    now = cluster.now_ms
     period = int(cluster.broker_config["delegation.token.expiry.time.ms"])
     if renew_period_ms > 0:
         period = min(period, renew_period_ms)
@@ -137,14 +148,10 @@ def renew(cluster: ClusterPort, principal: str, mac: bytes, renew_period_ms: int
 
 def expire(cluster: ClusterPort, principal: str, mac: bytes, expiry_period_ms: int) -> tuple[int, int]:
     """(error, expiry) for ExpireDelegationToken: a negative period removes the token now."""
-    if _secret(cluster) is None:
-        return DELEGATION_TOKEN_AUTH_DISABLED, 0
-    token = _find(cluster, mac)
-    now = cluster.now_ms
+    error, token = _renewable(cluster, principal, mac, check_expiry=False)
     if token is None:
-        return DELEGATION_TOKEN_NOT_FOUND, 0
-    if principal != token.owner and principal not in token.renewers:
-        return DELEGATION_TOKEN_OWNER_MISMATCH, 0
+        return error, 0
+    now = cluster.now_ms
     if expiry_period_ms < 0:
         del _store(cluster)[token.token_id]
         return errors.NONE, now
