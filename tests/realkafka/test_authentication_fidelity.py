@@ -18,6 +18,7 @@ nodes' INTERNAL listener, as realkafka.broker_overrides configures it; SETUP on 
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pytest
@@ -101,14 +102,21 @@ def produce(bootstrap: str, certs, *, who: str | None = None, login: tuple | Non
     try:
         producer = KafkaProducer(**config)
     except KafkaError as exc:
-        return type(exc).__name__
+        return error_name(exc)
     try:
         producer.send("orders", b"x").get(timeout=20)
         return "wrote"
     except KafkaError as exc:
-        return type(exc).__name__
+        return error_name(exc)
     finally:
         producer.close()
+
+
+def error_name(exc: KafkaError) -> str:
+    """The broker's error a client exception carries (kafka-python wraps some, as
+    "Unexpected error in InitProducerIdResponse: [Error 31] ClusterAuthorizationFailedError")."""
+    found = re.search(r"\[Error \d+\] (\w+)", str(exc))
+    return found.group(1) if found else type(exc).__name__
 
 
 def set_quota(admin: KafkaAdminClient, client_id: str, key: str, value: float) -> None:

@@ -3,7 +3,7 @@ ExpireDelegationToken (40), DescribeDelegationToken (41), as Kafka 4.4's brokers
 (KafkaApis) and controller (DelegationTokenControlManager) answer them.
 
 A client that logged in with a strong mechanism asks for a token; its owner is itself, or
-another user it has CREATE_TOKENS on. The token is an id (a UUID) and an HMAC-SHA512 of
+another user it has CREATE_TOKENS on. The token is an id (a random Uuid) and an HMAC-SHA512 of
 the id under `delegation.token.secret.key`; a worker logs in with SCRAM using the id as
 user name, the HMAC (base64) as password and the extension `tokenauth=true`, and becomes
 the token's owner. Tokens live until `expiry` (issue + delegation.token.expiry.time.ms,
@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import uuid
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -102,13 +101,22 @@ def create(cluster: ClusterPort, principal: str, owner: str | None, renewers: li
         lifetime = min(lifetime, max_lifetime_ms)
     max_ms = now + lifetime
     expiry_ms = min(max_ms, now + int(config["delegation.token.expiry.time.ms"]))
-    # The controller's Uuid.randomUuid(), from its seeded random: the same seed, the same ids.
-    token_id = str(uuid.UUID(int=cluster.controller.rng.getrandbits(128), version=4))
+    token_id = _random_uuid(cluster)
     mac = hmac.new(secret.encode(), token_id.encode(), hashlib.sha512).digest()
     token = DelegationToken(token_id, owner, principal, tuple(renewers), now, max_ms,
                             expiry_ms, mac)
     _store(cluster)[token_id] = token
     return errors.NONE, token
+
+
+def _random_uuid(cluster: ClusterPort) -> str:
+    """Kafka's Uuid.randomUuid() as it prints (22 characters of URL-safe base64, never
+    starting with "-"), from the controller's seeded random: the same seed, the same ids."""
+    while True:
+        raw = cluster.controller.rng.getrandbits(128).to_bytes(16, "big")
+        text = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def _find(cluster: ClusterPort, mac: bytes) -> DelegationToken | None:
