@@ -251,6 +251,8 @@ def test_lesson_22_authentication_on_minikafka_and_kafka(tmp_path):
     finally:
         kafka.down()
 
+    print("seen on both:", mini, "\nthrottle-time-max, minikafka:", mini_throttle, "Kafka:",
+          real_throttle)
     # minikafka answers as Apache Kafka does ...
     differences = {k: (mini[k], real.get(k)) for k in mini if mini[k] != real.get(k)}
     assert not differences
