@@ -169,7 +169,12 @@ def oauthbearer_produce(bootstrap: str, config: str, *, ca: str | Path | None = 
     import logging
     import time
 
-    from confluent_kafka import Producer
+    try:
+        from confluent_kafka import Producer
+    except ImportError as missing:  # confluent-kafka comes with the [test] extra only
+        raise ModuleNotFoundError(
+            "An OAUTHBEARER login with librdkafka's unsecured JWT needs confluent-kafka: "
+            "pip install confluent-kafka", name="confluent_kafka") from missing
 
     errors: list[Any] = []
     delivered: list[str] = []

@@ -765,7 +765,7 @@ def lesson_21(ns: Namespace) -> None:
 
 
 def lesson_22(ns: Namespace) -> None:
-    """Lesson 22: Authentication in practice: certificates, SCRAM, principals and quotas."""
+    """Lesson 22: Authentication in practice: certificates, SCRAM, tokens, principals and quotas."""
     without_certificate = ns["without_certificate"]
     q1 = ns["q1"]
     q2 = ns["q2"]
