@@ -217,7 +217,8 @@ def serve(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         stack.enter_context(server)
         for wire in server.wires.values():
-            label = "" if wire.listener is None else f" ({wire.listener.protocol})"
+            label = "" if wire.listener is None or wire.listener.protocol == "PLAINTEXT" \
+                else f" ({wire.listener.protocol})"
             for broker_id, bound in wire.bound_ports.items():
                 print(f"broker {broker_id} listening on {wire.host}:{bound}{label}")
         if args.metrics_port is not None:

@@ -212,6 +212,8 @@ VERSION_FACTS = [
     ("15", "`metrics.num.samples`, 2, of `metrics.sample.window.ms`, 30 s", "window (`metrics"),
     ("16", "Since Kafka 3.8 (KIP-1036)", "Kafka 3.9 (KIP-1036)"),
     ("18", "RENEW (Kafka 4.2, KIP-1222)", "RENEW in Kafka 4.4's clients"),
+    ("22", "until Kafka 2.8 renamed it `delegation.token.secret.key` (KIP-681)", None),
+    ("22", "came in Kafka 3.1 (KIP-768)", None),
 ]
 
 

@@ -316,6 +316,15 @@ def expect_22(o: dict) -> None:
     assert o["logins"][1] == "ClusterAuthorizationFailedError"
     assert 3 < o["first_producer_throttle_s"] <= 10
     assert o["producer_throttled_s"] >= 10 and o["consumer_throttled_s"] >= 1
+    # confluent-kafka's unsecured JWT logs alice in over OAUTHBEARER; without a sub claim
+    # the broker answers invalid_token; against serve, ~250 kB in a burst is ~25 kB/s over
+    # the 10 s window: (25-20)/20*10 s for the producer, (25-10)/10*10 s for the consumer.
+    assert o["oauthbearer"][0].startswith("wrote") and o["oauthbearer"][1] == '{"status":"invalid_token"}'
+    producer_ms, consumer_ms = o["served_throttle_ms"]["truck-loader"], o["served_throttle_ms"]["truck-reader"]
+    assert 2_000 < producer_ms < 3_500 and 14_000 < consumer_ms < 17_000
+    # alice's delegation token: Kafka's default expiry (1 day) and maximum lifetime (7 days);
+    # a SCRAM login with it (tokenauth=true) writes as alice.
+    assert o["delegation_token"] == ["User:alice", 24, 168, "wrote"]
 
 
 def expect_23(o: dict) -> None:

@@ -60,7 +60,7 @@ def test_every_kafka_key_is_either_modelled_or_known():
     assert not IGNORED_KEYS & (set(BROKER_DEFAULTS) | set(SERVER_KEYS))
     assert {"process.roles", "controller.quorum.voters", "num.io.threads", "ssl.keystore.location",
             "log.flush.scheduler.interval.ms", "transaction.state.log.min.isr"} <= IGNORED_KEYS
-    assert len(IGNORED_KEYS) > 300  # Kafka 4.4 has 379 broker keys
+    assert len(IGNORED_KEYS) > 250  # Kafka 4.4 has 379 broker keys, most not modelled
 
 
 @pytest.mark.parametrize("key,value", [

@@ -65,6 +65,9 @@ MODELLED_BROKER_KEYS = (
     # Replication quotas, bytes/s, per broker (dynamic only in Kafka; --throttle sets them).
     "leader.replication.throttled.rate", "follower.replication.throttled.rate",
     "replica.alter.log.dirs.io.max.bytes.per.second",
+    # Delegation tokens (KIP-48, core.api.delegation_tokens): on with a secret key.
+    "delegation.token.secret.key", "delegation.token.max.lifetime.ms",
+    "delegation.token.expiry.time.ms",
 )
 BROKER_DEFAULTS: dict[str, object] = {n: BROKER[n].default for n in MODELLED_BROKER_KEYS}
 

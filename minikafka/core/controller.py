@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import uuid
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from . import errors
 from .acl import AclBinding, AclStore
@@ -118,6 +119,9 @@ class Controller:
         # the StandardAuthorizer and SASL/SCRAM read them, whether or not they are enabled.
         self.acls = AclStore()
         self.scram_credentials: dict[tuple[str, str], ScramCredential] = {}
+        # Delegation tokens (DelegationTokenRecord): token id -> api.delegation_tokens'
+        # DelegationToken.
+        self.delegation_tokens: dict[str, Any] = {}
         # Client quotas (ClientQuotaRecord): entity ((type, name or None for the
         # default), ...) -> {key: value}.
         self.client_quotas: dict[tuple, dict[str, float]] = {}

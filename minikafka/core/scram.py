@@ -125,11 +125,15 @@ class ScramServer:
     """One SCRAM login. `lookup(username)` gives the user's credential for this
     mechanism, or None."""
 
-    def __init__(self, mechanism: str, lookup, nonce: str) -> None:
+    def __init__(self, mechanism: str, lookup, nonce: str, token_lookup=None) -> None:
         self.mechanism = mechanism
         self.lookup = lookup
+        # A delegation token's login (extension tokenauth=true): token id -> (credential,
+        # owner principal) or None.
+        self.token_lookup = token_lookup
         self.nonce = nonce  # the server's part of the nonce: unpredictable, from the caller
         self.username: str | None = None
+        self.token_authenticated = False
         self.complete = False
         self._first_bare = self._server_first = ""
         self._credential: ScramCredential | None = None
@@ -148,16 +152,26 @@ class ScramServer:
         authzid, sep2, bare = bare.partition(",")
         if not sep or not sep2 or gs2 not in ("n", "y"):
             raise ScramError(f"Invalid SCRAM client first message: {message!r}")
-        attrs = _attributes(bare)
+        # n=<name>,r=<nonce>, then Kafka's extensions (key=value, e.g. tokenauth=true)
+        parts = bare.split(",")
+        attrs = _attributes(",".join(parts[:2]))
         if "n" not in attrs or "r" not in attrs:
             raise ScramError(f"Invalid SCRAM client first message: {message!r}")
+        extensions = dict(p.partition("=")[::2] for p in parts[2:])
         username = _username(attrs["n"])
+        if extensions.get("tokenauth", "").lower() == "true":
+            found = self.token_lookup(username) if self.token_lookup is not None else None
+            if found is None:
+                raise ScramError(f"Token Authentication failed: Invalid tokenId : {username}")
+            credential, owner = found
+            username, self.token_authenticated = owner.partition(":")[2], True
+        else:
+            credential = self.lookup(username)
+            if credential is None:
+                raise ScramError("Authentication failed: Invalid user credentials")
         if authzid and authzid[2:] != username:
             raise ScramError("Authentication failed: Client requested an authorization id "
                              "that is different from username")
-        credential = self.lookup(username)
-        if credential is None:
-            raise ScramError("Authentication failed: Invalid user credentials")
         self.username, self._credential = username, credential
         self._first_bare = bare
         self._nonce = attrs["r"] + self.nonce

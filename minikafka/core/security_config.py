@@ -32,8 +32,9 @@ __all__ = [
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 DEFAULT_PROTOCOL_MAP = {p: p for p in PROTOCOLS}
-# The mechanisms minikafka's brokers speak (Kafka also has GSSAPI and OAUTHBEARER).
-SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+# The mechanisms minikafka's brokers speak (Kafka also has GSSAPI; OAUTHBEARER here is
+# Kafka's default, unsecured-JWT validation).
+SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 # The broker keys minikafka reads for security (the rest of Kafka's ssl.*/sasl.* keys
 # are accepted and ignored). listener.name.* keys are security keys too.
@@ -121,6 +122,8 @@ class ListenerConfig:
     protocol: str = "PLAINTEXT"
     mechanisms: tuple[str, ...] = ()
     plain_users: dict[str, str] = field(default_factory=dict)  # PLAIN: user -> password
+    # OAUTHBEARER: the JAAS options (unsecuredValidatorPrincipalClaimName, ...RequiredScope)
+    oauthbearer_options: dict[str, str] = field(default_factory=dict)
     ssl: dict[str, str] = field(default_factory=dict)  # ssl.* settings, listener's first
 
     @property
@@ -179,11 +182,24 @@ def listener_config(raw: Mapping[str, str], name: str, host: str, port: int) -> 
                 for entry in entries:
                     config.plain_users.update({k[5:]: v for k, v in entry.options.items()
                                                if k.startswith("user_")})
+            elif mechanism == "OAUTHBEARER":
+                if raw.get(f"listener.name.{name.lower()}.oauthbearer.sasl.server.callback."
+                           "handler.class"):
+                    raise ValueError("minikafka validates OAUTHBEARER tokens as Kafka's default "
+                                     "(unsecured JWT) handler only; remove "
+                                     "sasl.server.callback.handler.class")
+                for entry in entries:
+                    config.oauthbearer_options.update(entry.options)
     if config.tls:
         prefix = f"listener.name.{name.lower()}."
         config.ssl = {k: v for k, v in raw.items() if k.startswith("ssl.")}
         config.ssl.update({k[len(prefix):]: v for k, v in raw.items()
                            if k.startswith(prefix + "ssl.")})
+        if protocol == "SASL_SSL" and prefix + "ssl.client.auth" not in raw:
+            # Kafka's ChannelBuilders (KIP-684): a SASL_SSL listener asks for client
+            # certificates only when ssl.client.auth is listener-prefixed; the broker-wide
+            # value is for SSL listeners (Kafka logs a warning and ignores it there).
+            config.ssl["ssl.client.auth"] = "none"
     return config
 
 

@@ -18,14 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafka.net.sasl.scram import SaslMechanismScram, ScramClient
+
 from ..core.api.client_quotas import USER
 from ..extras import require
 from ..wire.tls import principal_from_cert
 
 require("tls", what="Lesson 22's certificates")
 
-__all__ = ["Certificates", "listener_properties", "make_certificates", "throttle_over_time",
-           "tls_handshake"]
+__all__ = ["Certificates", "DelegationToken", "create_delegation_token", "listener_properties",
+           "make_certificates", "oauthbearer_produce", "served_throttle", "throttle_over_time",
+           "tls_handshake", "token_produce"]
 
 ORGANIZATION = "minikafka"
 
@@ -118,16 +121,227 @@ def listener_properties(certs: Certificates, protocol: str = "SSL", *,
     (SCRAM users come from the cluster's metadata)."""
     properties = {"listeners": f"{protocol}://127.0.0.1:0",
                   "ssl.keystore.type": "PEM", "ssl.keystore.location": str(certs.broker),
-                  "ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca),
-                  "ssl.client.auth": client_auth}
+                  "ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca)}
+    # On SASL_SSL Kafka reads ssl.client.auth only with the listener's prefix (KIP-684).
+    auth_key = "ssl.client.auth" if protocol == "SSL" else f"listener.name.{protocol.lower()}.ssl.client.auth"
+    properties[auth_key] = client_auth
     if mapping_rules is not None:
         properties["ssl.principal.mapping.rules"] = mapping_rules
     if mechanisms:
         properties["sasl.enabled.mechanisms"] = ",".join(mechanisms)
         for mechanism in mechanisms:
             properties[f"listener.name.{protocol.lower()}.{mechanism.lower()}.sasl.jaas.config"] = (
-                "org.apache.kafka.common.security.scram.ScramLoginModule required;")
+                JAAS_MODULES[mechanism] + " required;")
     return properties
+
+
+JAAS_MODULES = {
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "OAUTHBEARER": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
+}
+
+
+def _silent_logger(name: str) -> Any:
+    """A logger that prints nothing, for librdkafka's retry lines: a lesson shows the
+    outcome, not every reconnection."""
+    import logging
+
+    logger = logging.getLogger(name)
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+    return logger
+
+
+# Kafka closes a connection whose login failed after connection.failed.authentication.delay.ms
+# (100 ms), and serve logs a warning then: wait for it while the broker's log is muted.
+_CLOSE_AFTER_FAILED_LOGIN_S = 0.3
+
+
+def oauthbearer_produce(bootstrap: str, config: str, *, ca: str | Path | None = None,
+                        topic: str = "orders", timeout_s: float = 5.0) -> str:
+    """One record from a confluent-kafka producer logging in with SASL/OAUTHBEARER and
+    librdkafka's built-in unsecured JWT (enable.sasl.oauthbearer.unsecure.jwt), CONFIG its
+    sasl.oauthbearer.config ("principal=alice"); over SASL_SSL trusting CA when given.
+    Returns "wrote offset N", the error the broker refused the login with, or the
+    producer's error."""
+    import logging
+    import time
+
+    try:
+        from confluent_kafka import Producer
+    except ImportError as missing:  # confluent-kafka comes with the [test] extra only
+        raise ModuleNotFoundError(
+            "An OAUTHBEARER login with librdkafka's unsecured JWT needs confluent-kafka: "
+            "pip install confluent-kafka", name="confluent_kafka") from missing
+
+    errors: list[Any] = []
+    delivered: list[str] = []
+    settings = {"bootstrap.servers": bootstrap, "sasl.mechanism": "OAUTHBEARER",
+                "security.protocol": "SASL_SSL" if ca is not None else "SASL_PLAINTEXT",
+                "enable.sasl.oauthbearer.unsecure.jwt": True, "sasl.oauthbearer.config": config,
+                "error_cb": errors.append, "logger": _silent_logger("minikafka.course.rdkafka"),
+                "message.timeout.ms": int(timeout_s * 1000)}
+    if ca is not None:
+        settings["ssl.ca.location"] = str(ca)
+    broker_log = logging.getLogger("minikafka.wire")
+    level = broker_log.level
+    broker_log.setLevel(logging.ERROR)
+    producer = Producer(settings)
+    try:
+        producer.produce(topic, b"token", on_delivery=lambda err, msg: delivered.append(
+            f"wrote offset {msg.offset()}" if err is None else err.name()))
+        deadline = time.monotonic() + timeout_s
+        while not delivered and not errors and time.monotonic() < deadline:
+            producer.poll(0.05)
+        outcome = delivered[:1]  # before purge() reports the record it drops
+        producer.purge()
+        producer.flush(0)
+        if not outcome:
+            time.sleep(_CLOSE_AFTER_FAILED_LOGIN_S)
+    finally:
+        broker_log.setLevel(level)
+    if outcome:
+        return outcome[0]
+    if errors:
+        text = errors[0].str()
+        marker = "SASL authentication error: "
+        return text[text.find(marker) + len(marker):].split(" (after")[0] if marker in text else text
+    return "no answer"
+
+
+@dataclass(frozen=True)
+class DelegationToken:
+    """What CreateDelegationToken answered (kafka-delegation-tokens.sh --create prints it)."""
+
+    error: str
+    owner: str
+    token_id: str
+    hmac: bytes
+    lifetime_h: float   # issue to max
+    expires_in_h: float  # issue to expiry
+
+    @property
+    def password(self) -> str:
+        """The SCRAM password a worker logs in with: the HMAC in base64."""
+        import base64
+        return base64.b64encode(self.hmac).decode()
+
+
+def send_request(admin: Any, request: Any) -> Any:
+    """One request through a kafka-python admin client's connection manager, for the APIs
+    its admin has no method for (delegation tokens, client quotas)."""
+    async def send() -> Any:
+        return await admin._manager.send(request)
+    return admin._manager.run(send)
+
+
+def create_delegation_token(bootstrap: str, *, user: str, password: str, ca: str | Path,
+                            renewers: tuple[str, ...] = ()) -> DelegationToken:
+    """CreateDelegationToken from USER, logged in with SCRAM-SHA-256 over SASL_SSL, as
+    kafka-delegation-tokens.sh --create --renewer-principal does."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import for_code
+
+    from ..wire.messages import CreateDelegationTokenRequest
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, security_protocol="SASL_SSL",
+                             ssl_cafile=str(ca), sasl_mechanism="SCRAM-SHA-256",
+                             sasl_plain_username=user, sasl_plain_password=password)
+    renewer = CreateDelegationTokenRequest.CreatableRenewers
+    try:
+        answer = send_request(admin, CreateDelegationTokenRequest(
+            owner_principal_type=None, owner_principal_name=None, max_lifetime_ms=-1,
+            renewers=[renewer(principal_type=r.partition(":")[0], principal_name=r.partition(":")[2])
+                      for r in renewers]))
+    finally:
+        admin.close()
+    error = "NONE" if answer.error_code == 0 else for_code(answer.error_code).__name__
+    hour = 3_600_000
+    return DelegationToken(error, f"{answer.principal_type}:{answer.principal_name}",
+                           answer.token_id, bytes(answer.hmac),
+                           (answer.max_timestamp_ms - answer.issue_timestamp_ms) / hour,
+                           (answer.expiry_timestamp_ms - answer.issue_timestamp_ms) / hour)
+
+
+class TokenScramClient(ScramClient):
+    """kafka-python's SCRAM client with Kafka's `tokenauth=true` extension in the client's
+    first message (part of what the server signs), as the Java client sends it for
+    `ScramLoginModule required username=<token id> password=<hmac> tokenauth=true;`:
+    kafka-python and confluent-kafka have no token login of their own."""
+
+    def first_message(self) -> bytes:
+        bare = b"n=" + self.user + b",r=" + self.nonce + b",tokenauth=true"
+        self.auth_message += bare
+        return b"n,," + bare
+
+
+class TokenScram(SaslMechanismScram):
+    """kafka-python's SCRAM mechanism, logging in with a delegation token."""
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        self._scram_client = TokenScramClient(config["sasl_plain_username"],
+                                              config["sasl_plain_password"],
+                                              config["sasl_mechanism"])
+
+
+def token_produce(bootstrap: str, token: DelegationToken, *, ca: str | Path,
+                  topic: str = "orders", mechanism: str = "SCRAM-SHA-512") -> str:
+    """One record from a kafka-python producer logging in with TOKEN (SCRAM with
+    tokenauth=true): "wrote offset N" or the error's name."""
+    from kafka import KafkaProducer
+    from kafka.errors import KafkaError
+    from kafka.net import sasl
+
+    # kafka-python picks the mechanism class by name: TokenScram for this producer only.
+    sasl.register_sasl_mechanism(mechanism, TokenScram, overwrite=True)
+    try:
+        producer = KafkaProducer(bootstrap_servers=bootstrap, security_protocol="SASL_SSL",
+                                 ssl_cafile=str(ca), sasl_mechanism=mechanism,
+                                 sasl_plain_username=token.token_id,
+                                 sasl_plain_password=token.password, max_block_ms=5000)
+        try:
+            return f"wrote offset {producer.send(topic, b'by token').get(timeout=10).offset}"
+        finally:
+            producer.close()
+    except KafkaError as exc:
+        return type(exc).__name__
+    finally:
+        sasl.register_sasl_mechanism(mechanism, SaslMechanismScram, overwrite=True)
+
+
+def served_throttle(bootstrap: str, topic: str, *, producer_client_id: str,
+                    consumer_client_id: str, records: int, record_bytes: int) -> list[dict]:
+    """A kafka-python producer sends RECORDS records of RECORD_BYTES to TOPIC as one
+    burst, then a consumer reads them back: each row is the client, the bytes it moved,
+    and the throttle-time-max (ms) its own metrics recorded from the broker's answers
+    (throttle_time_ms). Quotas are the caller's (kafka-configs --entity-type clients)."""
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, client_id=producer_client_id,
+                             linger_ms=50, batch_size=records * record_bytes * 2,
+                             max_request_size=records * record_bytes * 2)
+    for _ in range(records):
+        producer.send(topic, b"x" * record_bytes)
+    producer.flush()
+    rows = [{"client": producer_client_id, "records": records,
+             "throttle-time-max (ms)": producer.metrics()["producer-metrics"]["throttle-time-max"]}]
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id=consumer_client_id,
+                             enable_auto_commit=False)
+    consumer.assign([TopicPartition(topic, 0)])
+    consumer.seek_to_beginning()
+    read = 0
+    for _ in range(20):
+        read += sum(len(batch) for batch in consumer.poll(timeout_ms=500).values())
+        if read >= records:
+            break
+    rows.append({"client": consumer_client_id, "records": read,
+                 "throttle-time-max (ms)": consumer.metrics()["consumer-metrics"]["throttle-time-max"]})
+    consumer.close()
+    return rows
 
 
 def throttle_over_time(cluster: Any, topic: str, *, user: str, producer_byte_rate: int,

@@ -765,11 +765,12 @@ def lesson_21(ns: Namespace) -> None:
 
 
 def lesson_22(ns: Namespace) -> None:
-    """Lesson 22: Authentication in practice: certificates, SCRAM, principals and quotas."""
+    """Lesson 22: Authentication in practice: certificates, SCRAM, tokens, principals and quotas."""
     without_certificate = ns["without_certificate"]
     q1 = ns["q1"]
     q2 = ns["q2"]
     q3 = ns["q3"]
+    q4 = ns["q4"]
     short_names = ns["short_names"]
     over_tls = ns["over_tls"]
     handshakes = ns["handshakes"]
@@ -777,6 +778,10 @@ def lesson_22(ns: Namespace) -> None:
     logins = ns["logins"]
     throttles = ns["throttles"]
     alice_refused = ns["alice_refused"]
+    tokens = ns["tokens"]
+    served = ns["served"]
+    token = ns["token"]
+    by_token = ns["by_token"]
     assert handshakes["with the course CA"]["version"] == "TLSv1.3" and over_tls.offset == 0
     assert "CERTIFICATE_VERIFY_FAILED" in handshakes["with the system's CAs"]["error"]
     assert "error" in without_certificate and type(alice_refused).__name__ == "TopicAuthorizationFailedError"
@@ -789,8 +794,16 @@ def lesson_22(ns: Namespace) -> None:
     producer_ms = [ms for _, ms in throttles["producer"]]
     consumer_ms = [ms for _, ms in throttles["consumer"]]
     assert producer_ms[:3] == [0, 0, 0] and max(producer_ms) > 0 and max(consumer_ms) > 0
-    assert all(q.check(q.answer) for q in (q1, q2, q3))
+    assert list(tokens.values())[0].startswith("wrote")
+    assert list(tokens.values())[1] == '{"status":"invalid_token"}'
+    assert token.owner == "User:alice" and (token.expires_in_h, token.lifetime_h) == (24, 168)
+    assert by_token.startswith("wrote")
+    throttled = {row["client"]: row["throttle-time-max (ms)"] for row in served}
+    assert 0 < throttled["truck-loader"] < throttled["truck-reader"]
+    assert all(q.check(q.answer) for q in (q1, q2, q3, q4))
     checked("22", tls=[sorted(a) for a in handshakes.values()], short_names=short_names,
+            oauthbearer=list(tokens.values()), served_throttle_ms=throttled,
+            delegation_token=[token.owner, token.expires_in_h, token.lifetime_h, by_token.split()[0]],
             logins=[row["producing to orders"].split()[-1] for row in logins],
             first_producer_throttle_s=next(s for s, ms in throttles["producer"] if ms),
             producer_throttled_s=sum(1 for ms in producer_ms if ms), consumer_throttled_s=sum(1 for ms in consumer_ms if ms))

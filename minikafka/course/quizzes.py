@@ -792,6 +792,19 @@ _QUIZZES = [
         "to get back under its quota, puts it in throttle_time_ms, and the client waits. "
         "(THROTTLING_QUOTA_EXCEEDED is the controller mutation quota's error, for topic "
         "creations and deletions.)"),
+    QuizSpec(
+        "22-unsecured-jwt",
+        "A development cluster enables OAUTHBEARER and sets no "
+        "sasl.server.callback.handler.class. What does the broker check in a client's token?",
+        ("Its signature, against the identity provider's published keys",
+         "That it is a well-formed unsecured JWT naming a principal (sub) with an exp still "
+         "ahead, and nothing that proves who wrote it",
+         "Nothing: every OAUTHBEARER client becomes User:ANONYMOUS"),
+        "b",
+        "Without a validating handler Kafka uses its unsecured-JWT handlers: header "
+        "alg=none, no signature, a sub claim and an exp in the future. Any client can write "
+        "a token for any name, admin included, so this is for development only; production "
+        "validates signed tokens (OIDC, sasl.oauthbearer.jwks.endpoint.url)."),
     # -- lesson 23 --------------------------------------------------------------------
     QuizSpec(
         "23-lso",

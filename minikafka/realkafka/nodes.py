@@ -105,20 +105,27 @@ NODE_KEYS = frozenset({
 })
 
 
+FIXED_LISTENERS = ("INTERNAL", "EXTERNAL", "CONTROLLER")
+
+
 def broker_overrides(settings: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     """(the settings the three nodes share, the node-specific keys left out).
 
     A file whose client listener is secured (SASL_PLAINTEXT, SSL, SASL_SSL: the one
     `minikafka serve` serves) gives its security protocol to the nodes' EXTERNAL listener,
     and its listener.name.<listener>.* keys (JAAS, ssl.*) become listener.name.external.*.
-    INTERNAL and CONTROLLER stay PLAINTEXT on 127.0.0.1: with an authorizer their
-    principal, User:ANONYMOUS, must be a super user, and is made one."""
+    Each further client listener of the file (an SSL one beside a SASL_SSL one, say) keeps
+    its name, protocol and listener.name.* keys; the nodes open it on ports of its own
+    (NativeKafka.listener_port). INTERNAL and CONTROLLER stay PLAINTEXT on 127.0.0.1: with
+    an authorizer their principal, User:ANONYMOUS, must be a super user, and is made one."""
     shared = {k: v for k, v in settings.items() if k not in NODE_KEYS}
-    client = _secured_client_listener(settings)
-    if client is not None:
-        name, protocol = client
-        shared["listener.security.protocol.map"] = \
-            f"INTERNAL:PLAINTEXT,EXTERNAL:{protocol},CONTROLLER:PLAINTEXT"
+    clients = _client_listeners(settings)
+    first, extra = (clients[0], clients[1:]) if clients else (None, [])
+    if (first is not None and first[1] != "PLAINTEXT") or extra:
+        name, protocol = first
+        shared["listener.security.protocol.map"] = ",".join(
+            ["INTERNAL:PLAINTEXT", f"EXTERNAL:{protocol}", "CONTROLLER:PLAINTEXT",
+             *(f"{n}:{p}" for n, p in extra)])
         prefix = f"listener.name.{name.lower()}."
         for key in [k for k in shared if k.startswith(prefix)]:
             shared["listener.name.external." + key[len(prefix):]] = shared.pop(key)
@@ -129,29 +136,25 @@ def broker_overrides(settings: Mapping[str, str]) -> tuple[dict[str, str], list[
     return shared, sorted(set(settings) - set(shared))
 
 
-def _secured_client_listener(settings: Mapping[str, str]) -> tuple[str, str] | None:
-    """(name, protocol) of the file's client listener when it is not PLAINTEXT: the first
-    listener that is neither a controller listener nor, when there is another, the
-    inter-broker one."""
+def _client_listeners(settings: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(name, protocol) of the file's client listeners: neither a controller listener nor,
+    when there is another, the inter-broker one."""
     from ..core.security_config import DEFAULT_PROTOCOL_MAP, parse_listeners
     try:
         listeners = parse_listeners(settings.get("listeners", ""))
     except ValueError:
-        return None
+        return []
     controller = {n.strip().upper() for n in
                   settings.get("controller.listener.names", "CONTROLLER").split(",")}
     inter = settings.get("inter.broker.listener.name", "").strip().upper()
     names = [n for n, _, _ in listeners if n not in controller]
     names = [n for n in names if n != inter] or names
-    if not names:
-        return None
     protocols = dict(DEFAULT_PROTOCOL_MAP)
     for item in settings.get("listener.security.protocol.map", "").split(","):
         key, sep, value = item.partition(":")
         if sep:
             protocols[key.strip().upper()] = value.strip().upper()
-    protocol = protocols.get(names[0], "PLAINTEXT")
-    return (names[0], protocol) if protocol != "PLAINTEXT" else None
+    return [(n, protocols.get(n, "PLAINTEXT")) for n in names]
 
 
 class KafkaNodeError(RuntimeError):
@@ -191,6 +194,22 @@ class NativeKafka:
 
     def controller_port(self, node: int) -> int:
         return self.port + 20001 + node - 1
+
+    def extra_listeners(self) -> list[str]:
+        """Client listeners besides EXTERNAL (broker_overrides keeps a file's further ones)."""
+        mapping = self.overrides.get("listener.security.protocol.map", "")
+        names = [item.partition(":")[0].strip().upper() for item in mapping.split(",") if ":" in item]
+        return [n for n in names if n not in FIXED_LISTENERS]
+
+    def listener_port(self, name: str, node: int) -> int:
+        """Node N's port on client listener NAME: EXTERNAL's is client_port; the k-th
+        further listener's follows it, k blocks of three ports up."""
+        if name.upper() == "EXTERNAL":
+            return self.client_port(node)
+        return self.port + 3 * (self.extra_listeners().index(name.upper()) + 1) + node - 1
+
+    def listener_bootstrap(self, name: str) -> str:
+        return ",".join(f"localhost:{self.listener_port(name, n)}" for n in NODE_IDS)
 
     @property
     def bootstrap_servers(self) -> str:
@@ -279,14 +298,21 @@ class NativeKafka:
     def properties(self, node: int) -> dict[str, str]:
         """Node N's server.properties."""
         voters = ",".join(f"{n}@127.0.0.1:{self.controller_port(n)}" for n in NODE_IDS)
+
+        def extra(host: str) -> str:
+            return "".join(f",{name}://{host}:{self.listener_port(name, node)}"
+                           for name in self.extra_listeners())
+
         props = {
             "node.id": str(node),
             "controller.quorum.voters": voters,
             "listeners": f"INTERNAL://127.0.0.1:{self.internal_port(node)},"
                          f"EXTERNAL://127.0.0.1:{self.client_port(node)},"
-                         f"CONTROLLER://127.0.0.1:{self.controller_port(node)}",
+                         f"CONTROLLER://127.0.0.1:{self.controller_port(node)}"
+                         + extra("127.0.0.1"),
             "advertised.listeners": f"INTERNAL://127.0.0.1:{self.internal_port(node)},"
-                                    f"EXTERNAL://localhost:{self.client_port(node)}",
+                                    f"EXTERNAL://localhost:{self.client_port(node)}"
+                                    + extra("localhost"),
             "log.dirs": str(self.node_dir(node) / "data"),
             **BROKER_SETTINGS,
             **FAST_START_SETTINGS,
@@ -334,7 +360,9 @@ class NativeKafka:
                                      f"{output.strip()[-2000:]}")
 
     def _spawn(self, libs: Path, node: int) -> None:
-        for port in (self.client_port(node), self.internal_port(node), self.controller_port(node)):
+        ports = [self.client_port(node), self.internal_port(node), self.controller_port(node),
+                 *(self.listener_port(name, node) for name in self.extra_listeners())]
+        for port in ports:
             if _port_busy(port):
                 raise KafkaNodeError(f"port {port} (node {node}) is taken by another program; "
                                      "stop it, or start the cluster elsewhere with --port")

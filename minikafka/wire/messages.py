@@ -22,7 +22,11 @@ __all__ = [
     "AlterShareGroupOffsetsRequest", "AlterShareGroupOffsetsResponse",
     "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse",
     "ConsumerGroupHeartbeatRequest", "ConsumerGroupHeartbeatResponse",
+    "CreateDelegationTokenRequest", "CreateDelegationTokenResponse",
     "DeleteGroupsRequest", "DeleteGroupsResponse",
+    "DescribeDelegationTokenRequest", "DescribeDelegationTokenResponse",
+    "ExpireDelegationTokenRequest", "ExpireDelegationTokenResponse",
+    "RenewDelegationTokenRequest", "RenewDelegationTokenResponse",
     "DeleteShareGroupOffsetsRequest", "DeleteShareGroupOffsetsResponse",
     "DescribeShareGroupOffsetsRequest", "DescribeShareGroupOffsetsResponse",
     "RemoveRaftVoterRequest", "RemoveRaftVoterResponse",
@@ -177,4 +181,30 @@ class DeleteGroupsRequest(_ServerSide, ApiMessage, load_json=_SPECS):
 
 
 class DeleteGroupsResponse(_ServerSide, ApiMessage, load_json=_SPECS):
+    pass
+
+
+# KIP-48: delegation tokens.
+class CreateDelegationTokenRequest(ApiMessage, load_json=_SPECS):
+    pass
+
+class CreateDelegationTokenResponse(ApiMessage, load_json=_SPECS):
+    pass
+
+class RenewDelegationTokenRequest(ApiMessage, load_json=_SPECS):
+    pass
+
+class RenewDelegationTokenResponse(ApiMessage, load_json=_SPECS):
+    pass
+
+class ExpireDelegationTokenRequest(ApiMessage, load_json=_SPECS):
+    pass
+
+class ExpireDelegationTokenResponse(ApiMessage, load_json=_SPECS):
+    pass
+
+class DescribeDelegationTokenRequest(ApiMessage, load_json=_SPECS):
+    pass
+
+class DescribeDelegationTokenResponse(ApiMessage, load_json=_SPECS):
     pass

@@ -101,6 +101,8 @@ class RequestContext:
     # KafkaPrincipal prints it; the authorizer (core.acl) decides with it and client_host.
     principal: str = ANONYMOUS
     listener: str = ""  # the listener's name (PLAINTEXT, SASL_PLAINTEXT, ...)
+    security_protocol: str = "PLAINTEXT"  # the listener's protocol
+    token_authenticated: bool = False  # the login was a delegation token's
     # Set by a handler whose answer carries throttle_time_ms (a client quota): the
     # session then mutes the connection that long, as Kafka's broker does.
     throttle_ms: int = 0
@@ -310,6 +312,8 @@ class Session:
         # (Kafka's connection.failed.authentication.delay.ms).
         self.close_delay_ms = 0
         self.listener = listener.name if listener is not None else ""
+        self.security_protocol = listener.protocol if listener is not None else "PLAINTEXT"
+        self.token_authenticated = False
         self.principal = principal
         # A SASL listener's connections authenticate first (wire/sasl.py).
         self.sasl = SaslAuthenticator(listener, cluster) \
@@ -377,6 +381,7 @@ class Session:
                                      request.correlation_id))
         elif sasl.complete:
             self.principal = sasl.principal or ANONYMOUS
+            self.token_authenticated = sasl.token_authenticated
 
     def _raw_token(self, sasl: SaslAuthenticator, frame: bytes, out: list[bytes]) -> None:
         """A SASL token after a v0 SaslHandshake: a bare frame each way."""
@@ -388,6 +393,7 @@ class Session:
             self._close(RequestError(close))
         elif sasl.complete:
             self.principal = sasl.principal or ANONYMOUS
+            self.token_authenticated = sasl.token_authenticated
 
     def _dispatch(self, request: KafkaRequest, now_ms: int, out: list[bytes]) -> None:
         registration = self.registry.get(request.api_key)
@@ -396,7 +402,7 @@ class Session:
             self.broker_id, self.cluster, self.registry, request.api_key, request.api_version,
             request.correlation_id, request.client_id, self.client_host, self.client_port, now_ms,
             self.client_software_name, self.client_software_version, self.principal,
-            self.listener,
+            self.listener, self.security_protocol, self.token_authenticated,
         )
         stats = self.stats
         stats.requests += 1

@@ -18,16 +18,20 @@ SaslHandshake v0 (no SaslAuthenticate framing: the tokens follow as bare size-pr
 frames) is served too, as Kafka still does.
 
 PLAIN checks the listener's JAAS `user_<name>="<password>"` options; SCRAM-SHA-256/512
-check the credentials in the metadata log (AlterUserScramCredentials).
+check the credentials in the metadata log (AlterUserScramCredentials); OAUTHBEARER
+validates an unsecured JWT (core/oauthbearer.py) against the cluster's clock.
 """
 from __future__ import annotations
 
 import secrets
+import time
 from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
 from ..core import errors
+from ..core.api.delegation_tokens import token_credential
+from ..core.oauthbearer import OAuthBearerServer
 from ..core.scram import ScramError, ScramServer
 from ..core.security_config import ListenerConfig
 from .codec import API_VERSIONS_KEY, KafkaRequest
@@ -96,6 +100,7 @@ class SaslAuthenticator:
         self.raw_tokens = False  # after a v0 handshake
         self.mechanism: str | None = None
         self.principal: str | None = None
+        self.token_authenticated = False  # logged in with a delegation token
         self._server: Any = None
 
     @property
@@ -137,11 +142,22 @@ class SaslAuthenticator:
         self.mechanism = mechanism
         if mechanism == "PLAIN":
             self._server = _Plain(self.listener.plain_users)
+        elif mechanism == "OAUTHBEARER":
+            cluster = self.cluster
+            # Tokens carry wall-clock times (iat, exp) to the millisecond, and a served
+            # cluster's clock follows the wall only tick by tick: a token written just now
+            # must not look issued in the future.
+            self._server = OAuthBearerServer(
+                self.listener.oauthbearer_options,
+                lambda: max(cluster.now_ms, int(time.time() * 1000)))
         else:
             credentials = self.cluster.controller.scram_credentials
+            cluster = self.cluster
             self._server = ScramServer(mechanism,
                                        lambda user: credentials.get((user, mechanism)),
-                                       secrets.token_urlsafe(24))
+                                       secrets.token_urlsafe(24),
+                                       lambda token_id: token_credential(cluster, token_id,
+                                                                         mechanism))
         self.state = AUTHENTICATE
         self.raw_tokens = version == 0
         return SaslStep(SaslHandshakeResponse(version=version, error_code=errors.NONE,
@@ -164,7 +180,7 @@ class SaslAuthenticator:
 
     def _failure(self, exc: LoginFailed) -> str:
         text = str(exc)
-        if text.startswith("Authentication failed"):
+        if getattr(exc, "verbatim", False) or text.startswith("Authentication failed"):
             return text
         return ("Authentication failed during authentication due to invalid credentials with "
                 f"SASL mechanism {self.mechanism}")
@@ -172,6 +188,7 @@ class SaslAuthenticator:
     def _succeed(self) -> None:
         self.state = COMPLETE
         self.principal = f"User:{self._server.username}"
+        self.token_authenticated = getattr(self._server, "token_authenticated", False)
 
 
 def _api_name(api_key: int) -> str:

@@ -83,7 +83,9 @@ class ClusterServer:
                 send_buffer_bytes=int(cluster.broker_config["socket.send.buffer.bytes"]),
                 receive_buffer_bytes=int(cluster.broker_config["socket.receive.buffer.bytes"]),
                 connections_max_idle_ms=int(cluster.broker_config["connections.max.idle.ms"]),
-                listener=spec if spec.sasl or spec.tls else None,
+                # Every listener, PLAINTEXT too, by name: a client is told the endpoints
+                # of the listener it connected through (Metadata, FindCoordinator).
+                listener=spec,
                 ssl_context=server_context(spec.ssl) if spec.tls else None)
         self.wire = next(iter(self.wires.values()))
 

@@ -178,12 +178,6 @@ OPEN: dict[str, str] = {
 # that minikafka does not serve: key -> (name, why). tests/realkafka/test_api_versions.py
 # checks that every key Kafka has is served or listed here.
 API_GAPS: dict[int, tuple[str, str]] = {
-    38: ("CreateDelegationToken", "delegation-token authentication is not modelled (SASL/PLAIN "
-         "and SCRAM are); the course does not teach it"),
-    39: ("RenewDelegationToken", "delegation tokens are not modelled (see CreateDelegationToken)"),
-    40: ("ExpireDelegationToken", "delegation tokens are not modelled (see CreateDelegationToken)"),
-    41: ("DescribeDelegationToken", "delegation tokens are not modelled (see "
-         "CreateDelegationToken)"),
     64: ("UnregisterBroker", "KRaft operator API (kafka-cluster.sh unregister) for a broker that "
          "left for good; minikafka's brokers are fixed when the cluster is made"),
     80: ("AddRaftVoter", "dynamic controller quorums (KIP-853) are not modelled: the quorum's "

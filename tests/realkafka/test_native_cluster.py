@@ -184,3 +184,23 @@ def test_config_is_for_up_only(tmp_path):
                            "docker/server.properties", "--data-dir", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--config and --override are for" in done.stderr
+
+
+def test_a_file_with_two_secured_listeners_gives_the_nodes_both(tmp_path):
+    """The first client listener becomes EXTERNAL; a further one (SASL_SSL beside SSL)
+    keeps its name, protocol and listener.name.* keys, on three ports after EXTERNAL's."""
+    from minikafka.realkafka.nodes import broker_overrides
+
+    shared, _ = broker_overrides({
+        "listeners": "SSL://127.0.0.1:9093,SASL_SSL://127.0.0.1:9094",
+        "listener.name.ssl.ssl.client.auth": "required",
+        "listener.name.sasl_ssl.plain.sasl.jaas.config": "x required;"})
+    assert shared["listener.security.protocol.map"] == \
+        "INTERNAL:PLAINTEXT,EXTERNAL:SSL,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL"
+    assert shared["listener.name.external.ssl.client.auth"] == "required"
+    assert shared["listener.name.sasl_ssl.plain.sasl.jaas.config"] == "x required;"
+    kafka = NativeKafka(tmp_path, port=9092, overrides=shared)
+    assert kafka.listener_bootstrap("SASL_SSL") == "localhost:9095,localhost:9096,localhost:9097"
+    props = kafka.properties(2)
+    assert props["listeners"].endswith(",SASL_SSL://127.0.0.1:9096")
+    assert props["advertised.listeners"].endswith(",SASL_SSL://localhost:9096")

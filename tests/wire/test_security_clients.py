@@ -396,3 +396,25 @@ def test_serve_refuses_an_invalid_mapping_rule(certs, tmp_path, capsys):
         "ssl.principal.mapping.rules=RULE:^CN=(.*?)$/$1/LU\n")
     assert main(["serve", str(properties)]) != 0
     assert "Invalid rule" in capsys.readouterr().err
+
+
+def test_a_plaintext_listener_after_a_secured_one_advertises_its_own_ports(certs):
+    """A set-up PLAINTEXT listener behind an SSL one: Metadata through it names its own
+    ports (before, a PLAINTEXT listener had no name and was told the first listener's,
+    so an admin client bootstrapped there reconnected to the SSL port in plaintext and
+    was dropped)."""
+    properties = {"listeners": "SSL://127.0.0.1:0,SETUP://127.0.0.1:0",
+                  "listener.security.protocol.map": "SSL:SSL,SETUP:PLAINTEXT",
+                  "ssl.keystore.type": "PEM", "ssl.keystore.location": str(certs.broker),
+                  "ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca)}
+    cluster = Cluster(brokers=2, seed=23)
+    with cluster.serve(port=0, listeners=client_listeners(properties)) as server:
+        setup = server.listener_bootstrap("SETUP")
+        admin = KafkaAdminClient(bootstrap_servers=setup)
+        try:
+            admin.create_topics([NewTopic("orders", 1, 1)])
+            ports = sorted(b["port"] for b in admin.describe_cluster()["brokers"])
+        finally:
+            admin.close()
+        assert ports == sorted(server.wires["SETUP"].bound_ports.values())
+        assert set(ports).isdisjoint(server.wires["SSL"].bound_ports.values())

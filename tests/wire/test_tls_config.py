@@ -109,8 +109,15 @@ def test_jaas_lines_parse_as_kafkas_jaasconfig():
     (["listeners=SSL://127.0.0.1:9092", "ssl.keystore.location=broker.jks"],
      "minikafka serve: ssl.keystore.type=JKS (Kafka's default): Python cannot read Java "
      "keystores"),
-    (["listeners=SASL_PLAINTEXT://127.0.0.1:9092", "sasl.enabled.mechanisms=OAUTHBEARER"],
-     "minikafka serve: SASL mechanism(s) OAUTHBEARER are not supported by minikafka"),
+    (["listeners=SASL_PLAINTEXT://127.0.0.1:9092", "sasl.enabled.mechanisms=GSSAPI"],
+     "minikafka serve: SASL mechanism(s) GSSAPI are not supported by minikafka"),
+    (["listeners=SASL_PLAINTEXT://127.0.0.1:9092", "sasl.enabled.mechanisms=OAUTHBEARER",
+      "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=org.apache.kafka.common."
+      "security.oauthbearer.OAuthBearerLoginModule required;",
+      "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class=org.apache."
+      "kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"],
+     "minikafka serve: minikafka validates OAUTHBEARER tokens as Kafka's default (unsecured "
+     "JWT) handler only"),
     (["authorizer.class.name=kafka.security.authorizer.AclAuthorizer"],
      "minikafka serve: authorizer.class.name=kafka.security.authorizer.AclAuthorizer: "
      "minikafka has Kafka's KRaft authorizer only"),
@@ -123,3 +130,18 @@ def test_serve_refuses_security_it_cannot_provide(tmp_path, lines, message):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def test_sasl_ssl_asks_for_client_certificates_only_with_the_listener_prefix():
+    """Kafka's ChannelBuilders (KIP-684): the broker-wide ssl.client.auth is for SSL
+    listeners; a SASL_SSL listener reads only listener.name.<listener>.ssl.client.auth."""
+    base = {"listeners": "SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+            "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+            "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config":
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+            "ssl.client.auth": "required"}
+    broker_wide = {c.name: c.ssl["ssl.client.auth"] for c in client_listeners(base)}
+    assert broker_wide == {"SSL": "required", "SASL_SSL": "none"}
+    prefixed = {**base, "listener.name.sasl_ssl.ssl.client.auth": "requested"}
+    assert {c.name: c.ssl["ssl.client.auth"] for c in client_listeners(prefixed)} == \
+        {"SSL": "required", "SASL_SSL": "requested"}

@@ -1,0 +1,25 @@
+"""RenewDelegationToken (key 39), v1-v2: a later expiry, never past the token's maximum (kafka-delegation-tokens.sh --renew); the rules
+and Kafka's errors live in core/api/delegation_tokens.py."""
+from __future__ import annotations
+
+from ...core.api import delegation_tokens as api
+from ..messages import RenewDelegationTokenRequest, RenewDelegationTokenResponse
+from ..registry import RequestContext
+from ._common import serving_broker
+
+API_KEY = 39
+MIN_VERSION = 1
+MAX_VERSION = 2
+
+
+def handle(ctx: RequestContext, request: RenewDelegationTokenRequest
+           ) -> RenewDelegationTokenResponse:
+    serving_broker(ctx)
+    if not api.allow_token_requests(ctx.security_protocol, ctx.principal, ctx.token_authenticated):
+        error, expiry = api.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, -1
+    else:
+        error, expiry = api.renew(ctx.cluster, ctx.principal, bytes(request.hmac),
+                                  request.renew_period_ms)
+    return RenewDelegationTokenResponse(version=ctx.api_version, error_code=error,
+                                        expiry_timestamp_ms=expiry if not error else -1,
+                                        throttle_time_ms=0)
