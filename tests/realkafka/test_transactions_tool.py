@@ -1,0 +1,130 @@
+"""Lesson 23 against real Apache Kafka 4.4.0's own kafka-transactions.sh
+(org.apache.kafka.tools.TransactionsCommand), run against `minikafka serve` and against the
+native cluster alike: a producer's open transaction pins the LSO and stalls read_committed;
+list, describe and describe-producers show it; find-hanging does not list it (its
+coordinator will end it); abort --start-offset writes the marker (WriteTxnMarkers) and the
+committed record behind it becomes readable. On `minikafka serve`, a late write leaves a
+hanging transaction, and find-hanging lists it."""
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.admin import KafkaAdminClient, NewTopic
+
+from minikafka.cluster import Cluster
+
+from .jvm import run_java
+
+pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(600)]
+
+HOUR_MS = 3_600_000
+
+
+@pytest.fixture(scope="module")
+def served():
+    with Cluster(brokers=3).serve(port=0) as server:
+        yield server
+
+
+@pytest.fixture(params=["serve", "native"])
+def target(request):
+    if request.param == "serve":
+        return request.getfixturevalue("served").bootstrap_servers
+    return request.getfixturevalue("real_kafka").bootstrap_servers
+
+
+def transactions(bootstrap: str, *args: str, rc: int = 0) -> list[list[str]]:
+    done = run_java("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",
+                    bootstrap, *args)
+    assert done.returncode == rc, f"{args}: rc={done.returncode}\n{done.stdout}\n{done.stderr}"
+    return [line.split() for line in done.stdout.splitlines()]
+
+
+def read_committed(bootstrap: str, topic: str) -> list[bytes]:
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                             isolation_level="read_committed", consumer_timeout_ms=4_000)
+    try:
+        return [r.value for r in consumer]
+    finally:
+        consumer.close()
+
+
+def test_a_stuck_transaction_listed_described_and_aborted(target):
+    topic, txn_id = f"pay-{uuid.uuid4().hex[:8]}", f"checkout-{uuid.uuid4().hex[:8]}"
+    admin = KafkaAdminClient(bootstrap_servers=target)
+    admin.create_topics([NewTopic(topic, 1, 3)])
+    admin.close()
+    stuck = KafkaProducer(bootstrap_servers=target, transactional_id=txn_id)
+    refunds = KafkaProducer(bootstrap_servers=target, transactional_id=txn_id + "-refunds")
+    try:
+        stuck.init_transactions()
+        stuck.begin_transaction()
+        # An hour-old timestamp: find-hanging ages a transaction by its last batch's.
+        stuck.send(topic, b"pay-1", timestamp_ms=int(time.time() * 1000) - HOUR_MS).get(30)
+        refunds.init_transactions()
+        refunds.begin_transaction()
+        refunds.send(topic, b"refund-1").get(30)
+        refunds.commit_transaction()
+        assert read_committed(target, topic) == []  # the LSO is stuck at offset 0
+
+        listed = transactions(target, "list")
+        assert listed[0] == ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"]
+        [row] = [r for r in listed[1:] if r[0] == txn_id]
+        assert row[3] == "Ongoing"
+        described = transactions(target, "describe", "--transactional-id", txn_id)
+        assert described[1][4] == "Ongoing" and described[1][-1] == f"{topic}-0"
+        producers = transactions(target, "describe-producers", "--topic", topic,
+                                 "--partition", "0")
+        assert producers[0][-1] == "CurrentTransactionStartOffset"
+        assert sorted(r[-1] for r in producers[1:]) == ["0", "None"]
+        # The coordinator's transaction includes the partition: not hanging.
+        hanging = transactions(target, "find-hanging", "--topic", topic,
+                               "--max-transaction-timeout", "1")
+        assert hanging[0][:2] == ["Topic", "Partition"] and hanging[1:] == []
+
+        missing = transactions(target, "abort", "--topic", topic, "--partition", "0",
+                               "--start-offset", "7", rc=1)
+        assert missing == []
+        transactions(target, "abort", "--topic", topic, "--partition", "0",
+                     "--start-offset", "0")
+        deadline = time.monotonic() + 20
+        while (seen := read_committed(target, topic)) != [b"refund-1"] \
+                and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert seen == [b"refund-1"]
+        after = transactions(target, "describe-producers", "--topic", topic, "--partition", "0")
+        assert [r[-1] for r in after[1:]] == ["None", "None"]
+    finally:
+        for producer in (stuck, refunds):
+            producer.close(timeout=5)
+
+
+def test_find_hanging_lists_a_late_write_on_minikafka(served):
+    """On `minikafka serve` (no partition verification), a Produce that lands after its
+    transaction's abort hangs; find-hanging lists it and abort clears it."""
+    from minikafka.course.hanging import late_produce
+
+    cluster = served.cluster
+    topic = f"late-{uuid.uuid4().hex[:8]}"
+    with cluster.lock:
+        cluster.create_topic(topic, partitions=2, replication_factor=3)
+        producer = cluster.producer(transactional_id=f"refunds-{topic}")
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, value=b"refund-9", partition=0)
+        producer.flush()
+        producer.abort_transaction()
+        assert late_produce(cluster, producer, topic, 1, b"late", settle=False,
+                            timestamp_ms=cluster.now_ms - HOUR_MS) == 0
+    bootstrap = served.bootstrap_servers
+    rows = transactions(bootstrap, "find-hanging", "--topic", topic,
+                        "--max-transaction-timeout", "1")
+    assert rows[0] == ["Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch",
+                       "StartOffset", "LastTimestamp", "Duration(min)"]
+    assert [r[:2] + r[5:6] for r in rows[1:]] == [[topic, "1", "0"]]
+    transactions(bootstrap, "abort", "--topic", topic, "--partition", "1", "--start-offset", "0")
+    assert transactions(bootstrap, "find-hanging", "--topic", topic,
+                        "--max-transaction-timeout", "1")[1:] == []
