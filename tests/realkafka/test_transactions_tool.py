@@ -7,12 +7,17 @@ committed record behind it becomes readable. On `minikafka serve`, a late write 
 hanging transaction, and find-hanging lists it."""
 from __future__ import annotations
 
+import re
 import time
 import uuid
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
-from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.admin import AbortTransactionSpec, KafkaAdminClient, NewTopic
+from kafka.net.compat import KafkaNetClient
+from kafka.protocol.producer.produce import ProduceRequest
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.structs import TopicPartition
 
 from minikafka.cluster import Cluster
 
@@ -128,3 +133,89 @@ def test_find_hanging_lists_a_late_write_on_minikafka(served):
     transactions(bootstrap, "abort", "--topic", topic, "--partition", "1", "--start-offset", "0")
     assert transactions(bootstrap, "find-hanging", "--topic", topic,
                         "--max-transaction-timeout", "1")[1:] == []
+
+
+def late_write(producer: KafkaProducer, bootstrap: str, topic: str, partition: int,
+               value: bytes, sequence: int, timestamp_ms: int) -> int:
+    """The Produce request of `producer`'s transaction that was delayed in the network and
+    reaches the partition's leader only now (Produce v9, as kafka-python sends it, with the
+    producer's id and epoch); returns the partition's error code."""
+    state = producer._transaction_manager.producer_id_and_epoch
+    batch = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=True,
+                                      producer_id=state.producer_id,
+                                      producer_epoch=state.epoch, base_sequence=sequence,
+                                      batch_size=1 << 20)
+    batch.append(0, timestamp=timestamp_ms, key=None, value=value, headers=[])
+    data = ProduceRequest.TopicProduceData
+    request = ProduceRequest(
+        transactional_id=producer.config["transactional_id"], acks=-1, timeout_ms=30_000,
+        topic_data=[data(name=topic, partition_data=[data.PartitionProduceData(
+            index=partition, records=bytes(batch.build()))])], max_version=9)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    [described] = admin.describe_topics([topic])
+    admin.close()
+    [leader] = [p["leader_id"] for p in described["partitions"]
+                if p["partition_index"] == partition]
+    client = KafkaNetClient(bootstrap_servers=bootstrap)
+    try:
+        client.check_version()
+        response = client.send_and_receive(leader, request)
+    finally:
+        client.close()
+    return response.responses[0].partition_responses[0].error_code
+
+
+def finalized_transaction_version(bootstrap: str) -> str:
+    """kafka-features.sh describe: transaction.version's finalized level."""
+    done = run_java("org.apache.kafka.tools.FeatureCommand", "--bootstrap-server", bootstrap,
+                    "describe")
+    assert done.returncode == 0, done.stdout + done.stderr
+    [line] = [line for line in done.stdout.splitlines()
+              if "Feature: transaction.version" in line]
+    return re.search(r"FinalizedVersionLevel: (\d+)", line).group(1)
+
+
+def test_a_late_write(request, target):
+    """Lesson 23's late writes, from a kafka-python producer (transaction version 1: Produce
+    v9, no epoch bump at commit or abort). A late Produce to a partition outside the ended
+    transaction: Kafka 4.4.0's leader verifies it with the coordinator and refuses it
+    (NOT_ENOUGH_REPLICAS, the retriable error older Produce versions get), so nothing
+    hangs; minikafka does not verify (as Kafka before 3.6), appends it, and find-hanging
+    lists it. A late Produce behind a marker written with the bumped epoch, as a version-2
+    coordinator writes it: INVALID_PRODUCER_EPOCH on both."""
+    native = request.node.callspec.params["target"] == "native"
+    # A cluster formatted on 4.4.0 finalizes transaction version 2; minikafka stays at 1.
+    assert finalized_transaction_version(target) == ("2" if native else "1")
+    topic, txn_id = f"late-{uuid.uuid4().hex[:8]}", f"refunds-{uuid.uuid4().hex[:8]}"
+    admin = KafkaAdminClient(bootstrap_servers=target)
+    admin.create_topics([NewTopic(topic, 2, 3)])
+    producer = KafkaProducer(bootstrap_servers=target, transactional_id=txn_id)
+    hour_ago = int(time.time() * 1000) - HOUR_MS
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, b"refund-9", partition=0).get(30)
+        producer.abort_transaction()
+        late = late_write(producer, target, topic, 1, b"refund-9 (late)", 0, hour_ago)
+        hanging = transactions(target, "find-hanging", "--topic", topic,
+                               "--max-transaction-timeout", "1")[1:]
+        if native:
+            assert late == 19  # NOT_ENOUGH_REPLICAS: partition verification refused it
+            assert transactions(target, "describe-producers", "--topic", topic,
+                                "--partition", "1")[1:] == []
+            assert hanging == []
+        else:
+            assert late == 0
+            assert [r[:2] + r[5:6] for r in hanging] == [[topic, "1", "0"]]
+            transactions(target, "abort", "--topic", topic, "--partition", "1",
+                         "--start-offset", "0")
+
+        producer.begin_transaction()
+        producer.send(topic, b"refund-10", partition=0).get(30)
+        state = producer._transaction_manager.producer_id_and_epoch
+        admin.abort_transaction(AbortTransactionSpec(TopicPartition(topic, 0),
+                                                     state.producer_id, state.epoch + 1, 0))
+        assert late_write(producer, target, topic, 0, b"refund-10 (late)", 2, hour_ago) == 47
+    finally:
+        admin.close()
+        producer.close(timeout=5)
