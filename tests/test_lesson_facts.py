@@ -212,6 +212,8 @@ VERSION_FACTS = [
     ("15", "`metrics.num.samples`, 2, of `metrics.sample.window.ms`, 30 s", "window (`metrics"),
     ("16", "Since Kafka 3.8 (KIP-1036)", "Kafka 3.9 (KIP-1036)"),
     ("18", "RENEW (Kafka 4.2, KIP-1222)", "RENEW in Kafka 4.4's clients"),
+    ("23", "NOT_ENOUGH_REPLICAS (19)", None),
+    ("23", "which a cluster formatted on Kafka 4.4.0 finalizes", "minikafka finalizes `transaction.version` at 2"),
 ]
 
 
