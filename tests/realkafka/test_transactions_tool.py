@@ -3,8 +3,9 @@
 native cluster alike: a producer's open transaction pins the LSO and stalls read_committed;
 list, describe and describe-producers show it; find-hanging does not list it (its
 coordinator will end it); abort --start-offset writes the marker (WriteTxnMarkers) and the
-committed record behind it becomes readable. On `minikafka serve`, a late write leaves a
-hanging transaction, and find-hanging lists it."""
+committed record behind it becomes readable. Then the lesson's late writes: refused by
+Kafka's partition verification, appended (and found by find-hanging) on minikafka, which
+does not verify; fenced on both behind a marker at the bumped epoch."""
 from __future__ import annotations
 
 import re
