@@ -40,6 +40,9 @@ DEFAULTS: dict[str, Default] = {
     "buffer.memory": Default(33_554_432),
     "max.block.ms": Default(60_000),
     "transaction.timeout.ms": Default(60_000),
+    # -- transaction coordinator (broker) ---------------------------------------------
+    "transaction.max.timeout.ms": Default(15 * MINUTE_MS),
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": Default(10_000),
     # -- consumer ----------------------------------------------------------------------
     "session.timeout.ms": Default(45_000),
     "heartbeat.interval.ms": Default(3_000),

@@ -19,7 +19,6 @@ from kafka.admin import AbortTransactionSpec
 from kafka.structs import TopicPartition
 
 from ..cluster import Cluster
-from ..core import errors
 from ..core.records import RecordBatch
 from .exercise_registry import Outcome, exercise
 from .reading import read_topic
@@ -41,23 +40,26 @@ class HangingTransaction:
 
 
 def late_produce(cluster: Cluster, producer: Any, topic: str, partition: int,
-                 value: bytes) -> int:
+                 value: bytes, timestamp_ms: int | None = None, settle: bool = True) -> int:
     """A Produce request of `producer` that was delayed in the network and reaches the
     partition's leader only now, after its transaction ended. Under transaction version 1
     the leader still knows the producer's epoch, so it appends the batch: a transaction is
-    open on the partition that no coordinator will end. Returns Kafka's error code."""
+    open on the partition that no coordinator will end (Kafka 3.6+ verifies the partition
+    with the coordinator first, which minikafka does not). Returns Kafka's error code;
+    `settle` lets the followers fetch it (not on a served cluster, whose clock runs)."""
     tp = (topic, partition)
     seq = producer._sequences.get(tp, 0)
     producer._sequences[tp] = seq + 1
-    now = cluster.now_ms
-    batch = RecordBatch([(0, now, None, value, ())], producer_id=producer.producer_id,
+    stamp = cluster.now_ms if timestamp_ms is None else timestamp_ms
+    batch = RecordBatch([(0, stamp, None, value, ())], producer_id=producer.producer_id,
                         producer_epoch=producer.producer_epoch, base_sequence=seq,
-                        is_transactional=True, first_timestamp=now, max_timestamp=now)
+                        is_transactional=True, first_timestamp=stamp, max_timestamp=stamp)
     leader = cluster.describe_topic(topic).partitions[partition].leader
     answer: dict = {}
-    cluster.brokers[leader].handle_produce({tp: batch}, -1, 30_000, answer.update)
-    cluster.advance(100)  # the followers fetch it
-    return answer[tp][0] if tp in answer else errors.REQUEST_TIMED_OUT
+    cluster.brokers[leader].handle_produce({tp: batch}, 1, 30_000, answer.update)
+    if settle:
+        cluster.advance(100)
+    return answer[tp][0]
 
 
 def find_hanging(admin: Any, topic: str, now_ms: int,

@@ -1,0 +1,222 @@
+"""Lesson 23 against real Apache Kafka 4.4.0's own kafka-transactions.sh
+(org.apache.kafka.tools.TransactionsCommand), run against `minikafka serve` and against the
+native cluster alike: a producer's open transaction pins the LSO and stalls read_committed;
+list, describe and describe-producers show it; find-hanging does not list it (its
+coordinator will end it); abort --start-offset writes the marker (WriteTxnMarkers) and the
+committed record behind it becomes readable. Then the lesson's late writes: refused by
+Kafka's partition verification, appended (and found by find-hanging) on minikafka, which
+does not verify; fenced on both behind a marker at the bumped epoch."""
+from __future__ import annotations
+
+import re
+import time
+import uuid
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.admin import AbortTransactionSpec, KafkaAdminClient, NewTopic
+from kafka.net.compat import KafkaNetClient
+from kafka.protocol.producer.produce import ProduceRequest
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.structs import TopicPartition
+
+from minikafka.cluster import Cluster
+
+from .jvm import run_java
+
+pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(600)]
+
+HOUR_MS = 3_600_000
+
+
+@pytest.fixture(scope="module")
+def served():
+    with Cluster(brokers=3).serve(port=0) as server:
+        yield server
+
+
+@pytest.fixture(params=["serve", "native"])
+def target(request):
+    if request.param == "serve":
+        return request.getfixturevalue("served").bootstrap_servers
+    return request.getfixturevalue("real_kafka").bootstrap_servers
+
+
+def transactions(bootstrap: str, *args: str, rc: int = 0) -> list[list[str]]:
+    done = run_java("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",
+                    bootstrap, *args)
+    assert done.returncode == rc, f"{args}: rc={done.returncode}\n{done.stdout}\n{done.stderr}"
+    return [line.split() for line in done.stdout.splitlines()]
+
+
+def read_committed(bootstrap: str, topic: str) -> list[bytes]:
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                             isolation_level="read_committed", consumer_timeout_ms=4_000)
+    try:
+        return [r.value for r in consumer]
+    finally:
+        consumer.close()
+
+
+def test_a_stuck_transaction_listed_described_and_aborted(target):
+    topic, txn_id = f"pay-{uuid.uuid4().hex[:8]}", f"checkout-{uuid.uuid4().hex[:8]}"
+    admin = KafkaAdminClient(bootstrap_servers=target)
+    admin.create_topics([NewTopic(topic, 1, 3)])
+    admin.close()
+    stuck = KafkaProducer(bootstrap_servers=target, transactional_id=txn_id)
+    refunds = KafkaProducer(bootstrap_servers=target, transactional_id=txn_id + "-refunds")
+    try:
+        stuck.init_transactions()
+        stuck.begin_transaction()
+        # An hour-old timestamp: find-hanging ages a transaction by its last batch's.
+        stuck.send(topic, b"pay-1", timestamp_ms=int(time.time() * 1000) - HOUR_MS).get(30)
+        refunds.init_transactions()
+        refunds.begin_transaction()
+        refunds.send(topic, b"refund-1").get(30)
+        refunds.commit_transaction()
+        assert read_committed(target, topic) == []  # the LSO is stuck at offset 0
+
+        listed = transactions(target, "list")
+        assert listed[0] == ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"]
+        [row] = [r for r in listed[1:] if r[0] == txn_id]
+        assert row[3] == "Ongoing"
+        described = transactions(target, "describe", "--transactional-id", txn_id)
+        assert described[1][4] == "Ongoing" and described[1][-1] == f"{topic}-0"
+        producers = transactions(target, "describe-producers", "--topic", topic,
+                                 "--partition", "0")
+        assert producers[0][-1] == "CurrentTransactionStartOffset"
+        assert sorted(r[-1] for r in producers[1:]) == ["0", "None"]
+        # The coordinator's transaction includes the partition: not hanging.
+        hanging = transactions(target, "find-hanging", "--topic", topic,
+                               "--max-transaction-timeout", "1")
+        assert hanging[0][:2] == ["Topic", "Partition"] and hanging[1:] == []
+
+        missing = transactions(target, "abort", "--topic", topic, "--partition", "0",
+                               "--start-offset", "7", rc=1)
+        assert missing == []
+        transactions(target, "abort", "--topic", topic, "--partition", "0",
+                     "--start-offset", "0")
+        deadline = time.monotonic() + 20
+        while (seen := read_committed(target, topic)) != [b"refund-1"] \
+                and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert seen == [b"refund-1"]
+        after = transactions(target, "describe-producers", "--topic", topic, "--partition", "0")
+        assert [r[-1] for r in after[1:]] == ["None", "None"]
+    finally:
+        for producer in (stuck, refunds):
+            producer.close(timeout=5)
+
+
+def test_find_hanging_lists_a_late_write_on_minikafka(served):
+    """On `minikafka serve` (no partition verification), a Produce that lands after its
+    transaction's abort hangs; find-hanging lists it and abort clears it."""
+    from minikafka.course.hanging import late_produce
+
+    cluster = served.cluster
+    topic = f"late-{uuid.uuid4().hex[:8]}"
+    with cluster.lock:
+        cluster.create_topic(topic, partitions=2, replication_factor=3)
+        producer = cluster.producer(transactional_id=f"refunds-{topic}")
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, value=b"refund-9", partition=0)
+        producer.flush()
+        producer.abort_transaction()
+        assert late_produce(cluster, producer, topic, 1, b"late", settle=False,
+                            timestamp_ms=cluster.now_ms - HOUR_MS) == 0
+    bootstrap = served.bootstrap_servers
+    rows = transactions(bootstrap, "find-hanging", "--topic", topic,
+                        "--max-transaction-timeout", "1")
+    assert rows[0] == ["Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch",
+                       "StartOffset", "LastTimestamp", "Duration(min)"]
+    assert [r[:2] + r[5:6] for r in rows[1:]] == [[topic, "1", "0"]]
+    transactions(bootstrap, "abort", "--topic", topic, "--partition", "1", "--start-offset", "0")
+    assert transactions(bootstrap, "find-hanging", "--topic", topic,
+                        "--max-transaction-timeout", "1")[1:] == []
+
+
+def late_write(producer: KafkaProducer, bootstrap: str, topic: str, partition: int,
+               value: bytes, sequence: int, timestamp_ms: int) -> int:
+    """The Produce request of `producer`'s transaction that was delayed in the network and
+    reaches the partition's leader only now (Produce v9, as kafka-python sends it, with the
+    producer's id and epoch); returns the partition's error code."""
+    state = producer._transaction_manager.producer_id_and_epoch
+    batch = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=True,
+                                      producer_id=state.producer_id,
+                                      producer_epoch=state.epoch, base_sequence=sequence,
+                                      batch_size=1 << 20)
+    batch.append(0, timestamp=timestamp_ms, key=None, value=value, headers=[])
+    data = ProduceRequest.TopicProduceData
+    request = ProduceRequest(
+        transactional_id=producer.config["transactional_id"], acks=-1, timeout_ms=30_000,
+        topic_data=[data(name=topic, partition_data=[data.PartitionProduceData(
+            index=partition, records=bytes(batch.build()))])], max_version=9)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    [described] = admin.describe_topics([topic])
+    admin.close()
+    [leader] = [p["leader_id"] for p in described["partitions"]
+                if p["partition_index"] == partition]
+    client = KafkaNetClient(bootstrap_servers=bootstrap)
+    try:
+        client.check_version()
+        response = client.send_and_receive(leader, request)
+    finally:
+        client.close()
+    return response.responses[0].partition_responses[0].error_code
+
+
+def finalized_transaction_version(bootstrap: str) -> str:
+    """kafka-features.sh describe: transaction.version's finalized level."""
+    done = run_java("org.apache.kafka.tools.FeatureCommand", "--bootstrap-server", bootstrap,
+                    "describe")
+    assert done.returncode == 0, done.stdout + done.stderr
+    [line] = [line for line in done.stdout.splitlines()
+              if "Feature: transaction.version" in line]
+    return re.search(r"FinalizedVersionLevel: (\d+)", line).group(1)
+
+
+def test_a_late_write(request, target):
+    """Lesson 23's late writes, from a kafka-python producer (transaction version 1: Produce
+    v9, no epoch bump at commit or abort). A late Produce to a partition outside the ended
+    transaction: Kafka 4.4.0's leader verifies it with the coordinator and refuses it
+    (NOT_ENOUGH_REPLICAS, the retriable error older Produce versions get), so nothing
+    hangs; minikafka does not verify (as Kafka before 3.6), appends it, and find-hanging
+    lists it. A late Produce behind a marker written with the bumped epoch, as a version-2
+    coordinator writes it: INVALID_PRODUCER_EPOCH on both."""
+    native = request.node.callspec.params["target"] == "native"
+    # A cluster formatted on 4.4.0 finalizes transaction version 2; minikafka stays at 1.
+    assert finalized_transaction_version(target) == ("2" if native else "1")
+    topic, txn_id = f"late-{uuid.uuid4().hex[:8]}", f"refunds-{uuid.uuid4().hex[:8]}"
+    admin = KafkaAdminClient(bootstrap_servers=target)
+    admin.create_topics([NewTopic(topic, 2, 3)])
+    producer = KafkaProducer(bootstrap_servers=target, transactional_id=txn_id)
+    hour_ago = int(time.time() * 1000) - HOUR_MS
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, b"refund-9", partition=0).get(30)
+        producer.abort_transaction()
+        late = late_write(producer, target, topic, 1, b"refund-9 (late)", 0, hour_ago)
+        hanging = transactions(target, "find-hanging", "--topic", topic,
+                               "--max-transaction-timeout", "1")[1:]
+        if native:
+            assert late == 19  # NOT_ENOUGH_REPLICAS: partition verification refused it
+            assert transactions(target, "describe-producers", "--topic", topic,
+                                "--partition", "1")[1:] == []
+            assert hanging == []
+        else:
+            assert late == 0
+            assert [r[:2] + r[5:6] for r in hanging] == [[topic, "1", "0"]]
+            transactions(target, "abort", "--topic", topic, "--partition", "1",
+                         "--start-offset", "0")
+
+        producer.begin_transaction()
+        producer.send(topic, b"refund-10", partition=0).get(30)
+        state = producer._transaction_manager.producer_id_and_epoch
+        admin.abort_transaction(AbortTransactionSpec(TopicPartition(topic, 0),
+                                                     state.producer_id, state.epoch + 1, 0))
+        assert late_write(producer, target, topic, 0, b"refund-10 (late)", 2, hour_ago) == 47
+    finally:
+        admin.close()
+        producer.close(timeout=5)
