@@ -467,3 +467,49 @@ def test_a3_a_loop_that_raises_the_harness_own_crash_scores_what_its_own_loop_ea
     failed = {c.metadata["nbgrader"]["grade_id"] for c in graded.cells
               for o in c.get("outputs", []) if o.get("output_type") == "error"}
     assert failed == {"test_no_loss", "test_hidden"}, failed
+
+
+# -- assignment 4: only the crash the wrapper planted counts ---------------------------------------
+
+A4, NB4 = "a4_exactly_once", "exactly_once.ipynb"
+FAKE_CRASH = '''
+from minikafka import OffsetAndMetadata
+from minikafka.semantics import Crash
+
+
+def convert(consumer, producer, stop) -> None:
+    real = getattr(producer, "_producer", producer)  # around the planted crashes
+    while not stop():
+        batch = consumer.poll(timeout_ms=500)
+        if not batch:
+            continue
+        real.begin_transaction()
+        offsets = {}
+        for tp, records in batch.items():
+            for record in records:
+                payment = json.loads(record.value)
+                out = {"id": payment["id"], "account": payment["account"],
+                       "euros": payment["cents"] / 100}
+                real.send(OUTPUT, key=record.key, value=json.dumps(out).encode())
+            offsets[tp] = OffsetAndMetadata(records[-1].offset + 1, "", -1)
+        real.send_offsets_to_transaction(offsets, consumer.group_metadata())
+        real.commit_transaction()
+    raise Crash("killed")  # "crashed", having never met the planted point
+'''
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a4_a_converter_that_raises_a_crash_of_its_own_scores_nothing_for_crashes(tmp_path):
+    root = copy_course(tmp_path / "course", [A4])
+    nb = nbformat.read(root / "source" / A4 / NB4, as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "converter":
+            cell.source = cell.source[:cell.source.index("def convert(")] + FAKE_CRASH
+    run = sandboxed.SandboxExecute(isolation=sandbox.available("bwrap"), course_root=str(root))
+    graded, _ = run.preprocess(nb, {"nbgrader": {"assignment": A4, "notebook": "exactly_once",
+                                                 "student": "fake"}})
+    failed = {c.metadata["nbgrader"]["grade_id"] for c in graded.cells
+              for o in c.get("outputs", []) if o.get("output_type") == "error"}
+    assert {"test_convert_crash", "test_convert_hidden"} <= failed, failed
