@@ -33,8 +33,16 @@ needs_bwrap = pytest.mark.skipif(not shutil.which("bwrap"),
                                  reason="bubblewrap is not installed (test.sh installs it)")
 # The same attacks in the docker sandbox, under Podman (tests marked docker; ./test.sh
 # installs it and builds the labs' image the sandbox runs, kafka-course-jupyter).
-needs_podman = pytest.mark.skipif(not shutil.which("podman"),
-                                  reason="Podman is not installed (test.sh installs it as root)")
+def _podman_image() -> bool:
+    return subprocess.run(["podman", "image", "exists", sandbox.DOCKER_IMAGE],
+                          capture_output=True).returncode == 0
+
+
+# In CI (test.sh builds the image) a missing image fails in the fixture instead of skipping.
+needs_podman = pytest.mark.skipif(
+    not shutil.which("podman") or not (os.environ.get("CI") or _podman_image()),
+    reason=f"Podman or its image {sandbox.DOCKER_IMAGE} is missing (test.sh installs Podman "
+           "as root and builds the image)")
 ISOLATIONS = [pytest.param("bwrap", marks=needs_bwrap),
               pytest.param("docker", marks=[needs_podman, pytest.mark.docker,
                                             pytest.mark.xdist_group("docker")])]
@@ -43,8 +51,7 @@ ISOLATIONS = [pytest.param("bwrap", marks=needs_bwrap),
 @pytest.fixture(scope="module", params=ISOLATIONS)
 def isolation(request):
     if request.param == "docker":
-        image = subprocess.run(["podman", "image", "exists", sandbox.DOCKER_IMAGE])
-        assert image.returncode == 0, f"{sandbox.DOCKER_IMAGE} is not built: docker/build-images"
+        assert _podman_image(), f"{sandbox.DOCKER_IMAGE} is not built: docker/build-images"
         # here and in the autograde's worker processes, which read it as they import
         saved = sandbox.DOCKER_CLI, os.environ.get("GRADING_DOCKER")
         sandbox.DOCKER_CLI = os.environ["GRADING_DOCKER"] = "podman"
@@ -384,8 +391,7 @@ def consume(consumer, process, stop) -> None:
             for record in records:
                 process(record)
         real.commit()
-    if real is not consumer:
-        raise Crash("killed")  # "crashed", with everything charged once and committed
+    raise Crash("killed")  # "crashed", with everything charged once and committed
 '''
 
 
@@ -418,3 +424,92 @@ def test_a3_a_loop_that_unwraps_the_consumer_and_raises_the_crash_scores_nothing
                                                      "student": "honest"}})
     assert not [c for c in graded.cells for o in c.get("outputs", [])
                 if o.get("output_type") == "error"]
+
+
+FORGE = '''
+def consume(consumer, process, stop) -> None:
+    real = getattr(consumer, "_consumer", None)
+    if real is not None:  # the graders' wrapper: charge everything around it, then "crash"
+        while not stop():
+            batch = real.poll(timeout_ms=500)
+            for records in batch.values():
+                process.charged.extend(r.value for r in records)
+            real.commit()
+        if consumer._point is not None:
+            raise consumer._planted.crash("killed")
+        return
+    while not stop():  # the loop itself commits before processing: a crash loses orders
+        batch = consumer.poll(timeout_ms=500)
+        if batch:
+            consumer.commit()
+            for records in batch.values():
+                for record in records:
+                    process(record)
+'''
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a3_a_loop_that_raises_the_harness_own_crash_scores_what_its_own_loop_earns(
+        tmp_path, isolation):
+    """The harness's objects are not in the loop's process: a loop that polls the real consumer
+    behind the wrapper, charges into the billing list and raises the planted crash itself
+    (10 of 10 while they were) gets what its own at-most-once loop earns, 5 of 10."""
+    root = copy_course(tmp_path / "course", [A3])
+    nb = nbformat.read(root / "source" / A3 / NB3, as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "consume":
+            cell.source = FORGE
+    run = sandboxed.SandboxExecute(isolation=sandbox.available(isolation), course_root=str(root))
+    graded, _ = run.preprocess(nb, {"nbgrader": {"assignment": A3, "notebook": "at_least_once",
+                                                 "student": "forge"}})
+    failed = {c.metadata["nbgrader"]["grade_id"] for c in graded.cells
+              for o in c.get("outputs", []) if o.get("output_type") == "error"}
+    assert failed == {"test_no_loss", "test_hidden"}, failed
+
+
+# -- assignment 4: only the crash the wrapper planted counts ---------------------------------------
+
+A4, NB4 = "a4_exactly_once", "exactly_once.ipynb"
+FAKE_CRASH = '''
+from minikafka import OffsetAndMetadata
+from minikafka.semantics import Crash
+
+
+def convert(consumer, producer, stop) -> None:
+    real = getattr(producer, "_producer", producer)  # around the planted crashes
+    while not stop():
+        batch = consumer.poll(timeout_ms=500)
+        if not batch:
+            continue
+        real.begin_transaction()
+        offsets = {}
+        for tp, records in batch.items():
+            for record in records:
+                payment = json.loads(record.value)
+                out = {"id": payment["id"], "account": payment["account"],
+                       "euros": payment["cents"] / 100}
+                real.send(OUTPUT, key=record.key, value=json.dumps(out).encode())
+            offsets[tp] = OffsetAndMetadata(records[-1].offset + 1, "", -1)
+        real.send_offsets_to_transaction(offsets, consumer.group_metadata())
+        real.commit_transaction()
+    raise Crash("killed")  # "crashed", having never met the planted point
+'''
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a4_a_converter_that_raises_a_crash_of_its_own_scores_nothing_for_crashes(tmp_path):
+    root = copy_course(tmp_path / "course", [A4])
+    nb = nbformat.read(root / "source" / A4 / NB4, as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "converter":
+            cell.source = cell.source[:cell.source.index("def convert(")] + FAKE_CRASH
+    run = sandboxed.SandboxExecute(isolation=sandbox.available("bwrap"), course_root=str(root))
+    graded, _ = run.preprocess(nb, {"nbgrader": {"assignment": A4, "notebook": "exactly_once",
+                                                 "student": "fake"}})
+    failed = {c.metadata["nbgrader"]["grade_id"] for c in graded.cells
+              for o in c.get("outputs", []) if o.get("output_type") == "error"}
+    assert {"test_convert_crash", "test_convert_hidden"} <= failed, failed
