@@ -169,3 +169,21 @@ def test_without_an_authorizer_acls_are_disabled_and_nothing_is_checked():
         admin.describe_acls(EVERYTHING)
     admin.create_topics(["t"])
     assert cluster.producer().send("t", b"v").get(timeout=5).offset == 0
+
+
+def test_the_broker_refuses_a_queued_batch_after_its_write_acl_goes(cluster):
+    """The in-process Produce meets the wire's broker-side checks (core.api.produce):
+    a batch queued while WRITE was allowed fails once the ACL is gone."""
+    admin = cluster.admin(**ADMIN)
+    write = allow("User:alice", ACLOperation.WRITE, ResourceType.TOPIC, "payments")
+    admin.create_acls([write, allow("User:alice", ACLOperation.DESCRIBE, ResourceType.TOPIC,
+                                    "payments")])
+    producer = cluster.producer(linger_ms=50, enable_idempotence=False, acks=1, **ALICE)
+    assert producer.send("payments", b"p-1").get(timeout=5).offset == 0
+    queued = producer.send("payments", b"p-2")
+    admin.delete_acls([ACLFilter("User:alice", None, ACLOperation.WRITE,
+                                 ACLPermissionType.ANY,
+                                 ResourcePatternFilter(ResourceType.TOPIC, "payments",
+                                                       ACLResourcePatternType.LITERAL))])
+    with pytest.raises(TopicAuthorizationFailedError):
+        queued.get(timeout=5)

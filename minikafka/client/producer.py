@@ -30,6 +30,7 @@ from .. import errors as kerrors
 from ..codecs import require_codec
 from ..core import api, errors
 from ..core.api import authz
+from ..core.api import produce as api_produce
 from ..core.clock import Deadlines
 from ..core.records import COMPRESSION_IDS, LOG_APPEND_TIME, RecordBatch, record_size
 from ..core.transactions import ProducerTxnState as TxnState
@@ -709,12 +710,14 @@ class KafkaProducer:
                                  results, state)
 
         if self.acks == 0:
-            sent = cluster.network.send(self.client_id, leader, broker.handle_produce, request,
-                                        0, timeout, respond)
+            sent = cluster.network.send(self.client_id, leader, api_produce.produce, cluster, broker,
+                                        self.caller, self.transactional_id, 0, timeout,
+                                        request, respond)
             self._on_response(leader, group, dict.fromkeys(group, (errors.NONE, -1)), state)
             return sent
-        sent = cluster.network.send(self.client_id, leader, broker.handle_produce, request,
-                                    self.acks, timeout, respond)
+        sent = cluster.network.send(self.client_id, leader, api_produce.produce, cluster, broker,
+                                    self.caller, self.transactional_id, self.acks, timeout,
+                                    request, respond)
         if not sent:
             cluster.clock.call_later(min(timeout, 1000), self._on_response, leader, group,
                                      dict.fromkeys(group, (errors.NETWORK_EXCEPTION, -1)), state)

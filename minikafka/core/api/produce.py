@@ -9,12 +9,17 @@ and `minikafka dump` see the writes of real clients too.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
+
+from .. import errors
+from . import authz
 
 if TYPE_CHECKING:
     from ..journal import Event, Journal
     from ..records import RecordBatch
+    from .authz import Caller
+    from .port import ClusterPort
 
 
 class BatchRecords(Sequence):
@@ -47,3 +52,40 @@ def record_acked(journal: Journal, now_ms: int, *, client: str, topic: str, part
                           partition=partition, base_offset=base_offset, count=len(records),
                           acks=acks, broker=broker, producer_id=producer_id,
                           sequence=sequence, records=records)
+
+
+def refusals(cluster: ClusterPort, caller: Caller, transactional_id: str | None, acks: int,
+             partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    """The partitions a Produce refuses before reading their records, in Kafka's order:
+    INVALID_REQUIRED_ACKS, the authorizer's refusal, UNKNOWN_TOPIC_OR_PARTITION."""
+    partitions = list(partitions)
+    if acks not in (0, 1, -1):
+        return dict.fromkeys(partitions, errors.INVALID_REQUIRED_ACKS)
+    refused = authz.produce(cluster, caller, transactional_id, {t for t, _ in partitions})
+    topics = cluster.controller.topics
+    out = {}
+    for tp in partitions:
+        meta = topics.get(tp[0])
+        code = refused.get(tp[0], errors.NONE)
+        if not code and (meta is None or not 0 <= tp[1] < len(meta.partitions)):
+            code = errors.UNKNOWN_TOPIC_OR_PARTITION
+        if code:
+            out[tp] = code
+    return out
+
+
+def produce(cluster: ClusterPort, broker, caller: Caller, transactional_id: str | None,
+            acks: int, timeout_ms: int, batches: dict[tuple[str, int], RecordBatch],
+            respond: Callable[[dict], None]) -> None:
+    """The in-process door's Produce: the wire's checks (`refusals`), then the leader's
+    append (Broker.handle_produce); `respond` gets {tp: (code, base offset)} for all."""
+    refused = refusals(cluster, caller, transactional_id, acks, batches)
+    if not refused:
+        broker.handle_produce(batches, acks, timeout_ms, respond)
+        return
+    answered = {tp: (code, -1) for tp, code in refused.items()}
+    accepted = {tp: b for tp, b in batches.items() if tp not in refused}
+    if not accepted:
+        respond(answered)
+        return
+    broker.handle_produce(accepted, acks, timeout_ms, lambda out: respond({**answered, **out}))

@@ -17,7 +17,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from ...core import api, errors
-from ...core.api import authz
+from ...core.api import produce as api_produce
 from ...core.api.produce import BatchRecords
 from ...core.record_errors import keyless_record_errors, rejection_message
 from ...core.records import LOG_APPEND_TIME
@@ -87,34 +87,27 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
     cluster = ctx.cluster
     broker = serving_broker(ctx)
     acks = request.acks
-    topics = cluster.controller.topics
     results: dict[TP, tuple] = {}
     batches: dict[TP, WireRecordBatch] = {}
     order: list[Asked] = []
     named = [topic.name if topic.topic_id is None else topic_name_for_id(cluster, topic.topic_id)
              for topic in request.topic_data]
-    refusals = authz.produce(cluster, caller(ctx), request.transactional_id,
-                             [n for n in named if n is not None])
-    for topic in request.topic_data:
-        if topic.topic_id is not None:
-            key, name = topic.topic_id, topic_name_for_id(cluster, topic.topic_id)
-            if name is None:
-                order.append((key, None, [data.index for data in topic.partition_data]))
-                continue
-        else:
-            key = name = topic.name
-        meta = topics.get(name)
+    refusals = api_produce.refusals(
+        cluster, caller(ctx), request.transactional_id, acks,
+        [(name, data.index) for name, topic in zip(named, request.topic_data)
+         if name is not None for data in topic.partition_data])
+    for topic, name in zip(request.topic_data, named):
+        key = topic.name if topic.topic_id is None else topic.topic_id
+        if name is None:
+            order.append((key, None, [data.index for data in topic.partition_data]))
+            continue
         partitions = []
-        refused = refusals.get(name, errors.NONE)
         for data in topic.partition_data:
             tp = (name, data.index)
             partitions.append(data.index)
-            if acks not in (0, 1, -1):
-                results[tp] = (errors.INVALID_REQUIRED_ACKS, -1, None)
-            elif refused:
+            refused = refusals.get(tp)
+            if refused:
                 results[tp] = (refused, -1, None)
-            elif meta is None or not 0 <= data.index < len(meta.partitions):
-                results[tp] = (errors.UNKNOWN_TOPIC_OR_PARTITION, -1, None)
             elif not data.records:
                 results[tp] = (errors.CORRUPT_MESSAGE, -1, "no record batch")
             else:
