@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.StreamsGroupDescription;
@@ -21,6 +22,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
@@ -87,6 +89,7 @@ public final class TruckWindowCounts {
                 out.put("state", streams.state().toString());
                 produce(bootstrap, input);
                 awaitProcessed(admin, appId, input);
+                awaitStable(admin, output);
                 Map<String, Long> counts = readCounts(bootstrap, output);
                 out.put("counts", counts);
                 double dropped = 0;
@@ -167,6 +170,28 @@ public final class TruckWindowCounts {
             Thread.sleep(200);
         }
         throw new IllegalStateException("no commit of all the input within 120 s: " + ends);
+    }
+
+    /**
+     * Waits until no transaction is open on the output: the coordinator writes the commit
+     * markers after the offsets are committed, so the last stable offset can still stand
+     * before the last counts for a moment.
+     */
+    static void awaitStable(Admin admin, String topic) throws Exception {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        for (int p = 0; p < 3; p++) latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (System.currentTimeMillis() < deadline) {
+            Map<TopicPartition, Long> stable = new HashMap<>();
+            admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get()
+                .forEach((tp, info) -> stable.put(tp, info.offset()));
+            Map<TopicPartition, Long> high = new HashMap<>();
+            admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get()
+                .forEach((tp, info) -> high.put(tp, info.offset()));
+            if (stable.equals(high)) return;
+            Thread.sleep(200);
+        }
+        throw new IllegalStateException("a transaction stayed open on " + topic + " for 60 s");
     }
 
     /** The last count per window, read committed up to the end of each partition. */
