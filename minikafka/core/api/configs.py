@@ -205,8 +205,13 @@ def broker_entries(cluster: ClusterPort, broker_id: int | None,
         if name in kafka_configs.BROKER_DYNAMIC_ONLY and source == DEFAULT_CONFIG:
             continue
         kind = config_type(name, value if value is not None else BROKER_DEFAULTS.get(name, 0))
-        out.append(ConfigEntry(name, render(value), source, kind, None,
-                               name not in DYNAMIC_KEYS, broker_synonyms(cluster, name, broker_id)))
+        synonyms = broker_synonyms(cluster, name, broker_id)
+        # A PASSWORD key (delegation.token.secret.key): Kafka never shows its value.
+        sensitive = name in kafka_configs.BROKER and kafka_configs.BROKER[name].type == "PASSWORD"
+        if sensitive:
+            synonyms = tuple(s._replace(value=None) for s in synonyms)
+        out.append(ConfigEntry(name, None if sensitive else render(value), source, kind, None,
+                               name not in DYNAMIC_KEYS, synonyms, sensitive))
     listed = {e.name for e in out}
     out += [_unmodelled_entry(spec) for name, spec in sorted(kafka_configs.BROKER.items())
             if name not in listed and not spec.internal
