@@ -101,7 +101,7 @@ def test_unreachable_advertised_listeners_are_named(capsys, monkeypatch):
         closed = free_port()
         # Like Docker's internal listener seen from the host: the bootstrap answers, the
         # addresses in the metadata do not.
-        advertise(cluster, "127.0.0.1", dict.fromkeys(served.ports, closed))
+        advertise(cluster, "127.0.0.1", dict.fromkeys(served.ports, closed), "PLAINTEXT")
         assert main(["doctor", "--bootstrap-server", bootstrap, "--timeout", "2"]) == 1
     out = capsys.readouterr().out
     assert lines(out)["advertised listeners"] == "FAIL"
