@@ -96,7 +96,7 @@ def test_kafka_python_with_a_token_provider(served, caplog):
     with pytest.raises(KafkaTimeoutError):
         KafkaAdminClient(bootstrap_servers=served.bootstrap_servers,
                          security_protocol="SASL_PLAINTEXT", sasl_mechanism="OAUTHBEARER",
-                         sasl_oauth_token_provider=expired, bootstrap_timeout_ms=2000)
+                         sasl_oauth_token_provider=expired, bootstrap_timeout_ms=5000)
     reasons = {reason.reason for _, _, reason in served.wire.closed_connections}
     assert reasons == {'{"status":"invalid_token"}'}
     assert any('[Error 58] SaslAuthenticationFailedError' in r.getMessage()
