@@ -22,14 +22,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import nbformat
 import pytest
+from kafka import KafkaProducer
 from notebook_helpers import check_cells, execute_notebook, notebook_group, outcomes_of
 
+from minikafka import Cluster
 from minikafka.course import lab_brokers, lab_cluster
 from minikafka.course.charts import bars, lines
 from minikafka.course.checks import CHECK_MARK
@@ -46,6 +53,7 @@ from minikafka.course.lab_cluster import (
 from minikafka.course.resend import resend_batch
 from minikafka.course.shell import parse_table
 from minikafka.course.trucks import SPARK_SCHEMA, truck_positions
+from minikafka.course.waiting import wait_for
 from minikafka.course.workdir import work_dir
 
 LABS_DIR = Path(__file__).resolve().parent.parent / "labs"
@@ -403,17 +411,6 @@ def test_a_lab3_consumer_stalled_past_its_session_rejoins_instead_of_dying(tmp_p
     removed from the group while it processes a poll's records, so its commit fails. Lab 3's
     consumer logs the failure and rejoins at its next poll; had it died, the group would
     settle without it and the lab would wait for a balance that never comes."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    from kafka import KafkaProducer
-
-    from minikafka import Cluster
-    from minikafka.course.waiting import wait_for
-
     cluster = Cluster(brokers=1, seed=3, broker_config={"group.initial.rebalance.delay.ms": 0})
     cluster.create_topic("orders", partitions=2, replication_factor=1)
     log = tmp_path / "c1.jsonl"
