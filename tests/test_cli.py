@@ -5,6 +5,7 @@ subprocess), checking what they print."""
 from __future__ import annotations
 
 import io
+import logging
 import re
 import socket
 import subprocess
@@ -283,6 +284,18 @@ def test_unreachable_server_fails_in_one_line_within_seconds():
         assert time.monotonic() - started < 8
         assert rc == 1 and out == "" and err.count("\n") == 1, (argv, err)
         assert "cannot connect to any bootstrap server" in err and "Connection refused" in err
+
+
+def test_a_tool_run_in_process_leaves_kafka_pythons_logging_as_it_was(served, caplog):
+    """A notebook or a test that runs a tool still sees kafka-python's own log lines after."""
+    _, bootstrap = served
+    kafka_log = logging.getLogger("kafka")
+    handlers = list(kafka_log.handlers)
+    assert cli("topics", "--bootstrap-server", bootstrap, "--list")[0] == 0
+    assert kafka_log.propagate and kafka_log.handlers == handlers
+    with caplog.at_level(logging.ERROR, logger="kafka"):
+        logging.getLogger("kafka.net.manager").error("Connection failed: seen")
+    assert "Connection failed: seen" in caplog.text
 
 
 def test_bad_flags_fail_in_one_line():

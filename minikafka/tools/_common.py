@@ -9,11 +9,12 @@ kafka imports inside functions: building the parser must stay quick.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import re
 import socket
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 # How long a tool tries to reach the bootstrap servers before it gives up.
@@ -68,22 +69,27 @@ def check_reachable(bootstrap: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Non
                     "Is the cluster running (minikafka serve, or docker compose up)?")
 
 
-def quiet_kafka_logging() -> None:
-    """kafka-python logs every failed connection; the tools report errors themselves."""
-    logging.getLogger("kafka").addHandler(logging.NullHandler())
-    logging.getLogger("kafka").propagate = False
-
-
-def connect(bootstrap: str) -> None:
-    quiet_kafka_logging()
-    check_reachable(bootstrap)
+@contextlib.contextmanager
+def quiet_kafka_logging() -> Iterator[None]:
+    """kafka-python logs every failed connection; the tools report errors themselves. Only
+    while the tool runs: a tool called in a notebook or a test leaves the caller's logging
+    as it was."""
+    kafka_log = logging.getLogger("kafka")
+    propagate, quiet = kafka_log.propagate, logging.NullHandler()
+    kafka_log.addHandler(quiet)
+    kafka_log.propagate = False
+    try:
+        yield
+    finally:
+        kafka_log.removeHandler(quiet)
+        kafka_log.propagate = propagate
 
 
 def admin_client(bootstrap: str) -> Any:
     """A kafka-python KafkaAdminClient, after checking the servers are reachable."""
     from kafka import KafkaAdminClient
 
-    connect(bootstrap)
+    check_reachable(bootstrap)
     return KafkaAdminClient(bootstrap_servers=bootstrap, client_id="minikafka-tools",
                             bootstrap_timeout_ms=int(CONNECT_TIMEOUT_S * 1000),
                             request_timeout_ms=30_000)
@@ -148,7 +154,8 @@ def run_tool(body: Callable[[], int], prefix: str = "Error: ") -> int:
     from kafka.errors import KafkaError
 
     try:
-        return body()
+        with quiet_kafka_logging():
+            return body()
     except ToolError as exc:
         print(f"{prefix}{exc}", file=sys.stderr)
     except KafkaError as exc:

@@ -27,8 +27,8 @@ from typing import Any, TextIO
 from ._common import (
     ToolError,
     add_bootstrap,
+    check_reachable,
     client_config,
-    connect,
     one_line_errors,
     properties,
     read_config_file,
@@ -153,7 +153,7 @@ def _consumer(args: argparse.Namespace) -> Any:
         # A throwaway group whose offsets are never used again: commit nothing.
         config["group_id"] = f"console-consumer-{random.randrange(100000)}"
         config.setdefault("enable_auto_commit", False)
-    connect(args.bootstrap_server)
+    check_reachable(args.bootstrap_server)
     consumer = KafkaConsumer(bootstrap_servers=args.bootstrap_server, **config)
     # Metadata first: a member that joins before it knows the topic's partitions is
     # assigned nothing and must rejoin at once, and kafka-python 3.0.12 can lose that

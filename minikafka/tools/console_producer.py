@@ -21,8 +21,8 @@ from typing import Any
 from ._common import (
     ToolError,
     add_bootstrap,
+    check_reachable,
     client_config,
-    connect,
     kafka_message,
     one_line_errors,
     properties,
@@ -95,7 +95,7 @@ def produce(args: argparse.Namespace, lines: Any) -> int:
     kafka_props.update(properties(args.producer_property, "--producer-property"))
     config = client_config(kafka_props, KafkaProducer.DEFAULT_CONFIG)
     config.setdefault("client_id", "console-producer")
-    connect(args.bootstrap_server)
+    check_reachable(args.bootstrap_server)
     producer = KafkaProducer(bootstrap_servers=args.bootstrap_server, **config)
     failures: list[str] = []
     interactive = lines.isatty() if hasattr(lines, "isatty") else False

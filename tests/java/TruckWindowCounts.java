@@ -48,6 +48,18 @@ import org.apache.kafka.streams.kstream.TimeWindows;
  */
 public final class TruckWindowCounts {
     static final long START = 1_714_982_400_000L;  // 2024-05-06 08:00 UTC, as in the lessons
+    static final double[] dropped = {0};  // the most records seen dropped at once
+
+    /** The application's dropped-records-total, summed over its tasks. */
+    static double droppedRecords(KafkaStreams streams) {
+        double total = 0;
+        for (Map.Entry<MetricName, ? extends Metric> m : streams.metrics().entrySet()) {
+            if (m.getKey().name().equals("dropped-records-total")) {
+                total += ((Number) m.getValue().metricValue()).doubleValue();
+            }
+        }
+        return total;
+    }
 
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0];
@@ -81,6 +93,13 @@ public final class TruckWindowCounts {
             props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
 
             try (KafkaStreams streams = new KafkaStreams(builder.build(), props)) {
+                // A task's metrics go with the task: one closed and reopened (a rebalance on a
+                // loaded machine) starts again from 0. So the drops are sampled while waiting,
+                // and the rebalances counted, to tell the two apart.
+                List<String> transitions =
+                    java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+                streams.setStateListener((to, from) -> transitions.add(from + ">" + to));
+                Runnable sample = () -> dropped[0] = Math.max(dropped[0], droppedRecords(streams));
                 streams.start();
                 long deadline = System.currentTimeMillis() + 120_000;
                 while (streams.state() != KafkaStreams.State.RUNNING && System.currentTimeMillis() < deadline) {
@@ -88,17 +107,13 @@ public final class TruckWindowCounts {
                 }
                 out.put("state", streams.state().toString());
                 produce(bootstrap, input);
-                awaitProcessed(admin, appId, input);
-                awaitStable(admin, output);
+                awaitProcessed(admin, appId, input, sample);
+                awaitStable(admin, output, sample);
                 Map<String, Long> counts = readCounts(bootstrap, output);
                 out.put("counts", counts);
-                double dropped = 0;
-                for (Map.Entry<MetricName, ? extends Metric> m : streams.metrics().entrySet()) {
-                    if (m.getKey().name().equals("dropped-records-total")) {
-                        dropped += ((Number) m.getValue().metricValue()).doubleValue();
-                    }
-                }
-                out.put("dropped", (long) dropped);
+                sample.run();
+                out.put("dropped", (long) dropped[0]);
+                out.put("transitions", String.join(" ", transitions));
                 for (GroupListing g : admin.listGroups().all().get()) {
                     if (g.groupId().equals(appId)) {
                         out.put("group_type", g.type().map(Object::toString).orElse("?"));
@@ -153,7 +168,8 @@ public final class TruckWindowCounts {
      * the output, read committed, holds every count. (Waiting for the output to go quiet
      * instead can stop early on a loaded machine, between two of the application's commits.)
      */
-    static void awaitProcessed(Admin admin, String appId, String topic) throws Exception {
+    static void awaitProcessed(Admin admin, String appId, String topic, Runnable sample)
+            throws Exception {
         Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
         for (int p = 0; p < 3; p++) latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
         Map<TopicPartition, Long> ends = new HashMap<>();
@@ -167,6 +183,7 @@ public final class TruckWindowCounts {
                         && committed.get(end.getKey()).offset() >= end.getValue()))) {
                 return;
             }
+            sample.run();
             Thread.sleep(200);
         }
         throw new IllegalStateException("no commit of all the input within 120 s: " + ends);
@@ -177,7 +194,7 @@ public final class TruckWindowCounts {
      * markers after the offsets are committed, so the last stable offset can still stand
      * before the last counts for a moment.
      */
-    static void awaitStable(Admin admin, String topic) throws Exception {
+    static void awaitStable(Admin admin, String topic, Runnable sample) throws Exception {
         Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
         for (int p = 0; p < 3; p++) latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
         long deadline = System.currentTimeMillis() + 60_000;
@@ -188,6 +205,7 @@ public final class TruckWindowCounts {
             Map<TopicPartition, Long> high = new HashMap<>();
             admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get()
                 .forEach((tp, info) -> high.put(tp, info.offset()));
+            sample.run();
             if (stable.equals(high)) return;
             Thread.sleep(200);
         }
