@@ -186,6 +186,8 @@ def wrong_acknowledge_type(record, error):
     from minikafka import AcknowledgeType
 
     return AcknowledgeType.ACCEPT if error is None else AcknowledgeType.RELEASE
+
+
 def wrong_tiered_config():
     # tiered storage on, but local retention left at -2 (= retention.ms): 30 local minutes
     return {"remote.storage.enable": "true", "retention.ms": 30 * 60_000}
