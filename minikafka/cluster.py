@@ -29,9 +29,10 @@ from .core.acl import (
     AclBindingFilter,
     AclOperation,
     Authorizer,
-    InvalidAcl,
     ResourceType,
 )
+from .core.api import acls
+from .core.api.acls import AclError
 from .core.broker import Broker
 from .core.clock import EPOCH_MS, SimClock
 from .core.config import BROKER_DEFAULTS, TopicConfig, segment_bytes
@@ -1070,33 +1071,16 @@ class Cluster:
         return authorizer is None or authorizer.authorize(principal, host, operation,
                                                           resource_type, name)
 
-    def create_acls(self, bindings: Iterable[AclBinding]) -> list[tuple[AclBinding, int, str]]:
-        """CreateAcls: (binding, error code, message) for each, in order."""
-        out = []
-        for binding in bindings:
-            try:
-                self.controller.create_acl(binding)
-                out.append((binding, errors.NONE, ""))
-            except InvalidAcl as exc:
-                out.append((binding, errors.INVALID_REQUEST, str(exc)))
-            except errors.KafkaCoreError as exc:
-                out.append((binding, exc.code, exc.message))
-        self._sync_metadata()
-        return out
+    def create_acls(self, bindings: Iterable[AclBinding]) -> list[AclError]:
+        """The operator's CreateAcls (no authorization): an error for each, in order."""
+        return acls.store(self, bindings)
 
     def describe_acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
-        return [acl for _, acl in self.controller.acls.matching(acl_filter)]
+        return acls.matching(self, acl_filter)
 
     def delete_acls(self, filters: Iterable[AclBindingFilter]) -> list[list[AclBinding]]:
-        """DeleteAcls: for each filter, the ACLs it removed."""
-        out = []
-        for acl_filter in filters:
-            matched = self.controller.acls.matching(acl_filter)
-            for acl_id, _ in matched:
-                self.controller.delete_acl(acl_id)
-            out.append([acl for _, acl in matched])
-        self._sync_metadata()
-        return out
+        """The operator's DeleteAcls: for each filter, the ACLs it removed."""
+        return acls.remove(self, filters)
 
     @_wrap
     def set_scram_credential(self, user: str, password: str, mechanism: str = "SCRAM-SHA-256",

@@ -69,6 +69,7 @@ from ..core.acl import (
     ResourceType,
     all_operations,
 )
+from ..core.api import acls as acl_api
 from ..core.api import authz
 from ..core.groups.classic import DEAD, EMPTY, CommittedOffset
 from ..core.offset_reset import (
@@ -478,44 +479,39 @@ class KafkaAdminClient:
             raise Errors.ClusterAuthorizationFailedError(
                 f"{self.principal} may not call {api_name}")
 
-    def _acls_enabled(self) -> None:
-        if self.cluster.authorizer is None:
-            raise Errors.SecurityDisabledError("No Authorizer is configured.")
-
     def create_acls(self, acls: Iterable[ACL]) -> dict[str, list]:
         """{"succeeded": [ACL...], "failed": [error class...]}, as kafka-python returns
-        it; needs ALTER on the cluster."""
+        it, refusals too (core.api.acls: ALTER on the cluster, an authorizer)."""
         acls = list(acls)
         for acl in acls:
             if not isinstance(acl, ACL):
                 raise Errors.IllegalArgumentError("acls must contain ACL objects")
-        self._acls_enabled()
-        if not self._may_call("CreateAcls"):
-            return {"succeeded": [], "failed": [Errors.ClusterAuthorizationFailedError] * len(acls)}
+        results = acl_api.create_acls(self.cluster, self.caller, [_binding(a) for a in acls])
         out: dict[str, list] = {"succeeded": [], "failed": []}
-        for acl, (_, code, _message) in zip(acls, self.cluster.create_acls(
-                [_binding(a) for a in acls])):
-            if code == errors.NONE:
+        for acl, result in zip(acls, results):
+            if result.code == errors.NONE:
                 out["succeeded"].append(acl)
             else:
-                out["failed"].append(Errors.for_code(code))
+                out["failed"].append(Errors.for_code(result.code))
         return out
 
     def describe_acls(self, acl_filter: ACLFilter) -> tuple[list[ACL], type]:
-        """(the ACLs the filter matches, NoError); needs DESCRIBE on the cluster."""
-        self._acls_enabled()
-        self._require("DescribeAcls")
-        return [_acl(b) for b in self.cluster.describe_acls(_filter(acl_filter))], Errors.NoError
+        """(the ACLs the filter matches, NoError); a refusal raises its error, as in
+        kafka-python (core.api.acls: DESCRIBE on the cluster, an authorizer)."""
+        error, found = acl_api.describe_acls(self.cluster, self.caller, _filter(acl_filter))
+        if error.code:
+            raise Errors.for_code(error.code)(
+                error.message or f"{self.principal} may not call DescribeAcls")
+        return [_acl(b) for b in found], Errors.NoError
 
     def delete_acls(self, acl_filters: Iterable[ACLFilter]) -> list[tuple]:
-        """[(filter, [the ACLs it removed], error class)]; needs ALTER on the cluster."""
+        """[(filter, [the ACLs it removed], error class)], refusals too (core.api.acls:
+        ALTER on the cluster, an authorizer)."""
         acl_filters = list(acl_filters)
-        self._acls_enabled()
-        if not self._may_call("DeleteAcls"):
-            return [(f, [], Errors.ClusterAuthorizationFailedError) for f in acl_filters]
-        removed = self.cluster.delete_acls([_filter(f) for f in acl_filters])
-        return [(f, [_acl(b) for b in gone], Errors.NoError)
-                for f, gone in zip(acl_filters, removed)]
+        removed = acl_api.delete_acls(self.cluster, self.caller,
+                                       [_filter(f) for f in acl_filters])
+        return [(f, [_acl(b) for b in gone], Errors.for_code(error.code))
+                for f, (error, gone) in zip(acl_filters, removed)]
 
     def _bounds(self, tp: TopicPartition) -> tuple[int, int]:
         """(earliest, latest) offsets of a partition: ListOffsets to its leader."""

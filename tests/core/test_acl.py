@@ -158,7 +158,7 @@ def test_invalid_acls_are_refused_with_kafkas_message(binding, message):
 def test_acls_and_scram_credentials_outlive_a_restart(tmp_path):
     cluster = Cluster(brokers=1, seed=3, log_dir=tmp_path)
     kept, removed = acl("orders-", Op.READ, pattern=P.PREFIXED), acl("t", Op.WRITE)
-    assert [code for _, code, _ in cluster.create_acls([kept, removed])] == [0, 0]
+    assert [r.code for r in cluster.create_acls([kept, removed])] == [0, 0]
     assert cluster.delete_acls([AclBindingFilter(resource_name="t")]) == [[removed]]
     cluster.set_scram_credential("alice", "alice-secret")
     cluster.set_scram_credential("bob", "bob-secret", "SCRAM-SHA-512")

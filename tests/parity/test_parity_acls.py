@@ -13,11 +13,14 @@ import pytest
 from kafka import TopicPartition
 from kafka.admin import (
     ACL,
+    ACLFilter,
     ACLOperation,
     ACLPermissionType,
+    ACLResourcePatternType,
     ConfigResource,
     ConfigResourceType,
     ResourcePattern,
+    ResourcePatternFilter,
     ResourceType,
 )
 from kafka.errors import KafkaError
@@ -312,3 +315,66 @@ def test_admin_configs_and_delete_records_need_their_operations():
     assert seen == {"configs described, no acl": 0, "configs altered, no acl": 29,
                     "records deleted, no acl": "TopicAuthorizationFailedError",
                     "configs described": True, "configs altered": 0, "records deleted": "OK"}
+
+
+# ---------------------------------------------------------------- the ACL APIs themselves
+
+
+def _acl_apis_scenario(door: Door) -> dict:
+    everything = ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
+                           ResourcePatternFilter(ResourceType.ANY, None,
+                                                 ACLResourcePatternType.ANY))
+    read_orders = ACL("User:bob", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
+                      ResourcePattern(ResourceType.TOPIC, TOPIC))
+
+    def names(found: list) -> list[str]:
+        return sorted(f"{a.principal} {a.operation.name}" for a in found)
+
+    def as_(who: dict) -> dict:
+        admin = door.admin(**who)
+        created = admin.create_acls([read_orders])
+        return {"created": [type(a).__name__ for a in created["succeeded"]],
+                "create failed": [e.__name__ for e in created["failed"]],
+                "described": outcome(lambda: admin.describe_acls(everything)),
+                "deleted": [e.__name__ for _, _, e in admin.delete_acls([everything])]}
+
+    seen = {"alice": as_(ALICE)}
+    allow(door, ACLOperation.ALTER, ResourceType.CLUSTER, "kafka-cluster")
+    allow(door, ACLOperation.DESCRIBE, ResourceType.CLUSTER, "kafka-cluster")
+    seen["alice, alter and describe on the cluster"] = as_(ALICE)
+    seen["left"] = names(door.admin(**ADMIN).describe_acls(everything)[0])
+    return seen
+
+
+def test_the_acl_apis_need_alter_or_describe_on_the_cluster():
+    """CreateAcls and DeleteAcls need ALTER on the cluster, DescribeAcls DESCRIBE (each
+    filter and binding refused with CLUSTER_AUTHORIZATION_FAILED, DescribeAcls as a
+    whole); alice's delete then removes every ACL, her own grants too."""
+    seen = same_everywhere(through_both_secured(_acl_apis_scenario))
+    refused = "ClusterAuthorizationFailedError"
+    assert seen["alice"] == {"created": [], "create failed": [refused],
+                             "described": refused, "deleted": [refused]}
+    assert seen["alice, alter and describe on the cluster"] == {
+        "created": ["ACL"], "create failed": [], "described": "OK", "deleted": ["NoError"]}
+    assert seen["left"] == []
+
+
+def test_without_an_authorizer_the_acl_apis_are_security_disabled():
+    """Kafka answers SECURITY_DISABLED; kafka-python returns it for each binding and filter
+    and raises it for DescribeAcls."""
+    everything = ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
+                           ResourcePatternFilter(ResourceType.ANY, None,
+                                                 ACLResourcePatternType.ANY))
+
+    def scenario(door: Door) -> dict:
+        admin = door.admin()
+        created = admin.create_acls([ACL("User:bob", "*", ACLOperation.READ,
+                                         ACLPermissionType.ALLOW,
+                                         ResourcePattern(ResourceType.TOPIC, TOPIC))])
+        return {"create failed": [e.__name__ for e in created["failed"]],
+                "describe": outcome(lambda: admin.describe_acls(everything)),
+                "delete": [e.__name__ for _, _, e in admin.delete_acls([everything])]}
+
+    seen = same_everywhere(through_both(scenario))
+    assert seen == {"create failed": ["SecurityDisabledError"],
+                    "describe": "SecurityDisabledError", "delete": ["SecurityDisabledError"]}

@@ -1,5 +1,5 @@
-"""What the ACL handlers (CreateAcls, DescribeAcls, DeleteAcls) share: the wire's
-numbers as core.acl's types, and Kafka's answer when no authorizer is configured."""
+"""What the ACL handlers (CreateAcls, DescribeAcls, DeleteAcls) share: the wire's numbers as
+core.acl's types (the APIs themselves are core.api.acls)."""
 from __future__ import annotations
 
 from ...core.acl import (
@@ -10,9 +10,6 @@ from ...core.acl import (
     PatternType,
     ResourceType,
 )
-from ..registry import RequestContext
-
-SECURITY_DISABLED_MESSAGE = "No Authorizer is configured."
 
 
 def enum_or_unknown(kind, value: int):
@@ -39,15 +36,3 @@ def acl_filter(request) -> AclBindingFilter:
         request.principal_filter, request.host_filter,
         enum_or_unknown(AclOperation, request.operation),
         enum_or_unknown(AclPermissionType, request.permission_type))
-
-
-def invalid_filter(flt: AclBindingFilter) -> str | None:
-    """Kafka refuses a filter with an UNKNOWN element (INVALID_REQUEST)."""
-    for value in (flt.resource_type, flt.pattern_type, flt.operation, flt.permission_type):
-        if int(value) == 0:
-            return f"The filter has an unknown {type(value).__name__}"
-    return None
-
-
-def authorizer_configured(ctx: RequestContext) -> bool:
-    return ctx.cluster.authorizer is not None
