@@ -87,3 +87,28 @@ def test_real_cluster_serves_its_topics_with_their_configs() -> None:
         assert producer.send("payments", b"x", partition=1).get(timeout=30).offset == 0
         producer.close()
     assert not server.running
+
+
+def test_two_kafka_python_members_polled_side_by_side_share_the_partitions_every_time() -> None:
+    """Lesson 9's served group: each member in a thread of its own settles 3 + 3, run after
+    run (one loop taking turns with 100 ms polls left one member empty in some runs)."""
+    from kafka import KafkaConsumer
+
+    from minikafka.course.served import poll_side_by_side
+
+    for run in range(5):
+        with real_cluster(topics={"trucks_gps": 6}, seed=run,
+                          broker_config={"group.initial.rebalance.delay.ms": 0}) as server:
+            members = [KafkaConsumer("trucks_gps", bootstrap_servers=server.bootstrap_servers,
+                                     group_id="dashboard", group_instance_id=f"dashboard-{n}",
+                                     heartbeat_interval_ms=500) for n in (1, 2)]
+            try:
+                settled = poll_side_by_side(
+                    members, until=lambda group=members: all(len(m.assignment()) == 3
+                                                             for m in group),
+                    timeout_s=20)
+                shares = sorted(sorted(tp.partition for tp in m.assignment()) for m in members)
+            finally:
+                for member in members:
+                    member.close()
+        assert settled and shares == [[0, 1, 2], [3, 4, 5]], (run, shares)

@@ -313,6 +313,10 @@ def lesson_09(ns: Namespace) -> None:
     assert removed and removed[-1].fields["reason"] == "consumer poll timeout has expired"
     assert {r["owner"] for r in group_table(stuck_trial, "g").rows} == {"consumer-1"}
     assert generation_before == generation_after and owned_before == assignment_table([a, b]).column("partitions")
+    # The served group of two (absent where the cell was skipped, in the browser edition).
+    shares = ns.get("shares")
+    if shares is not None:
+        assert sorted(len(ps) for ps in shares.values()) == [3, 3], shares
     assert all(q.check(q.answer) for q in (q1, q2, q3))
     checked("09", idle=sum(1 for v in owned.values() if not v), range_counts=sorted(assignments["range"].column("count")),
             roundrobin_counts=assignments["roundrobin"].column("count"), generations=generations,

@@ -4,7 +4,10 @@ connect to it as to any Kafka cluster."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from .browser import require
 
@@ -28,6 +31,27 @@ def real_cluster(topics: Mapping[str, int] | None = None, *,
         cluster.create_topic(name, partitions=partitions, replication_factor=3,
                              config=dict((configs or {}).get(name, {})))
     return cluster.serve(port=0, host="127.0.0.1")
+
+
+def poll_side_by_side(consumers: Sequence[Any], until: Callable[[], bool], *,
+                      timeout_s: float = 30, poll_ms: int = 500) -> bool:
+    """Each consumer polls in a thread of its own, as application instances do, until
+    ``until()`` holds or ``timeout_s`` passes; whether it held. (Taking turns in one loop
+    is no substitute: kafka-python 3.0.12 can leave a member's JoinGroup/SyncGroup
+    unfinished when a short poll() ends while it is in flight and the next poll comes
+    late.)"""
+    deadline = time.monotonic() + timeout_s
+
+    def application(consumer: Any) -> None:
+        while not until() and time.monotonic() < deadline:
+            consumer.poll(timeout_ms=poll_ms)
+
+    threads = [threading.Thread(target=application, args=(c,), daemon=True) for c in consumers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return until()
 
 
 # librdkafka's own words for its preview share consumer (confluent-kafka 2.16).
