@@ -287,13 +287,19 @@ def test_unreachable_server_fails_in_one_line_within_seconds():
 
 
 def test_a_tool_run_in_process_leaves_kafka_pythons_logging_as_it_was(served, caplog):
-    """A notebook or a test that runs a tool still sees kafka-python's own log lines after."""
+    """A notebook or a test that runs a tool (a kafka-*.sh work-alike, or `minikafka kafka
+    status` asking a node) still sees kafka-python's own log lines after."""
+    from minikafka.realkafka.nodes import _ask
+
     _, bootstrap = served
-    kafka_log = logging.getLogger("kafka")
-    handlers = list(kafka_log.handlers)
+    names = ("kafka", "kafka.conn", "kafka.client", "kafka.net", "kafka.net.manager")
+    before = {n: (logging.getLogger(n).level, logging.getLogger(n).propagate,
+                  list(logging.getLogger(n).handlers)) for n in names}
     assert cli("topics", "--bootstrap-server", bootstrap, "--list")[0] == 0
-    assert kafka_log.propagate and kafka_log.handlers == handlers
-    with caplog.at_level(logging.ERROR, logger="kafka"):
+    assert "orders" in _ask(bootstrap, "list_topics", 10.0)
+    assert {n: (logging.getLogger(n).level, logging.getLogger(n).propagate,
+                list(logging.getLogger(n).handlers)) for n in names} == before
+    with caplog.at_level(logging.ERROR, logger="kafka.net.manager"):
         logging.getLogger("kafka.net.manager").error("Connection failed: seen")
     assert "Connection failed: seen" in caplog.text
 

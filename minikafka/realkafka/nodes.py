@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import signal
 import socket
@@ -33,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..quiet import kafka_python_quiet
 from . import KAFKA_VERSION
 from .jars import cache_dir, fetch_kafka
 
@@ -500,27 +500,23 @@ def _wait_exit(pid: int, deadline: float) -> bool:
     return True
 
 
-def _quiet() -> None:
-    for name in ("kafka", "kafka.conn", "kafka.client", "kafka.net"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-
-
 def _ask(bootstrap: str, method: str, timeout_s: float):
     """One admin call through kafka-python, or None when the node does not answer."""
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
-    _quiet()
     admin = None
-    try:
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout_s * 1000),
-                                 client_id="minikafka-kafka")
-        return getattr(admin, method)()
-    except (KafkaError, OSError, ValueError):
-        return None
-    finally:
-        if admin is not None:
-            admin.close()
+    with kafka_python_quiet():
+        try:
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap,
+                                     request_timeout_ms=int(timeout_s * 1000),
+                                     client_id="minikafka-kafka")
+            return getattr(admin, method)()
+        except (KafkaError, OSError, ValueError):
+            return None
+        finally:
+            if admin is not None:
+                admin.close()
 
 
 def _answers_metadata(port: int, brokers: set[int]) -> bool:

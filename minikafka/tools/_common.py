@@ -9,13 +9,13 @@ kafka imports inside functions: building the parser must stay quick.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import logging
 import re
 import socket
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from ..quiet import kafka_python_quiet
 
 # How long a tool tries to reach the bootstrap servers before it gives up.
 CONNECT_TIMEOUT_S = 5.0
@@ -67,22 +67,6 @@ def check_reachable(bootstrap: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Non
             reasons.append(f"{host}:{port} ({exc.strerror or exc})")
     raise ToolError(f"cannot connect to any bootstrap server: {', '.join(reasons)}. "
                     "Is the cluster running (minikafka serve, or docker compose up)?")
-
-
-@contextlib.contextmanager
-def quiet_kafka_logging() -> Iterator[None]:
-    """kafka-python logs every failed connection; the tools report errors themselves. Only
-    while the tool runs: a tool called in a notebook or a test leaves the caller's logging
-    as it was."""
-    kafka_log = logging.getLogger("kafka")
-    propagate, quiet = kafka_log.propagate, logging.NullHandler()
-    kafka_log.addHandler(quiet)
-    kafka_log.propagate = False
-    try:
-        yield
-    finally:
-        kafka_log.removeHandler(quiet)
-        kafka_log.propagate = propagate
 
 
 def admin_client(bootstrap: str) -> Any:
@@ -154,7 +138,7 @@ def run_tool(body: Callable[[], int], prefix: str = "Error: ") -> int:
     from kafka.errors import KafkaError
 
     try:
-        with quiet_kafka_logging():
+        with kafka_python_quiet():
             return body()
     except ToolError as exc:
         print(f"{prefix}{exc}", file=sys.stderr)

@@ -100,4 +100,5 @@ def test_kafka_python_with_a_token_provider(served, caplog):
     reasons = {reason.reason for _, _, reason in served.wire.closed_connections}
     assert reasons == {'{"status":"invalid_token"}'}
     assert any('[Error 58] SaslAuthenticationFailedError' in r.getMessage()
-               for r in caplog.records)
+               for r in caplog.records), [(r.name, r.getMessage()) for r in caplog.records
+                                          if r.name.startswith("kafka")]
