@@ -229,8 +229,13 @@ public final class TruckWindowCounts {
             // read_committed: the end offsets are the last stable offsets
             Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
             long deadline = System.currentTimeMillis() + 60_000;
-            while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))
-                    && System.currentTimeMillis() < deadline) {
+            while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
+                if (System.currentTimeMillis() > deadline) {
+                    Map<TopicPartition, Long> at = new HashMap<>();
+                    for (TopicPartition tp : partitions) at.put(tp, consumer.position(tp));
+                    throw new IllegalStateException("output not read to its end in 60 s: at "
+                        + at + ", ends " + ends + ", read " + counts);
+                }
                 for (ConsumerRecord<String, Long> r : consumer.poll(Duration.ofMillis(200))) {
                     counts.put(r.key(), r.value());
                 }

@@ -91,5 +91,5 @@ def test_a_streams_group_counts_each_window_once(real_kafka, classes, streams_li
     # one 45 s behind, after [1:00, 2:00) closed: dropped and counted in the metric.
     assert seen["dropped"] == 1, seen
     assert seen["counts"] == {"truck-01@0": 6, "truck-01@60": 5, "truck-01@120": 6,
-                              "truck-02@0": 6, "truck-02@60": 6, "truck-02@120": 6}
+                              "truck-02@0": 6, "truck-02@60": 6, "truck-02@120": 6}, seen
     assert seen["counts"] == in_process_counts()
