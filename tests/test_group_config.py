@@ -62,3 +62,34 @@ def test_accepted_values_are_parsed() -> None:
         "share.auto.offset.reset": "by_duration:P1DT2H",
         "share.isolation.level": "read_committed",
         "streams.rack.aware.assignment.tags": "zone,rack"}
+
+
+def test_describe_a_group_lists_its_own_values_then_the_brokers() -> None:
+    """DescribeConfigs of a GROUP: the group's own value first (DYNAMIC_GROUP_CONFIG), then
+    the broker key that gives the default, with that key's source (here the broker's static
+    setting); internal GroupConfig keys are not listed."""
+    from minikafka import Cluster
+    from minikafka.core.api import configs as api
+    cluster = Cluster(brokers=1, broker_config={"group.share.record.lock.duration.ms": 20000})
+
+    def entry(name: str) -> api.ConfigEntry:
+        (result,) = api.describe_configs(cluster, [api.ConfigResource(api.GROUP, "g")])
+        return {e.name: e for e in result.entries}[name]
+
+    lock = entry("share.record.lock.duration.ms")
+    assert (lock.value, lock.source, lock.synonyms) == ("20000", api.STATIC_BROKER_CONFIG, (
+        api.ConfigSynonym("group.share.record.lock.duration.ms", "20000",
+                          api.STATIC_BROKER_CONFIG),
+        api.ConfigSynonym("group.share.record.lock.duration.ms", "30000", api.DEFAULT_CONFIG)))
+    (done,) = api.incremental_alter_configs(cluster, [api.AlterConfigsResource(
+        api.GROUP, "g", [api.AlterableConfig("share.record.lock.duration.ms", api.SET,
+                                             "25000")])])
+    assert done.error_code == errors.NONE
+    lock = entry("share.record.lock.duration.ms")
+    assert (lock.value, lock.source) == ("25000", api.DYNAMIC_GROUP_CONFIG)
+    assert lock.synonyms[0] == api.ConfigSynonym("share.record.lock.duration.ms", "25000",
+                                                 api.DYNAMIC_GROUP_CONFIG)
+    assert entry("streams.assignor.name").synonyms == (
+        api.ConfigSynonym("group.streams.assignors", "sticky", api.DEFAULT_CONFIG),)
+    (result,) = api.describe_configs(cluster, [api.ConfigResource(api.GROUP, "g")])
+    assert "streams.num.warmup.replicas" not in {e.name for e in result.entries}

@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .errors import INVALID_CONFIG, KafkaCoreError
-from .kafka_configs import GROUP, ConfigException
+from .kafka_configs import BROKER, GROUP, ConfigException
 
-__all__ = ["validate"]
+__all__ = ["broker_key", "default_from_broker", "validate"]
 
 # Each bounded key with the broker keys of its lower and upper bound (None: unbounded on
 # that side), in the order GroupConfig.validateValues checks them.
@@ -116,6 +116,24 @@ def validate(config: Mapping[str, Any], broker: Callable[[str], Any]) -> dict[st
         raise KafkaCoreError(INVALID_CONFIG, "errors.deadletterqueue.topic.name: DLQ topic "
                              "name must not start with '__'")
     return parsed
+
+
+def broker_key(name: str) -> str | None:
+    """The broker setting that gives group config `name` its default, as Kafka's
+    GroupConfig takes it from the broker (group.share.record.lock.duration.ms for
+    share.record.lock.duration.ms); None where Kafka's own default applies."""
+    if name == "streams.assignor.name":
+        return "group.streams.assignors"
+    key = f"group.{name}"
+    return key if key in BROKER else None
+
+
+def default_from_broker(name: str, broker_value: str | None) -> str | None:
+    """A group config's default from its broker key's value: the first of the broker's
+    group.streams.assignors for streams.assignor.name, the value itself otherwise."""
+    if name == "streams.assignor.name":
+        return (broker_value or "").split(",")[0].strip() or None
+    return broker_value
 
 
 def _parse(name: str, raw: Any) -> Any:

@@ -189,6 +189,45 @@ def group_config_validation(door):
     return out
 
 
+def _describe_group(door, group: str, keys: list[str] | None = None) -> dict:
+    from kafka.admin import ConfigResource, ConfigResourceType
+    described = door.admin().describe_configs(
+        [ConfigResource(ConfigResourceType.GROUP, group, configs=keys)],
+        config_filter="all", include_synonyms=True)
+    return {name: [e["value"], e["config_source"], e["read_only"], e["is_sensitive"],
+                   e.get("config_type"), [[s["name"], s["value"], s["source"]]
+                                          for s in e.get("synonyms", [])]]
+            for name, e in sorted(described.get("group", {}).get(group, {}).items())}
+
+
+@scenario("configs", lesson="11", in_process=True)
+def group_config_describe(door):
+    """DescribeConfigs on GROUP resources: a group nobody joined lists every GroupConfig
+    key with the broker's value and its synonyms; a value set with IncrementalAlterConfigs
+    reads back as the group's own (DYNAMIC_GROUP_CONFIG), one outside the broker's bounds
+    is refused and leaves it, DELETE returns the default."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+    group = door.topic("gdesc")
+    out: dict = {"unknown group": _describe_group(door, group)}
+    keys = ["consumer.session.timeout.ms", "share.record.lock.duration.ms"]
+
+    def alter(configs: dict) -> str:
+        answer = door.admin().alter_configs(
+            [ConfigResource(ConfigResourceType.GROUP, group, configs=configs)],
+            incremental=True, raise_on_unknown=False)
+        door.sleep_ms(2000)  # Kafka's brokers apply the change from the metadata log
+        return str(answer["group"][group])
+
+    out["set"] = alter({"consumer.session.timeout.ms": "50000",
+                        "share.record.lock.duration.ms": "20000"})
+    out["after set"] = _describe_group(door, group, keys)
+    out["out of range"] = alter({"consumer.session.timeout.ms": "70000"})
+    out["after out of range"] = _describe_group(door, group, keys)
+    out["delete"] = alter({"consumer.session.timeout.ms": ("DELETE", None)})
+    out["after delete"] = _describe_group(door, group, keys)
+    return out
+
+
 @scenario("configs", lesson="11", in_process=True)
 def list_config_append_subtract(door):
     """APPEND and SUBTRACT on cleanup.policy: Kafka's order (appended items last, no

@@ -258,16 +258,19 @@ def test_kafka_configs(served):
     tool(served, "ConfigCommand", "--alter", "--entity-type", "brokers", "--entity-default",
          "--delete-config", "log.retention.ms")
     # Groups: the tool looks the group up first (ListGroups, ListConfigResources), as on
-    # Kafka; the configs of a group that exists are a known difference.
+    # Kafka, then describes its configs (DescribeConfigs on the GROUP resource).
     missing = tool(served, "ConfigCommand", "--describe", "--entity-type", "groups",
                    "--entity-name", "nobody")
     assert missing.stdout == "The group 'nobody' doesn't exist and doesn't have dynamic config.\n"
     produce(served, topic, [(None, b"x")])
     commit_as_group(served, topic, "billing", 1).close()
-    groups = tool(served, "ConfigCommand", "--describe", "--entity-type", "groups",
-                  "--entity-name", "billing", rc=1)
-    assert ("org.apache.kafka.common.errors.InvalidRequestException: Unsupported resource "
-            "type 32") in groups.stderr
+    group_args = ("--entity-type", "groups", "--entity-name", "billing")
+    tool(served, "ConfigCommand", "--alter", *group_args,
+         "--add-config", "consumer.session.timeout.ms=50000")
+    groups = tool(served, "ConfigCommand", "--describe", *group_args).stdout
+    assert "Dynamic configs for group billing are:" in groups
+    assert ("consumer.session.timeout.ms=50000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:"
+            "consumer.session.timeout.ms=50000") in groups
 
 
 def test_kafka_configs_client_quotas(served):

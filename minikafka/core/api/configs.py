@@ -1,5 +1,5 @@
 """DescribeConfigs (key 32), IncrementalAlterConfigs (key 44) and the legacy AlterConfigs
-(key 33), for topics, brokers and broker loggers.
+(key 33), for topics, brokers, broker loggers and groups (core.group_config).
 
 Configs as Kafka reports them: string values, sources and types, for topics (overrides
 over defaults) and brokers (the cluster-wide default resource "" lists its dynamic values
@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .. import errors, kafka_configs
+from .. import errors, group_config, kafka_configs
 from ..config import BROKER_DEFAULTS, TOPIC_CONFIGS, TopicConfig
 from ..errors import KafkaCoreError
 from ..server_config import DYNAMIC_KEYS, TOPIC_SYNONYMS
@@ -49,6 +49,7 @@ DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
 DYNAMIC_BROKER_LOGGER_CONFIG = 6
+DYNAMIC_GROUP_CONFIG = 8
 
 
 # ConfigType
@@ -89,6 +90,8 @@ def render(value: Any) -> str | None:
         return None
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
     return str(value)
 
 
@@ -230,6 +233,35 @@ def _unmodelled_entry(spec: kafka_configs.KafkaConfigKey) -> ConfigEntry:
                        (ConfigSynonym(spec.name, value, DEFAULT_CONFIG),), sensitive)
 
 
+def group_entries(cluster: ClusterPort, group_id: str, broker_id: int | None = None
+                  ) -> list[ConfigEntry]:
+    """A group's configs as Kafka's ConfigHelper describes a GROUP resource, for any group
+    id (one nobody joined lists its defaults): every GroupConfig key but the internal ones,
+    its synonyms the group's own value (DYNAMIC_GROUP_CONFIG) if set, then those of the
+    broker key that gives its default (group.consumer.session.timeout.ms for
+    consumer.session.timeout.ms), or Kafka's default where no broker key does."""
+    own = cluster.share_groups.group_configs.get(group_id, {})
+    out = []
+    for name, spec in sorted(kafka_configs.GROUP.items()):
+        if spec.internal:
+            continue
+        key = group_config.broker_key(name)
+        synonyms: tuple[ConfigSynonym, ...] = ()
+        if key is not None:
+            synonyms = broker_synonyms(cluster, key, broker_id) or (ConfigSynonym(
+                key, render(kafka_configs.BROKER[key].default), DEFAULT_CONFIG),)
+            value = group_config.default_from_broker(name, synonyms[0].value)
+        else:
+            value = render(spec.default)
+            synonyms = (ConfigSynonym(name, value, DEFAULT_CONFIG),)
+        if name in own:
+            value = render(own[name])
+            synonyms = (ConfigSynonym(name, value, DYNAMIC_GROUP_CONFIG), *synonyms)
+        out.append(ConfigEntry(name, value, synonyms[0].source, _TYPES[spec.type],
+                               spec.doc or None, synonyms=synonyms))
+    return out
+
+
 def entry_synonyms(entry: ConfigEntry) -> tuple[ConfigSynonym, ...]:
     """An entry's synonyms, highest precedence first."""
     if entry.synonyms is not None:
@@ -278,6 +310,8 @@ def _entries(cluster: ClusterPort, resource: ConfigResource,
         _broker_id(cluster, name)
         return [ConfigEntry(logger, level, DYNAMIC_BROKER_LOGGER_CONFIG, STRING, None)
                 for logger, level in loggers.loggers().items()]
+    if resource.resource_type == GROUP:
+        return group_entries(cluster, name, broker_id)
     raise KafkaCoreError(errors.INVALID_REQUEST,
                          f"Unsupported resource type {resource.resource_type}")
 
