@@ -38,6 +38,9 @@ MODELLED_BROKER_KEYS = (
     # How often the transaction coordinator aborts transactions older than their
     # transaction.timeout.ms.
     "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+    # KIP-890: a leader asks the coordinator before it appends a transactional batch
+    # (core.api.produce.unverified); off, a late write can leave a hanging transaction.
+    "transaction.partition.verification.enable",
     "log.retention.check.interval.ms", "log.cleaner.backoff.ms", "socket.request.max.bytes",
     # SO_SNDBUF / SO_RCVBUF of every accepted connection; -1 leaves the OS default.
     "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "connections.max.idle.ms",
