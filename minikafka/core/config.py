@@ -70,7 +70,7 @@ MODELLED_BROKER_KEYS = (
     "replica.alter.log.dirs.io.max.bytes.per.second",
     # Delegation tokens (KIP-48, core.api.delegation_tokens): on with a secret key.
     "delegation.token.secret.key", "delegation.token.max.lifetime.ms",
-    "delegation.token.expiry.time.ms",
+    "delegation.token.expiry.time.ms", "delegation.token.expiry.check.interval.ms",
 )
 BROKER_DEFAULTS: dict[str, object] = {n: BROKER[n].default for n in MODELLED_BROKER_KEYS}
 
