@@ -118,10 +118,12 @@ def test_a_stuck_transaction_listed_described_and_aborted(target):
 
 
 def late_write(producer: KafkaProducer, bootstrap: str, topic: str, partition: int,
-               value: bytes, sequence: int, timestamp_ms: int) -> int:
+               value: bytes, sequence: int, timestamp_ms: int, message: list | None = None
+               ) -> int:
     """The Produce request of `producer`'s transaction that was delayed in the network and
     reaches the partition's leader only now (Produce v9, as kafka-python sends it, with the
-    producer's id and epoch); returns the partition's error code."""
+    producer's id and epoch); returns the partition's error code (its message appended to
+    `message`, if given)."""
     state = producer._transaction_manager.producer_id_and_epoch
     batch = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=True,
                                       producer_id=state.producer_id,
@@ -144,7 +146,10 @@ def late_write(producer: KafkaProducer, bootstrap: str, topic: str, partition: i
         response = client.send_and_receive(leader, request)
     finally:
         client.close()
-    return response.responses[0].partition_responses[0].error_code
+    answer = response.responses[0].partition_responses[0]
+    if message is not None:
+        message.append(answer.error_message)
+    return answer.error_code
 
 
 def finalized_transaction_version(bootstrap: str) -> str:
@@ -221,13 +226,15 @@ def test_a_late_write(target, verify):
         producer.send(topic, b"refund-9", partition=0).get(30)
         producer.abort_transaction()
         assert ended(admin, txn_id) == "CompleteAbort"
-        late = late_write(producer, target, topic, 1, b"refund-9 (late)", 0, hour_ago)
+        said: list = []
+        late = late_write(producer, target, topic, 1, b"refund-9 (late)", 0, hour_ago, said)
         hanging = transactions(target, "find-hanging", "--topic", topic,
                                "--max-transaction-timeout", "1")[1:]
         producers = transactions(target, "describe-producers", "--topic", topic,
                                  "--partition", "1")[1:]
         if verify:
             assert late == 48  # INVALID_TXN_STATE: partition verification refused it
+            assert said == ["Partition was not added to the transaction"]
             assert producers == [] and hanging == []
         else:
             assert late == 0

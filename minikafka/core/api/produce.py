@@ -97,6 +97,11 @@ _RETRY_AS_NOT_ENOUGH_REPLICAS = frozenset({
     errors.COORDINATOR_NOT_AVAILABLE, errors.NOT_COORDINATOR})
 
 
+# The error message Kafka's Produce response gives with a refusal of verification
+# (ReplicaManager's custom exception); other refusals carry none.
+NOT_IN_TRANSACTION_MESSAGE = "Partition was not added to the transaction"
+
+
 def _as_produce_error(code: int, version: int) -> int:
     """A coordinator's verification answer as the Produce response gives it
     (AddPartitionsToTxnManager, then ReplicaManager.handleProduceAppend)."""

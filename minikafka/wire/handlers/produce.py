@@ -155,7 +155,10 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
     def finish() -> bytes:
         now = cluster.now_ms
         for tp, (code, base) in answered.items():
-            results[tp] = (code, base, None)
+            # INVALID_TXN_STATE comes only from partition verification here.
+            message = api_produce.NOT_IN_TRANSACTION_MESSAGE \
+                if code == errors.INVALID_TXN_STATE else None
+            results[tp] = (code, base, message)
             if code == errors.NONE:
                 batch = batches[tp]
                 api.record_acked(cluster.journal, now, client=ctx.client_id, topic=tp[0],
