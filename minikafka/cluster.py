@@ -31,7 +31,7 @@ from .core.acl import (
     Authorizer,
     ResourceType,
 )
-from .core.api import acls
+from .core.api import acls, delegation_tokens
 from .core.api.acls import AclError
 from .core.broker import Broker
 from .core.clock import EPOCH_MS, SimClock
@@ -233,6 +233,8 @@ class Cluster:
         self._publish()
         if restored:
             abort_open_transactions(self, self._recover_transactions())
+        if self.broker_config["delegation.token.secret.key"]:  # tokens on: sweep them
+            self.clock.call_later(self._token_sweep_interval_ms, self._sweep_expired_tokens)
 
     def _open_log_dirs(self, log_dir: str | os.PathLike | Sequence[str | os.PathLike],
                        ids: list[int]) -> bool:
@@ -255,7 +257,9 @@ class Cluster:
             # simulation's epoch: recovered records, offsets and transactions keep
             # their ages (and a served cluster's jump to wall time is the downtime).
             self.clock.run_until(self.metadata_files.last_ms)
-            self._removed_topic_ids = replay(self.controller, records)
+            self._removed_topic_ids = replay(
+                self.controller, records,
+                token_secret=str(self.broker_config["delegation.token.secret.key"] or "") or None)
             files = self.metadata_files
             if files.records_since_snapshot > files.snapshot_after:
                 self.controller.log[:] = files.write_snapshot(
@@ -1148,6 +1152,17 @@ class Cluster:
     def _txn_cleanup_interval_ms(self) -> int:
         return int(self.broker_config[
             "transaction.abort.timed.out.transaction.cleanup.interval.ms"])
+
+    @property
+    def _token_sweep_interval_ms(self) -> int:
+        return int(self.broker_config["delegation.token.expiry.check.interval.ms"])
+
+    def _sweep_expired_tokens(self) -> None:
+        """The controller's periodic removal of expired delegation tokens (each a
+        RemoveDelegationTokenRecord in the metadata log)."""
+        for token_id in delegation_tokens.sweep_expired(self):
+            self.journal.record(self.now_ms, "delegation_token.expired", token_id=token_id)
+        self.clock.call_later(self._token_sweep_interval_ms, self._sweep_expired_tokens)
 
     def _write_txn_markers(self, tps: set, pid: int, epoch: int, commit: bool) -> None:
         for tp in sorted(tps):

@@ -329,10 +329,12 @@ def expect_22(o: dict) -> None:
 
 def expect_23(o: dict) -> None:
     # A dead producer's open transaction stalls read_committed until the coordinator's
-    # timeout aborts it; a late write hangs until kafka-transactions abort clears it; a
-    # marker at the bumped (TV2) epoch refuses the late write; over the wire too.
+    # timeout aborts it; without partition verification a late write hangs until
+    # kafka-transactions abort clears it, with it (the default) the write is refused
+    # (INVALID_TXN_STATE); a marker at the bumped (TV2) epoch refuses the late write; over
+    # the wire too.
     assert o["stuck_reads"] == 0 and o["after_timeout"] == 1
-    assert o["hanging"] == 1 and o["cleared"] == 2
+    assert o["hanging"] == 1 and o["cleared"] == 2 and o["verified_error"] == 48
     assert o["tv2_error"] == 47 and o["served_reads"] == 1
 
 

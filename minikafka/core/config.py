@@ -38,6 +38,9 @@ MODELLED_BROKER_KEYS = (
     # How often the transaction coordinator aborts transactions older than their
     # transaction.timeout.ms.
     "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+    # KIP-890: a leader asks the coordinator before it appends a transactional batch
+    # (core.api.produce.unverified); off, a late write can leave a hanging transaction.
+    "transaction.partition.verification.enable",
     "log.retention.check.interval.ms", "log.cleaner.backoff.ms", "socket.request.max.bytes",
     # SO_SNDBUF / SO_RCVBUF of every accepted connection; -1 leaves the OS default.
     "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "connections.max.idle.ms",
@@ -67,7 +70,7 @@ MODELLED_BROKER_KEYS = (
     "replica.alter.log.dirs.io.max.bytes.per.second",
     # Delegation tokens (KIP-48, core.api.delegation_tokens): on with a secret key.
     "delegation.token.secret.key", "delegation.token.max.lifetime.ms",
-    "delegation.token.expiry.time.ms",
+    "delegation.token.expiry.time.ms", "delegation.token.expiry.check.interval.ms",
 )
 BROKER_DEFAULTS: dict[str, object] = {n: BROKER[n].default for n in MODELLED_BROKER_KEYS}
 

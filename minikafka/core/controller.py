@@ -11,11 +11,11 @@ from __future__ import annotations
 import random
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from . import errors
 from .acl import AclBinding, AclStore
 from .config import TopicConfig, validate_topic_config, validate_topic_name
+from .delegation_token import DelegationToken
 from .placement import place_replicas
 from .scram import ScramCredential
 from .tiered import validate_topic as validate_tiered_topic
@@ -119,9 +119,8 @@ class Controller:
         # the StandardAuthorizer and SASL/SCRAM read them, whether or not they are enabled.
         self.acls = AclStore()
         self.scram_credentials: dict[tuple[str, str], ScramCredential] = {}
-        # Delegation tokens (DelegationTokenRecord): token id -> api.delegation_tokens'
-        # DelegationToken.
-        self.delegation_tokens: dict[str, Any] = {}
+        # Delegation tokens (DelegationTokenRecord): token id -> DelegationToken.
+        self.delegation_tokens: dict[str, DelegationToken] = {}
         # Client quotas (ClientQuotaRecord): entity ((type, name or None for the
         # default), ...) -> {key: value}.
         self.client_quotas: dict[tuple, dict[str, float]] = {}
@@ -521,6 +520,15 @@ class Controller:
     def delete_scram_credential(self, user: str, mechanism: str) -> None:
         self._append("RemoveUserScramCredentialRecord", name=user, mechanism=mechanism)
         self.scram_credentials.pop((user, mechanism), None)
+
+    def put_delegation_token(self, token: DelegationToken) -> None:
+        """A DelegationTokenRecord: a new token, or a renewed or shortened one."""
+        self._append("DelegationTokenRecord", **token.as_record())
+        self.delegation_tokens[token.token_id] = token
+
+    def remove_delegation_token(self, token_id: str) -> None:
+        self._append("RemoveDelegationTokenRecord", token_id=token_id)
+        self.delegation_tokens.pop(token_id, None)
 
     def set_client_quota(self, entity: tuple, key: str, value: float | None) -> None:
         """A ClientQuotaRecord: set an entity's quota, or remove it (value None)."""

@@ -15,7 +15,7 @@ the state as records, and the log goes on from that offset.
 
 replay() rebuilds the controller's state (brokers, topics and their configs,
 partitions with leaders, ISR, ELR and epochs, dynamic broker configs, ACLs, SCRAM
-credentials, the producer id counter) from the records, as a restarted Kafka controller replays its log.
+credentials, delegation tokens, the producer id counter) from the records, as a restarted Kafka controller replays its log.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from .controller import (
     PartitionRegistration,
     TopicMetadata,
 )
+from .delegation_token import DelegationToken
 from .records import RecordBatch
 from .scram import ScramCredential
 from .storage import encode_batch, read_segment, segment_name, write_atomically
@@ -206,6 +207,8 @@ def state_records(controller: Controller) -> list[MetadataRecord]:
         add("AccessControlEntryRecord", id=acl_id, **acl.as_record())
     for (user, _), credential in sorted(controller.scram_credentials.items()):
         add("UserScramCredentialRecord", name=user, **credential.as_record())
+    for _, token in sorted(controller.delegation_tokens.items()):
+        add("DelegationTokenRecord", **token.as_record())
     for entity, values in controller.client_quotas.items():
         for key, value in sorted(values.items()):
             add("ClientQuotaRecord", entity=[list(p) for p in entity], key=key, value=value,
@@ -214,9 +217,11 @@ def state_records(controller: Controller) -> list[MetadataRecord]:
     return out
 
 
-def replay(controller: Controller, records: Sequence[MetadataRecord]) -> set[str]:
+def replay(controller: Controller, records: Sequence[MetadataRecord],
+           token_secret: str | None = None) -> set[str]:
     """Rebuild the controller's state from its log; returns the ids of deleted topics
-    (their directories may go: the metadata says so)."""
+    (their directories may go: the metadata says so). Delegation tokens get their HMACs
+    under `token_secret` (delegation.token.secret.key)."""
     removed: set[str] = set()
     topics = controller.topics
     for rec in records:
@@ -282,6 +287,11 @@ def replay(controller: Controller, records: Sequence[MetadataRecord]) -> set[str
                 ScramCredential.from_record(f)
         elif kind == "RemoveUserScramCredentialRecord":
             controller.scram_credentials.pop((f["name"], f["mechanism"]), None)
+        elif kind == "DelegationTokenRecord":
+            controller.delegation_tokens[f["token_id"]] = DelegationToken.from_record(
+                f, token_secret)
+        elif kind == "RemoveDelegationTokenRecord":
+            controller.delegation_tokens.pop(f["token_id"], None)
         elif kind == "ClientQuotaRecord":
             controller.apply_client_quota(tuple(tuple(p) for p in f["entity"]), f["key"],
                                           None if f["remove"] else f["value"])

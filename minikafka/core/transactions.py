@@ -197,6 +197,23 @@ class TransactionCoordinator:
             meta.partitions, meta.groups = set(), set()
         meta.groups.add(group_id)
 
+    def verify_partitions(self, txn_id: str, producer_id: int, epoch: int,
+                          tps: set) -> dict[tuple[str, int], int]:
+        """AddPartitionsToTxn with verify_only (KIP-890), what a partition leader asks
+        before it appends a transactional batch: per partition NONE when the ongoing
+        transaction includes it, TRANSACTION_ABORTABLE when not; one error for all when
+        the producer is unknown, fenced (any other epoch) or its transaction is ending
+        (TransactionCoordinator.handleVerifyPartitionsInTransaction)."""
+        meta = self.transactions.get(txn_id)
+        if meta is None or meta.producer_id != producer_id:
+            return dict.fromkeys(tps, errors.INVALID_PRODUCER_ID_MAPPING)
+        if meta.producer_epoch != epoch:
+            return dict.fromkeys(tps, errors.PRODUCER_FENCED)
+        if meta.state in (PREPARE_COMMIT, PREPARE_ABORT):
+            return dict.fromkeys(tps, errors.CONCURRENT_TRANSACTIONS)
+        return {tp: errors.NONE if tp in meta.partitions else errors.TRANSACTION_ABORTABLE
+                for tp in tps}
+
     def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool) -> None:
         meta = self._check(txn_id, producer_id, epoch)
         if meta.state == EMPTY:

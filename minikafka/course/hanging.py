@@ -19,11 +19,14 @@ from kafka.admin import AbortTransactionSpec
 from kafka.structs import TopicPartition
 
 from ..cluster import Cluster
+from ..core.api.produce import append
 from ..core.records import RecordBatch
 from .exercise_registry import Outcome, exercise
 from .reading import read_topic
 
 MAX_TRANSACTION_TIMEOUT_MS = 15 * 60_000  # find-hanging's --max-transaction-timeout default
+# The broker setting of a cluster that appends a late transactional write (KIP-890 off).
+NO_VERIFICATION = {"transaction.partition.verification.enable": False}
 
 
 @dataclass(frozen=True)
@@ -42,10 +45,13 @@ class HangingTransaction:
 def late_produce(cluster: Cluster, producer: Any, topic: str, partition: int,
                  value: bytes, timestamp_ms: int | None = None, settle: bool = True) -> int:
     """A Produce request of `producer` that was delayed in the network and reaches the
-    partition's leader only now, after its transaction ended. Under transaction version 1
-    the leader still knows the producer's epoch, so it appends the batch: a transaction is
-    open on the partition that no coordinator will end (Kafka 3.6+ verifies the partition
-    with the coordinator first, which minikafka does not). Returns Kafka's error code;
+    partition's leader only now, after its transaction ended; returns Kafka's error code.
+    The leader first asks the coordinator whether the partition is in the producer's
+    ongoing transaction (KIP-890 partition verification, Kafka 3.6+): it is not, so the
+    write is refused with INVALID_TXN_STATE (48, for kafka-python's Produce v9). With
+    `transaction.partition.verification.enable=false` (or a broker before 3.6) the
+    leader, which still knows the producer's epoch under transaction version 1, appends
+    it: a transaction is open on the partition that no coordinator will end.
     `settle` lets the followers fetch it (not on a served cluster, whose clock runs)."""
     tp = (topic, partition)
     seq = producer._sequences.get(tp, 0)
@@ -56,7 +62,8 @@ def late_produce(cluster: Cluster, producer: Any, topic: str, partition: int,
                         is_transactional=True, first_timestamp=stamp, max_timestamp=stamp)
     leader = cluster.describe_topic(topic).partitions[partition].leader
     answer: dict = {}
-    cluster.brokers[leader].handle_produce({tp: batch}, 1, 30_000, answer.update)
+    append(cluster, cluster.brokers[leader], producer.transactional_id, 1, 30_000, {tp: batch},
+           answer.update)
     if settle:
         cluster.advance(100)
     return answer[tp][0]
@@ -108,9 +115,10 @@ def abort_hanging(admin: Any, topic: str) -> None:
           solution=abort_hanging)
 def check_hanging(clear_hanging: Callable[[Any, str], Any]) -> Outcome:
     out = Outcome()
-    cluster = Cluster(brokers=3, seed=23)
+    # Brokers that do not verify partitions (before Kafka 3.6, or with the setting off):
+    # a producer whose delayed Produce lands on partition 2 after its abort hangs there.
+    cluster = Cluster(brokers=3, seed=23, broker_config=NO_VERIFICATION)
     cluster.create_topic("payments", partitions=3, replication_factor=3)
-    # A producer whose delayed Produce lands on partition 2 after its abort: hanging.
     late = cluster.producer(transactional_id="refunds-1")
     late.init_transactions()
     late.begin_transaction()

@@ -825,6 +825,7 @@ def lesson_23(ns: Namespace) -> None:
     stuck_uncommitted = ns["stuck_uncommitted"]
     timed_out = ns["timed_out"]
     hanging = ns["hanging"]
+    verified_error = ns["verified_error"]
     q1 = ns["q1"]
     q2 = ns["q2"]
     q3 = ns["q3"]
@@ -834,11 +835,13 @@ def lesson_23(ns: Namespace) -> None:
     assert late_error == 0 and hanging_reads == [] and len(hanging) == 1
     assert (hanging[0].partition, hanging[0].start_offset) == (1, 0)
     assert cleared_reads == [b"pay-1", b"pay-2"]
+    assert verified_error == 48 and ns["v"].describe_topic("payments").partitions[1].high_watermark == 0
     assert tv2_error == 47
     assert served_reads == [b"refund-1"]
     assert all(q.check(q.answer) for q in (q1, q2, q3))
     checked("23", stuck_reads=len(stuck_committed), after_timeout=len(after_timeout),
-            hanging=len(hanging), cleared=len(cleared_reads), tv2_error=tv2_error,
+            hanging=len(hanging), cleared=len(cleared_reads), verified_error=verified_error,
+            tv2_error=tv2_error,
             served_reads=len(served_reads))
 
 

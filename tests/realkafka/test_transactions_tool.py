@@ -3,9 +3,9 @@
 native cluster alike: a producer's open transaction pins the LSO and stalls read_committed;
 list, describe and describe-producers show it; find-hanging does not list it (its
 coordinator will end it); abort --start-offset writes the marker (WriteTxnMarkers) and the
-committed record behind it becomes readable. Then the lesson's late writes: refused by
-Kafka's partition verification, appended (and found by find-hanging) on minikafka, which
-does not verify; fenced on both behind a marker at the bumped epoch."""
+committed record behind it becomes readable. Then the lesson's late writes, the same on
+both: refused by partition verification (KIP-890); with it switched off, appended, found
+by find-hanging and aborted; fenced behind a marker at the bumped epoch."""
 from __future__ import annotations
 
 import re
@@ -14,7 +14,13 @@ import uuid
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
-from kafka.admin import AbortTransactionSpec, KafkaAdminClient, NewTopic
+from kafka.admin import (
+    AbortTransactionSpec,
+    ConfigResource,
+    ConfigResourceType,
+    KafkaAdminClient,
+    NewTopic,
+)
 from kafka.net.compat import KafkaNetClient
 from kafka.protocol.producer.produce import ProduceRequest
 from kafka.record.default_records import DefaultRecordBatchBuilder
@@ -27,6 +33,7 @@ from .jvm import run_java
 pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(600)]
 
 HOUR_MS = 3_600_000
+VERIFICATION = "transaction.partition.verification.enable"
 
 
 @pytest.fixture(scope="module")
@@ -110,39 +117,13 @@ def test_a_stuck_transaction_listed_described_and_aborted(target):
             producer.close(timeout=5)
 
 
-def test_find_hanging_lists_a_late_write_on_minikafka(served):
-    """On `minikafka serve` (no partition verification), a Produce that lands after its
-    transaction's abort hangs; find-hanging lists it and abort clears it."""
-    from minikafka.course.hanging import late_produce
-
-    cluster = served.cluster
-    topic = f"late-{uuid.uuid4().hex[:8]}"
-    with cluster.lock:
-        cluster.create_topic(topic, partitions=2, replication_factor=3)
-        producer = cluster.producer(transactional_id=f"refunds-{topic}")
-        producer.init_transactions()
-        producer.begin_transaction()
-        producer.send(topic, value=b"refund-9", partition=0)
-        producer.flush()
-        producer.abort_transaction()
-        assert late_produce(cluster, producer, topic, 1, b"late", settle=False,
-                            timestamp_ms=cluster.now_ms - HOUR_MS) == 0
-    bootstrap = served.bootstrap_servers
-    rows = transactions(bootstrap, "find-hanging", "--topic", topic,
-                        "--max-transaction-timeout", "1")
-    assert rows[0] == ["Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch",
-                       "StartOffset", "LastTimestamp", "Duration(min)"]
-    assert [r[:2] + r[5:6] for r in rows[1:]] == [[topic, "1", "0"]]
-    transactions(bootstrap, "abort", "--topic", topic, "--partition", "1", "--start-offset", "0")
-    assert transactions(bootstrap, "find-hanging", "--topic", topic,
-                        "--max-transaction-timeout", "1")[1:] == []
-
-
 def late_write(producer: KafkaProducer, bootstrap: str, topic: str, partition: int,
-               value: bytes, sequence: int, timestamp_ms: int) -> int:
+               value: bytes, sequence: int, timestamp_ms: int, message: list | None = None
+               ) -> int:
     """The Produce request of `producer`'s transaction that was delayed in the network and
     reaches the partition's leader only now (Produce v9, as kafka-python sends it, with the
-    producer's id and epoch); returns the partition's error code."""
+    producer's id and epoch); returns the partition's error code (its message appended to
+    `message`, if given)."""
     state = producer._transaction_manager.producer_id_and_epoch
     batch = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=True,
                                       producer_id=state.producer_id,
@@ -165,7 +146,10 @@ def late_write(producer: KafkaProducer, bootstrap: str, topic: str, partition: i
         response = client.send_and_receive(leader, request)
     finally:
         client.close()
-    return response.responses[0].partition_responses[0].error_code
+    answer = response.responses[0].partition_responses[0]
+    if message is not None:
+        message.append(answer.error_message)
+    return answer.error_code
 
 
 def finalized_transaction_version(bootstrap: str) -> str:
@@ -178,40 +162,88 @@ def finalized_transaction_version(bootstrap: str) -> str:
     return re.search(r"FinalizedVersionLevel: (\d+)", line).group(1)
 
 
-def test_a_late_write(request, target):
-    """Lesson 23's late writes, from a kafka-python producer (transaction version 1: Produce
-    v9, no epoch bump at commit or abort). A late Produce to a partition outside the ended
-    transaction: Kafka 4.4.0's leader verifies it with the coordinator and refuses it
-    (NOT_ENOUGH_REPLICAS, the retriable error older Produce versions get), so nothing
-    hangs; minikafka does not verify (as Kafka before 3.6), appends it, and find-hanging
-    lists it. A late Produce behind a marker written with the bumped epoch, as a version-2
-    coordinator writes it: INVALID_PRODUCER_EPOCH on both."""
+def ended(admin: KafkaAdminClient, txn_id: str) -> str:
+    """The coordinator's state of `txn_id` once it has written its markers: kafka-python's
+    abort_transaction returns at PrepareAbort, and Kafka writes the markers after."""
+    deadline = time.monotonic() + 20
+    while True:
+        state = admin.describe_transactions([txn_id])[txn_id].state
+        state = getattr(state, "value", state)
+        if not state.startswith("Prepare") or time.monotonic() > deadline:
+            return state
+        time.sleep(0.2)
+
+
+def test_transaction_version_finalized(request, target):
+    """A cluster formatted on 4.4.0 finalizes transaction version 2; minikafka stays at 1
+    (its coordinator does not bump the epoch at every commit and abort)."""
     native = request.node.callspec.params["target"] == "native"
-    # A cluster formatted on 4.4.0 finalizes transaction version 2; minikafka stays at 1.
     assert finalized_transaction_version(target) == ("2" if native else "1")
+
+
+def verification(admin: KafkaAdminClient, bootstrap: str, enable: bool | None) -> None:
+    """kafka-configs.sh --entity-type brokers --entity-default: set (None: delete) the
+    cluster-wide transaction.partition.verification.enable, and wait until every broker
+    reports it."""
+    change = ("--delete-config", VERIFICATION) if enable is None else (
+        "--add-config", f"{VERIFICATION}={str(enable).lower()}")
+    done = run_java("org.apache.kafka.tools.ConfigCommand", "--bootstrap-server", bootstrap,
+                    "--entity-type", "brokers", "--entity-default", "--alter", *change)
+    assert done.returncode == 0, done.stdout + done.stderr
+    want = "true" if enable is None else str(enable).lower()
+    brokers = [str(b["broker_id"]) for b in admin.describe_cluster()["brokers"]]
+    deadline = time.monotonic() + 20
+    while True:
+        seen = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, b)
+                                       for b in brokers], config_filter="all")["broker"]
+        values = [seen[b][VERIFICATION]["value"] for b in brokers]
+        if values == [want] * len(brokers):
+            return
+        assert time.monotonic() < deadline, f"{VERIFICATION}: {values}, not {want}"
+        time.sleep(0.5)
+
+
+@pytest.mark.parametrize("verify", [True, False], ids=["verified", "not-verified"])
+def test_a_late_write(target, verify):
+    """Lesson 23's late writes, from a kafka-python producer (transaction version 1: Produce
+    v9, no epoch bump at commit or abort), the same on minikafka and Kafka 4.4.0. A late
+    Produce to a partition outside the ended transaction: the leader verifies it with the
+    coordinator (KIP-890, transaction.partition.verification.enable, on by default) and
+    refuses it with INVALID_TXN_STATE (Produce below v11 knows no TRANSACTION_ABORTABLE),
+    so nothing hangs. With verification off, as on brokers before 3.6, the leader appends
+    it; find-hanging lists it and abort clears it. A late Produce behind a marker written
+    with the bumped epoch, as a version-2 coordinator writes it: INVALID_PRODUCER_EPOCH."""
     topic, txn_id = f"late-{uuid.uuid4().hex[:8]}", f"refunds-{uuid.uuid4().hex[:8]}"
     admin = KafkaAdminClient(bootstrap_servers=target)
     admin.create_topics([NewTopic(topic, 2, 3)])
     producer = KafkaProducer(bootstrap_servers=target, transactional_id=txn_id)
     hour_ago = int(time.time() * 1000) - HOUR_MS
     try:
+        if not verify:
+            verification(admin, target, False)
         producer.init_transactions()
         producer.begin_transaction()
         producer.send(topic, b"refund-9", partition=0).get(30)
         producer.abort_transaction()
-        late = late_write(producer, target, topic, 1, b"refund-9 (late)", 0, hour_ago)
+        assert ended(admin, txn_id) == "CompleteAbort"
+        said: list = []
+        late = late_write(producer, target, topic, 1, b"refund-9 (late)", 0, hour_ago, said)
         hanging = transactions(target, "find-hanging", "--topic", topic,
                                "--max-transaction-timeout", "1")[1:]
-        if native:
-            assert late == 19  # NOT_ENOUGH_REPLICAS: partition verification refused it
-            assert transactions(target, "describe-producers", "--topic", topic,
-                                "--partition", "1")[1:] == []
-            assert hanging == []
+        producers = transactions(target, "describe-producers", "--topic", topic,
+                                 "--partition", "1")[1:]
+        if verify:
+            assert late == 48  # INVALID_TXN_STATE: partition verification refused it
+            assert said == ["Partition was not added to the transaction"]
+            assert producers == [] and hanging == []
         else:
             assert late == 0
+            assert [r[-1] for r in producers] == ["0"]  # its open transaction starts at 0
             assert [r[:2] + r[5:6] for r in hanging] == [[topic, "1", "0"]]
             transactions(target, "abort", "--topic", topic, "--partition", "1",
                          "--start-offset", "0")
+            assert transactions(target, "find-hanging", "--topic", topic,
+                                "--max-transaction-timeout", "1")[1:] == []
 
         producer.begin_transaction()
         producer.send(topic, b"refund-10", partition=0).get(30)
@@ -220,5 +252,7 @@ def test_a_late_write(request, target):
                                                      state.producer_id, state.epoch + 1, 0))
         assert late_write(producer, target, topic, 0, b"refund-10 (late)", 2, hour_ago) == 47
     finally:
+        if not verify:
+            verification(admin, target, None)
         admin.close()
         producer.close(timeout=5)

@@ -162,3 +162,44 @@ def test_a_token_logs_in_with_scram_as_its_owner_and_may_not_ask_for_more():
     assert (refused.error_code, refused.error_message) == (
         58, "Authentication failed during authentication due to invalid credentials with SASL "
             "mechanism SCRAM-SHA-512")
+
+
+def test_tokens_outlive_a_restart_and_still_log_in(tmp_path):
+    """Tokens are DelegationTokenRecords in the metadata log (the HMAC is not: every start
+    computes it again from the secret key), so a restarted cluster, `minikafka serve
+    --log-dir` among them, still knows them, renewed or expired as they were."""
+    cluster = Cluster(brokers=1, seed=7, broker_config=SECRET, log_dir=tmp_path)
+    alice = connected(cluster)
+    kept, dropped = create(alice), create(alice)
+    renewed = alice.call(RenewDelegationTokenRequest(hmac=kept.hmac, renew_period_ms=3_600_000),
+                         2).expiry_timestamp_ms
+    assert alice.call(ExpireDelegationTokenRequest(hmac=dropped.hmac, expiry_time_period_ms=-1),
+                      2).error_code == 0
+    again = Cluster(brokers=1, seed=7, broker_config=SECRET, log_dir=tmp_path)
+    [token] = connected(again).call(DescribeDelegationTokenRequest(owners=None), 3).tokens
+    assert (token.token_id, token.hmac, token.expiry_timestamp) == (kept.token_id, kept.hmac,
+                                                                     renewed)
+    _, answer = scram_login(again, kept.token_id, base64.b64encode(kept.hmac).decode(), True)
+    assert answer.error_code == 0
+
+
+def test_the_controller_sweeps_expired_tokens():
+    """Every delegation.token.expiry.check.interval.ms the controller removes tokens past
+    their expiry: until then an expired token is still described and answers
+    DELEGATION_TOKEN_EXPIRED (66); after, it is gone (DELEGATION_TOKEN_NOT_FOUND, 62)."""
+    cluster = Cluster(brokers=1, broker_config={
+        **SECRET, "delegation.token.expiry.check.interval.ms": 600_000})
+    alice = connected(cluster)
+    short, long = create(alice, max_lifetime_ms=60_000), create(alice)
+    renew = RenewDelegationTokenRequest
+    cluster.advance(61_000)  # short has expired; the sweep has not run yet
+    assert len(alice.call(DescribeDelegationTokenRequest(owners=None), 3).tokens) == 2
+    assert alice.call(renew(hmac=short.hmac, renew_period_ms=1000), 2).error_code == 66
+    cluster.advance(600_000)
+    [left] = alice.call(DescribeDelegationTokenRequest(owners=None), 3).tokens
+    assert left.token_id == long.token_id
+    assert alice.call(renew(hmac=short.hmac, renew_period_ms=1000), 2).error_code == 62
+    assert [e.token_id for e in cluster.journal.events
+            if e.kind == "delegation_token.expired"] == [short.token_id]
+    assert [r.fields for r in cluster.controller.log
+            if r.type == "RemoveDelegationTokenRecord"] == [{"token_id": short.token_id}]

@@ -23,18 +23,19 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .. import errors
 from ..acl import AclOperation, ResourceType
+from ..delegation_token import DelegationToken, token_hmac
 from ..scram import MECHANISMS, ScramCredential, make_credential
 
 if TYPE_CHECKING:
     from .port import ClusterPort
 
 __all__ = ["DelegationToken", "allow_token_requests", "create", "describe", "expire", "renew",
-           "token_credential"]
+           "sweep_expired", "token_credential"]
 
 DELEGATION_TOKEN_AUTH_DISABLED = 61
 DELEGATION_TOKEN_NOT_FOUND = 62
@@ -46,23 +47,6 @@ INVALID_PRINCIPAL_TYPE = 67
 
 USER_TYPE = "User"
 ANONYMOUS = "User:ANONYMOUS"
-
-
-@dataclass(frozen=True)
-class DelegationToken:
-    """Kafka's TokenInformation (a DelegationTokenRecord) and its HMAC."""
-
-    token_id: str
-    owner: str            # "User:alice"
-    requester: str
-    renewers: tuple[str, ...]
-    issue_ms: int
-    max_ms: int
-    expiry_ms: int
-    hmac: bytes
-
-    def owner_or_renewer(self, principal: str) -> bool:
-        return principal in (self.owner, self.requester) or principal in self.renewers
 
 
 def allow_token_requests(protocol: str, principal: str, token_authenticated: bool) -> bool:
@@ -102,10 +86,10 @@ def create(cluster: ClusterPort, principal: str, owner: str | None, renewers: li
     max_ms = now + lifetime
     expiry_ms = min(max_ms, now + int(config["delegation.token.expiry.time.ms"]))
     token_id = _random_uuid(cluster)
-    mac = hmac.new(secret.encode(), token_id.encode(), hashlib.sha512).digest()
     token = DelegationToken(token_id, owner, principal, tuple(renewers), now, max_ms,
-                            expiry_ms, mac)
-    _store(cluster)[token_id] = token
+                            expiry_ms, token_hmac(secret, token_id))
+    cluster.controller.put_delegation_token(token)
+    cluster.publish_metadata()
     return errors.NONE, token
 
 
@@ -150,7 +134,8 @@ def renew(cluster: ClusterPort, principal: str, mac: bytes, renew_period_ms: int
     if renew_period_ms > 0:
         period = min(period, renew_period_ms)
     expiry = min(token.max_ms, now + period)
-    _store(cluster)[token.token_id] = replace(token, expiry_ms=expiry)
+    cluster.controller.put_delegation_token(replace(token, expiry_ms=expiry))
+    cluster.publish_metadata()
     return errors.NONE, expiry
 
 
@@ -161,13 +146,28 @@ def expire(cluster: ClusterPort, principal: str, mac: bytes, expiry_period_ms: i
         return error, 0
     now = cluster.now_ms
     if expiry_period_ms < 0:
-        del _store(cluster)[token.token_id]
+        cluster.controller.remove_delegation_token(token.token_id)
+        cluster.publish_metadata()
         return errors.NONE, now
     if token.max_ms < now or token.expiry_ms < now:
         return DELEGATION_TOKEN_EXPIRED, 0
     expiry = min(token.max_ms, now + expiry_period_ms)
-    _store(cluster)[token.token_id] = replace(token, expiry_ms=expiry)
+    cluster.controller.put_delegation_token(replace(token, expiry_ms=expiry))
+    cluster.publish_metadata()
     return errors.NONE, expiry
+
+
+def sweep_expired(cluster: ClusterPort) -> list[str]:
+    """The controller's sweep, every delegation.token.expiry.check.interval.ms (1 hour):
+    tokens past their expiry or their maximum lifetime are removed
+    (DelegationTokenControlManager.sweepExpiredDelegationTokens); returns their ids."""
+    now = cluster.now_ms
+    gone = [t.token_id for t in _store(cluster).values() if t.max_ms < now or t.expiry_ms < now]
+    for token_id in gone:
+        cluster.controller.remove_delegation_token(token_id)
+    if gone:
+        cluster.publish_metadata()
+    return gone
 
 
 def describe(cluster: ClusterPort, principal: str, owners: list[str] | None

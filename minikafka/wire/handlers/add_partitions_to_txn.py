@@ -1,6 +1,8 @@
 """AddPartitionsToTxn (key 24), v0-v5: partitions join the producer's transaction
 before it writes to them. v0-v3 carry one transaction (clients); v4+ a list (what
-brokers send to verify, KIP-890), each possibly verify_only.
+brokers send to verify, KIP-890), each possibly verify_only: then the coordinator
+only answers whether each partition is in the ongoing transaction
+(TransactionCoordinator.verify_partitions, which a leader's Produce asks too).
 
 Kafka answers per partition: an unknown one gets UNKNOWN_TOPIC_OR_PARTITION and the
 rest OPERATION_NOT_ATTEMPTED; a coordinator error applies to all.
@@ -11,10 +13,10 @@ from kafka.protocol.producer import AddPartitionsToTxnRequest, AddPartitionsToTx
 
 from ...core import errors
 from ...core.api import authz
-from ...core.errors import OPERATION_NOT_ATTEMPTED, KafkaCoreError
+from ...core.errors import OPERATION_NOT_ATTEMPTED
 from ..registry import RequestContext
 from ._common import KAFKA_ERRORS, caller, error_code, serving_broker
-from ._transactions import check_producer, coordinator
+from ._transactions import coordinator
 
 API_KEY = 24
 MIN_VERSION = 0
@@ -41,19 +43,16 @@ def _add(ctx: RequestContext, txn_id: str, pid: int, epoch: int, topics,
         codes = {tp: errors.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
                  else OPERATION_NOT_ATTEMPTED for tp in wanted}
     else:
-        try:
-            if verify_only:
-                meta = check_producer(cluster, txn_id, pid, epoch)
-                missing = set(wanted) - meta.partitions
-                if missing:
-                    raise KafkaCoreError(errors.INVALID_TXN_STATE, "partitions not in the txn")
-            else:
+        if verify_only:
+            codes = coordinator(cluster).verify_partitions(txn_id, pid, epoch, set(wanted))
+        else:
+            try:
                 coordinator(cluster).add_partitions(txn_id, pid, epoch, set(wanted),
                                                     cluster.now_ms)
-            code = errors.NONE
-        except KAFKA_ERRORS as exc:
-            code = error_code(exc)
-        codes = dict.fromkeys(wanted, code)
+                code = errors.NONE
+            except KAFKA_ERRORS as exc:
+                code = error_code(exc)
+            codes = dict.fromkeys(wanted, code)
     return [_Topic(name=t.name, results_by_partition=[
         _Partition(partition_index=p, partition_error_code=codes[(t.name, p)])
         for p in t.partitions]) for t in topics]

@@ -1,8 +1,9 @@
 """Produce (key 0), v3-v13: RecordBatch v2, acks 0/1/-1, idempotent and transactional.
 
 Each partition's bytes become one WireRecordBatch (header read, CRC checked, records
-left encoded) and go to the broker's handle_produce, the same path the in-process
-producer takes. The broker answers through a callback once acks are satisfied: at
+left encoded) and go to the leader's side of Produce (core.api.produce.append: partition
+verification, then the broker's handle_produce), the same path the in-process producer
+takes. The broker answers through a callback once acks are satisfied: at
 once for acks=1, after the high watermark passes the batch for acks=-1. A request
 still waiting is parked as a Deferred the server polls; acks=0 gets no response.
 From v10 a NOT_LEADER_OR_FOLLOWER answer names the partition's current leader and
@@ -125,7 +126,8 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
         done.append(True)
 
     if batches:
-        broker.handle_produce(batches, acks, request.timeout_ms, respond)
+        api_produce.append(cluster, broker, request.transactional_id, acks,
+                           request.timeout_ms, batches, respond, ctx.api_version)
         for batch in batches.values():
             if batch.timestamp_type == LOG_APPEND_TIME and not batch.raw[22] & 0x08:
                 stamp_log_append_time(batch)
@@ -153,7 +155,10 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
     def finish() -> bytes:
         now = cluster.now_ms
         for tp, (code, base) in answered.items():
-            results[tp] = (code, base, None)
+            # INVALID_TXN_STATE comes only from partition verification here.
+            message = api_produce.NOT_IN_TRANSACTION_MESSAGE \
+                if code == errors.INVALID_TXN_STATE else None
+            results[tp] = (code, base, message)
             if code == errors.NONE:
                 batch = batches[tp]
                 api.record_acked(cluster.journal, now, client=ctx.client_id, topic=tp[0],
