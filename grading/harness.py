@@ -16,9 +16,12 @@ It runs one of two phases of a submission, each in its own fresh sandbox:
              expected values never come here: the grading process judges the results.
 
 The job comes on stdin (a per-run token on the first line, then JSON); results go back as JSON
-lines carrying the token on a private copy of stdout, each as it happens: a call's result when
-the call returns, each piece of evidence when it is seen. The student's prints are captured per
-cell or call; anything written to file descriptors 1 and 2 directly goes nowhere.
+lines carrying the token on a private copy of stdout, each as it happens. Token, channel and
+job stay in the main process; the setup and the student's code run in a worker it forks
+before reading them, which gets one cell or one call at a time over a socket. The main
+process times each request, kills and replaces a worker past its limit, and alone writes
+records (see Supervisor). The student's prints are captured per cell or call; anything
+written to file descriptors 1 and 2 directly goes nowhere.
 """
 
 from __future__ import annotations
