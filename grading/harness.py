@@ -16,9 +16,12 @@ It runs one of two phases of a submission, each in its own fresh sandbox:
              expected values never come here: the grading process judges the results.
 
 The job comes on stdin (a per-run token on the first line, then JSON); results go back as JSON
-lines carrying the token on a private copy of stdout, each as it happens: a call's result when
-the call returns, each piece of evidence when it is seen. The student's prints are captured per
-cell or call; anything written to file descriptors 1 and 2 directly goes nowhere.
+lines carrying the token on a private copy of stdout, each as it happens. Token, channel and
+job stay in the main process; the setup and the student's code run in a worker it forks
+before reading them, which gets one cell or one call at a time over a socket. The main
+process times each request, kills and replaces a worker past its limit, and alone writes
+records (see Supervisor). The student's prints are captured per cell or call; anything
+written to file descriptors 1 and 2 directly goes nowhere.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ import io
 import json
 import os
 import signal
+import socket
+import subprocess
 import sys
 import time
 import traceback
@@ -45,6 +50,7 @@ ALLOWED_READ = ("/harness/", "/submission", "/usr", "/etc", "/proc", "/dev", "/l
                 "/bin", "/sys/devices/system/cpu", "/sys/fs/cgroup")
 WRITABLE = ("/submission", "/tmp")
 PR_SET_DUMPABLE = 4
+PR_SET_PDEATHSIG = 1
 
 
 class Evidence:
@@ -285,24 +291,31 @@ def _untimed():
     signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def run_answers(job: dict, emit, evidence: Evidence) -> None:
-    from IPython.core.interactiveshell import InteractiveShell
+# -- the worker: the setup and the student's code, one request at a time -------------------------
 
-    shell = InteractiveShell.instance(colors="NoColor")
-    shell.showtraceback = lambda *a, **k: None  # errors are reported as data below
-    shell.showsyntaxerror = lambda *a, **k: None
-    watched = tuple(job.get("watched_modules", ["minikafka"]))
-    snapshot = None
-    transformers = None
-    reported: set = set()
-    evidence.spawn_allowed = tuple(job.get("spawn_allowed", []))
-    for cell in job["cells"]:
+class Answers:
+    """The answers phase in the worker: one cell per request, all in one IPython shell."""
+
+    def __init__(self, start: dict, evidence: Evidence) -> None:
+        from IPython.core.interactiveshell import InteractiveShell
+
+        self.shell = InteractiveShell.instance(colors="NoColor")
+        self.shell.showtraceback = lambda *a, **k: None  # errors are reported as data below
+        self.shell.showsyntaxerror = lambda *a, **k: None
+        self.watched = tuple(start.get("watched_modules", ["minikafka"]))
+        self.evidence = evidence
+        self.snapshot: Snapshot | None = None
+        self.transformers: list | None = None
+        self.reported: set = set()
+
+    def cell(self, request: dict) -> dict:
+        cell, shell, evidence = request["cell"], self.shell, self.evidence
         evidence.cell = cell["id"]
-        if cell["kind"] == "answer" and snapshot is None:
-            snapshot = Snapshot(shell.user_ns, watched)
-            transformers = [list(shell.input_transformers_cleanup),
-                            list(shell.input_transformers_post), list(shell.ast_transformers)]
-        record = {"id": cell["id"], "role": cell["kind"], "status": "ok"}
+        if cell["kind"] == "answer" and self.snapshot is None:
+            self.snapshot = Snapshot(shell.user_ns, self.watched)
+            self.transformers = [list(shell.input_transformers_cleanup),
+                                 list(shell.input_transformers_post), list(shell.ast_transformers)]
+        record = {"status": "ok"}
         with Capture() as cap:
             try:
                 _timed(cell["timeout"])
@@ -317,98 +330,97 @@ def run_answers(job: dict, emit, evidence: Evidence) -> None:
             finally:
                 _untimed()
         record["stdout"], record["stderr"] = cap.text()
-        if cell["kind"] == "answer" and snapshot is not None:
-            for what in snapshot.changes():
-                if what not in reported:
-                    reported.add(what)
+        if cell["kind"] == "answer" and self.snapshot is not None:
+            for what in self.snapshot.changes():
+                if what not in self.reported:
+                    self.reported.add(what)
                     evidence.add("harness tampering", what)
             now = [shell.input_transformers_cleanup, shell.input_transformers_post,
                    shell.ast_transformers]
-            for before, after, name in zip(transformers, now, ("input_transformers_cleanup",
-                                                              "input_transformers_post",
-                                                              "ast_transformers")):
+            for before, after, name in zip(self.transformers, now,
+                                           ("input_transformers_cleanup",
+                                            "input_transformers_post", "ast_transformers")):
                 for t in after:
-                    if t not in before and id(t) not in reported:
-                        reported.add(id(t))
+                    if t not in before and id(t) not in self.reported:
+                        self.reported.add(id(t))
                         evidence.add("input transformer", f"{name} += {t!r:.120}")
-        emit("cell", **record)
-    evidence.cell = None
-    harness = snapshot.names if snapshot else {}
-    values, skipped = {}, {}
-    for name, value in list(shell.user_ns.items()):
-        if name.startswith("_") or name in IPYTHON_NAMES or harness.get(name, _MISSING) is value:
-            continue
-        if isinstance(value, (types.FunctionType, type, types.ModuleType)):
-            continue
-        try:
-            values[name] = encode(value)
-        except NotPlain as exc:
-            skipped[name] = str(exc)
-        except RecursionError:
-            skipped[name] = "too deeply nested"
-    emit("values", values=values, skipped=skipped)
+        evidence.cell = None
+        return record
+
+    def values(self, request: dict) -> dict:
+        harness = self.snapshot.names if self.snapshot else {}
+        values, skipped = {}, {}
+        for name, value in list(self.shell.user_ns.items()):
+            if name.startswith("_") or name in IPYTHON_NAMES or harness.get(name, _MISSING) is value:
+                continue
+            if isinstance(value, (types.FunctionType, type, types.ModuleType)):
+                continue
+            try:
+                values[name] = encode(value)
+            except NotPlain as exc:
+                skipped[name] = str(exc)
+            except RecursionError:
+                skipped[name] = "too deeply nested"
+        return {"values": values, "skipped": skipped}
 
 
-def run_calls(job: dict, emit, evidence: Evidence) -> None:
-    """The collections the grader asked for, in a fresh process: the setup cells, only the
-    definitions of the answer cells, the answers' plain values, then each call with the
-    harness put back as setup left it. Results go back as plain data; no test code, hidden
-    test or expected value is in this process."""
-    from IPython.core.inputtransformer2 import TransformerManager
+class Calls:
+    """The calls phase in the worker: the setup cells, only the definitions of the answer
+    cells, the answers' plain values; then one call per request with the harness put back as
+    setup left it. Results go back as plain data; no test code, hidden test, expected value,
+    or call not yet asked is in this process."""
 
-    ns: dict = {"__name__": "__main__", "__builtins__": builtins}
-    evidence.spawn_allowed = tuple(job.get("spawn_allowed", []))
-    for cell in job["setup"]:
-        evidence.cell = cell["id"]
-        _timed(cell["timeout"])
-        try:
-            exec(compile(TransformerManager().transform_cell(cell["source"]), cell["id"], "exec"), ns)
-        finally:
-            _untimed()
-    watched = tuple(job.get("watched_modules", ["minikafka"]))
-    snapshot = Snapshot(ns, watched)
-    evidence.block_spawn = True
-    threads = os_threads()
-    for cell in job["answers"]:
-        evidence.cell = cell["id"]
-        try:
-            exec(compile(definitions(cell["source"]), cell["id"], "exec"), ns)
-        except Exception as exc:
-            emit("definitions", id=cell["id"], **_error(exc))
-    evidence.cell = None
-    if os_threads() > threads:
-        # A thread could keep changing the harness while the calls run: none runs.
-        evidence.add("harness tampering", "the answers' definitions started a thread")
-        raise RuntimeError("the answers' definitions started a thread; no test can be trusted")
-    # A definition that shadows a harness name, or a decorator that patched minikafka while
-    # the definitions ran, is undone here; the student's own new names stay.
-    for what in snapshot.restore():
-        evidence.add("harness tampering", f"definitions: {what}")
-    for name, data in job["values"].items():
-        if name not in snapshot.names:
-            with contextlib.suppress(NotPlain):
-                ns[name] = decode(data)
-    budget = dict(job.get("budgets", {}))  # seconds left per test cell
-    emit("ready")  # the grader times each call from here, by when its result arrives
-    for call in job["calls"]:
-        evidence.cell = call["cell"]
+    def __init__(self, start: dict, evidence: Evidence) -> None:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        self.evidence = evidence
+        ns: dict = {"__name__": "__main__", "__builtins__": builtins}
+        for cell in start["setup"]:
+            evidence.cell = cell["id"]
+            _timed(cell["timeout"])
+            try:
+                exec(compile(TransformerManager().transform_cell(cell["source"]), cell["id"],
+                             "exec"), ns)
+            finally:
+                _untimed()
+        watched = tuple(start.get("watched_modules", ["minikafka"]))
+        self.snapshot = snapshot = Snapshot(ns, watched)
+        evidence.block_spawn = True
+        threads = os_threads()
+        self.definitions = []
+        for cell in start["answers"]:
+            evidence.cell = cell["id"]
+            try:
+                exec(compile(definitions(cell["source"]), cell["id"], "exec"), ns)
+            except Exception as exc:
+                self.definitions.append({"id": cell["id"], **_error(exc)})
+        evidence.cell = None
+        if os_threads() > threads:
+            # A thread could keep changing the harness while the calls run: none runs.
+            evidence.add("harness tampering", "the answers' definitions started a thread")
+            raise RuntimeError("the answers' definitions started a thread; no test can be trusted")
+        # A definition that shadows a harness name, or a decorator that patched minikafka
+        # while the definitions ran, is undone here; the student's own new names stay.
         for what in snapshot.restore():
-            evidence.add("harness tampering", f"during tests: {what}")
-        record = {"index": call["index"], "status": "ok"}
-        left = budget.get(call["cell"], 30)
-        if left <= 0:  # the cell's earlier calls used up its time
-            record.update(status="timeout", ename="CellTimeout",
-                          evalue="the cell ran longer than its time limit")
-            emit("collected", **record)
-            continue
-        started = time.monotonic()
+            evidence.add("harness tampering", f"definitions: {what}")
+        for name, data in start["values"].items():
+            if name not in snapshot.names:
+                with contextlib.suppress(NotPlain):
+                    ns[name] = decode(data)
+        self.ns = ns
+
+    def call(self, call: dict) -> dict:
+        self.evidence.cell = call["cell"]
+        for what in self.snapshot.restore():
+            self.evidence.add("harness tampering", f"during tests: {what}")
+        record = {"status": "ok"}
         with Capture() as cap:
             try:
-                fn = ns.get(call["fn"])
+                fn = self.ns.get(call["fn"])
                 if not callable(fn):
                     raise NameError(f"{call['fn']!r} is not defined")
                 args, kwargs = decode(call["args"]), decode(call["kwargs"])
-                _timed(left)
+                _timed(call["timeout"])
                 result = fn(*args, **kwargs)
                 _untimed()
                 record["value"] = encode(result)
@@ -420,58 +432,358 @@ def run_calls(job: dict, emit, evidence: Evidence) -> None:
                 record.update(status="error", **_error(exc))
             finally:
                 _untimed()
-        budget[call["cell"]] = left - (time.monotonic() - started)
         record["stdout"], record["stderr"] = cap.text(4000)
-        emit("collected", **record)
+        return record
+
+
+def serve(sock: socket.socket) -> None:
+    """The worker's loop: a request from the main process, the reply, the next request.
+    Its audit events go to the main process on the same socket as they happen."""
+    evidence, phase = None, None
+    while True:
+        data = killed._recv(sock)
+        if data is None:
+            os._exit(0)  # the main process is gone
+        seq, request = json.loads(data)
+        try:
+            if request["do"] == "start":
+                evidence = Evidence(request.get("allowed_roots", []),
+                                    lambda item: killed.to_parent("evidence", item))
+                evidence.spawn_allowed = tuple(request.get("spawn_allowed", []))
+                sys.addaudithook(evidence.hook)
+                phase = (Answers if request["phase"] == "answers" else Calls)(request, evidence)
+                reply = {"definitions": getattr(phase, "definitions", [])}
+            elif request["do"] == "end":
+                reply = {}
+            else:
+                reply = getattr(phase, request["do"])(request)
+        except BaseException as exc:
+            reply = {"crash": _error(exc)}
+        try:
+            frame = json.dumps(["reply", seq, reply]).encode()
+        except (TypeError, ValueError) as exc:
+            frame = json.dumps(["reply", seq, {"crash": _error(exc)}]).encode()
+        killed._send(sock, frame)
+        if request["do"] == "end":
+            os._exit(0)
+
+
+def worker(sock: socket.socket) -> None:
+    """The process that runs the setup and the student's code. It never holds the token,
+    the result channel or a call the main process has not asked yet."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
+    sys.stderr = sys.stdout
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    killed._to_parent = sock
+    # a killed loop's events (killed.run_killed, in this process) go the same way
+    killed.evidence_sink = lambda item: killed.to_parent("evidence", item)
+
+    def in_child() -> None:
+        # A forked child never writes to the main process: a killed loop reports to this
+        # process (killed.run_killed), any other child's events go nowhere.
+        with contextlib.suppress(OSError):
+            os.close(sock.fileno())
+        killed._to_parent = None
+    os.register_at_fork(after_in_child=in_child)
+    signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        serve(sock)
+    finally:
+        os._exit(0)
+
+
+# -- the main process: token, channel, the job, the clock and every verdict on the worker --------
+
+TIME_SLACK = 2.0   # seconds past a limit before the worker is killed: its own alarm comes first
+START_S = 120.0    # the worker's imports, beyond its setup cells' own limits
+MAX_EVIDENCE = 200
+
+
+class Stopped(Exception):
+    """The worker gave no acceptable reply: `status` (timeout or error) and why."""
+
+    def __init__(self, status: str, why: str) -> None:
+        super().__init__(why)
+        self.status, self.why = status, why
+
+
+class OverLimit(Exception):
+    pass
+
+
+class Supervisor:
+    """The worker as the main process sees it: one request at a time, each timed here; a
+    reply counts only when it answers the request just made. A reply to a request not made
+    yet, a second reply to one, or unreadable framing is a finding, and that request fails.
+    A worker that ran out of time or died is killed and replaced for the next request."""
+
+    def __init__(self, emit, job: dict, pid: int, sock: socket.socket) -> None:
+        self.emit, self.pid, self.sock = emit, pid, sock
+        limits = job.get("limits", {})
+        self.max_frame = int(limits.get("record", 4096 * 1024))
+        self.max_total = int(limits.get("output", 32 * 2**20))
+        self.total = self.seq = self.evidence_sent = 0
+        self.cell: str | None = None
+        self.forged: set[int] = set()
+
+    def finding(self, kind: str, detail: str, cell=None) -> None:
+        if self.evidence_sent < MAX_EVIDENCE:
+            self.evidence_sent += 1
+            self.emit("evidence", items=[{"kind": kind, "cell": self.cell or cell,
+                                          "detail": detail[:300]}])
+
+    def start(self, request: dict, seconds: float) -> dict:
+        if self.pid is None:
+            self._spawn()
+        return self.ask(request, seconds)
+
+    def _spawn(self) -> None:
+        """A fresh worker after one was killed: a new interpreter (a fork of this process
+        would copy the token), given its end of a new socket as stdin."""
+        ours, theirs = socket.socketpair()
+        proc = subprocess.Popen([sys.executable, os.path.abspath(sys.argv[0]), "--worker"],
+                                stdin=theirs, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, close_fds=True)
+        theirs.close()
+        self.pid, self.sock = proc.pid, ours
+
+    def ask(self, request: dict, seconds: float) -> dict:
+        self.seq += 1
+        deadline = time.monotonic() + seconds
+        try:
+            killed._send(self.sock, json.dumps([self.seq, request]).encode())
+        except OSError:
+            raise self._died() from None
+        while True:
+            frame = self._frame(deadline)
+            if frame[0] == "evidence" and len(frame) == 2 and isinstance(frame[1], dict):
+                item = frame[1]
+                self.finding(str(item.get("kind", ""))[:60], str(item.get("detail", "")),
+                             cell=item.get("cell") if isinstance(item.get("cell"), str) else None)
+                continue
+            if frame[0] == "reply" and len(frame) == 3 and frame[1] == self.seq \
+                    and isinstance(frame[2], dict):
+                return frame[2]
+            if frame[0] == "reply" and len(frame) == 3 and type(frame[1]) is int \
+                    and 0 < frame[1] < self.seq:
+                self.forged.add(frame[1])  # a second reply to an earlier request
+                self.finding("harness tampering", "the student's process sent a second "
+                             f"result for an earlier call ({frame[1]})")
+                continue
+            self.forged.add(self.seq)
+            self.finding("harness tampering", f"the student's process sent a record it was "
+                         f"not asked for: {json.dumps(frame)[:200]}")
+            self.kill()
+            raise Stopped("error", "the call's process sent a result it was not asked for")
+
+    def _frame(self, deadline: float) -> list:
+        try:
+            head = killed._exactly(self.sock, killed._HEADER.size, deadline)
+            if head is None:
+                raise self._died()
+            (size,) = killed._HEADER.unpack(head)
+            self.total += size + len(head)
+            if size > self.max_frame and killed._exactly(self.sock, 1, deadline) == b"[":
+                raise OverLimit(f"one result of the submission is larger than "
+                                f"{self.max_frame >> 10} KB (result size limit)")
+            if self.total > self.max_total or size > self.max_frame:  # not a frame: a flood
+                raise OverLimit(f"the submission sent more than {self.max_total >> 20} MB back "
+                                "to the grader (output limit)")
+            body = killed._exactly(self.sock, size, deadline)
+            if body is None:
+                raise self._died()
+        except TimeoutError:
+            self.kill()
+            raise Stopped("timeout", "the cell ran longer than its time limit") from None
+        except OSError:
+            raise self._died() from None
+        try:
+            frame = json.loads(body)
+        except ValueError:
+            frame = None
+        if type(frame) is not list or not frame:
+            self.forged.add(self.seq)
+            self.finding("harness tampering", "the student's process wrote something "
+                         "unreadable to the harness")
+            self.kill()
+            raise Stopped("error", "the call's process sent something unreadable")
+        return frame
+
+    def _died(self) -> Stopped:
+        status = self.kill()
+        if os.WIFSIGNALED(status):
+            name = signal.Signals(os.WTERMSIG(status)).name
+            hint = {"SIGXCPU": " (CPU time limit)", "SIGKILL": " (killed: memory limit)",
+                    "SIGSEGV": " (crashed)"}.get(name, "")
+            return Stopped("error", f"the process running the code died of {name}{hint}")
+        return Stopped("error", "the process running the code exited during the call "
+                       f"(exit status {os.WEXITSTATUS(status) if os.WIFEXITED(status) else '?'})")
+
+    def kill(self) -> int:
+        """End the worker (by its pid); its exit status."""
+        if self.pid is None:
+            return 0
+        pid, self.pid = self.pid, None
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        try:
+            return os.waitpid(pid, 0)[1]
+        except ChildProcessError:
+            return 0
+
+
+def _text(value, limit: int) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
+def _outcome(got: dict, statuses=("ok", "error", "timeout")) -> dict:
+    """The fields of the worker's reply that a record carries, as what they should be."""
+    out = {"status": got.get("status") if got.get("status") in statuses else "error"}
+    for key, limit in (("ename", 200), ("evalue", 2000), ("traceback", 4000),
+                       ("stdout", 20_000), ("stderr", 20_000)):
+        if key in got:
+            out[key] = _text(got[key], limit)
+    if "value" in got:
+        out["value"] = got["value"]
+    return out
+
+
+def _start(job: dict, phase: str) -> dict:
+    keys = ("watched_modules", "spawn_allowed", "allowed_roots", "setup", "answers", "values")
+    return {"do": "start", "phase": phase, **{k: job[k] for k in keys if k in job}}
+
+
+def supervise_answers(sv: Supervisor, job: dict) -> None:
+    got = sv.start(_start(job, "answers"), START_S)
+    if "crash" in got:
+        return sv.emit("crash", **_outcome(got["crash"]))
+    cells = job["cells"]
+    for n, cell in enumerate(cells):
+        sv.cell = cell["id"]
+        record = {"id": cell["id"], "role": cell["kind"]}
+        try:
+            record.update(_outcome(sv.ask({"do": "cell", "cell": cell},
+                                          cell["timeout"] + TIME_SLACK)))
+        except Stopped as stop:
+            # the shell is gone with its process: the later cells cannot run
+            sv.emit("cell", **record, status=stop.status, ename="CellTimeout"
+                    if stop.status == "timeout" else "SandboxError", evalue=stop.why)
+            for later in cells[n + 1:]:
+                sv.emit("cell", id=later["id"], role=later["kind"], status="error",
+                        ename="SandboxError", evalue=f"not run: cell {cell['id']}: {stop.why}")
+            return sv.emit("values", values={}, skipped={})
+        sv.emit("cell", **record)
+    sv.cell = None
+    got = sv.ask({"do": "values"}, START_S)
+    values, skipped = got.get("values"), got.get("skipped")
+    sv.emit("values", values=values if isinstance(values, dict) else {},
+            skipped=skipped if isinstance(skipped, dict) else {})
+
+
+def supervise_calls(sv: Supervisor, job: dict) -> None:
+    """Each call sent to the worker when its turn comes, timed here against what is left of
+    its cell's limit. A call's record leaves only once the worker has answered the next
+    request: a second result for it, sent meanwhile, fails it."""
+    start = _start(job, "calls")
+    start_s = sum(c["timeout"] for c in job["setup"]) + START_S
+
+    def begin() -> None:
+        got = sv.start(start, start_s)
+        if "crash" in got:
+            raise Stopped("error", "{ename}: {evalue}".format(**_outcome(got["crash"])))
+        for item in got.get("definitions", []) if isinstance(got.get("definitions"), list) else []:
+            if isinstance(item, dict):
+                sv.emit("definitions", id=_text(item.get("id"), 100), **_outcome(item))
+        sv.emit("ready")  # the grader's clock (sandboxed.py) starts here too
+
+    held: list = []
+
+    def release() -> None:
+        for seq, record in held:
+            if seq in sv.forged:
+                record = {"index": record["index"], "status": "error", "ename": "SandboxError",
+                          "evalue": "the call's process sent a second result for it"}
+            sv.emit("collected", **record)
+        held.clear()
+
+    begin()
+    budget = dict(job.get("budgets", {}))  # seconds left per test cell
+    for call in job["calls"]:
+        sv.cell = call["cell"]
+        record, seq = {"index": call["index"]}, 0
+        left = budget.get(call["cell"], 30)
+        if left <= 0:  # the cell's earlier calls used up its time
+            record.update(status="timeout", ename="CellTimeout",
+                          evalue="the cell ran longer than its time limit")
+        else:
+            if sv.pid is None:
+                begin()  # a new worker after the last one was killed
+            started = time.monotonic()
+            try:
+                got = sv.ask({"do": "call", "cell": call["cell"], "fn": call["fn"],
+                              "args": call["args"], "kwargs": call["kwargs"], "timeout": left},
+                             left + TIME_SLACK)
+                seq = sv.seq
+                record.update(_outcome(got))
+            except Stopped as stop:
+                record.update(status=stop.status, ename="CellTimeout" if stop.status ==
+                              "timeout" else "SandboxError", evalue=stop.why)
+            budget[call["cell"]] = left - (time.monotonic() - started)
+        release()
+        held.append((seq, record))
+    sv.cell = None
+    if sv.pid is not None:
+        with contextlib.suppress(Stopped):
+            sv.ask({"do": "end"}, 10)
+    release()
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--worker"]:  # a replacement worker: its socket is its stdin
+        worker(socket.socket(fileno=os.dup(0)))
+    # Not dumpable: no other process of the sandbox's uid (the worker, or a child the
+    # submission forked) can open this one's descriptors in /proc, read its memory or
+    # ptrace it, so none can write to the channel below, token or not.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    # The worker first, before the token and the job are read: neither is ever in its memory.
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        worker(theirs)
+    theirs.close()
     token = sys.stdin.readline().strip()
     job = json.loads(sys.stdin.read())
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
-    sys.stderr = sys.stdout
-
-    main_pid = os.getpid()
-    # Not dumpable: no other process of the sandbox's uid (a forked child running the
-    # student's loop) can open this one's descriptors in /proc or ptrace it, so none can
-    # write to the channel below, token or not.
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
     def emit(kind: str, **data) -> None:
-        if os.getpid() != main_pid:
-            os._exit(0)  # a child the submission forked never reports
         channel.write(json.dumps({"token": token, "kind": kind, **data}) + "\n")
         channel.flush()
 
-    def send_evidence(item: dict) -> None:
-        if os.getpid() == main_pid:  # a forked child's events were seen by its parent's fork
-            emit("evidence", items=[item])
-
-    evidence = Evidence(job.get("allowed_roots", []), send_evidence)
-
-    def in_child() -> None:
-        # A forked child never writes to the channel: its events go to its parent, which
-        # reports them (killed.run_killed); any other child's go nowhere.
-        with contextlib.suppress(OSError):
-            os.close(channel.fileno())
-        evidence.send = lambda item: killed.to_parent("evidence", item)
-    os.register_at_fork(after_in_child=in_child)
-    killed.evidence_sink = send_evidence
-    sys.addaudithook(evidence.hook)
-    signal.signal(signal.SIGALRM, _on_alarm)
+    sv = Supervisor(emit, job, pid, ours)
     try:
-        (run_answers if job["phase"] == "answers" else run_calls)(job, emit, evidence)
+        (supervise_answers if job["phase"] == "answers" else supervise_calls)(sv, job)
+    except OverLimit as over:
+        emit("over_limit", why=str(over))
+    except Stopped as stop:
+        emit("crash", ename="SandboxError", evalue=stop.why, traceback="")
     except BaseException as exc:
         emit("crash", **_error(exc))
     finally:
+        sv.kill()
         emit("done")
         channel.flush()
-        os._exit(0)  # Spark's or a student's threads must not keep the sandbox alive
+        os._exit(0)
 
 
 if __name__ == "__main__":

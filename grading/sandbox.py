@@ -289,7 +289,8 @@ def run(mode: str, job: dict, limits: Limits, wall_s: float) -> Outcome:
     `wall_s` seconds. Only records that carry this run's token are believed."""
     token = secrets.token_hex(16)
     argv = [sys.executable, str(HARNESS)]
-    job = dict(job, allowed_roots=_readonly_roots())
+    job = dict(job, allowed_roots=_readonly_roots(),
+               limits={"record": limits.record_kb * 1024, "output": limits.output_mb * 2**20})
     outcome = Outcome(isolation=mode)
     container = f"grading-{token[:16]}"
     with tempfile.TemporaryDirectory(prefix="grading-sbx-") as tmp:
@@ -396,6 +397,8 @@ class RecordReader:
         except ValueError:
             return
         if isinstance(record, dict) and record.pop("token", None) == self.token:
+            if record.get("kind") == "over_limit":  # the harness's main process saw it first
+                return self._over(str(record.get("why"))[:300])
             record["arrived"] = time.monotonic()  # the grader's clock, not the sandbox's
             self.records.append(record)
 

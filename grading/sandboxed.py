@@ -13,8 +13,9 @@ minikafka/course/autograde.py):
    to run on the results. Hidden tests included, they never leave this process.
 3. calls: a fresh sandbox with the setup, the student's definitions and values, runs the
    calls and returns each result (or exception) as plain data with exact types, each when
-   its call returns; the hidden tests' calls in a sandbox of their own. Each call is timed
-   here, by when its result arrives.
+   its call returns; the hidden tests' calls in a sandbox of their own. Each call is timed,
+   and killed past its cell's limit, by the harness's main process, which the student's code
+   runs apart from (harness.py).
 4. judge (here): each test cell's checks run on the decoded results; what they assert is the
    cell's pass or failure.
 
@@ -203,7 +204,6 @@ class SandboxExecute(NbGraderPreprocessor):
             for r in outcome.of("collected"):  # the first record of each call counts
                 if r.get("index") in asked and r.get("index") not in collected:
                     collected[r.get("index")] = r
-            overran(outcome, calls, {t["id"]: t["timeout"] for t in group}, collected)
             # a crash's message is the student's text: not for a hidden test's feedback
             crash = "" if ids & hidden else _crash(outcome)
             problems.update(dict.fromkeys(ids, outcome.problem or crash or "the call did not run"))
@@ -259,30 +259,6 @@ class SandboxExecute(NbGraderPreprocessor):
 
 
 MAX_KEPT_VALUES = 64 * 1024
-TIME_SLACK = 2.0  # seconds: the pipe and a loaded machine, beyond a cell's own limit
-
-
-def overran(outcome: sandbox.Outcome, calls: list[dict], budgets: dict[str, float],
-            collected: dict) -> None:
-    """Time each call by the grader's clock (when its result arrived, from the previous
-    result or the harness's "ready"), and turn the results of a cell whose calls together
-    ran past its limit into timeouts: a student's code that stops the harness's alarm
-    (signal.setitimer, SIGALRM ignored) does not get more time than the instructor gave."""
-    marks = [r for r in outcome.records if r.get("kind") in ("ready", "collected")]
-    cell_of = {c["index"]: c["cell"] for c in calls}
-    used: dict[str, float] = {}
-    previous = None
-    for mark in marks:
-        at = mark.get("arrived")
-        index = mark.get("index")
-        if mark.get("kind") == "collected" and index in cell_of and previous is not None \
-                and at is not None:
-            cell = cell_of[index]
-            used[cell] = used.get(cell, 0.0) + at - previous
-            if used[cell] > budgets.get(cell, 30) + TIME_SLACK and collected.get(index) is mark:
-                collected[index] = {"index": index, "status": "timeout", "ename": "CellTimeout",
-                                    "evalue": "the cell ran longer than its time limit"}
-        previous = at if at is not None else previous
 
 
 def _bounded(values: dict) -> dict:

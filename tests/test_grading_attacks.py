@@ -159,7 +159,8 @@ import os, stat
 chunk = (b"x" * 1023 + b"\\n") * 1024  # lines: only the total limit stops it
 for fd in range(3, 64):
     try:
-        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode  # the harness's pipe or socket, whichever it has
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
             for _ in range({mb}):
                 os.write(fd, chunk)
     except OSError:
@@ -341,6 +342,97 @@ def test_evidence_leaves_the_sandbox_before_the_student_can_empty_it(spied):
     assert any(e["kind"] == "file outside sandbox" and "/srv/instructor" in e["detail"]
                for e in answers["evidence"]), answers["evidence"]
     assert [p["phase"] for p in record["phases"]] == ["answers", "calls", "hidden calls"]
+
+
+# -- the token, the channel and the calls not yet asked are out of the student's reach -------------
+
+STEAL = """
+import gc, json, sys
+
+
+def twice(x):
+    while True:  # never returns: only a forged record could score its tests
+        pass
+
+
+def first():
+    \"\"\"The harness's token, result channel and pending calls, from the stack and the heap;
+    a forged "collected" record for each later call of twice(); then a forged reply on the
+    socket the harness's own process answers on, for the next request.\"\"\"
+    token = channel = seq = None
+    calls = []
+    frame = sys._getframe()
+    while frame is not None:
+        found = frame.f_locals
+        token = found.get("token", token) if isinstance(found.get("token"), str) else token
+        channel = found.get("channel", channel)
+        if isinstance(found.get("job"), dict):
+            calls = found["job"].get("calls", calls)
+        seq = found.get("seq", seq) if type(found.get("seq")) is int else seq
+        frame = frame.f_back
+    for obj in gc.get_objects():
+        if type(obj) is dict and "calls" in obj and "budgets" in obj:
+            calls = obj["calls"]
+    if token and channel is not None:
+        for call in calls:
+            if call.get("fn") == "twice":
+                channel.write(json.dumps({"token": token, "kind": "collected", "status": "ok",
+                                          "index": call["index"],
+                                          "value": 2 * call["args"][0]}) + "\\n")
+        channel.flush()
+    from minikafka.course import killed
+    if killed._to_parent is not None and seq is not None:
+        killed._send(killed._to_parent, json.dumps(
+            ["reply", seq + 1, {"status": "ok", "value": 14}]).encode())
+    return 1
+"""
+
+
+@pytest.fixture(scope="module")
+def stolen(tmp_path_factory, isolation):
+    root = tmp_path_factory.mktemp("stolen")
+    setup = "from minikafka.course.autograde import collect, judge\n"
+    spy = SPY.split("def slow")[0]  # scan(): every string of the process holding "-input-"
+    nb = new_notebook(cells=[
+        _cell(setup, "setup", "setup"), _cell(STEAL + spy, "answer", "answer"),
+        _cell("def is_one(got):\n    assert got == 1\n\n\njudge(is_one, collect('first'))\n",
+              "test_first", "test"),
+        _cell("def doubled(got, x):\n    assert got == 2 * x\n\n\n"
+              "for x in (7, 8):\n    judge(doubled, collect('twice', x), x)\n", "test_twice", "test"),
+        _cell("def show(found):\n    raise AssertionError(f'seen {found}')\n\n\n"
+              "judge(show, collect('scan', 'now-input-1'))\n", "test_scan_now", "test"),
+        _cell("def nothing(found):\n    pass\n\n\n"
+              "judge(nothing, collect('scan', 'later-input-2'))\n", "test_scan_later", "test")])
+    nb.cells[3].metadata["minikafka"] = {"timeout": 2}
+    return grade_as_source(root, nb, isolation)
+
+
+def _failed(nb) -> set[str]:
+    return {c.metadata["nbgrader"]["grade_id"] for c in nb.cells
+            for o in c.get("outputs", []) if o.get("output_type") == "error"}
+
+
+@needs_bwrap
+def test_a_forged_collected_record_scores_nothing_and_is_a_finding(stolen):
+    """The token and the channel live in the harness's main process, apart from the student's:
+    the records forged for twice() (which never returns) earn nothing; the reply forged on the
+    worker's own socket, for a request not made yet, fails the call that sent it."""
+    root, nb = stolen
+    assert {"test_twice", "test_first"} <= _failed(nb), _failed(nb)
+    outputs = json.loads(_outputs(nb, "test_twice"))
+    assert [o.get("ename") for o in outputs if o["output_type"] == "error"] == ["CellTimeoutError"]
+    record = json.loads((root / "integrity" / "a" / "s.json").read_text())["n"]
+    calls = [p for p in record["phases"] if p["phase"] == "calls"][0]
+    assert any(e["kind"] == "harness tampering" and "not asked for" in e["detail"]
+               for e in calls["evidence"]), calls["evidence"]
+
+
+@needs_bwrap
+def test_a_call_finds_no_pending_call_of_the_harness(stolen):
+    _, nb = stolen
+    now = _outputs(nb, "test_scan_now")
+    assert "now-input-1" in now  # the scan works: it finds its own input
+    assert "later-input-2" not in now
 
 
 # -- cell time limits -----------------------------------------------------------------------------

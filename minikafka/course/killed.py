@@ -23,6 +23,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -52,19 +53,24 @@ def _send(sock: socket.socket, data: bytes) -> None:
     sock.sendall(_HEADER.pack(len(data)) + data)
 
 
-def _recv(sock: socket.socket, limit: int | None = None) -> bytes | None:
-    head = _exactly(sock, _HEADER.size)
+def _recv(sock: socket.socket, limit: int | None = None,
+          deadline: float | None = None) -> bytes | None:
+    """One frame; None when the other end closed. Past `deadline` (time.monotonic) it
+    raises TimeoutError, however slowly the other end drips its bytes."""
+    head = _exactly(sock, _HEADER.size, deadline)
     if head is None:
         return None
     (size,) = _HEADER.unpack(head)
     if limit is not None and size > limit:
         raise LoopError(f"the loop sent a request of {size} bytes (limit {limit})")
-    return _exactly(sock, size)
+    return _exactly(sock, size, deadline)
 
 
-def _exactly(sock: socket.socket, size: int) -> bytes | None:
+def _exactly(sock: socket.socket, size: int, deadline: float | None = None) -> bytes | None:
     data = bytearray()
     while len(data) < size:
+        if deadline is not None:
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
         chunk = sock.recv(min(size - len(data), 1 << 16))
         if not chunk:
             return None
