@@ -71,7 +71,10 @@ def drain(consumer: Any, count: int, timeout_s: float = 15) -> list:
     records: list = []
     deadline = time.monotonic() + timeout_s
     while len(records) < count and time.monotonic() < deadline:
-        for batch in consumer.poll(timeout_ms=200).values():
+        # Polls of a second: kafka-python 3.0.12 can drop a JoinGroup/SyncGroup that
+        # finishes between two short polls and join again, which a loaded machine makes
+        # likely (a poll returns as soon as records come either way).
+        for batch in consumer.poll(timeout_ms=1_000).values():
             records.extend(batch)
     return sorted(records, key=lambda r: (r.topic, r.partition, r.offset))
 

@@ -109,7 +109,17 @@ public final class TruckWindowCounts {
                 produce(bootstrap, input);
                 awaitProcessed(admin, appId, input, sample);
                 awaitStable(admin, output, sample);
+                // Read until two reads 3 s apart agree: on a loaded machine the application's
+                // last transaction can still be committing when its offsets already show.
                 Map<String, Long> counts = readCounts(bootstrap, output);
+                long settleBy = System.currentTimeMillis() + 60_000;
+                while (System.currentTimeMillis() < settleBy) {
+                    sample.run();
+                    Thread.sleep(3_000);
+                    Map<String, Long> again = readCounts(bootstrap, output);
+                    if (again.equals(counts)) break;
+                    counts = again;
+                }
                 out.put("counts", counts);
                 sample.run();
                 out.put("dropped", (long) dropped[0]);
