@@ -87,7 +87,14 @@ public final class RoundTrip {
         admin.createTopics(List.of(spec)).all().get();
         Map<String, Object> seen = new TreeMap<>();
         seen.put("nodes", admin.describeCluster().nodes().get().size());
-        seen.put("listed", admin.listTopics().names().get().contains(topic));
+        // CreateTopics answers once the controller has the topic; the broker asked next may
+        // learn of it a moment later (metadata propagation), so listed means listed within 10 s.
+        boolean listed = false;
+        for (long until = System.currentTimeMillis() + 10_000;
+                !listed && System.currentTimeMillis() < until; Thread.sleep(100)) {
+            listed = admin.listTopics().names().get().contains(topic);
+        }
+        seen.put("listed", listed);
         TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames().get()
                 .get(topic);
         List<Integer> replicas = new ArrayList<>();
