@@ -107,7 +107,12 @@ public final class TruckWindowCounts {
                 }
                 out.put("state", streams.state().toString());
                 produce(bootstrap, input);
-                awaitProcessed(admin, appId, input, sample);
+                try {
+                    awaitProcessed(admin, appId, input, sample);
+                } catch (IllegalStateException e) {
+                    throw new IllegalStateException(e.getMessage() + "; state " + streams.state()
+                        + ", transitions " + transitions, e);
+                }
                 awaitStable(admin, output, sample);
                 // Read until two reads 3 s apart agree: on a loaded machine the application's
                 // last transaction can still be committing when its offsets already show.
@@ -184,7 +189,7 @@ public final class TruckWindowCounts {
         for (int p = 0; p < 3; p++) latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
         Map<TopicPartition, Long> ends = new HashMap<>();
         admin.listOffsets(latest).all().get().forEach((tp, info) -> ends.put(tp, info.offset()));
-        long deadline = System.currentTimeMillis() + 120_000;
+        long deadline = System.currentTimeMillis() + 300_000;  // a loaded machine: minutes
         while (System.currentTimeMillis() < deadline) {
             Map<TopicPartition, OffsetAndMetadata> committed =
                 admin.listConsumerGroupOffsets(appId).partitionsToOffsetAndMetadata().get();
@@ -196,7 +201,7 @@ public final class TruckWindowCounts {
             sample.run();
             Thread.sleep(200);
         }
-        throw new IllegalStateException("no commit of all the input within 120 s: " + ends);
+        throw new IllegalStateException("no commit of all the input within 300 s: " + ends);
     }
 
     /**

@@ -248,8 +248,13 @@ def test_a_late_write(target, verify):
         producer.begin_transaction()
         producer.send(topic, b"refund-10", partition=0).get(30)
         state = producer._transaction_manager.producer_id_and_epoch
-        admin.abort_transaction(AbortTransactionSpec(TopicPartition(topic, 0),
-                                                     state.producer_id, state.epoch + 1, 0))
+        # The coordinator epoch the partition last saw, as kafka-transactions.sh abort takes
+        # it from DescribeProducers: it grows each time __transaction_state changes leader
+        # (a node stopped by another test), and an older one is TRANSACTION_COORDINATOR_FENCED.
+        tp0 = TopicPartition(topic, 0)
+        [active] = admin.describe_producers([tp0])[tp0].active_producers
+        admin.abort_transaction(AbortTransactionSpec(tp0, state.producer_id, state.epoch + 1,
+                                                     active.coordinator_epoch))
         assert late_write(producer, target, topic, 0, b"refund-10 (late)", 2, hour_ago) == 47
     finally:
         if not verify:
