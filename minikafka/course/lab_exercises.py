@@ -72,10 +72,15 @@ def check_create_topic(create_command: Callable[[str], str]) -> Outcome:
     command = create_command(bootstrap)
     drop_topics(LAB1_TOPIC)
     out = Outcome()
-    try:
-        cli(command)
-    except RuntimeError as exc:
-        out.wrong.append(f"the command failed: {exc}")
+    if not isinstance(command, str) or not command.strip():
+        # (shlex.split(None) would read the kernel's stdin instead of failing)
+        out.wrong.append(f"create_command returned {command!r}, not a command line")
+        command = "(none)"
+    else:
+        try:
+            cli(command)
+        except RuntimeError as exc:
+            out.wrong.append(f"the command failed: {exc}")
     described = cli(f"topics --bootstrap-server {bootstrap} --describe --topic {LAB1_TOPIC}")
     head = next((line for line in described.splitlines()
                  if line.startswith(f"Topic: {LAB1_TOPIC}\t")), "")
