@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import errors
 from .api.fetch import FetchedPartition, FetchPartition, fetch_partition, readable_end
+from .api.leader import led_replica
 from .clock import Deadlines
 from .controller import NO_LEADER, MetadataRecord
 from .isolation import READ_COMMITTED, READ_UNCOMMITTED
@@ -227,10 +228,8 @@ class Broker:
         results: dict[TP, tuple[int, int]] = {}
         waiting: dict[TP, tuple[Replica, int, int, int]] = {}
         for tp, batch in batches.items():
-            replica = self.replicas.get(tp)
-            if replica is None or not replica.is_leader:
-                code = errors.NOT_LEADER_OR_FOLLOWER if tp[0] in sim.controller.topics \
-                    else errors.UNKNOWN_TOPIC_OR_PARTITION
+            code, replica = led_replica(self, sim.controller.topics, tp[0], tp[1])
+            if replica is None:
                 results[tp] = (code, -1)
                 continue
             if acks == -1 and replica.under_min_isr:
@@ -504,10 +503,8 @@ class Broker:
         min_bytes ready (fetch.min.bytes) it waits up to max_wait_ms (fetch.max.wait.ms)
         for more, as Kafka's DelayedFetch does."""
         respond = self.request_metrics.timed("FetchConsumer", self.sim.clock, respond)
-        replica = self.replicas.get(tp)
-        if replica is None or not replica.is_leader:
-            code = errors.NOT_LEADER_OR_FOLLOWER if tp[0] in self.sim.controller.topics \
-                else errors.UNKNOWN_TOPIC_OR_PARTITION
+        code, replica = led_replica(self, self.sim.controller.topics, tp[0], tp[1])
+        if replica is None:
             respond(FetchResponse(code))
             return
         request = FetchPartition(tp[0], tp[1], offset, max_bytes,

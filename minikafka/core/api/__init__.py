@@ -60,6 +60,7 @@ from .configs import (
 )
 from .elections import PREFERRED, UNCLEAN, ElectionResult, ElectionType, elect_leaders
 from .fetch import FetchedPartition, FetchPartition, fetch_partition
+from .leader import led_replica
 from .log_dirs import (
     LogDirDescription,
     LogDirReplica,
@@ -87,7 +88,7 @@ from .offsets import (
     list_offsets_of,
 )
 from .partitions import CreatePartitionsResult, NewPartitions, create_partitions
-from .port import ClusterPort, led_replica
+from .port import ClusterPort
 from .produce import record_acked
 from .producer_id import InitProducerIdRequest, InitProducerIdResult, init_producer_id
 from .producers import ActiveProducer, PartitionProducers, describe_producers

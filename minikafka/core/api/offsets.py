@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from ..isolation import READ_UNCOMMITTED, IsolationLevel
-from .port import epoch_at, led_replica
+from .leader import led_replica
+from .port import epoch_at
 
 if TYPE_CHECKING:
     from ..broker import Broker

@@ -1,11 +1,9 @@
-"""What the API functions need of a cluster (a narrow, typed port), and the leader check
-every partition request starts with."""
+"""What the API functions need of a cluster (a narrow, typed port), and the leader epoch
+that wrote an offset."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
-
-from .. import errors
 
 # The isolation levels live in core.isolation (the broker reads them too); still importable here.
 from ..isolation import READ_COMMITTED, READ_UNCOMMITTED, IsolationLevel  # noqa: F401
@@ -13,7 +11,7 @@ from ..isolation import READ_COMMITTED, READ_UNCOMMITTED, IsolationLevel  # noqa
 if TYPE_CHECKING:  # the broker calls into this package: no import cycle at run time
     from ..acl import AclOperation, Authorizer, ResourceType
     from ..broker import Broker
-    from ..controller import Controller, TopicMetadata
+    from ..controller import Controller
     from ..groups.coordinator import GroupCoordinator
     from ..journal import Journal
     from ..replica import Replica
@@ -80,25 +78,6 @@ class ClusterPort(Protocol):
                   resource_type: ResourceType, name: str) -> bool:
         """Whether `principal` connecting from `host` may do `operation` on the resource
         (always, with no authorizer)."""
-
-
-def led_replica(broker: Broker, topics: Mapping[str, TopicMetadata], name: str, index: int,
-                current_leader_epoch: int = -1) -> tuple[int, Replica | None]:
-    """(error code, replica) for a request only a partition's leader may answer, checked
-    in Kafka's order: the partition here and led by this broker (else NOT_LEADER_OR_FOLLOWER
-    for a partition the cluster has, UNKNOWN_TOPIC_OR_PARTITION otherwise), then the
-    leader epoch the client saw (KIP-320; -1 when it names none): FENCED_LEADER_EPOCH when
-    it is older than the leader's, UNKNOWN_LEADER_EPOCH when newer."""
-    replica = broker.replicas.get((name, index))
-    if replica is None or not replica.is_leader:
-        meta = topics.get(name)
-        known = meta is not None and 0 <= index < len(meta.partitions)
-        return (errors.NOT_LEADER_OR_FOLLOWER if known else errors.UNKNOWN_TOPIC_OR_PARTITION,
-                None)
-    if 0 <= current_leader_epoch != replica.leader_epoch:
-        return (errors.FENCED_LEADER_EPOCH if current_leader_epoch < replica.leader_epoch
-                else errors.UNKNOWN_LEADER_EPOCH, None)
-    return errors.NONE, replica
 
 
 def epoch_at(replica: Replica, offset: int) -> int:

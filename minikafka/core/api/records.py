@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from ..cleaner import policies
-from .port import led_replica
+from .leader import led_replica
 
 if TYPE_CHECKING:
     from ..broker import Broker

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from .. import errors
 from ..share.partition import INVALID_RECORD_STATE, AcknowledgementBatch, AcquiredRange
 from ..share.sessions import FINAL_EPOCH, INITIAL_EPOCH, INVALID_SHARE_SESSION_EPOCH
-from .port import ClusterPort, led_replica
+from .leader import led_replica
+from .port import ClusterPort
 
 if TYPE_CHECKING:
     from ..records import RecordBatch
