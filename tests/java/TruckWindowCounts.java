@@ -69,8 +69,13 @@ public final class TruckWindowCounts {
         String protocol = args[2];
         Map<String, Object> out = new TreeMap<>();
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-            admin.createTopics(List.of(new NewTopic(input, 3, (short) 3),
-                new NewTopic(output, 3, (short) 3))).all().get();
+            // The reports carry 2024 event times: under the default retention.ms (7 days)
+            // the broker's retention check deletes them as soon as they are replicated, and
+            // an application that has not read them yet skips to the new log start. Event
+            // time is not wall time: these topics keep their records.
+            Map<String, String> keep = Map.of("retention.ms", "-1");
+            admin.createTopics(List.of(new NewTopic(input, 3, (short) 3).configs(keep),
+                new NewTopic(output, 3, (short) 3).configs(keep))).all().get();
 
             StreamsBuilder builder = new StreamsBuilder();
             builder.<String, String>stream(input)
@@ -111,7 +116,8 @@ public final class TruckWindowCounts {
                     awaitProcessed(admin, appId, input, sample);
                 } catch (IllegalStateException e) {
                     throw new IllegalStateException(e.getMessage() + "; state " + streams.state()
-                        + ", transitions " + transitions, e);
+                        + ", transitions " + transitions + ", tasks " + streams.metadataForLocalThreads()
+                        + (protocol.equals("streams") ? ", group " + describe(admin, appId) : ""), e);
                 }
                 awaitStable(admin, output, sample);
                 // Read until two reads 3 s apart agree: on a loaded machine the application's
@@ -190,18 +196,37 @@ public final class TruckWindowCounts {
         Map<TopicPartition, Long> ends = new HashMap<>();
         admin.listOffsets(latest).all().get().forEach((tp, info) -> ends.put(tp, info.offset()));
         long deadline = System.currentTimeMillis() + 300_000;  // a loaded machine: minutes
+        Map<TopicPartition, OffsetAndMetadata> committed = Map.of();
         while (System.currentTimeMillis() < deadline) {
-            Map<TopicPartition, OffsetAndMetadata> committed =
-                admin.listConsumerGroupOffsets(appId).partitionsToOffsetAndMetadata().get();
+            committed = admin.listConsumerGroupOffsets(appId).partitionsToOffsetAndMetadata().get();
+            Map<TopicPartition, OffsetAndMetadata> now = committed;
             if (ends.entrySet().stream().allMatch(end -> end.getValue() == 0
-                    || (committed.get(end.getKey()) != null
-                        && committed.get(end.getKey()).offset() >= end.getValue()))) {
+                    || (now.get(end.getKey()) != null
+                        && now.get(end.getKey()).offset() >= end.getValue()))) {
                 return;
             }
             sample.run();
             Thread.sleep(200);
         }
-        throw new IllegalStateException("no commit of all the input within 300 s: " + ends);
+        throw new IllegalStateException("no commit of all the input within 300 s: ends " + ends
+            + ", committed " + committed);
+    }
+
+    /** The Streams group as the coordinator sees it: its state and each member's tasks. */
+    static String describe(Admin admin, String appId) {
+        try {
+            StreamsGroupDescription d = admin.describeStreamsGroups(List.of(appId))
+                .describedGroups().get(appId).get(30, TimeUnit.SECONDS);
+            StringBuilder b = new StringBuilder(d.groupState() + " epoch " + d.groupEpoch()
+                + " target epoch " + d.targetAssignmentEpoch() + " subtopologies " + d.subtopologies());
+            d.members().forEach(m -> b.append("; member ").append(m.memberId())
+                .append(" epoch ").append(m.memberEpoch())
+                .append(" assignment ").append(m.assignment())
+                .append(" target ").append(m.targetAssignment()));
+            return b.toString();
+        } catch (Exception e) {
+            return "(not described: " + e + ")";
+        }
     }
 
     /**

@@ -35,9 +35,10 @@ def kafka_classpath(*extra: Path) -> str:
 
 
 def run_java(main_class: str, *args: str, classpath: str | None = None,
-             input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """One JVM: `java -cp <kafka libs>/* MAIN ARGS`; stdout and stderr kept apart."""
-    return subprocess.run([java(), *JVM_OPTS, "-cp", classpath or kafka_classpath(),
+             input: str | None = None, timeout: float = 120,
+             options: Sequence[str] = ()) -> subprocess.CompletedProcess:
+    """One JVM: `java OPTIONS -cp <kafka libs>/* MAIN ARGS`; stdout and stderr kept apart."""
+    return subprocess.run([java(), *JVM_OPTS, *options, "-cp", classpath or kafka_classpath(),
                            main_class, *args],
                           input=input, capture_output=True, text=True, timeout=timeout)
 

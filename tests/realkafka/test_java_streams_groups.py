@@ -25,6 +25,7 @@ from .jvm import compile_java, kafka_classpath, run_java
 pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(900)]
 
 SOURCE = Path(__file__).resolve().parents[1] / "java" / "TruckWindowCounts.java"
+LOG4J2 = SOURCE.with_name("streams-log4j2.properties")
 START = 1_714_982_400_000  # the program's 8:00
 
 
@@ -39,12 +40,26 @@ def classes(streams_libs):
     return compile_java([SOURCE], streams_libs / "*")
 
 
-def run_app(classes, streams_libs, bootstrap: str, protocol: str) -> dict:
+def run_app(classes, streams_libs, bootstrap: str, protocol: str, log: Path) -> dict:
     done = run_java("TruckWindowCounts", bootstrap, f"w-{uuid.uuid4().hex[:8]}", protocol,
-                    classpath=kafka_classpath(classes, streams_libs / "*"), timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+                    classpath=kafka_classpath(classes, streams_libs / "*"), timeout=600,
+                    options=[f"-Dlog4j2.configurationFile=file:{LOG4J2}",
+                             f"-Dstreams.log={log}"])
+    assert done.returncode == 0, (done.stdout[-3000:] + done.stderr[-3000:]
+                                  + "\nthe application's log, last lines:\n"
+                                  + "\n".join(_log_tail(log)))
     [line] = [line for line in done.stdout.splitlines() if line.startswith("{")]
     return json.loads(line)
+
+
+def _log_tail(log: Path, lines: int = 60) -> list[str]:
+    """The application's warnings and state changes: what a failed run needs explained."""
+    if not log.exists():
+        return ["(no log written)"]
+    kept = [line for line in log.read_text(errors="replace").splitlines()
+            if "] WARN " in line or "] ERROR " in line or "State transition" in line
+            or "assignment" in line.lower() or "status" in line.lower()]
+    return [line[:400] for line in kept[-lines:]]
 
 
 def in_process_counts() -> dict[str, int]:
@@ -82,8 +97,10 @@ def test_the_broker_serves_streams_groups_with_its_defaults(real_kafka) -> None:
         assert "group.coordinator.rebalance.protocols" not in props
 
 
-def test_a_streams_group_counts_each_window_once(real_kafka, classes, streams_libs) -> None:
-    seen = run_app(classes, streams_libs, real_kafka.bootstrap_servers, "streams")
+def test_a_streams_group_counts_each_window_once(real_kafka, classes, streams_libs,
+                                                 tmp_path) -> None:
+    seen = run_app(classes, streams_libs, real_kafka.bootstrap_servers, "streams",
+                   tmp_path / "streams.log")
     assert seen["state"] == "RUNNING"
     assert seen["group_type"] == "Streams" and seen["members"] == 1
     assert seen["subtopologies"] == 1
