@@ -19,7 +19,7 @@ import os
 import struct
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.record.default_records import DefaultRecordBatch
 
@@ -33,6 +33,9 @@ from .core.storage import (
     encode_batch,
     segment_name,
 )
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 DELETE_HORIZON_BIT = 0x40
 MARKERS = {0: "ABORT", 1: "COMMIT"}
@@ -233,7 +236,7 @@ def dump_partition_log(log: PartitionLog, topic: str = "", partition: int = 0,
                    tuple(dump_segment(log, s) for s in log.segments))
 
 
-def dump_log(cluster: Any, topic: str, partition: int = 0, broker: int | None = None) -> LogDump:
+def dump_log(cluster: Cluster, topic: str, partition: int = 0, broker: int | None = None) -> LogDump:
     """The log of one partition replica: the leader's, or the given broker's."""
     if broker is None:
         replica = cluster.leader_replica(topic, partition)

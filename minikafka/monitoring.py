@@ -21,10 +21,13 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .browser import require
 from .core import metrics as m
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ class Watch:
     and their records-lag-max (the largest) is sampled, as a dashboard scrapes clients
     too."""
 
-    cluster: Any
+    cluster: Cluster
     producer: Any = None
     topic: str = ""
     per_step: int = 0
@@ -184,7 +187,7 @@ def prometheus_text(per_node: dict[str, dict[str, Any]]) -> str:
 class MetricsServer:
     """A small HTTP server for a cluster's metrics, on loopback only."""
 
-    def __init__(self, cluster: Any, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, cluster: Cluster, port: int = 0, host: str = "127.0.0.1") -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the metrics endpoint listens on loopback only")
         require("a metrics endpoint served over HTTP (a listening socket)")

@@ -20,11 +20,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .chaos import read_partitions
 from .core.api import describe_quorum
 from .core.checkers import acknowledged_writes, check
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 
 @dataclass
@@ -37,7 +40,7 @@ class Traffic:
     journal_mark: int = 0
 
 
-def steady_traffic(cluster: Any, topic: str, *, every_ms: int = 100, count: int = 1_500,
+def steady_traffic(cluster: Cluster, topic: str, *, every_ms: int = 100, count: int = 1_500,
                    producer: Any = None) -> Traffic:
     """An acks=all producer writing `count` distinct records, one every `every_ms`, as
     the clock runs (the sends happen while the caller advances the cluster)."""
@@ -54,7 +57,7 @@ def steady_traffic(cluster: Any, topic: str, *, every_ms: int = 100, count: int 
     return traffic
 
 
-def availability(cluster: Any, traffic: Traffic) -> dict[str, Any]:
+def availability(cluster: Cluster, traffic: Traffic) -> dict[str, Any]:
     """What the traffic went through since it started: writes the leaders refused
     (NOT_ENOUGH_REPLICAS, retried by the producer), the longest time without any
     acknowledgement, sends that failed for good, and acknowledged writes lost."""
@@ -75,7 +78,7 @@ def availability(cluster: Any, traffic: Traffic) -> dict[str, Any]:
 
 # -- kafka-metadata-quorum ------------------------------------------------------------------
 
-def metadata_quorum_status(cluster: Any) -> str:
+def metadata_quorum_status(cluster: Cluster) -> str:
     """``kafka-metadata-quorum describe --status``: the quorum's leader and epoch, the
     metadata log's high watermark, the followers' largest lag (in records and in ms since
     they were last caught up), the voters and the observers."""
@@ -95,7 +98,7 @@ def metadata_quorum_status(cluster: Any) -> str:
     return "\n".join(f"{name + ':':<24}{value}" for name, value in rows)
 
 
-def metadata_quorum_replication(cluster: Any) -> list[dict[str, Any]]:
+def metadata_quorum_replication(cluster: Cluster) -> list[dict[str, Any]]:
     """``kafka-metadata-quorum describe --replication``: one row per voter and observer,
     its metadata log end offset and lag behind the leader (None: unknown to the leader),
     when it last fetched and was last caught up (-1: not from this leader), its status."""
@@ -114,7 +117,7 @@ def metadata_quorum_replication(cluster: Any) -> list[dict[str, Any]]:
 
 # -- kafka-features -------------------------------------------------------------------------
 
-def features_describe(cluster: Any) -> str:
+def features_describe(cluster: Cluster) -> str:
     """``kafka-features describe``: each feature minikafka models, the levels the
     brokers support and the level the cluster has finalized."""
     from .core.features import SUPPORTED_FEATURES
@@ -144,7 +147,7 @@ def reassignment_plan(moves: dict[tuple[str, int], Sequence[int]]) -> str:
         for (t, p), r in sorted(moves.items())]})
 
 
-def reassignment_states(cluster: Any, topic: str, partition: int, *, every_ms: int = 500,
+def reassignment_states(cluster: Cluster, topic: str, partition: int, *, every_ms: int = 500,
                         max_ms: int = 600_000) -> list[dict[str, Any]]:
     """Watch a move under way (started with AlterPartitionReassignments): the partition
     as ``kafka-topics --describe`` and ``kafka-reassign-partitions --list`` show it now
@@ -165,7 +168,7 @@ def reassignment_states(cluster: Any, topic: str, partition: int, *, every_ms: i
 
 # -- controller nodes -----------------------------------------------------------------------
 
-def stop_controller(cluster: Any, node: int) -> None:
+def stop_controller(cluster: Cluster, node: int) -> None:
     """Take a controller node (one of `controllers=[...]`) off the network, as a dead
     machine: the other voters notice when its fetches stop."""
     if node not in cluster.controller.quorum.voters or node in cluster.brokers:
@@ -175,7 +178,7 @@ def stop_controller(cluster: Any, node: int) -> None:
     cluster._topology_changed()
 
 
-def start_controller(cluster: Any, node: int) -> None:
+def start_controller(cluster: Cluster, node: int) -> None:
     if node not in cluster.controller.quorum.voters or node in cluster.brokers:
         raise ValueError(f"{node} is not a controller-only node of this cluster")
     cluster.network.down.discard(node)

@@ -51,9 +51,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.structs import MemberState, OffsetAndMetadata, TopicPartition
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 Hook = Callable[[str], None]
 
@@ -382,7 +385,7 @@ class _SendCounter:
         return getattr(self.producer, name)
 
 
-def _read_all(cluster: Any, topic: str) -> list:
+def _read_all(cluster: Cluster, topic: str) -> list:
     """Everything a read_committed reader gets from ``topic``, until it goes quiet."""
     reader = cluster.consumer(topic, auto_offset_reset="earliest",
                               isolation_level="read_committed")

@@ -16,13 +16,16 @@ import datetime
 import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.net.sasl.scram import SaslMechanismScram, ScramClient
 
 from ..core.api.client_quotas import USER
 from ..extras import require
 from ..wire.tls import principal_from_cert
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 require("tls", what="Lesson 22's certificates")
 
@@ -344,7 +347,7 @@ def served_throttle(bootstrap: str, topic: str, *, producer_client_id: str,
     return rows
 
 
-def throttle_over_time(cluster: Any, topic: str, *, user: str, producer_byte_rate: int,
+def throttle_over_time(cluster: Cluster, topic: str, *, user: str, producer_byte_rate: int,
                        consumer_byte_rate: int, record_bytes: int, records_per_s: int,
                        seconds: int) -> dict[str, list[tuple[float, float]]]:
     """A producer and a consumer of USER, each going faster than its quota for SECONDS of

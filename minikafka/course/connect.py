@@ -34,9 +34,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.structs import OffsetAndMetadata, TopicPartition
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 __all__ = ["FileSink", "FileSource", "connect_offsets", "convert", "parse_value"]
 
@@ -92,7 +95,7 @@ def _check(request: dict[str, Any], classes: tuple[str, ...], needs: tuple[str, 
     return config
 
 
-def connect_offsets(cluster: Any, topic: str = OFFSETS_TOPIC) -> dict[str, Any]:
+def connect_offsets(cluster: Cluster, topic: str = OFFSETS_TOPIC) -> dict[str, Any]:
     """The latest value of every key in the offsets topic, as the text Connect writes:
     '["connector",{"filename":"..."}]' -> {"position": ...}."""
     if topic not in cluster.list_topics():
@@ -113,7 +116,7 @@ def connect_offsets(cluster: Any, topic: str = OFFSETS_TOPIC) -> dict[str, Any]:
 class FileSource:
     """FileStreamSource's task: new lines of `file` become records of `topic`."""
 
-    def __init__(self, cluster: Any, request: dict[str, Any]) -> None:
+    def __init__(self, cluster: Cluster, request: dict[str, Any]) -> None:
         self.config = _check(request, SOURCE_CLASSES, ("file", "topic"))
         self.name = request["name"]
         self.cluster = cluster
@@ -149,7 +152,7 @@ class FileSource:
 class FileSink:
     """FileStreamSink's task: each record's value is appended to `file` as a line."""
 
-    def __init__(self, cluster: Any, request: dict[str, Any]) -> None:
+    def __init__(self, cluster: Cluster, request: dict[str, Any]) -> None:
         self.config = _check(request, SINK_CLASSES, ("file", "topics"))
         self.name = request["name"]
         self.file = Path(self.config["file"])

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from minikafka.course.reading import read_topic
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 
 class SourceConnector:
@@ -19,7 +22,7 @@ class SourceConnector:
     with the same name reads it back and carries on instead of copying everything again.
     A crash between the two steps copies some rows twice (at-least-once)."""
 
-    def __init__(self, cluster: Any, name: str, rows: Sequence[Mapping[str, Any]], topic: str,
+    def __init__(self, cluster: Cluster, name: str, rows: Sequence[Mapping[str, Any]], topic: str,
                  key_field: str, offsets_topic: str = "connect-offsets") -> None:
         self.cluster = cluster
         self.name = name
@@ -58,7 +61,7 @@ class SinkConnector:
     crashes between the two, the replayed records overwrite themselves: at-least-once
     delivery, exactly-once effect."""
 
-    def __init__(self, cluster: Any, topic: str, group_id: str = "sink",
+    def __init__(self, cluster: Cluster, topic: str, group_id: str = "sink",
                  table: dict[str, Any] | None = None) -> None:
         self.cluster = cluster
         self.topic = topic

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.api import describe_quorum
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 __all__ = ["QuorumReplica", "describe_replication", "describe_status", "quorum_replicas"]
 
@@ -32,7 +35,7 @@ class QuorumReplica:
     fetching: bool  # it fetches from the active controller now
 
 
-def quorum_replicas(cluster: Any) -> list[QuorumReplica]:
+def quorum_replicas(cluster: Cluster) -> list[QuorumReplica]:
     """The active controller's view: the leader, the other voters, then the observers."""
     info = describe_quorum(cluster, cluster.cluster_id)
     return [QuorumReplica(r.replica_id, r.log_end_offset, info.lag(r), status,
@@ -40,7 +43,7 @@ def quorum_replicas(cluster: Any) -> list[QuorumReplica]:
             for r, status in info.replicas()]
 
 
-def describe_status(cluster: Any) -> str:
+def describe_status(cluster: Cluster) -> str:
     """`kafka-metadata-quorum.sh describe --status`: the quorum in one summary."""
     info = describe_quorum(cluster, cluster.cluster_id)
     if info.leader_id < 0:
@@ -60,7 +63,7 @@ def describe_status(cluster: Any) -> str:
     return "\n".join(f"{k + ':':<24}{v}" for k, v in lines)
 
 
-def describe_replication(cluster: Any) -> str:
+def describe_replication(cluster: Cluster) -> str:
     """`kafka-metadata-quorum.sh describe --replication`: one row per replica."""
     if cluster.controller.quorum.leader is None:  # no active controller to answer
         return describe_status(cluster)

@@ -5,12 +5,15 @@ for a while (``keep_polling``), and sends scheduled for later (``send_every``)."
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.structs import TopicPartition
 
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
-def read_topic(cluster: Any, topic: str, *, isolation_level: str = "read_uncommitted",
+
+def read_topic(cluster: Cluster, topic: str, *, isolation_level: str = "read_uncommitted",
                timeout_ms: int = 10_000) -> dict[int, list]:
     """Every record a consumer can read from each partition of ``topic`` (up to the
     high watermark, or the last stable offset for read_committed), by partition."""
@@ -78,7 +81,7 @@ def send_every(producer: Any, topic: str, every_ms: int, count: int,
         clock.call_later(i * every_ms, producer.send, topic, value)
 
 
-def clock_sleep(cluster: Any, waits: list[float]) -> Callable[[float], None]:
+def clock_sleep(cluster: Cluster, waits: list[float]) -> Callable[[float], None]:
     """A ``sleep(seconds)`` for application code under test: it notes each wait in
     `waits` and moves the cluster's simulated clock instead of the wall clock, so a
     retry with backoff takes no real time."""

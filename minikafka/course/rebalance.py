@@ -5,9 +5,12 @@ scenario for ``minikafka.viz.rebalance_view``."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.structs import TopicPartition
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 
 class RebalanceLog:
@@ -35,7 +38,7 @@ class TimedRebalanceLog(RebalanceLog):
     """One member's listener for a shared timeline: (time, member, what, partitions)
     for every call that names partitions."""
 
-    def __init__(self, cluster: Any, member: str, events: list) -> None:
+    def __init__(self, cluster: Cluster, member: str, events: list) -> None:
         self.cluster, self.member, self.events = cluster, member, events
 
     def _note(self, what: str, tps: Iterable[TopicPartition]) -> None:

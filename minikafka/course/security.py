@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kafka.net.sasl.plain import SaslMechanismPlain
 from kafka.net.sasl.scram import SaslMechanismScram
@@ -23,6 +23,9 @@ from ..core.acl import AclOperation, Authorizer, ResourceType
 from ..core.scram import ScramServer
 from .browser import BROWSER, require
 from .tables import Table
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 __all__ = ["SASL_BROKER_FILE", "Served", "acl_table", "ask", "sasl_exchange", "serve_properties"]
 
@@ -37,7 +40,7 @@ def _shown(message: bytes) -> str:
     return repr(message)[2:-1] if message else "(empty: the login succeeded)"
 
 
-def sasl_exchange(cluster: Any, mechanism: str, user: str, password: str) -> Table:
+def sasl_exchange(cluster: Cluster, mechanism: str, user: str, password: str) -> Table:
     """The SaslAuthenticate messages of one login, in order: who sent each and its bytes.
 
     PLAIN is one message holding the password itself; SCRAM is two round trips in which
@@ -77,7 +80,7 @@ def ask(authorizer: Authorizer, principal: str, operation: str, resource_type: s
     return f"{principal} {verb} {operation.upper()} {resource_type.lower()} {name} ({why})"
 
 
-def acl_table(cluster: Any) -> Table:
+def acl_table(cluster: Cluster) -> Table:
     """Every ACL in the cluster's metadata, one row each, as kafka-acls --list groups
     them: resource pattern, then principal, host, operation and permission."""
     rows = [{"resource": f"{a.resource_type.name}:{a.pattern_type.name}:{a.resource_name}",

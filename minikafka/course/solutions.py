@@ -7,11 +7,14 @@ one passes its exercise.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.structs import OffsetAndMetadata
 
 from ..core.share.partition import AcknowledgeType
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 # -- lessons ----------------------------------------------------------------------------------
 
@@ -124,7 +127,7 @@ def should_page(metrics: dict) -> bool:
             or totals.get("kafka.controller:type=KafkaController,name=OfflinePartitionsCount", 0) > 0
             or totals.get("kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount", 0) > 0)
 
-def test_bad_orders_are_parked(cluster: Any, run_app: Any) -> None:
+def test_bad_orders_are_parked(cluster: Cluster, run_app: Any) -> None:
     from minikafka.course.reading import read_topic
 
     # A poison pill between two good orders; then read BOTH outputs back.
@@ -139,7 +142,7 @@ def test_bad_orders_are_parked(cluster: Any, run_app: Any) -> None:
     assert [r.value for r in parked] == [b"not json"], "the bad record is parked unchanged"
     assert dict(parked[0].headers)["error.class"] == b"JSONDecodeError", "and says why"
 
-def rolling_restart(cluster: Any) -> None:
+def rolling_restart(cluster: Cluster) -> None:
     from minikafka.core import metrics as m
 
     for broker in sorted(cluster.brokers):

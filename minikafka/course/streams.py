@@ -34,9 +34,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.structs import OffsetAndMetadata, TopicPartition
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 __all__ = ["SessionWindows", "TimeWindows", "WindowedCount", "WordCount", "arriving_late",
            "copartition_error", "run_windowed", "stream_stream_join", "stream_table_join",
@@ -52,7 +55,7 @@ def _commit(consumer: Any, batch: dict) -> None:
 class WordCount:
     """One instance of the word-count application (see the module docstring)."""
 
-    def __init__(self, cluster: Any, application_id: str = "wordcount",
+    def __init__(self, cluster: Cluster, application_id: str = "wordcount",
                  source: str = "sentences", sink: str = "word-counts") -> None:
         self.cluster = cluster
         self.application_id = application_id
@@ -216,7 +219,7 @@ class WindowedCount:
     """One instance of a windowed count per key (see the comment above): its window store
     (one per task), the changelog that backs it up, and every record's fate."""
 
-    def __init__(self, cluster: Any, windows: TimeWindows | SessionWindows, *,
+    def __init__(self, cluster: Cluster, windows: TimeWindows | SessionWindows, *,
                  application_id: str = "truck-counts", source: str = "truck-positions",
                  sink: str | None = None) -> None:
         self.cluster, self.windows = cluster, windows
@@ -344,7 +347,7 @@ def run_windowed(reports: list[Any], windows: TimeWindows | SessionWindows, *, s
 # -- joins (lesson 21) ---------------------------------------------------------------------------
 
 
-def copartition_error(cluster: Any, *topics: str) -> str | None:
+def copartition_error(cluster: Cluster, *topics: str) -> str | None:
     """What Kafka Streams says before a join whose inputs have different partition counts
     (CopartitionedTopicsEnforcer; a streams group's heartbeat answers the same with status
     INCORRECTLY_PARTITIONED_TOPICS), or None when they are co-partitioned."""
@@ -355,7 +358,7 @@ def copartition_error(cluster: Any, *topics: str) -> str | None:
     return f"Following topics do not have the same number of partitions: [{{{listed}}}]"
 
 
-def _read_partition(cluster: Any, topic: str, partition: int) -> list[Any]:
+def _read_partition(cluster: Cluster, topic: str, partition: int) -> list[Any]:
     consumer = cluster.consumer(auto_offset_reset="earliest", enable_auto_commit=False)
     tp = TopicPartition(topic, partition)
     consumer.assign([tp])
@@ -367,7 +370,7 @@ def _read_partition(cluster: Any, topic: str, partition: int) -> list[Any]:
     return records
 
 
-def stream_table_join(cluster: Any, stream: str, table: str) -> dict[str, Any]:
+def stream_table_join(cluster: Cluster, stream: str, table: str) -> dict[str, Any]:
     """`stream.join(table)` run task by task, as Streams runs it: task p reads partition p
     of the stream and looks each key up in its own copy of partition p of the table. Run
     on topics that are not co-partitioned (which Streams refuses), it shows why: a key's
@@ -386,7 +389,7 @@ def stream_table_join(cluster: Any, stream: str, table: str) -> dict[str, Any]:
     return {"joined": joined, "missed": missed}
 
 
-def stream_stream_join(cluster: Any, left: str, right: str,
+def stream_stream_join(cluster: Cluster, left: str, right: str,
                        within_ms: int) -> list[tuple[str, int, int]]:
     """`left.join(right, JoinWindows.ofTimeDifferenceWithNoGrace(within))` task by task:
     (key, left timestamp, right timestamp) for each pair with the same key whose

@@ -8,7 +8,10 @@ import html
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 
 @dataclass
@@ -72,7 +75,7 @@ class Table:
         return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def topic_table(cluster: Any, topic: str, offsets: bool = True) -> Table:
+def topic_table(cluster: Cluster, topic: str, offsets: bool = True) -> Table:
     """One row per partition, as ``kafka-topics.sh --describe`` shows it (leader,
     replicas, ISR), plus the leader's log start offset, high watermark and log end
     offset when ``offsets``."""
@@ -90,7 +93,7 @@ def topic_table(cluster: Any, topic: str, offsets: bool = True) -> Table:
     return Table(rows, title=f"topic {topic}")
 
 
-def replica_table(cluster: Any, topic: str, partition: int = 0) -> Table:
+def replica_table(cluster: Cluster, topic: str, partition: int = 0) -> Table:
     """One row per replica of a partition: its broker, role, whether it is in the ISR,
     and the log end offset and high watermark that broker holds."""
     p = cluster.describe_topic(topic).partitions[partition]
@@ -104,7 +107,7 @@ def replica_table(cluster: Any, topic: str, partition: int = 0) -> Table:
     return Table(rows, title=f"{topic}-{partition} · leader epoch {p.leader_epoch}")
 
 
-def broker_table(cluster: Any, topic: str | None = None) -> Table:
+def broker_table(cluster: Cluster, topic: str | None = None) -> Table:
     """Per broker: rack, running or not, and how many replicas and leaders it holds
     (of ``topic``, or of every non-internal topic)."""
     topics = [topic] if topic else cluster.list_topics()
@@ -122,7 +125,7 @@ def broker_table(cluster: Any, topic: str | None = None) -> Table:
     return Table(rows, title="brokers" + (f" (topic {topic})" if topic else ""))
 
 
-def metrics_table(cluster: Any, *names: str) -> Table:
+def metrics_table(cluster: Cluster, *names: str) -> Table:
     """One row per node that answers (a stopped one is missing, as a dead JVM is from a
     JMX dashboard), one column per metric: the short name after ``name=``. Without
     names: the four a team alerts on."""
@@ -143,7 +146,7 @@ def metrics_table(cluster: Any, *names: str) -> Table:
                              "(- : this node does not publish it)")
 
 
-def batches_table(cluster: Any, topic: str, partition: int = 0) -> Table:
+def batches_table(cluster: Cluster, topic: str, partition: int = 0) -> Table:
     """The leader's record batches of one partition: offsets, record count, stored bytes,
     compression, producer id and first sequence (what dump-log prints, in short)."""
     from minikafka.core.records import COMPRESSION_NAMES
@@ -159,7 +162,7 @@ def batches_table(cluster: Any, topic: str, partition: int = 0) -> Table:
     return Table(rows, title=f"batches of {topic}-{partition}")
 
 
-def journal_table(cluster: Any, *kinds: str, since: int = 0, limit: int = 40) -> Table:
+def journal_table(cluster: Cluster, *kinds: str, since: int = 0, limit: int = 40) -> Table:
     """Events from the cluster's journal whose kind starts with one of ``kinds`` (all
     events if none), from sequence number ``since``: the simulated time in seconds, the
     kind and its fields (record payloads left out). At most the last ``limit`` rows."""
@@ -175,7 +178,7 @@ def journal_table(cluster: Any, *kinds: str, since: int = 0, limit: int = 40) ->
     return Table(rows[-limit:], title="journal")
 
 
-def metadata_table(cluster: Any, since: int = 0, limit: int = 40) -> Table:
+def metadata_table(cluster: Cluster, since: int = 0, limit: int = 40) -> Table:
     """The KRaft metadata log from offset ``since``: offset, the controller term it was
     written in, the record type and its fields (at most the last ``limit`` records)."""
     rows = [{"offset": r.offset, "term": r.term, "record": r.type,
@@ -184,7 +187,7 @@ def metadata_table(cluster: Any, since: int = 0, limit: int = 40) -> Table:
     return Table(rows[-limit:], title="metadata log (__cluster_metadata)")
 
 
-def znodes(cluster: Any) -> Table:
+def znodes(cluster: Cluster) -> Table:
     """History: the ZooKeeper paths a ZooKeeper-mode cluster (before Kafka 4.0) kept for
     the same state, one row per znode, as ``zookeeper-shell.sh`` would list them."""
     view = cluster.zookeeper_view()
@@ -201,7 +204,7 @@ def znodes(cluster: Any) -> Table:
     return Table(rows, title="ZooKeeper znodes (ZooKeeper mode, before Kafka 4.0)")
 
 
-def group_table(cluster: Any, group_id: str) -> Table:
+def group_table(cluster: Cluster, group_id: str) -> Table:
     """``kafka-consumer-groups.sh --describe --group``: per partition the committed
     offset, the log end offset, the lag and the owner."""
     rows = []

@@ -4,9 +4,12 @@ a projector "AAPL 193" says more than an offset."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from minikafka.viz.logstate import log_state
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 
 def _short(data: bytes | None, n: int = 6) -> str:
@@ -19,7 +22,7 @@ def _short(data: bytes | None, n: int = 6) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def strip_state(cluster: Any, topic: str, partition: int, max_cells: int) -> dict[str, Any]:
+def strip_state(cluster: Cluster, topic: str, partition: int, max_cells: int) -> dict[str, Any]:
     """log_state() with "labels": {broker: {offset: [key text, value text]}}; a null
     value (a tombstone) reads "null"."""
     state = log_state(cluster, topic, partition, max_cells)

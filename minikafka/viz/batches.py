@@ -7,7 +7,7 @@ the records inside it, and its size before and after compression.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphviz
 
@@ -15,6 +15,9 @@ from minikafka.core.records import BATCH_OVERHEAD, COMPRESSION_NAMES, record_siz
 
 from .html import clip, td
 from .palette import BLACK, BLUE, BLUISH_GREEN, FONT, LIGHT_GREY, ORANGE, WHITE
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 
 def _text(data: bytes | None, n: int) -> str:
@@ -26,7 +29,7 @@ def _text(data: bytes | None, n: int) -> str:
         return clip(data.hex(), n)
 
 
-def batch_anatomy(cluster: Any, topic: str, partition: int, index: int = 0) -> dict[str, Any]:
+def batch_anatomy(cluster: Cluster, topic: str, partition: int, index: int = 0) -> dict[str, Any]:
     """Batch number `index` of the partition's leader log (negative counts from the end),
     as plain data: its header fields (Kafka's names), its records (offset and timestamp
     deltas, key, value, size) and its uncompressed and stored sizes in bytes."""

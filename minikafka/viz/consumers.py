@@ -9,7 +9,7 @@ visible steps.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.errors import KafkaError
 from kafka.structs import TopicPartition
@@ -18,9 +18,12 @@ from minikafka.cluster import settle_group
 
 from .groupview import group_description
 
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
 
 class GroupConsumers:
-    def __init__(self, cluster: Any, group_id: str, topic: str, *, poll_records: int = 5,
+    def __init__(self, cluster: Cluster, group_id: str, topic: str, *, poll_records: int = 5,
                  poll_ms: int = 200, settle_ms: int = 60_000) -> None:
         self.cluster = cluster
         self.group_id = group_id

@@ -10,16 +10,19 @@ output topic. Each stage carries the numbers the cluster and the application hol
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .pipeline import committed_total, topic_records
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 
 def _lines(path: Path) -> int:
     return len(path.read_text().splitlines()) if path.exists() else 0
 
 
-def connect_state(cluster: Any, source: Any, sink: Any) -> dict[str, Any]:
+def connect_state(cluster: Cluster, source: Any, sink: Any) -> dict[str, Any]:
     """Stages for a FileSource -> topic -> FileSink chain (minikafka.course.connect)."""
     topic = source.topic
     stages = [

@@ -40,12 +40,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphviz
 
 from .html import bold, clip, esc, italic, td
 from .palette import BLACK, FONT, LAG_STYLES, LIGHT_GREY, WHITE, YELLOW
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 TP = tuple[str, int]
 
@@ -61,7 +64,7 @@ def _tp(item: Any) -> TP:
     return str(topic), int(partition)
 
 
-def group_description(cluster: Any, group_id: str,
+def group_description(cluster: Cluster, group_id: str,
                       topics: Iterable[str] = ()) -> dict[str, Any]:
     """The group_view() dict of a live cluster's group, from `cluster.groups.snapshot()`.
 

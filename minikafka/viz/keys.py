@@ -8,7 +8,7 @@ two always agree for Kafka's default partitioner.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphviz
 
@@ -28,6 +28,9 @@ from .palette import (
     WHITE,
 )
 
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
 # One colour per partition (edges and partition headers); the number is always written too.
 PARTITION_COLOURS = [BLUE, ORANGE, BLUISH_GREEN, VERMILLION, REDDISH_PURPLE, SKY_BLUE]
 
@@ -39,7 +42,7 @@ def _key_text(key: bytes) -> str:
         return key.hex()
 
 
-def key_placement(cluster: Any, topic: str) -> dict[str, Any]:
+def key_placement(cluster: Cluster, topic: str) -> dict[str, Any]:
     """Every key in the topic with its hash, predicted partition and the partition (and
     offsets) where its records are stored, as plain data::
 

@@ -3,9 +3,12 @@ slider keeps (a snapshot of the whole cluster does not hold records)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from minikafka.core.records import ABORT_MARKER, control_marker_type
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 # Cell kinds.
 DATA = "data"
@@ -49,7 +52,7 @@ def _replica_cells(replica: Any, start: int, end: int) -> dict[int, tuple[str, s
     return cells
 
 
-def log_state(cluster: Any, topic: str, partition: int, max_cells: int = 32) -> dict[str, Any]:
+def log_state(cluster: Cluster, topic: str, partition: int, max_cells: int = 32) -> dict[str, Any]:
     """The partition as every replica holds it, cut to a window of `max_cells` offsets.
 
     Shape (all plain data)::

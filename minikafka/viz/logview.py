@@ -11,7 +11,7 @@ follower shows as a shorter one.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphviz
 
@@ -29,6 +29,9 @@ from .palette import (
     WHITE,
     Style,
 )
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 CELL_W, LABEL_W, SPACING = 32, 120, 1
 KEY_POINT = 9
@@ -308,7 +311,7 @@ def log_view(state: Mapping[str, Any], groups: GroupOffsets | None = None, *,
     return g
 
 
-def partition_log_view(cluster: Any, topic: str, partition: int,
+def partition_log_view(cluster: Cluster, topic: str, partition: int,
                        groups: GroupOffsets | None = None, *, replicas: bool = False,
                        max_cells: int = 32, legend: bool = True) -> graphviz.Digraph:
     """The log of one partition of a live cluster; see log_view() and log_state().

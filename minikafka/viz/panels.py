@@ -27,7 +27,7 @@ import contextlib
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphviz
 import ipywidgets as widgets
@@ -45,6 +45,9 @@ from .logstate import log_state
 from .logview import log_view
 from .sequence import produce_sequence, sequence_view
 from .svg import picture_html
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 ACKS = {"all": "all", "1": 1, "0": 0}
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="minikafka-viz")
@@ -65,7 +68,7 @@ class Panel:
     group_id they default to the panel's own group.
     """
 
-    def __init__(self, cluster: Any, topic: str | None = None, partition: int = 0, *,
+    def __init__(self, cluster: Cluster, topic: str | None = None, partition: int = 0, *,
                  acks: str | int = "all", replicas: bool = True, per_row: int = 2,
                  max_cells: int = 10, produce_wait_ms: int = 5_000,
                  group_offsets: Callable[[str, int], Mapping] | None = None,

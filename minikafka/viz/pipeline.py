@@ -9,12 +9,15 @@ search index it fills, each with the numbers the cluster holds for it now.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphviz
 
 from .html import esc, td
 from .palette import BLACK, BLUE, BLUISH_GREEN, FONT, LIGHT_GREY, ORANGE, WHITE, Style
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 KINDS: dict[str, Style] = {
     "store": Style(LIGHT_GREY, BLACK, "▤", "outside Kafka"),
@@ -24,7 +27,7 @@ KINDS: dict[str, Style] = {
 }
 
 
-def topic_records(cluster: Any, topic: str) -> int:
+def topic_records(cluster: Cluster, topic: str) -> int:
     """Data records below the high watermark (transaction markers are not records)."""
     n = 0
     for p in range(cluster.partitions_for(topic)):
@@ -37,12 +40,12 @@ def topic_records(cluster: Any, topic: str) -> int:
     return n
 
 
-def committed_total(cluster: Any, group_id: str) -> int:
+def committed_total(cluster: Cluster, group_id: str) -> int:
     snap = cluster.groups.snapshot().get(group_id) if cluster.groups else None
     return sum((snap or {}).get("offsets", {}).values())
 
 
-def pipeline_state(cluster: Any, source: Any, transform_group: str, transform_topic: str,
+def pipeline_state(cluster: Cluster, source: Any, transform_group: str, transform_topic: str,
                    sink: Any, sink_group: str) -> dict[str, Any]:
     """The stages, in order, as plain data: [{"name", "kind", "lines": [str, ...]}] under
     "stages", and "side" stages ({"name", "kind", "lines", "of": stage name})."""

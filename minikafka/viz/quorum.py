@@ -10,13 +10,16 @@ drawn alone, with the reason.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphviz
 
 from ..core.api import describe_quorum
 from .html import esc, td
 from .palette import BLACK, BLUE, FONT, GREY, SKY_BLUE, WHITE, Style
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 STATUS: dict[str, Style] = {
     "Leader": Style(BLUE, WHITE, "★", "active controller (leader)", border=3),
@@ -26,7 +29,7 @@ STATUS: dict[str, Style] = {
 }
 
 
-def quorum_state(cluster: Any) -> dict[str, Any]:
+def quorum_state(cluster: Cluster) -> dict[str, Any]:
     """Plain data: {"leader", "epoch", "high_watermark", "replicas": [{"node", "status",
     "log_end", "lag"}]}; a replica the leader cannot reach has status "Unreachable"."""
     info = describe_quorum(cluster, cluster.cluster_id)

@@ -14,12 +14,15 @@ which `dot` lays out in a few milliseconds and never reshuffles.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import graphviz
 
 from .html import OUTPUT_PT, esc, td
 from .palette import BLACK, BLUE, BLUISH_GREEN, FONT, GREY, LIGHT_GREY, VERMILLION, WHITE
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 ACKS_WORDS = {-1: "all", 0: "0", 1: "1"}
 
@@ -55,7 +58,7 @@ def _find_ack(events: list, topic: str | None, partition: int | None,
                      f"acks={ACKS_WORDS.get(acks, acks)})")
 
 
-def produce_sequence(cluster: Any, topic: str | None = None, partition: int | None = None,
+def produce_sequence(cluster: Cluster, topic: str | None = None, partition: int | None = None,
                      base_offset: int | None = None, acks: int | str | None = "all",
                      ) -> tuple[list[str], list[Step]]:
     """Participants and steps of one acknowledged produce (the latest that matches).
@@ -189,7 +192,7 @@ def sequence_view(participants: list[str], steps: list[Step], *,
     return g
 
 
-def produce_sequence_view(cluster: Any, topic: str | None = None,
+def produce_sequence_view(cluster: Cluster, topic: str | None = None,
                           partition: int | None = None, base_offset: int | None = None,
                           acks: int | str | None = "all") -> graphviz.Digraph:
     """The latest acknowledged produce matching the filters, from the cluster's journal:

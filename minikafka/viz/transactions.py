@@ -10,7 +10,7 @@ transaction has touched (where its marker will go).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphviz
 
@@ -18,6 +18,9 @@ from .html import bold, clip, esc, td
 from .logstate import ABORTED, CONTROL_ABORT, CONTROL_COMMIT, DATA, log_state
 from .logview import KIND_STYLES
 from .palette import BLACK, BLUISH_GREEN, FONT, LIGHT_GREY, REDDISH_PURPLE, WHITE, YELLOW, Style
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
 
 CELL_W, LABEL_W = 44, 100
 OPEN = "open"  # a record of a transaction not yet ended: at or past the LSO
@@ -28,7 +31,7 @@ STYLES: dict[str, Style] = {
 }
 
 
-def transaction_state(cluster: Any, transactional_id: str,
+def transaction_state(cluster: Cluster, transactional_id: str,
                       topics: Iterable[str]) -> dict[str, Any]:
     """The coordinator's view of one transactional.id and the logs of every partition of
     `topics`, as plain data::

@@ -11,7 +11,7 @@ v8+. v10 names topics by id (UNKNOWN_TOPIC_ID for an id the cluster does not hav
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchResponse
 
@@ -19,6 +19,9 @@ from ...core import errors
 from ...core.api import authz
 from ..registry import RequestContext
 from ._common import caller, serving_broker, topic_uuid
+
+if TYPE_CHECKING:
+    from ...cluster import Cluster
 
 API_KEY = 9
 MIN_VERSION = 1
@@ -35,7 +38,7 @@ TP = tuple[str, int]
 Rows = dict[str, list[tuple[int, int, int, str, int]]]
 
 
-def _unstable(cluster: Any, group_id: str) -> set[TP]:
+def _unstable(cluster: Cluster, group_id: str) -> set[TP]:
     """Partitions whose offsets are staged in a still-open transaction."""
     coordinator = cluster.transactions  # None until a transaction was ever started
     return coordinator.unstable_offsets(group_id) if coordinator is not None else set()
