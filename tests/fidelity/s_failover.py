@@ -14,7 +14,10 @@ from .registry import attempt, drain, rows, scenario
 def describe(door, topic: str) -> dict:
     """Partition 0's leader, replicas, ISR and ELR from DescribeTopicPartitions."""
     page = door.admin().describe_topic_partitions([topic])
-    p = page["topics"][0]["partitions"][0]
+    partitions = page["topics"][0]["partitions"] if page["topics"] else []
+    if not partitions:  # a broker that has not yet learnt of a new topic lists none
+        return {"leader": -1, "replicas": [], "isr": [], "elr": [], "last_known_elr": []}
+    p = partitions[0]
     return {"leader": p["leader_id"], "replicas": list(p["replica_nodes"]),
             "isr": sorted(p["isr_nodes"] or []),
             "elr": sorted(p["eligible_leader_replicas"] or []),
