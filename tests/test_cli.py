@@ -291,12 +291,14 @@ def test_a_tool_run_in_process_leaves_kafka_pythons_logging_as_it_was(served, ca
     status` asking a node) still sees kafka-python's own log lines after."""
     from minikafka.realkafka.nodes import _ask
 
-    _, bootstrap = served
+    cluster, bootstrap = served
+    if "tool-logging" not in cluster.controller.topics:  # its own topic: any order, any worker
+        cluster.create_topic("tool-logging", partitions=1, replication_factor=3)
     names = ("kafka", "kafka.conn", "kafka.client", "kafka.net", "kafka.net.manager")
     before = {n: (logging.getLogger(n).level, logging.getLogger(n).propagate,
                   list(logging.getLogger(n).handlers)) for n in names}
     assert cli("topics", "--bootstrap-server", bootstrap, "--list")[0] == 0
-    assert "orders" in _ask(bootstrap, "list_topics", 10.0)
+    assert "tool-logging" in _ask(bootstrap, "list_topics", 10.0)
     assert {n: (logging.getLogger(n).level, logging.getLogger(n).propagate,
                 list(logging.getLogger(n).handlers)) for n in names} == before
     with caplog.at_level(logging.ERROR, logger="kafka.net.manager"):
