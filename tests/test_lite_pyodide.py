@@ -47,7 +47,7 @@ console.log("RESULT " + await py.runPythonAsync("import json, sys\\n" + %(script
 
 
 def test_site_python_runs_minikafka_like_cpython(tmp_path: Path) -> None:
-    from minikafka.lite.build import NOT_IN_THE_BROWSER, build
+    from minikafka.lite.build import build
 
     node = shutil.which("node")
     assert node, "node is needed (Debian: apt-get install nodejs npm; test.sh installs it)"
@@ -63,9 +63,7 @@ def test_site_python_runs_minikafka_like_cpython(tmp_path: Path) -> None:
     assert (site / "static/viz/viz.js").exists()
     assert sorted((site / "files").glob("*.ipynb")) and all(
         (site / "files" / p.name).read_bytes() == p.read_bytes()
-        for p in (Path(__file__).resolve().parents[1] / "lessons").glob("*.ipynb")
-        if p.name not in NOT_IN_THE_BROWSER)
-    assert not any((site / "files" / name).exists() for name in NOT_IN_THE_BROWSER)
+        for p in (Path(__file__).resolve().parents[1] / "lessons").glob("*.ipynb"))
 
     script = tmp_path / "probe.mjs"
     script.write_text(NODE % {"site": site.as_posix(), "keys": json.dumps(KEYS),
