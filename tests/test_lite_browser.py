@@ -170,8 +170,8 @@ def _replace_cell(page, index: int, source: str) -> None:
 def test_every_lesson_runs_in_jupyterlite_in_chromium(site: str, tmp_path: Path) -> None:
     """Each lesson opened in JupyterLite's notebook page and run with Run All: no red
     output, the expected one-line skips only, pictures drawn; then Run All again in the
-    same kernel (the warm run). In lesson 4 a panel button redraws the panel and the
-    exercise's check answers a wrong and a right answer; a quiz answered in lesson 0 is
+    same kernel (the warm run). In lesson 4 a panel button redraws the panel; in lessons 4
+    and 22 the exercise's check answers a wrong and a right answer; a quiz answered in lesson 0 is
     still there when lesson 0 is opened again in a new kernel."""
     from test_lite_lessons import LESSONS, SKIPPED
 
@@ -202,7 +202,9 @@ def test_every_lesson_runs_in_jupyterlite_in_chromium(site: str, tmp_path: Path)
             if number == "00":
                 _answer_the_first_quiz(page, problems)
             if number == "04":
-                _lesson_4_widgets_and_exercise(page, problems)
+                _lesson_4_panel(page, problems)
+            if number in EXERCISES:
+                _exercise(page, problems, number, *EXERCISES[number])
         # The answer outlives the tab's kernel: it is in the browser's storage.
         page.goto(f"{site}/notebooks/index.html?path={quote(LESSONS[0].name)}")
         page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
@@ -236,7 +238,7 @@ def _answer_the_first_quiz(page, problems: list[str]) -> None:
         problems.append("00: the quiz's Check button gave no feedback")
 
 
-def _lesson_4_widgets_and_exercise(page, problems: list[str]) -> None:
+def _lesson_4_panel(page, problems: list[str]) -> None:
     caption = page.locator(".widget-html:has-text('state after')").first
     before = caption.inner_text()
     page.locator("button:has-text('produce')").first.click()
@@ -247,16 +249,37 @@ def _lesson_4_widgets_and_exercise(page, problems: list[str]) -> None:
             arg=before, timeout=60_000)
     except Exception:
         problems.append(f"04: the panel's produce button changed nothing ({before!r})")
+
+
+# Exercises whose check runs in the tab, by lesson: the answer cell's def line, a plausible
+# wrong answer and a right one.
+EXERCISES = {
+    "04": ("def high_watermark",
+           "def high_watermark(log_end_offsets, isr):\n"
+           "    return max(log_end_offsets.values())\n",
+           "def high_watermark(log_end_offsets, isr):\n"
+           "    return min(log_end_offsets[b] for b in isr)\n"),
+    # OU=course.* also takes OU=course-admins; the right rules spell the subject out.
+    "22": ("def principal_mapping_rules",
+           "def principal_mapping_rules():\n"
+           "    return 'RULE:^CN=([^,]+),OU=course.*$/$1/L, "
+           "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/, DEFAULT'\n",
+           "def principal_mapping_rules():\n"
+           "    return 'RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/L, "
+           "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/, DEFAULT'\n"),
+}
+
+
+def _exercise(page, problems: list[str], number: str, marker: str, wrong: str,
+              right: str) -> None:
+    """Type a wrong and then a right answer into the exercise's cell, run the check cell
+    after it each time, and expect its verdict."""
     code = [c.text_content() for c in page.locator(".jp-CodeCell .cm-content").all()]
-    answer = next(i for i, text in enumerate(code) if "def high_watermark" in text)
-    for source, verdict in [
-            ("def high_watermark(log_end_offsets, isr):\n"
-             "    return max(log_end_offsets.values())\n", "Not yet right"),
-            ("def high_watermark(log_end_offsets, isr):\n"
-             "    return min(log_end_offsets[b] for b in isr)\n", "Well done")]:
+    answer = next(i for i, text in enumerate(code) if marker in text)
+    for source, verdict in [(wrong, "Not yet right"), (right, "Well done")]:
         _replace_cell(page, answer, source)
         page.keyboard.press("Shift+Enter")  # the check cell, now selected
         try:
             page.wait_for_selector(f".minikafka-exercise:has-text('{verdict}')", timeout=60_000)
         except Exception:
-            problems.append(f"04: the exercise's check did not say {verdict!r}")
+            problems.append(f"{number}: the exercise's check did not say {verdict!r}")
