@@ -1125,7 +1125,11 @@ class Cluster:
     def serve(self, port: int = 9092, host: str = "127.0.0.1", **options: Any):
         """Serve this cluster to real Kafka clients, one listener per broker on
         consecutive ports from `port`; returns the running server (a context manager).
-        Hold `cluster.lock` around calls into the cluster while it is served."""
+        Hold `cluster.lock` around calls into the cluster while it is served. In the
+        browser edition (no sockets) it stops the cell with one line saying so."""
+        from .browser import require
+
+        require("a cluster served over the network (sockets)")
         from .wire.serve import serve
         return serve(self, port=port, host=host, **options)
 

@@ -6,7 +6,8 @@
 - ``minikafka.cluster`` imports only ``minikafka.core`` and ``minikafka.errors`` (plus the
   same standard library and helpers) at module level. Its client factories
   (``cluster.producer()``, ``cluster.consumer()``) may import ``minikafka.client`` inside the
-  function, and ``cluster.serve()`` ``minikafka.wire``; nothing else (viz, spark, cli), not
+  function, and ``cluster.serve()`` ``minikafka.wire`` (and ``minikafka.browser``, to say in
+  one line that a browser tab cannot serve); nothing else (viz, spark, cli), not
   even lazily.
 - ``minikafka.client`` (the in-process clients) imports only ``core``, ``cluster``,
   ``errors`` and ``codecs`` of minikafka; ``minikafka.wire`` only ``core``, ``errors`` and
@@ -267,9 +268,11 @@ RULES = (
     Rule(
         f"{PACKAGE}.cluster",
         "cluster may import only the standard library, minikafka.core and minikafka.errors "
-        "(and minikafka.client, minikafka.wire or minikafka.codecs inside a function)",
+        "(and minikafka.client, minikafka.wire, minikafka.codecs or minikafka.browser inside "
+        "a function)",
         internal=(f"{PACKAGE}.core", f"{PACKAGE}.cluster", f"{PACKAGE}.errors"),
-        lazy_internal=(f"{PACKAGE}.client", f"{PACKAGE}.wire", f"{PACKAGE}.codecs"),
+        lazy_internal=(f"{PACKAGE}.client", f"{PACKAGE}.wire", f"{PACKAGE}.codecs",
+                       f"{PACKAGE}.browser"),
     ),
     Rule(
         f"{PACKAGE}.client",

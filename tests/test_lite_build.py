@@ -95,6 +95,7 @@ def test_a_served_cluster_cell_is_skipped_in_one_line_and_run_all_goes_on(monkey
     monkeypatch.setattr("minikafka.browser.BROWSER", True)
     shell = InteractiveShell.instance()
     try:
+        browser.install()  # as importing minikafka.course does in a tab
         cell = ("from minikafka.course.served import real_cluster\n"
                 "with real_cluster(topics={'orders': 3}) as server:\n"
                 "    reached = True\n"
@@ -163,3 +164,61 @@ def test_outside_the_browser_require_does_nothing():
     from minikafka.course.browser import require
 
     require("anything")  # CPython: the cell goes on
+
+
+def test_lesson_22_in_the_browser_names_its_certificates_without_making_them(
+        monkeypatch, capsys, tmp_path):
+    """No cryptography in a tab: the subjects (what the lesson's tables and principal
+    mapping use) are there, no key is written, and one line says what was skipped. A
+    served listener is skipped by Cluster.serve itself."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from minikafka.course import authentication, browser
+
+    monkeypatch.setattr(authentication, "BROWSER", True)
+    monkeypatch.setattr("minikafka.browser.BROWSER", True)
+    certs = authentication.make_certificates(tmp_path / "certs", {"alice": "course",
+                                                                  "billing": "services"})
+    out = capsys.readouterr().out
+    assert out.startswith("Skipped in the browser edition: making the keys and certificates, "
+                          "which needs cryptography") and len(out.splitlines()) == 1
+    assert certs.subjects == {"broker": "CN=localhost,OU=brokers,O=minikafka",
+                              "alice": "CN=alice,OU=course,O=minikafka",
+                              "billing": "CN=billing,OU=services,O=minikafka"}
+    assert certs.client["alice"] == (tmp_path / "certs/alice.pem", tmp_path / "certs/alice.key")
+    assert not (tmp_path / "certs").exists()
+    listener = authentication.listener_properties(certs, "SSL", client_auth="required")
+    assert listener["ssl.keystore.location"] == str(tmp_path / "certs/broker.pem")
+    shell = InteractiveShell.instance()
+    try:
+        browser.install()
+        shell.user_ns["listener"] = listener
+        result = shell.run_cell(
+            "from minikafka import Cluster\n"
+            "from minikafka.core.security_config import client_listeners\n"
+            "with Cluster(brokers=1).serve(port=0, listeners=client_listeners(listener)):\n"
+            "    reached = True\n")
+        assert result.success and "reached" not in shell.user_ns
+        assert capsys.readouterr().out.startswith(
+            "Skipped in the browser edition: this cell needs a cluster served over the network")
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_lesson_22_exercise_in_the_browser_judges_the_rules_without_a_broker(monkeypatch):
+    from minikafka.course import exercises, lesson_exercises, solutions
+
+    monkeypatch.setattr(lesson_exercises, "BROWSER", True)
+
+    def served(rules):
+        raise AssertionError("no broker is served in the browser")
+    monkeypatch.setattr(lesson_exercises, "_mapped_writes", served)
+    right = exercises.check("22-mapping-rules", solutions.principal_mapping_rules)
+    assert right.status == "done"
+    assert any("skipped in the browser edition" in line for line in right.outcome.history)
+    # Plausible wrong answers are still refused: no DEFAULT, and OU=course.* (too wide).
+    for wrong in ("RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/L, "
+                  "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/",
+                  "RULE:^CN=([^,]+),OU=course.*$/$1/L, "
+                  "RULE:^CN=([^,]+),OU=services,O=minikafka$/svc-$1/, DEFAULT"):
+        assert exercises.check("22-mapping-rules", lambda w=wrong: w).status == "wrong", wrong

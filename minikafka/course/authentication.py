@@ -7,7 +7,9 @@ with it, and a quota's throttle over time.
     certs.client["alice"]    # (certificate, key) of CN=alice,OU=course,O=minikafka
 
 Certificates are made with the `cryptography` package (minikafka's [tls] extra): EC
-P-256 keys, valid for localhost and 127.0.0.1, signed by the lesson's CA.
+P-256 keys, valid for localhost and 127.0.0.1, signed by the lesson's CA. The browser
+edition has no build of it (a C library) nor of `ssl`, so they are imported where used, and
+there make_certificates names the subjects and files without making them.
 """
 
 from __future__ import annotations
@@ -22,12 +24,10 @@ from kafka.net.sasl.scram import SaslMechanismScram, ScramClient
 
 from ..core.api.client_quotas import USER
 from ..extras import require
-from ..wire.tls import principal_from_cert
+from .browser import BROWSER, say_skipped
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
-
-require("tls", what="Lesson 22's certificates")
 
 __all__ = ["Certificates", "DelegationToken", "create_delegation_token", "listener_properties",
            "make_certificates", "oauthbearer_produce", "served_throttle", "throttle_over_time",
@@ -50,15 +50,26 @@ class Certificates:
 def make_certificates(directory: str | Path, clients: dict[str, str] | list[str] = (),
                       ) -> Certificates:
     """A CA, a broker certificate (CN=localhost) and one client certificate per name, in
-    DIRECTORY. CLIENTS is a list of names (OU=course) or {name: organizational unit}."""
+    DIRECTORY. CLIENTS is a list of names (OU=course) or {name: organizational unit}.
+    In the browser edition the files are not made (a cell that would use them is skipped):
+    it says so in one line and returns the subjects and where the files would be."""
+    out = Path(directory)
+    units = dict(clients) if isinstance(clients, dict) else dict.fromkeys(clients, "course")
+    pairs = {client: (out / f"{client}.pem", out / f"{client}.key") for client in units}
+    subjects = {"broker": f"CN=localhost,OU=brokers,O={ORGANIZATION}",
+                **{client: f"CN={client},OU={unit},O={ORGANIZATION}" for client, unit in units.items()}}
+    certs = Certificates(out, out / "ca.pem", out / "broker.pem", pairs, subjects)
+    if BROWSER:
+        say_skipped("making the keys and certificates, which needs cryptography (a C library "
+                    "with no build for the browser); it runs after ./setup.sh. Their subjects:")
+        return certs
+    require("tls", what="Lesson 22's certificates")
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-    out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    units = dict(clients) if isinstance(clients, dict) else dict.fromkeys(clients, "course")
     now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
     until = now + datetime.timedelta(days=3650)
 
@@ -81,8 +92,7 @@ def make_certificates(directory: str | Path, clients: dict[str, str] | list[str]
           .not_valid_after(until)
           .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
           .sign(ca_key, hashes.SHA256()))
-    ca_path = out / "ca.pem"
-    ca_path.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    certs.ca.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
 
     def issue(subject: x509.Name, serial: int, server: bool) -> tuple[bytes, bytes]:
         key = ec.generate_private_key(ec.SECP256R1())
@@ -103,17 +113,12 @@ def make_certificates(directory: str | Path, clients: dict[str, str] | list[str]
         return cert.public_bytes(serialization.Encoding.PEM), pem_key(key)
 
     cert, key = issue(name("localhost", "brokers"), 2, server=True)
-    broker = out / "broker.pem"  # ssl.keystore.type=PEM: the key, then the chain
-    broker.write_bytes(key + cert)
-    pairs, subjects = {}, {"broker": "CN=localhost,OU=brokers,O=minikafka"}
+    certs.broker.write_bytes(key + cert)  # ssl.keystore.type=PEM: the key, then the chain
     for serial, (client, unit) in enumerate(units.items(), start=3):
         cert, key = issue(name(client, unit), serial, server=False)
-        cert_path, key_path = out / f"{client}.pem", out / f"{client}.key"
-        cert_path.write_bytes(cert)
-        key_path.write_bytes(key)
-        pairs[client] = (cert_path, key_path)
-        subjects[client] = f"CN={client},OU={unit},O={ORGANIZATION}"
-    return Certificates(out, ca_path, broker, pairs, subjects)
+        pairs[client][0].write_bytes(cert)
+        pairs[client][1].write_bytes(key)
+    return certs
 
 
 def listener_properties(certs: Certificates, protocol: str = "SSL", *,
@@ -397,6 +402,8 @@ def tls_handshake(bootstrap: str, ca: str | Path | None = None,
     the broker's subject) or how it failed ("error")."""
     import socket
     import ssl
+
+    from ..wire.tls import principal_from_cert
 
     host, port = bootstrap.rsplit(":", 1)
     context = ssl.create_default_context(cafile=str(ca) if ca is not None else None)

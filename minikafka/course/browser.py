@@ -12,7 +12,7 @@ from minikafka.browser import BROWSER, NotInTheBrowser
 from minikafka.browser import require as _require
 from minikafka.core.scram import pbkdf2_hmac
 
-__all__ = ["BROWSER", "NO_BROWSER_BUILD", "NotInTheBrowser", "install", "require"]
+__all__ = ["BROWSER", "NO_BROWSER_BUILD", "NotInTheBrowser", "install", "require", "say_skipped"]
 
 # Packages the labs' cells import that have no Pyodide build (C, Rust or Java underneath),
 # so the site leaves them out.
@@ -36,13 +36,18 @@ def _skip(shell: Any, etype: type, value: BaseException, tb: Any,
             return []
         value = NotInTheBrowser("this cell runs a program in a process of its own, which a "
                                 "browser tab cannot start; it runs after ./setup.sh")
-    print(f"Skipped in the browser edition: {value}")
+    say_skipped(str(value))
     # A skip, not a failure: with no error recorded the kernel answers "ok" and Run All
     # goes on (IPython keeps the running cell's result on its displayhook).
     result = getattr(shell.displayhook, "exec_result", None)
     if result is not None:
         result.error_in_exec = None
     return []
+
+
+def say_skipped(what: str) -> None:
+    """The one line a student sees for what the browser edition skips."""
+    print(f"Skipped in the browser edition: {what}")
 
 
 def install() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from kafka.structs import TopicPartition
 
+from ..browser import BROWSER
 from ..chaos import run_trial
 from ..cluster import Cluster
 from ..semantics import Crash, Report, caught_up
@@ -1342,7 +1343,10 @@ def check_mapping_rules(principal_mapping_rules: Callable[[], str]) -> Outcome:
             wrong.append(f"{subject} became {got}, not {want}")
     out.expect(not wrong, f"all {len(MAPPING_CASES)} subjects map as the ACLs expect",
                "; ".join(wrong))
-    served = _mapped_writes(str(rules)) if not wrong else {}
+    if not wrong and BROWSER:  # no TLS listener in a tab: the mapping alone is judged
+        out.history.append("a broker with your rules over mutual TLS: skipped in the browser "
+                           "edition (no sockets, no cryptography); it runs after ./setup.sh")
+    served = _mapped_writes(str(rules)) if not wrong and not BROWSER else {}
     if served:
         out.history.append("a broker with your rules, ACLs for User:alice and "
                            "User:svc-billing: " + "; ".join(f"{k}: {v}" for k, v in served.items()))

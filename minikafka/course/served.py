@@ -9,8 +9,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .browser import require
-
 
 def real_cluster(topics: Mapping[str, int] | None = None, *,
                  configs: Mapping[str, Mapping[str, str]] | None = None, seed: int = 0,
@@ -25,7 +23,6 @@ def real_cluster(topics: Mapping[str, int] | None = None, *,
     stops it."""
     from minikafka.cluster import Cluster
 
-    require("a cluster served over the network (sockets)")
     cluster = Cluster(brokers=3, seed=seed, broker_config=dict(broker_config or {}))
     for name, partitions in (topics or {}).items():
         cluster.create_topic(name, partitions=partitions, replication_factor=3,

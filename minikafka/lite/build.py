@@ -56,12 +56,6 @@ PYPI_REQUIREMENTS = [
 # the kernel (jupyterlab_widgets is the labextension itself, installed into the site).
 SKIP = {"widgetsnbextension", "jupyterlab-widgets"}
 
-# Lessons left out of the site, and why: nothing of theirs runs without what a tab lacks.
-NOT_IN_THE_BROWSER = {
-    "22-authentication.ipynb": "TLS certificates (cryptography, a C library with no "
-                               "build for the browser) and connections over sockets",
-}
-
 # Files outside lessons/ that a lesson reads, put beside the lessons in the site.
 LESSON_FILES = ["docs/server-sasl.properties"]
 
@@ -238,7 +232,7 @@ def build(output: Path, cache: Path | None = None, lessons: Path | None = None) 
         wheels.append(minikafka_wheel(root, work / "dist"))
         contents = work / "files"
         shutil.copytree(lessons, contents, ignore=shutil.ignore_patterns(
-            ".ipynb_checkpoints", "__pycache__", *NOT_IN_THE_BROWSER))
+            ".ipynb_checkpoints", "__pycache__"))
         for name in LESSON_FILES:
             (contents / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / name, contents / name)
