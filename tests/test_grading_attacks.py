@@ -659,7 +659,28 @@ TAMPERED = AT_LEAST_ONCE.replace('    while not stop():', '    tamper(producer)\
     if isinstance(getattr(producer, "raised", None), Crash):
         raise producer.raised
 '''
-CONVERTERS = {"solution": None, "at_least_once": AT_LEAST_ONCE,
+# A profile function set while the definitions run, to rewrite what run_converter returns in
+# the process that killed the loop: 10 of 10 with the at-least-once loop, and no finding.
+PROFILE = AT_LEAST_ONCE.replace("\n\n\ndef convert(", '''
+
+
+def _once(frame, event, arg):
+    if event == "return" and frame.f_code.co_name == "run_converter" and type(arg) is dict:
+        arg["crashed"] = True
+        arg["outputs"][:] = list({out.get("id"): out for out in arg["outputs"]}.values())
+
+
+@(lambda f: (sys.setprofile(_once), f)[1])
+def convert(''').replace("OUTPUT = ", "import sys\n\nOUTPUT = ", 1)
+# A signal handler set while the definitions run would run the student's code in that
+# process too (the killed loop's exit sends it SIGCHLD): put back, and reported.
+SIGNAL = AT_LEAST_ONCE.replace("\n\n\ndef convert(", """
+
+
+@(lambda f: (signal.signal(signal.SIGCHLD, lambda *args: None), f)[1])
+def convert(""").replace("OUTPUT = ", "import signal\n\nOUTPUT = ", 1)
+CONVERTERS = {"solution": None, "at_least_once": AT_LEAST_ONCE, "profile": PROFILE,
+              "signal": SIGNAL,
               "outside": wrong.for_assignment(A4).CELLS["converter"], "disarm": DISARM + TAMPERED,
               "patch": PATCH + TAMPERED}
 
@@ -743,3 +764,17 @@ def test_a4_a_disarmed_crash_still_happens_where_the_grader_planted_it(attack):
         outcomes[name] = outcome["crashed"], sorted(verdict.lost), sorted(verdict.duplicated)
     assert outcomes["at_least_once"][0] is True and outcomes["at_least_once"][2], outcomes
     assert outcomes[attack] == outcomes["at_least_once"], outcomes
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a4_a_profile_hook_cannot_rewrite_the_result_in_the_killing_process(a4_graded):
+    failed, evidence = a4_graded["profile"]
+    assert failed >= CONVERTER_TESTS, failed
+    assert any(e["kind"] == "harness tampering" and "sys.setprofile refused" in e["detail"]
+               for e in evidence), evidence
+    failed, evidence = a4_graded["signal"]
+    assert failed == a4_graded["at_least_once"][0], failed
+    assert any(e["kind"] == "harness tampering" and "signal SIGCHLD changed" in e["detail"]
+               for e in evidence), evidence
