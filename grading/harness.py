@@ -30,6 +30,7 @@ import ast
 import builtins
 import contextlib
 import ctypes
+import gc
 import io
 import json
 import os
@@ -66,6 +67,7 @@ class Evidence:
         self.sent = 0
         self.cell = None
         self.block_spawn = False
+        self.restoring = False  # the harness itself clearing a hook
         self.spawn_allowed: tuple[str, ...] = ()
         # the one fork a test may make: assignment 3's loop in a process the graders kill
         self.fork_code = killed._fork.__code__
@@ -113,8 +115,15 @@ class Evidence:
             host = address[0] if isinstance(address, tuple) else str(address)
             if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
                 self.add("network", f"connect {address!r}")
-        elif event in ("sys.settrace", "sys.setprofile") and args and args[0] is not None:
-            self.add("introspection", event)
+        elif event in ("sys.settrace", "sys.setprofile", "sys.addaudithook"):
+            # (Python gives these events no arguments.) Once the setup has run, a hook would
+            # run the student's code inside the harness's own helpers, between the kill of a
+            # loop's process and the result: refused.
+            if self.block_spawn and not self.restoring:
+                self.add("harness tampering", f"{event} refused")
+                raise PermissionError(f"the grading sandbox does not allow {event} here")
+            if event != "sys.addaudithook" and not self.restoring:
+                self.add("introspection", event)
         elif event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents",
                        "sys._current_frames"):
             # Recorded, not refused: no expected value or verdict is in this process to find.
@@ -251,6 +260,37 @@ class Snapshot:
         return changed
 
 
+def _hooks() -> dict:
+    """What makes the student's code run inside the harness's helpers at a moment of its
+    choosing: signal handlers and their timers, gc callbacks, trace and profile functions."""
+    out = {f"signal {s.name}": signal.getsignal(s) for s in signal.Signals
+           if s not in (signal.SIGKILL, signal.SIGSTOP)}
+    out.update({"gc.callbacks": list(gc.callbacks), "sys.gettrace": sys.gettrace(),
+                "sys.getprofile": sys.getprofile(),
+                "timer ITIMER_VIRTUAL": signal.getitimer(signal.ITIMER_VIRTUAL),
+                "timer ITIMER_PROF": signal.getitimer(signal.ITIMER_PROF)})
+    return out
+
+
+def _restore_hooks(saved: dict, evidence: Evidence) -> list[str]:
+    """Put the hooks back as `saved` (after the setup); what had changed."""
+    changed = [f"{what} changed" for what, value in _hooks().items() if value != saved[what]]
+    for what, value in saved.items():
+        if what.startswith("signal ") and signal.getsignal(signal.Signals[what[7:]]) != value:
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                signal.signal(signal.Signals[what[7:]], value)
+    gc.callbacks[:] = saved["gc.callbacks"]
+    for timer in (signal.ITIMER_VIRTUAL, signal.ITIMER_PROF):
+        signal.setitimer(timer, 0)
+    evidence.restoring = True
+    try:
+        sys.settrace(saved["sys.gettrace"])
+        sys.setprofile(saved["sys.getprofile"])
+    finally:
+        evidence.restoring = False
+    return changed
+
+
 _MISSING = object()
 IPYTHON_NAMES = ("In", "Out", "exit", "quit", "get_ipython")
 
@@ -385,6 +425,7 @@ class Calls:
                 _untimed()
         watched = tuple(start.get("watched_modules", ["minikafka"]))
         self.snapshot = snapshot = Snapshot(ns, watched)
+        self.hooks = _hooks()
         evidence.block_spawn = True
         threads = os_threads()
         self.definitions = []
@@ -403,6 +444,9 @@ class Calls:
         # while the definitions ran, is undone here; the student's own new names stay.
         for what in snapshot.restore():
             evidence.add("harness tampering", f"definitions: {what}")
+        gc.collect()  # a finalizer the definitions left to the collector runs now, not in a call
+        for what in _restore_hooks(self.hooks, evidence):
+            evidence.add("harness tampering", f"definitions: {what}")
         for name, data in start["values"].items():
             if name not in snapshot.names:
                 with contextlib.suppress(NotPlain):
@@ -411,7 +455,7 @@ class Calls:
 
     def call(self, call: dict) -> dict:
         self.evidence.cell = call["cell"]
-        for what in self.snapshot.restore():
+        for what in self.snapshot.restore() + _restore_hooks(self.hooks, self.evidence):
             self.evidence.add("harness tampering", f"during tests: {what}")
         record = {"status": "ok"}
         with Capture() as cap:

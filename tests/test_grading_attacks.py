@@ -23,7 +23,7 @@ from nbformat.v4 import new_markdown_cell, new_notebook
 
 from grading import course, integrity, pipeline, sandbox, sandboxed, scores
 from grading.cli import main as cli_main
-from grading.selftest import submissions
+from grading.selftest import submissions, wrong
 from grading.selftest.runner import copy_course
 
 A1, NB1 = "a1_partitions", "partitions.ipynb"
@@ -605,3 +605,176 @@ def test_a4_a_converter_that_raises_a_crash_of_its_own_scores_nothing_for_crashe
     failed = {c.metadata["nbgrader"]["grade_id"] for c in graded.cells
               for o in c.get("outputs", []) if o.get("output_type") == "error"}
     assert {"test_convert_crash", "test_convert_hidden"} <= failed, failed
+
+
+# -- assignment 4: the crash is planted and seen in the grader's process ---------------------------
+
+AT_LEAST_ONCE = '''
+OUTPUT = "payments-eur"
+
+
+def make_clients(cluster):
+    consumer = cluster.consumer(PAYMENTS, group_id="converter", enable_auto_commit=False,
+                                auto_offset_reset="earliest")
+    return consumer, cluster.producer()
+
+
+def convert(consumer, producer, stop) -> None:
+    """At least once, no transaction: a crash repeats a batch."""
+    while not stop():
+        batch = consumer.poll(timeout_ms=500)
+        for records in batch.values():
+            for record in records:
+                payment = json.loads(record.value)
+                out = {"id": payment["id"], "account": payment["account"],
+                       "euros": payment["cents"] / 100}
+                producer.send(OUTPUT, value=json.dumps(out).encode())
+        producer.flush()
+        consumer.commit()
+'''
+# The same loop, after disarming the crash planted in the producer it was given and
+# claiming it anyway: it scored 10 of 10 while that producer was in the loop's process.
+DISARM = '''
+from minikafka.semantics import Crash
+
+
+def tamper(producer):
+    for name, value in (("_point", None), ("_left", -1), ("raised", Crash("killed"))):
+        try:
+            setattr(producer, name, value)
+        except AttributeError:
+            pass
+'''
+PATCH = '''
+from minikafka.semantics import Crash
+
+
+def tamper(producer):
+    try:  # the wrapper's class: no planted point is ever reached, every run "crashed"
+        type(producer)._reached = lambda self, point: setattr(self, "raised", Crash("killed"))
+    except AttributeError:
+        pass
+'''
+TAMPERED = AT_LEAST_ONCE.replace('    while not stop():', '    tamper(producer)\n    while not stop():') + '''
+    if isinstance(getattr(producer, "raised", None), Crash):
+        raise producer.raised
+'''
+# A profile function set while the definitions run, to rewrite what run_converter returns in
+# the process that killed the loop: 10 of 10 with the at-least-once loop, and no finding.
+PROFILE = AT_LEAST_ONCE.replace("\n\n\ndef convert(", '''
+
+
+def _once(frame, event, arg):
+    if event == "return" and frame.f_code.co_name == "run_converter" and type(arg) is dict:
+        arg["crashed"] = True
+        arg["outputs"][:] = list({out.get("id"): out for out in arg["outputs"]}.values())
+
+
+@(lambda f: (sys.setprofile(_once), f)[1])
+def convert(''').replace("OUTPUT = ", "import sys\n\nOUTPUT = ", 1)
+# A signal handler set while the definitions run would run the student's code in that
+# process too (the killed loop's exit sends it SIGCHLD): put back, and reported.
+SIGNAL = AT_LEAST_ONCE.replace("\n\n\ndef convert(", """
+
+
+@(lambda f: (signal.signal(signal.SIGCHLD, lambda *args: None), f)[1])
+def convert(""").replace("OUTPUT = ", "import signal\n\nOUTPUT = ", 1)
+CONVERTERS = {"solution": None, "at_least_once": AT_LEAST_ONCE, "profile": PROFILE,
+              "signal": SIGNAL,
+              "outside": wrong.for_assignment(A4).CELLS["converter"], "disarm": DISARM + TAMPERED,
+              "patch": PATCH + TAMPERED}
+
+
+@pytest.fixture(scope="module")
+def a4_graded(tmp_path_factory):
+    """Each converter above with the solution's sink, graded in the bubblewrap sandbox:
+    {name: (failed test cells, the integrity evidence of its calls)}."""
+    root = copy_course(tmp_path_factory.mktemp("a4") / "course", [A4])
+    source = nbformat.read(root / "source" / A4 / NB4, as_version=4)
+    run = sandboxed.SandboxExecute(isolation=sandbox.available("bwrap"), course_root=str(root))
+    graded = {}
+    for student, converter in CONVERTERS.items():
+        nb = nbformat.from_dict(source)
+        for cell in nb.cells:
+            if converter and cell.metadata.get("nbgrader", {}).get("grade_id") == "converter":
+                cell.source = converter
+        out, _ = run.preprocess(nb, {"nbgrader": {"assignment": A4, "notebook": "exactly_once",
+                                                  "student": student}})
+        record = json.loads((root / "integrity" / A4 / f"{student}.json").read_text())
+        evidence = [e for phase in record["exactly_once"]["phases"]
+                    if phase["phase"] in ("calls", "hidden calls") for e in phase["evidence"]]
+        graded[student] = _failed(out), evidence
+    return graded
+
+
+CONVERTER_TESTS = {"test_convert_once", "test_convert_crash", "test_convert_hidden"}
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a4_the_right_converter_scores_full_and_the_plausible_wrong_one_loses_the_crashes(
+        a4_graded):
+    assert a4_graded["solution"][0] == set()
+    # offsets committed after the transaction, not inside it: a crash between repeats a batch
+    assert a4_graded["outside"][0] == {"test_convert_crash", "test_convert_hidden"}
+    assert a4_graded["at_least_once"][0] == {"test_convert_crash", "test_convert_hidden"}
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("attack", ["disarm", "patch"])
+def test_a4_a_converter_that_disarms_the_planted_crash_scores_no_more_than_at_least_once(
+        a4_graded, attack):
+    """The producer a converter gets is a stand-in in a process the grader kills: setting its
+    `_point`, `_left` or `raised`, or patching its class's `_reached`, changes nothing where
+    the crash is planted and seen (5 of 5 for the converter while the wrapper was in the
+    loop's process), and the instructor is told."""
+    failed, evidence = a4_graded[attack]
+    assert failed & CONVERTER_TESTS >= a4_graded["at_least_once"][0] & CONVERTER_TESTS, failed
+    assert "test_convert_crash" in failed and "test_convert_hidden" in failed
+    name = "_reached" if attack == "patch" else "_point"
+    assert any(e["kind"] == "harness tampering" and "in the loop's process" in e["detail"]
+               and name in e["detail"] for e in evidence), evidence
+    assert not [e for e in a4_graded["at_least_once"][1] if e["kind"] == "harness tampering"]
+
+
+def _converter_namespace(converter: str) -> dict:
+    """The source notebook's setup and sink with `converter` as the answer, run in this process
+    (as in a student's kernel)."""
+    nb = nbformat.read(Path(course.__file__).parent / "source" / A4 / NB4, as_version=4)
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in nb.cells}
+    ns = {"__name__": "__main__"}
+    for source in (cells["setup"], cells["balance_sink"], converter):
+        exec(compile(source, "<cell>", "exec"), ns)
+    return ns
+
+
+@pytest.mark.parametrize("attack", ["disarm", "patch"])
+def test_a4_a_disarmed_crash_still_happens_where_the_grader_planted_it(attack):
+    """Run as a student's kernel runs it: the tampering converter is killed at its second
+    send like the honest at-least-once one and repeats the same payments; before, it
+    dodged the kill and reported a crash with every payment converted once."""
+    outcomes = {}
+    for name in ("at_least_once", attack):
+        ns = _converter_namespace(CONVERTERS[name])
+        outcome = ns["run_converter"](2, "send", 2)
+        verdict = ns["converter_verdict"](outcome, 2)
+        outcomes[name] = outcome["crashed"], sorted(verdict.lost), sorted(verdict.duplicated)
+    assert outcomes["at_least_once"][0] is True and outcomes["at_least_once"][2], outcomes
+    assert outcomes[attack] == outcomes["at_least_once"], outcomes
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a4_a_profile_hook_cannot_rewrite_the_result_in_the_killing_process(a4_graded):
+    failed, evidence = a4_graded["profile"]
+    assert failed >= CONVERTER_TESTS, failed
+    assert any(e["kind"] == "harness tampering" and "sys.setprofile refused" in e["detail"]
+               for e in evidence), evidence
+    failed, evidence = a4_graded["signal"]
+    assert failed == a4_graded["at_least_once"][0], failed
+    assert any(e["kind"] == "harness tampering" and "signal SIGCHLD changed" in e["detail"]
+               for e in evidence), evidence

@@ -1,16 +1,24 @@
-"""A consumer loop killed for real: the loop runs in a child process that is sent SIGKILL at
-the planted point, while the consumer, the charges and the record of the kill stay in the
-parent, where the loop's code never runs.
+"""A loop killed for real: the loop runs in a child process that is sent SIGKILL at the
+planted point, while the clients, the charges and the record of the kill stay in the parent,
+where the loop's code never runs.
 
-The child gets stand-ins: a consumer whose calls are made by the parent on the real one, a
-`process` that asks the parent to charge a record the parent handed out, and `stop`. What
-the child sends is plain data (autograde's codec and two Kafka structs), never a pickle, so
-nothing it sends runs code in the parent; what the parent sends back is pickled. A loop that
-raises, returns or exits on its own is not a kill: only the parent decides that one happened.
+The child gets stand-ins (`Remote`): objects whose calls the parent makes on the real ones.
+What the child sends is plain data (autograde's codec and Kafka's small structs), never a
+pickle, so nothing it sends runs code in the parent; what the parent sends back is pickled.
+A loop that raises, returns or exits on its own is not a kill: only the parent decides that
+one happened, and nothing the child holds (a stand-in's attributes, its class) says where.
 
-Crash points (as in assignment 3): poll (just after a poll returned records), process-before,
-process-after (around a charge), commit-before (inside commit, before the broker sees it),
-commit-after (just after a commit succeeded).
+Two kinds of loop:
+
+* `run_killed` (assignment 3): loop(consumer, process, stop) with the graders' consumer.
+  Crash points: poll (just after a poll returned records), process-before, process-after
+  (around a charge), commit-before (inside commit, before the broker sees it), commit-after
+  (just after a commit succeeded).
+* `run_killed_clients` (assignment 4): loop(cluster, stop), where the loop makes its own
+  consumers and producers with `cluster.consumer(...)` and `cluster.producer(...)` (plain
+  settings); the parent makes them on the real cluster. Crash points, on any producer: send
+  (just after a send), offsets (just after send_offsets_to_transaction), commit-before and
+  commit-after (around commit_transaction).
 """
 
 from __future__ import annotations
@@ -25,9 +33,10 @@ import struct
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from kafka.structs import OffsetAndMetadata, TopicPartition
+from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 from minikafka.course.autograde import NotPlain, decode, encode
 
@@ -35,6 +44,7 @@ MAX_MESSAGE = 1 << 20  # one request from the loop; more and the loop is stopped
 MAX_PRINTED = 64 * 1024
 MAX_EVIDENCE = 200
 _HEADER = struct.Struct("!I")
+CLUSTER = 0  # the handle of run_killed_clients' cluster stand-in
 
 # Set by the grading sandbox's harness: where the child's audit events go (in the parent).
 evidence_sink: Callable[[dict], None] | None = None
@@ -78,13 +88,17 @@ def _exactly(sock: socket.socket, size: int, deadline: float | None = None) -> b
     return bytes(data)
 
 
-# -- plain data across the socket: dicts as pairs, Kafka's two structs a loop passes, tagged ------
+# -- plain data across the socket: dicts as pairs, Kafka's structs a loop passes, tagged --------
 
 def _plain(value: Any) -> Any:
     if type(value) is TopicPartition:
         return {"__tp": [value.topic, value.partition]}
     if type(value) is OffsetAndMetadata:
         return {"__om": [value.offset, value.metadata, value.leader_epoch]}
+    if type(value) is ConsumerGroupMetadata:
+        return {"__gm": [_plain(v) for v in value]}
+    if type(value) is Remote:
+        return {"__remote": object.__getattribute__(value, "_handle")}
     if type(value) in (list, tuple):
         return type(value)(_plain(v) for v in value)
     if type(value) is dict:
@@ -92,9 +106,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _unplain(value: Any) -> Any:
+def _unplain(value: Any, objects: dict[int, Any]) -> Any:
     if type(value) in (list, tuple):
-        return type(value)(_unplain(v) for v in value)
+        return type(value)(_unplain(v, objects) for v in value)
     if type(value) is not dict or len(value) != 1:
         return value
     (tag, data), = value.items()
@@ -104,8 +118,16 @@ def _unplain(value: Any) -> Any:
     if tag == "__om":
         offset, metadata, epoch = data
         return OffsetAndMetadata(int(offset), metadata, epoch)
+    if tag == "__gm":
+        if any(v is not None and type(v) not in (str, int) for v in data):
+            raise TypeError("malformed group metadata")
+        return ConsumerGroupMetadata(*data[:5])
+    if tag == "__remote":
+        if data not in objects:  # the cluster stand-in is never an argument
+            raise ValueError(f"no object {data!r} of the graders' here")
+        return objects[data]
     if tag == "__items":
-        return {_unplain(k): _unplain(v) for k, v in data}
+        return {_unplain(k, objects): _unplain(v, objects) for k, v in data}
     return value
 
 
@@ -115,7 +137,8 @@ def _ask(*request: Any) -> Any:
     try:
         data = json.dumps(encode(_plain(list(request)))).encode()
     except NotPlain as exc:
-        raise TypeError(f"only plain data can be passed to the consumer here: {exc}") from None
+        raise TypeError("only plain data (no functions or objects of your own) can be passed "
+                        f"to the graders' clients here: {exc}") from None
     _send(_to_parent, data)
     reply = _recv(_to_parent)
     if reply is None:
@@ -126,22 +149,43 @@ def _ask(*request: Any) -> Any:
     return value
 
 
-class RemoteConsumer:
-    """The consumer as the loop in the child sees it: each call is made by the parent."""
+def _tampered(what: str) -> None:
+    """A write to a stand-in: it changes nothing in the parent, but the instructor hears of it."""
+    to_parent("evidence", {"kind": "harness tampering", "detail": what})
+    raise AttributeError(f"the graders' objects cannot be changed here ({what})")
 
-    def poll(self, *args: Any, **kwargs: Any) -> dict:
-        return _ask("poll", args, kwargs)
 
-    def commit(self, *args: Any, **kwargs: Any) -> None:
-        return _ask("commit", args, kwargs)
+class _Sealed(type):
+    def __setattr__(cls, name: str, value: Any) -> None:
+        _tampered(f"set {name!r} on the stand-ins' class")
 
-    def commit_async(self, *args: Any, **kwargs: Any) -> Any:
-        return _ask("commit_async", args, kwargs)
+    def __delattr__(cls, name: str) -> None:
+        _tampered(f"deleted {name!r} from the stand-ins' class")
+
+
+class Remote(metaclass=_Sealed):
+    """An object of the parent's (a consumer, a producer, a send's future, the cluster) as
+    the loop in the child sees it: each call is made by the parent on the real one."""
+
+    __slots__ = ("_handle",)
+
+    def __init__(self, handle: int) -> None:
+        object.__setattr__(self, "_handle", handle)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        return lambda *args, **kwargs: _ask("call", name, args, kwargs)
+        handle = object.__getattribute__(self, "_handle")
+        return lambda *args, **kwargs: _ask("call", handle, name, args, kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        _tampered(f"set {name!r} on the graders' client")
+
+    def __delattr__(self, name: str) -> None:
+        _tampered(f"deleted {name!r} from the graders' client")
+
+    def __reduce__(self) -> tuple:
+        return Remote, (object.__getattribute__(self, "_handle"),)
 
 
 def _process(record: Any) -> None:
@@ -170,12 +214,12 @@ def to_parent(kind: str, item: dict) -> None:
         _send(_to_parent, json.dumps([kind, item]).encode())
 
 
-def _child(sock: socket.socket, loop: Callable) -> None:
+def _child(sock: socket.socket, main: Callable[[], None]) -> None:
     global _to_parent
     _to_parent = sock
     sys.stdout = sys.stderr = _Printed()
     try:
-        loop(RemoteConsumer(), _process, _stop)
+        main()
         message = ["done"]
     except BaseException as exc:  # any exception is the loop's own
         message = ["error", type(exc).__name__, str(exc)[:2000]]
@@ -185,33 +229,43 @@ def _child(sock: socket.socket, loop: Callable) -> None:
         os._exit(0)
 
 
-# -- the parent: the real consumer, the charges and the kill ------------------------------------
+# -- the parent: the real objects, the planted point and the kill --------------------------------
 
 def _fork() -> int:
     """The harness of the grading sandbox allows this fork (and only this one) in tests."""
     return os.fork()
 
 
-def run_killed(loop: Callable, consumer: Any, charge: Callable[[Any], None],
-               stop: Callable[[], bool], point: str | None = None, nth: int = 1) -> bool:
-    """Run loop(consumer, process, stop) in a child process, killed with SIGKILL the `nth`
-    time `point` is reached. Returns True when it was killed there, False when the loop
-    returned; raises LoopError when the loop raised or its process ended by itself."""
+@dataclass
+class _Served:
+    """The parent's side of one killed loop: its objects by handle and the planted point."""
+    point: str | None
+    left: int
+    objects: dict[int, Any] = field(default_factory=dict)
+    handed: dict[tuple, Any] = field(default_factory=dict)  # records polled, by position
+
+    def reached(self, here: str) -> None:
+        if here == self.point:
+            self.left -= 1
+            if self.left == 0:
+                raise _Kill
+
+    def keep(self, obj: Any) -> Remote:
+        handle = len(self.objects) + 1
+        self.objects[handle] = obj
+        return Remote(handle)
+
+
+def _run(main: Callable[[], None], served: _Served,
+         serve: Callable[[str, list], Any]) -> bool:
+    """Fork; the child runs main(), the parent answers its requests with serve(kind, args)
+    until serve reaches the planted point (True: the child is killed) or main returns."""
     parent, child = socket.socketpair()
     pid = _fork()
     if pid == 0:
         parent.close()
-        _child(child, loop)
+        _child(child, main)
     child.close()
-    left = [nth]
-
-    def reached(here: str) -> None:
-        if here == point:
-            left[0] -= 1
-            if left[0] == 0:
-                raise _Kill
-
-    handed: dict[tuple, Any] = {}
     printed = evidence = 0
     try:
         while True:
@@ -240,15 +294,15 @@ def run_killed(loop: Callable, consumer: Any, charge: Callable[[Any], None],
                                    + str(request[1].get("detail", ""))[:300]})
                 continue
             try:
-                args = _unplain(decode(request))[1:]
-                ok, value = True, _serve(kind, args, consumer, charge, stop, handed, reached)
+                args = _unplain(decode(request), served.objects)[1:]
+                ok, value = True, serve(kind, args)
             except _Kill:
                 raise
-            except Exception as exc:  # the consumer's error, for the loop
+            except Exception as exc:  # the client's error, for the loop
                 ok, value = False, exc
             try:
                 reply = pickle.dumps((ok, value))
-            except Exception:  # an exception that does not pickle
+            except Exception:  # an exception or value that does not pickle
                 reply = pickle.dumps((False, RuntimeError(f"{type(value).__name__}: {value}")))
             _send(parent, reply)
     except _Kill:
@@ -258,37 +312,124 @@ def run_killed(loop: Callable, consumer: Any, charge: Callable[[Any], None],
         _end(pid)
 
 
-def _serve(kind: str, args: list, consumer: Any, charge: Callable, stop: Callable,
-           handed: dict, reached: Callable[[str], None]) -> Any:
-    if kind == "stop":
-        return bool(stop())
-    if kind == "process":
-        key = tuple(args[0])
-        if key not in handed:
-            raise RuntimeError(f"order at {key[0]}-{key[1]}@{key[2]} was not polled from the "
-                               "consumer your loop was given")
-        reached("process-before")
-        charge(handed[key])
-        reached("process-after")
-        return None
-    if kind == "poll":
-        batch = consumer.poll(*args[0], **args[1])
-        if batch:
-            handed.update(((r.topic, r.partition, r.offset), r)
-                          for records in batch.values() for r in records)
-            reached("poll")
-        return batch
-    if kind in ("commit", "commit_async"):
-        reached("commit-before")
-        result = getattr(consumer, kind)(*args[0], **args[1])
-        reached("commit-after")
-        return result if kind == "commit_async" else None
-    if kind == "call":
-        name, call_args, call_kwargs = args
-        if not isinstance(name, str) or name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(consumer, name)(*call_args, **call_kwargs)
-    raise ValueError(f"unknown request {kind!r}")
+def _method(served: _Served, args: list) -> tuple[Any, str, list, dict]:
+    handle, name, call_args, call_kwargs = args
+    if not isinstance(name, str) or name.startswith("_") or handle not in served.objects:
+        raise AttributeError(name)
+    return served.objects[handle], name, call_args, call_kwargs
+
+
+# -- assignment 3: the graders' consumer, process and stop ---------------------------------------
+
+def run_killed(loop: Callable, consumer: Any, charge: Callable[[Any], None],
+               stop: Callable[[], bool], point: str | None = None, nth: int = 1) -> bool:
+    """Run loop(consumer, process, stop) in a child process, killed with SIGKILL the `nth`
+    time `point` is reached. Returns True when it was killed there, False when the loop
+    returned; raises LoopError when the loop raised or its process ended by itself."""
+    served = _Served(point, nth)
+    remote = served.keep(consumer)
+
+    def serve(kind: str, args: list) -> Any:
+        if kind == "stop":
+            return bool(stop())
+        if kind == "process":
+            key = tuple(args[0])
+            if key not in served.handed:
+                raise RuntimeError(f"order at {key[0]}-{key[1]}@{key[2]} was not polled from "
+                                   "the consumer your loop was given")
+            served.reached("process-before")
+            charge(served.handed[key])
+            served.reached("process-after")
+            return None
+        if kind != "call":
+            raise ValueError(f"unknown request {kind!r}")
+        obj, name, call_args, call_kwargs = _method(served, args)
+        if name == "poll":
+            batch = obj.poll(*call_args, **call_kwargs)
+            if batch:
+                served.handed.update(((r.topic, r.partition, r.offset), r)
+                                     for records in batch.values() for r in records)
+                served.reached("poll")
+            return batch
+        if name in ("commit", "commit_async"):
+            served.reached("commit-before")
+            result = getattr(obj, name)(*call_args, **call_kwargs)
+            served.reached("commit-after")
+            return _kept(served, result)
+        return _kept(served, getattr(obj, name)(*call_args, **call_kwargs))
+
+    return _run(lambda: loop(remote, _process, _stop), served, serve)
+
+
+# -- assignment 4: the loop's own clients, made on the graders' cluster --------------------------
+
+@dataclass
+class Clients:
+    """The clients a killed loop made through its cluster stand-in: real ones, on `cluster`,
+    in the parent (to crash or close after the run). Each poll returns at most
+    `max_poll_records` records when it is set."""
+    cluster: Any
+    max_poll_records: int | None = None
+    consumers: list = field(default_factory=list)
+    producers: list = field(default_factory=list)
+
+
+_AROUND = {"send": (None, "send"), "send_offsets_to_transaction": (None, "offsets"),
+           "commit_transaction": ("commit-before", "commit-after")}
+
+
+def run_killed_clients(loop: Callable, clients: Clients, stop: Callable[[], bool],
+                       point: str | None = None, nth: int = 1) -> bool:
+    """Run loop(cluster, stop) in a child process, killed with SIGKILL the `nth` time any
+    producer it made reaches `point`. Returns True when it was killed there, False when the
+    loop returned; raises LoopError when the loop raised or its process ended by itself."""
+    from minikafka.client.consumer import KafkaConsumer
+    from minikafka.client.producer import KafkaProducer
+    served = _Served(point, nth)
+
+    def serve(kind: str, args: list) -> Any:
+        if kind == "stop":
+            return bool(stop())
+        if kind != "call":
+            raise ValueError(f"unknown request {kind!r}")
+        if args and args[0] == CLUSTER:
+            _, name, call_args, call_kwargs = args
+            if name == "consumer":
+                clients.consumers.append(clients.cluster.consumer(*call_args, **call_kwargs))
+                return served.keep(clients.consumers[-1])
+            if name == "producer":
+                clients.producers.append(clients.cluster.producer(*call_args, **call_kwargs))
+                return served.keep(clients.producers[-1])
+            raise AttributeError(f"the graders' cluster only makes clients here: "
+                                 f"cluster.consumer(...) and cluster.producer(...), not {name}")
+        obj, name, call_args, call_kwargs = _method(served, args)
+        if isinstance(obj, KafkaConsumer) and name == "poll" and clients.max_poll_records:
+            return _small_poll(obj, clients.max_poll_records, *call_args, **call_kwargs)
+        before, after = _AROUND.get(name, (None, None)) if isinstance(obj, KafkaProducer) \
+            else (None, None)
+        if before:
+            served.reached(before)
+        result = _kept(served, getattr(obj, name)(*call_args, **call_kwargs))
+        if after:
+            served.reached(after)
+        return result
+
+    return _run(lambda: loop(Remote(CLUSTER), _stop), served, serve)
+
+
+def _small_poll(consumer: Any, cap: int, timeout_ms: int = 0, max_records: int | None = None,
+                **kwargs: Any) -> dict:
+    return consumer.poll(timeout_ms=timeout_ms, max_records=min(max_records or cap, cap), **kwargs)
+
+
+def _kept(served: _Served, value: Any) -> Any:
+    """A client, a future or the like stays in the parent: the child gets a stand-in."""
+    from minikafka.client.consumer import KafkaConsumer
+    from minikafka.client.future import Future
+    from minikafka.client.producer import FutureRecordMetadata, KafkaProducer
+    if isinstance(value, (KafkaConsumer, KafkaProducer, FutureRecordMetadata, Future)):
+        return served.keep(value)
+    return value
 
 
 def _end(pid: int) -> None:
