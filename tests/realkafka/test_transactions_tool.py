@@ -301,14 +301,16 @@ def abort_open_transactions(bootstrap: str, topic: str, partition: int) -> None:
 
 
 @pytest.mark.parametrize(("version", "verify", "code"), [
-    (3, True, 48), (4, True, 120), (3, False, 0)],
-    ids=["v3-verified", "v4-verified", "v3-not-verified"])
+    (3, True, 48), (4, True, 120), (5, True, 0), (3, False, 0)],
+    ids=["v3-verified", "v4-verified", "v5-added", "v3-not-verified"])
 def test_offsets_without_add_offsets_to_txn(target, version, verify, code):
     """A TxnOffsetCommit whose group's __consumer_offsets partition was never added with
     AddOffsetsToTxn, the same on minikafka and Kafka 4.4.0. The group coordinator verifies
     it with the transaction coordinator (KIP-890): INVALID_TXN_STATE at v3 (kafka-python's
     version), TRANSACTION_ABORTABLE at v4 (the Java client's before transaction version 2),
-    and no offset is written. With verification off it is written but no marker reaches
+    and no offset is written; from v5 (transaction version 2's, even from this version-1
+    producer) it adds the partition and the commit moves the offset. With verification
+    off it is written but no marker reaches
     that partition: after the commit the group's committed offset has not moved and a
     require_stable OffsetFetch answers UNSTABLE_OFFSET_COMMIT (88)."""
     suffix = uuid.uuid4().hex[:8]
@@ -338,8 +340,10 @@ def test_offsets_without_add_offsets_to_txn(target, version, verify, code):
         producer.commit_transaction()
         assert ended(admin, txn_id) == "CompleteCommit"
         assert read_committed(target, topic) == [b"out-1"]
-        assert committed(client, coordinator, group, topic, False) == (-1, 0)
-        assert committed(client, coordinator, group, topic, True) == (-1, 0 if verify else 88)
+        added = code == 0 and verify  # v5: the group coordinator added the partition
+        assert committed(client, coordinator, group, topic, False) == (1 if added else -1, 0)
+        assert committed(client, coordinator, group, topic, True) == \
+            (1 if added else -1, 0 if verify else 88)
     finally:
         if not verify:
             verification(admin, target, None)
