@@ -310,9 +310,9 @@ def test_offsets_without_add_offsets_to_txn(target, version, verify, code):
     version), TRANSACTION_ABORTABLE at v4 (the Java client's before transaction version 2),
     and no offset is written; from v5 (transaction version 2's, even from this version-1
     producer) it adds the partition and the commit moves the offset. With verification
-    off it is written but no marker reaches
-    that partition: after the commit the group's committed offset has not moved and a
-    require_stable OffsetFetch answers UNSTABLE_OFFSET_COMMIT (88)."""
+    off it is written but no marker reaches that partition: after the commit the group's
+    committed offset has not moved and a require_stable OffsetFetch answers
+    UNSTABLE_OFFSET_COMMIT (88)."""
     suffix = uuid.uuid4().hex[:8]
     topic, txn_id, group = f"eos-{suffix}", f"etl-{suffix}", f"readers-{suffix}"
     admin = KafkaAdminClient(bootstrap_servers=target)
