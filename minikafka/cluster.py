@@ -46,6 +46,7 @@ from .core.log_dirs import BrokerLogDirs
 from .core.log_manager import CLEANER, LogManager
 from .core.metadata_log import MetadataLogFiles, replay, state_records
 from .core.network import Network
+from .core.offsets import OFFSETS_TOPIC
 from .core.producer_state import ProducerStateManager
 from .core.records import ABORT_MARKER, COMMIT_MARKER, control_batch
 from .core.recovery import (
@@ -1149,6 +1150,7 @@ class Cluster:
                 self.transactions.recover(load(self))
             else:
                 self.transactions = TransactionCoordinator(*args)
+            self.transactions.group_partition = self._group_offsets_partition
             self.clock.call_later(self._txn_cleanup_interval_ms, self._abort_timed_out_txns)
         return self.transactions
 
@@ -1187,6 +1189,9 @@ class Cluster:
         if late:
             self.journal.record(self.now_ms, "txn.marker.late", producer_id=pid, epoch=epoch,
                                 commit=commit, partition=f"{tp[0]}-{tp[1]}")
+
+    def _group_offsets_partition(self, group_id: str) -> tuple[str, int]:
+        return (OFFSETS_TOPIC, self.groups.partition_for(group_id))
 
     def _txn_ended(self, meta: TransactionMetadata, commit: bool, staged: dict) -> None:
         if commit:

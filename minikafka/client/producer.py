@@ -31,6 +31,7 @@ from ..codecs import require_codec
 from ..core import api, errors
 from ..core.api import authz
 from ..core.api import produce as api_produce
+from ..core.api import txn_offset_commit as api_txn_offset_commit
 from ..core.clock import Deadlines
 from ..core.records import COMPRESSION_IDS, LOG_APPEND_TIME, RecordBatch, record_size
 from ..core.transactions import ProducerTxnState as TxnState
@@ -943,6 +944,12 @@ class KafkaProducer:
         # Then TxnOffsetCommit: READ on the topics, and the consumer's generation (KIP-447).
         raise_refusals(authz.txn_offset_commit(self.cluster, self.caller, self.transactional_id,
                                                group_id, {tp[0] for tp in offsets}))
+        # The group coordinator verifies the transaction holds the group's partition (KIP-890).
+        broker = self.cluster.brokers[self._call(self.cluster.groups.find_coordinator, group_id)]
+        code = api_txn_offset_commit.unverified(self.cluster, broker, self.transactional_id,
+                                                group_id, self.producer_id, self.producer_epoch)
+        if code != errors.NONE:
+            raise kerrors.for_code(code, f"TxnOffsetCommit for group {group_id}")
         code = self.cluster.groups.validate_txn_offset_commit(
             group_id, getattr(consumer_group_metadata, "generation_id", -1),
             getattr(consumer_group_metadata, "member_id", ""),

@@ -127,6 +127,9 @@ class TransactionCoordinator:
         self.transactions: dict[str, TransactionMetadata] = {}
         # producer id -> the offsets its open transaction staged, committed with its marker.
         self.staged_offsets: dict[int, StagedOffsets] = {}
+        # A group's __consumer_offsets partition, the one AddOffsetsToTxn puts in the
+        # transaction (the cluster sets it; without it a group is its own partition).
+        self.group_partition: Callable[[str], Any] = lambda group_id: group_id
 
     def stage_offsets(self, producer_id: int, group_id: str, offsets: dict) -> None:
         """TxnOffsetCommit: offsets wait beside the transaction until its commit marker."""
@@ -211,8 +214,11 @@ class TransactionCoordinator:
             return dict.fromkeys(tps, errors.PRODUCER_FENCED)
         if meta.state in (PREPARE_COMMIT, PREPARE_ABORT):
             return dict.fromkeys(tps, errors.CONCURRENT_TRANSACTIONS)
-        return {tp: errors.NONE if tp in meta.partitions else errors.TRANSACTION_ABORTABLE
-                for tp in tps}
+        added = meta.partitions | self._offsets_partitions(meta)
+        return {tp: errors.NONE if tp in added else errors.TRANSACTION_ABORTABLE for tp in tps}
+
+    def _offsets_partitions(self, meta: TransactionMetadata) -> set:
+        return {self.group_partition(g) for g in meta.groups}
 
     def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool) -> None:
         meta = self._check(txn_id, producer_id, epoch)
@@ -237,6 +243,15 @@ class TransactionCoordinator:
         an end, also run on its own for a decision recovered from the log."""
         self.write_markers(set(meta.partitions), meta.producer_id, meta.producer_epoch, commit)
         staged = self.staged_offsets.pop(meta.producer_id, {})
+        # Offsets in a __consumer_offsets partition the transaction never added (a
+        # TxnOffsetCommit let through with partition verification off) get no marker:
+        # they stay pending, unstable, as on Kafka, until one of this producer's markers
+        # reaches their partition.
+        marked = self._offsets_partitions(meta)
+        pending = {g: o for g, o in staged.items() if self.group_partition(g) not in marked}
+        if pending:
+            self.staged_offsets[meta.producer_id] = pending
+            staged = {g: o for g, o in staged.items() if g not in pending}
         if self.on_end:
             self.on_end(meta, commit, staged)
         _move(meta, COMPLETE_COMMIT if commit else COMPLETE_ABORT)

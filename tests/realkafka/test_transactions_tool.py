@@ -5,7 +5,8 @@ list, describe and describe-producers show it; find-hanging does not list it (it
 coordinator will end it); abort --start-offset writes the marker (WriteTxnMarkers) and the
 committed record behind it becomes readable. Then the lesson's late writes, the same on
 both: refused by partition verification (KIP-890); with it switched off, appended, found
-by find-hanging and aborted; fenced behind a marker at the bumped epoch."""
+by find-hanging and aborted; fenced behind a marker at the bumped epoch. And a transactional
+offset commit the same partition verification refuses when its group was never added."""
 from __future__ import annotations
 
 import re
@@ -22,11 +23,15 @@ from kafka.admin import (
     NewTopic,
 )
 from kafka.net.compat import KafkaNetClient
+from kafka.protocol.consumer import OffsetFetchRequest
+from kafka.protocol.metadata import FindCoordinatorRequest
+from kafka.protocol.producer import TxnOffsetCommitRequest
 from kafka.protocol.producer.produce import ProduceRequest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.structs import TopicPartition
 
 from minikafka.cluster import Cluster
+from minikafka.core.offsets import partition_for
 
 from .jvm import run_java
 
@@ -261,3 +266,91 @@ def test_a_late_write(target, verify):
             verification(admin, target, None)
         admin.close()
         producer.close(timeout=5)
+
+
+def find_coordinator(client: KafkaNetClient, group_id: str) -> int:
+    """FindCoordinator v3 for a group, retried while Kafka creates __consumer_offsets (the
+    first lookup of a fresh cluster answers COORDINATOR_NOT_AVAILABLE)."""
+    deadline = time.monotonic() + 30
+    while True:
+        answer = client.send_and_receive(client.least_loaded_node(), FindCoordinatorRequest(
+            key=group_id, key_type=0, min_version=3, max_version=3))
+        if answer.error_code != 15 or time.monotonic() > deadline:
+            assert answer.error_code == 0, answer
+            return answer.node_id
+        time.sleep(0.5)
+
+
+def committed(client: KafkaNetClient, coordinator: int, group_id: str, topic: str,
+              require_stable: bool) -> tuple[int, int]:
+    """OffsetFetch v7 for partition 0: (committed offset, error code)."""
+    answer = client.send_and_receive(coordinator, OffsetFetchRequest(
+        group_id=group_id, require_stable=require_stable, min_version=7, max_version=7,
+        topics=[OffsetFetchRequest.OffsetFetchRequestTopic(name=topic, partition_indexes=[0])]))
+    [partition] = answer.topics[0].partitions
+    return partition.committed_offset, partition.error_code
+
+
+def abort_open_transactions(bootstrap: str, topic: str, partition: int) -> None:
+    """kafka-transactions.sh abort for each transaction describe-producers shows open."""
+    producers = transactions(bootstrap, "describe-producers", "--topic", topic,
+                             "--partition", str(partition))[1:]
+    for start in [r[-1] for r in producers if r[-1] != "None"]:
+        transactions(bootstrap, "abort", "--topic", topic, "--partition", str(partition),
+                     "--start-offset", start)
+
+
+@pytest.mark.parametrize(("version", "verify", "code"), [
+    (3, True, 48), (4, True, 120), (5, True, 0), (3, False, 0)],
+    ids=["v3-verified", "v4-verified", "v5-added", "v3-not-verified"])
+def test_offsets_without_add_offsets_to_txn(target, version, verify, code):
+    """A TxnOffsetCommit whose group's __consumer_offsets partition was never added with
+    AddOffsetsToTxn, the same on minikafka and Kafka 4.4.0. The group coordinator verifies
+    it with the transaction coordinator (KIP-890): INVALID_TXN_STATE at v3 (kafka-python's
+    version), TRANSACTION_ABORTABLE at v4 (the Java client's before transaction version 2),
+    and no offset is written; from v5 (transaction version 2's, even from this version-1
+    producer) it adds the partition and the commit moves the offset. With verification
+    off it is written but no marker reaches that partition: after the commit the group's
+    committed offset has not moved and a require_stable OffsetFetch answers
+    UNSTABLE_OFFSET_COMMIT (88)."""
+    suffix = uuid.uuid4().hex[:8]
+    topic, txn_id, group = f"eos-{suffix}", f"etl-{suffix}", f"readers-{suffix}"
+    admin = KafkaAdminClient(bootstrap_servers=target)
+    admin.create_topics([NewTopic(topic, 1, 3)])
+    producer = KafkaProducer(bootstrap_servers=target, transactional_id=txn_id)
+    client = KafkaNetClient(bootstrap_servers=target)
+    coordinator = None
+    try:
+        if not verify:
+            verification(admin, target, False)
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, b"out-1", partition=0).get(30)
+        state = producer._transaction_manager.producer_id_and_epoch
+        client.check_version()
+        coordinator = find_coordinator(client, group)
+        Topic = TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic
+        answer = client.send_and_receive(coordinator, TxnOffsetCommitRequest(
+            transactional_id=txn_id, group_id=group, producer_id=state.producer_id,
+            producer_epoch=state.epoch, generation_id=-1, member_id="", group_instance_id=None,
+            topics=[Topic(name=topic, partitions=[Topic.TxnOffsetCommitRequestPartition(
+                partition_index=0, committed_offset=1, committed_leader_epoch=-1,
+                committed_metadata="")])], min_version=version, max_version=version))
+        assert [p.error_code for t in answer.topics for p in t.partitions] == [code]
+        producer.commit_transaction()
+        assert ended(admin, txn_id) == "CompleteCommit"
+        assert read_committed(target, topic) == [b"out-1"]
+        added = code == 0 and verify  # v5: the group coordinator added the partition
+        assert committed(client, coordinator, group, topic, False) == (1 if added else -1, 0)
+        assert committed(client, coordinator, group, topic, True) == \
+            (1 if added else -1, 0 if verify else 88)
+    finally:
+        if not verify:
+            verification(admin, target, None)
+            if coordinator is not None:  # Kafka's hanging offsets, aborted as lesson 23 does
+                partitions = admin.describe_topics(["__consumer_offsets"])[0]["partitions"]
+                abort_open_transactions(target, "__consumer_offsets",
+                                        partition_for(group, len(partitions)))
+        client.close()
+        producer.close(timeout=5)
+        admin.close()

@@ -25,6 +25,7 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
+    txn_offset_commit.unverified  TxnOffsetCommit (key 28)'s partition verification (KIP-890)
     metadata         Metadata (key 3): brokers, controller, topics, auto-creation
     describe_cluster DescribeCluster (key 60): cluster id, controller, brokers
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from . import authz
-from .transactions import transaction_coordinator_id
+from .transactions import verification_enabled, verify_in_transaction
 
 if TYPE_CHECKING:
     from ..broker import Broker
@@ -134,8 +134,7 @@ def unverified(cluster: ClusterPort, broker: Broker, transactional_id: str | Non
         return {}
     if len({(b.producer_id, b.producer_epoch) for b in txn.values()}) > 1:
         return dict.fromkeys(batches, errors.INVALID_PRODUCER_ID_MAPPING)
-    config = broker.config.get("transaction.partition.verification.enable", True)
-    if not transactional_id or str(config).lower() != "true":
+    if not transactional_id or not verification_enabled(broker):
         return {}
     out: dict[tuple[str, int], int] = {}
     to_verify = set()
@@ -154,16 +153,12 @@ def unverified(cluster: ClusterPort, broker: Broker, transactional_id: str | Non
         return out
     batch = txn[next(iter(to_verify))]
     pid, epoch = batch.producer_id, batch.producer_epoch
-    coordinator = cluster.transaction_coordinator
-    try:
-        transaction_coordinator_id(cluster, transactional_id)
-        if version >= FIRST_ADD_PARTITION_VERSION:
-            coordinator.add_partitions(transactional_id, pid, epoch, to_verify, cluster.now_ms)
-            answers = dict.fromkeys(to_verify, errors.NONE)
-        else:
-            answers = coordinator.verify_partitions(transactional_id, pid, epoch, to_verify)
-    except errors.KafkaCoreError as exc:
-        answers = dict.fromkeys(to_verify, exc.code)
+    add = None
+    if version >= FIRST_ADD_PARTITION_VERSION:
+        def add() -> None:
+            cluster.transaction_coordinator.add_partitions(transactional_id, pid, epoch,
+                                                           to_verify, cluster.now_ms)
+    answers = verify_in_transaction(cluster, transactional_id, pid, epoch, to_verify, add)
     for tp, code in answers.items():
         if code != errors.NONE:
             out[tp] = _as_produce_error(code, version)

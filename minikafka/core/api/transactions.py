@@ -9,13 +9,19 @@ once, at its coordinator.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .. import errors
 from ..offsets import java_string_hash
 from ..transactions import TransactionMetadata, TxnState
 from .port import ClusterPort
+
+if TYPE_CHECKING:
+    from ..broker import Broker
+
+VERIFICATION = "transaction.partition.verification.enable"
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,31 @@ def transaction_coordinator_id(cluster: ClusterPort, transactional_id: str) -> i
     if not live:
         raise errors.KafkaCoreError(errors.COORDINATOR_NOT_AVAILABLE, "no live brokers")
     return live[(java_string_hash(transactional_id) & 0x7FFFFFFF) % len(live)]
+
+
+def verification_enabled(broker: Broker) -> bool:
+    """transaction.partition.verification.enable (KIP-890, on by default): whether a
+    leader asks the coordinator before a transactional write (Produce, TxnOffsetCommit)."""
+    return str(broker.config.get(VERIFICATION, True)).lower() == "true"
+
+
+def verify_in_transaction(cluster: ClusterPort, transactional_id: str, producer_id: int,
+                          epoch: int, tps: set, add: Callable[[], object] | None = None
+                          ) -> dict[tuple[str, int], int]:
+    """The coordinator's answer for the partitions a transactional write is about to touch
+    (AddPartitionsToTxn with verify_only, sent by Kafka's AddPartitionsToTxnManager): per
+    partition NONE or its error (TransactionCoordinator.verify_partitions). A client of
+    transaction version 2 sends no AddPartitionsToTxn: the leader adds the partition
+    instead, with `add`. COORDINATOR_NOT_AVAILABLE when no broker can coordinate."""
+    try:
+        transaction_coordinator_id(cluster, transactional_id)
+        if add is not None:
+            add()
+            return dict.fromkeys(tps, errors.NONE)
+        return cluster.transaction_coordinator.verify_partitions(transactional_id, producer_id,
+                                                                 epoch, tps)
+    except errors.KafkaCoreError as exc:
+        return dict.fromkeys(tps, exc.code)
 
 
 def _start_ms(meta: TransactionMetadata) -> int:

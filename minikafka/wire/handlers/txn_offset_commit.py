@@ -3,8 +3,10 @@ topics by id, KIP-1319: UNKNOWN_TOPIC_ID for an id the cluster does not have).
 
 They are staged beside the transaction (TransactionCoordinator.stage_offsets) and
 reach the group only when the commit marker is written (EndTxn); an abort drops
-them. The producer id and epoch must be the transaction's current ones, the broker
-must be the group's coordinator (NOT_COORDINATOR sends the client to FindCoordinator)
+them. The producer id and epoch must be the transaction's current ones (with
+partition verification, core.api.txn_offset_commit, the group's __consumer_offsets
+partition must be in the transaction: AddOffsetsToTxn first), the broker must be the
+group's coordinator (NOT_COORDINATOR sends the client to FindCoordinator)
 once the group APIs are served, and from v3 the consumer's generation and member id
 must be the group's (generation -1 for an empty group).
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from ...core import errors
-from ...core.api import authz
+from ...core.api import authz, txn_offset_commit
 from ...core.errors import KafkaCoreError
 from ..messages import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 from ..registry import RequestContext
@@ -54,6 +56,11 @@ def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCom
                 group_coordinator(ctx, request.group_id) != ctx.broker_id:
             raise KafkaCoreError(errors.NOT_COORDINATOR,
                                  f"not the coordinator of {request.group_id}")
+        unverified = txn_offset_commit.unverified(
+            cluster, serving_broker(ctx), request.transactional_id, request.group_id,
+            request.producer_id, request.producer_epoch, version)
+        if unverified:
+            raise KafkaCoreError(unverified, "")
         check_producer(cluster, request.transactional_id, request.producer_id,
                        request.producer_epoch)
         common = errors.NONE
