@@ -47,6 +47,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "are left to the launcher)")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="for `up`: a broker setting over the file's (repeatable)")
+    p.add_argument("--tiered-storage", action="store_true", default=None,
+                   help="for `up`: tiered storage (KIP-405) with Kafka's file-system remote "
+                        "store, LocalTieredStorage, in DATA_DIR/remote-storage; topics opt in "
+                        "with remote.storage.enable=true")
     p.add_argument("--check", action="store_true",
                    help="for `configdefs`: exit 1 if the committed JSON differs from the jars")
     p.add_argument("--lines", "-n", type=int, default=40, help="lines of log to print (logs)")
@@ -79,7 +83,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"{DATA}: {'matches' if same else 'differs from' if args.check else 'written from'}"
               f" Kafka {KAFKA_VERSION}'s jars")
         return 1 if args.check and not same else 0
-    cluster = NativeKafka(args.data_dir, port=args.port, overrides=overrides)
+    if args.tiered_storage and args.action != "up":
+        args.parser.error("--tiered-storage is for `minikafka kafka up`")
+    cluster = NativeKafka(args.data_dir, port=args.port, overrides=overrides,
+                          tiered_storage=args.tiered_storage)
     try:
         if args.action == "fetch":
             started = time.monotonic()
