@@ -10,7 +10,8 @@ from . import KAFKA_VERSION
 __all__ = ["add_parser"]
 
 ACTIONS = {
-    "fetch": "fetch Kafka's jars and Spark's Kafka connector from Maven Central (once)",
+    "fetch": "fetch Kafka's jars, LocalTieredStorage and Spark's Kafka connector from Maven "
+             "Central (once)",
     "up": "start the three nodes; returns when all answer Metadata",
     "down": "stop every node (the data stays in --data-dir)",
     "status": "nodes, pids, ports, the active controller and the version",
@@ -58,7 +59,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .jars import FetchError, fetch_kafka, fetch_spark, pyspark_jars
+    from .jars import FetchError, fetch_kafka, fetch_spark, fetch_tiered_storage, pyspark_jars
     from .nodes import KafkaNodeError, NativeKafka
 
     if args.action in ("stop", "kill", "start", "logs") and args.node is None:
@@ -93,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
             libs = fetch_kafka()
             print(f"Kafka {KAFKA_VERSION}: {len(list(libs.glob('*.jar')))} jars in {libs} "
                   f"({time.monotonic() - started:.1f} s)")
+            started = time.monotonic()
+            libs = fetch_tiered_storage()  # LocalTieredStorage, for `up --tiered-storage`
+            print(f"LocalTieredStorage: {', '.join(p.name for p in libs.glob('*.jar'))} in "
+                  f"{libs} ({time.monotonic() - started:.1f} s)")
             if pyspark_jars() is not None:  # the connector must match the installed pyspark
                 started = time.monotonic()
                 libs = fetch_spark()

@@ -1,4 +1,4 @@
-"""Lesson 20's tiered storage on minikafka (`minikafka serve`) and on Kafka 4.4.0's native
+"""Lesson 20's tiered storage on minikafka (served over the wire) and on Kafka 4.4.0's native
 nodes with LocalTieredStorage (`minikafka kafka up --tiered-storage`), through the same
 kafka-python calls.
 
@@ -24,29 +24,27 @@ manager's pass; both are 1 s here).
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 
 import pytest
 
-from minikafka.core.server_config import read_properties
+from minikafka import Cluster
 from minikafka.quiet import kafka_python_quiet
 from minikafka.realkafka import jars
 from minikafka.realkafka.nodes import NativeKafka, tiered_storage_settings
 
 # Ports: after the other real-Kafka fidelity tests' (MINIKAFKA_TEST_KAFKA_PORT + 10 ... + 40).
-BASE = int(os.environ.get("MINIKAFKA_TEST_KAFKA_PORT", "9192"))
-REAL_PORT, SERVE_PORT = BASE + 60, BASE + 70
+REAL_PORT = int(os.environ.get("MINIKAFKA_TEST_KAFKA_PORT", "9192")) + 60
 
 TOPIC = "trucks"
 TOPIC_CONFIG = {"remote.storage.enable": "true", "segment.ms": "2000",
                 "local.retention.ms": "4000", "retention.ms": "600000"}
-# The remote log manager's pass and the retention check every second, on both brokers, and
-# Kafka's first retention check at once (log.initial.task.delay.ms, internal, 30 s by default:
-# a fresh cluster deletes nothing locally in its first half minute).
+# The remote log manager's pass and the retention check every second, on both brokers.
 INTERVALS = {"remote.log.manager.task.interval.ms": "1000",
-             "log.retention.check.interval.ms": "1000", "log.initial.task.delay.ms": "0"}
+             "log.retention.check.interval.ms": "1000"}
+# And Kafka's first retention check at once (log.initial.task.delay.ms, an internal setting
+# minikafka does not have, 30 s by default: a fresh node deletes nothing in its first 30 s).
+KAFKA_ONLY = {"log.initial.task.delay.ms": "0"}
 REPORTS, EVERY_S = 24, 0.5
 SETTLE_S = 90  # bound on waiting for the idle partition to end all remote
 
@@ -142,26 +140,13 @@ def test_the_test_jar_pom_relocates_what_kafka_4_4_moved():
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_lesson_20_tiered_storage_on_minikafka_and_kafka(tmp_path):
-    properties = tmp_path / "tiered.properties"
-    properties.write_text("remote.log.storage.system.enable=true\n"
-                          + "".join(f"{k}={v}\n" for k, v in INTERVALS.items()))
-    assert read_properties(properties.read_text())["remote.log.storage.system.enable"] == "true"
-    serve = subprocess.Popen(
-        [sys.executable, "-c", "from minikafka.cli import main; raise SystemExit(main())",
-         "serve", str(properties), "--port", str(SERVE_PORT)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        for line in serve.stdout:
-            if line.startswith("bootstrap servers:"):
-                break
-        else:
-            pytest.fail(f"minikafka serve did not start: rc={serve.wait()}")
-        mini = observe(f"localhost:{SERVE_PORT}")
-    finally:
-        serve.terminate()
-        serve.wait(30)
+    # minikafka served over the wire, its clock following the wall clock's, as `minikafka serve`
+    cluster = Cluster(brokers=3, broker_config={"remote.log.storage.system.enable": "true",
+                                                **INTERVALS})
+    with cluster.serve(port=0) as server:
+        mini = observe(server.bootstrap_servers)
 
-    kafka = NativeKafka(tmp_path / "kafka", port=REAL_PORT, overrides=INTERVALS,
+    kafka = NativeKafka(tmp_path / "kafka", port=REAL_PORT, overrides={**INTERVALS, **KAFKA_ONLY},
                         tiered_storage=True)
     try:
         kafka.up()
