@@ -207,6 +207,7 @@ class Cluster:
             self.remote_log_manager = RemoteLogManager(
                 self.clock, RemoteStore(), self.broker_config,
                 lambda: (r for _, r in self._running_replicas() if r.is_leader), self.journal)
+            self._hw_listeners.append(self.remote_log_manager.on_log_changed)
         # Kafka's cluster.id (22 characters of base64): from the seed, or the one
         # recorded in the log directories' meta.properties.
         self.cluster_id = kafka_uuid(f"minikafka-cluster-{seed}")
@@ -878,6 +879,8 @@ class Cluster:
                     replica.log.segment_bytes = segment_bytes(replica.config)
                     replica.log.segment_ms = int(replica.config["segment.ms"])
         self.log_manager.arm_all()
+        if self.remote_log_manager is not None:  # remote.storage.enable may have turned on
+            self.remote_log_manager.arm()
 
     def run_log_cleaner(self, force: bool = False) -> list:
         """Run the log cleaner and the retention check on every running broker now, as

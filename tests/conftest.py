@@ -38,7 +38,8 @@ settings.load_profile(
 
 # Files whose tests use the session's native Kafka cluster without naming its fixture
 # (the fidelity suite asks for it by name, the security check starts its own nodes).
-NATIVE_KAFKA_FILES = ("tests/fidelity/", "tests/realkafka/test_security_fidelity.py")
+NATIVE_KAFKA_FILES = ("tests/fidelity/", "tests/realkafka/test_security_fidelity.py",
+                      "tests/realkafka/test_tiered_storage_fidelity.py")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -226,6 +226,25 @@ class TieredPartition:
             self.log.maybe_increment_log_start_offset(self.log_start_offset)
             for result in delete_old_segments(self.log, local, now_ms, bound):
                 out.local_deleted.extend(result.deleted)
+        self._roll_expired_active(now_ms, high_watermark, local)
+
+    def _roll_expired_active(self, now_ms: int, high_watermark: int,
+                             local: Mapping[str, object]) -> None:
+        """Kafka's deletableSegments under tiered storage: when retention's walk reaches a
+        non-empty active segment that breaches local retention too, the log rolls it, so
+        the next pass copies it and then deletes it. An idle partition so ends with every
+        record remote and an empty local log (earliest local = log end offset)."""
+        log = self.log
+        active = log.segments[-1]
+        if (len(log.segments) != 1 or not active.batches
+                or high_watermark < log.log_end_offset
+                or "delete" not in str(local["cleanup.policy"])):
+            return
+        ms, limit = int(local["retention.ms"]), int(local["retention.bytes"])  # type: ignore[call-overload]
+        size = log.size_bytes
+        if ((ms >= 0 and now_ms - active.max_timestamp > ms)
+                or (0 <= limit <= size and size - limit >= active.size_bytes)):
+            log.roll(now_ms)
 
     def run(self, now_ms: int, high_watermark: int, last_stable_offset: int | None = None
             ) -> PassResult:
@@ -279,6 +298,10 @@ class RemoteLogManager:
     """The broker's remote log manager on the simulated clock: every
     remote.log.manager.task.interval.ms, one pass over the tiered partitions it leads.
 
+    The passes sit on that period's ticks from the clock's start, but only run while some
+    tiered partition exists (new data arms them, as core.log_manager's tasks): a served
+    cluster whose clock jumps to the wall clock's time then has no idle ticks to replay.
+
     `leaders` gives the leader replicas (Replica objects: log, config, high watermark,
     last stable offset); `history` keeps (time, (topic, partition), PassResult), and a pass
     that did something writes a `log.tiered` event to the journal, if one is given."""
@@ -294,20 +317,38 @@ class RemoteLogManager:
             "remote.log.manager.task.interval.ms", TASK_INTERVAL_MS))
         self.partitions: dict[tuple[str, int], TieredPartition] = {}
         self.history: list[tuple[int, tuple[str, int], PassResult]] = []
-        clock.call_later(self.interval_ms, self._tick)
+        self.origin_ms = clock.now_ms
+        self._timer: Any = None
+        self.arm()  # one pass finds any tiered partition already there (a reopened cluster)
+
+    def arm(self) -> None:
+        """Schedule a pass on the period's next tick after now, unless one is due."""
+        if self._timer is not None and not self._timer.cancelled:
+            return
+        ticks = (self.clock.now_ms - self.origin_ms) // self.interval_ms + 1
+        self._timer = self.clock.call_at(self.origin_ms + ticks * self.interval_ms, self._tick)
+
+    def on_log_changed(self, replica: Replica) -> None:
+        """New data in a tiered partition: its leader's passes must run."""
+        if tiered_enabled(self.broker_config, replica.config):
+            self.arm()
 
     def _tick(self) -> None:
-        self.run_pass()
-        self.clock.call_later(self.interval_ms, self._tick)
+        self._timer = None
+        if self.run_pass():
+            self.arm()
 
     def partition(self, topic: str, partition: int) -> TieredPartition | None:
         return self.partitions.get((topic, partition))
 
-    def run_pass(self) -> None:
+    def run_pass(self) -> bool:
+        """One pass over the tiered partitions this broker leads; False if there are none."""
         now = self.clock.now_ms
+        seen = False
         for replica in self.leaders():
             if not tiered_enabled(self.broker_config, replica.config):
                 continue
+            seen = True
             tp = (replica.topic, replica.partition)
             part = self.partitions.get(tp)
             if part is None or part.log is not replica.log:  # new, or a new leader
@@ -330,3 +371,4 @@ class RemoteLogManager:
                                     local_deleted=result.local_deleted,
                                     log_start_offset=part.log_start_offset,
                                     local_log_start_offset=part.local_log_start_offset)
+        return seen

@@ -10,7 +10,8 @@ from . import KAFKA_VERSION
 __all__ = ["add_parser"]
 
 ACTIONS = {
-    "fetch": "fetch Kafka's jars and Spark's Kafka connector from Maven Central (once)",
+    "fetch": "fetch Kafka's jars, LocalTieredStorage and Spark's Kafka connector from Maven "
+             "Central (once)",
     "up": "start the three nodes; returns when all answer Metadata",
     "down": "stop every node (the data stays in --data-dir)",
     "status": "nodes, pids, ports, the active controller and the version",
@@ -47,6 +48,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "are left to the launcher)")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="for `up`: a broker setting over the file's (repeatable)")
+    p.add_argument("--tiered-storage", action="store_true", default=None,
+                   help="for `up`: tiered storage (KIP-405) with Kafka's file-system remote "
+                        "store, LocalTieredStorage, in DATA_DIR/remote-storage; topics opt in "
+                        "with remote.storage.enable=true")
     p.add_argument("--check", action="store_true",
                    help="for `configdefs`: exit 1 if the committed JSON differs from the jars")
     p.add_argument("--lines", "-n", type=int, default=40, help="lines of log to print (logs)")
@@ -54,7 +59,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .jars import FetchError, fetch_kafka, fetch_spark, pyspark_jars
+    from .jars import FetchError, fetch_kafka, fetch_spark, fetch_tiered_storage, pyspark_jars
     from .nodes import KafkaNodeError, NativeKafka
 
     if args.action in ("stop", "kill", "start", "logs") and args.node is None:
@@ -79,13 +84,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"{DATA}: {'matches' if same else 'differs from' if args.check else 'written from'}"
               f" Kafka {KAFKA_VERSION}'s jars")
         return 1 if args.check and not same else 0
-    cluster = NativeKafka(args.data_dir, port=args.port, overrides=overrides)
+    if args.tiered_storage and args.action != "up":
+        args.parser.error("--tiered-storage is for `minikafka kafka up`")
+    cluster = NativeKafka(args.data_dir, port=args.port, overrides=overrides,
+                          tiered_storage=args.tiered_storage)
     try:
         if args.action == "fetch":
             started = time.monotonic()
             libs = fetch_kafka()
             print(f"Kafka {KAFKA_VERSION}: {len(list(libs.glob('*.jar')))} jars in {libs} "
                   f"({time.monotonic() - started:.1f} s)")
+            started = time.monotonic()
+            libs = fetch_tiered_storage()  # LocalTieredStorage, for `up --tiered-storage`
+            print(f"LocalTieredStorage: {', '.join(p.name for p in libs.glob('*.jar'))} in "
+                  f"{libs} ({time.monotonic() - started:.1f} s)")
             if pyspark_jars() is not None:  # the connector must match the installed pyspark
                 started = time.monotonic()
                 libs = fetch_spark()

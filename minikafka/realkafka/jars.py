@@ -24,7 +24,8 @@ from pathlib import Path
 from . import KAFKA_VERSION, SCALA_VERSION
 
 __all__ = ["FetchError", "artifact_of", "cache_dir", "fetch", "fetch_kafka", "fetch_spark",
-           "kafka_libs", "maven_hint", "pyspark_jars", "pyspark_version", "spark_libs"]
+           "fetch_tiered_storage", "kafka_libs", "maven_hint", "pyspark_jars", "pyspark_version",
+           "spark_libs"]
 
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 STAMP = ".complete"
@@ -35,6 +36,16 @@ OTHER_BINDINGS = ("slf4j-reload4j", "slf4j-log4j12", "slf4j-simple", "logback-cl
                   "log4j-slf4j2-impl", "slf4j-jdk14")
 # Spark's Kafka source: a separate artifact, published for each Spark release (Scala 2.13).
 SPARK_KAFKA = f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_VERSION}"
+# Kafka's file-system RemoteStorageManager (LocalTieredStorage) ships only in kafka-storage's
+# test jar. Maven Central has none for 4.4.0 ("Could not find artifact
+# org.apache.kafka:kafka-storage:jar:test:4.4.0 in central", checked 2026-11-29), so the newest
+# release that has one follows. Its classes use KIP-405's public RemoteStorageManager API,
+# unchanged in 4.4.0, and one internal class 4.4.0 moved, LogContext (to
+# org.apache.kafka.common.utils.internals): Maven's shade plugin rewrites that reference.
+TIERED_STORAGE_TEST_JARS = (KAFKA_VERSION, "4.3.1")
+TIERED_STORAGE_MOVED = {"org.apache.kafka.common.utils.LogContext":
+                        "org.apache.kafka.common.utils.internals.LogContext"}
+SHADE_PLUGIN = ("org.apache.maven.plugins", "maven-shade-plugin", "3.6.0")
 # "<artifact>-<version>.jar", the version starting with digits and a dot.
 _JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d+\.\d+[^/]*)\.jar$")
 
@@ -69,6 +80,72 @@ def fetch_kafka(version: str = KAFKA_VERSION, *, quiet: bool = True) -> Path:
                   f"org.apache.kafka:kafka-tools:{version}"],
                  quiet=quiet, extra=_slf4j_binding)
     return libs
+
+
+def fetch_tiered_storage(versions: Sequence[str] = TIERED_STORAGE_TEST_JARS, *,
+                         quiet: bool = True) -> Path:
+    """LocalTieredStorage and its helper classes from kafka-storage's test jar, as one jar
+    with TIERED_STORAGE_MOVED rewritten; the first of `versions` Maven Central serves wins.
+    Nothing else comes along: its dependencies are Kafka's own, on the broker's classpath."""
+    home = cache_dir() / "kafka-tiered-storage"
+    libs = home / "libs"
+    if (home / STAMP).exists() and libs.is_dir():
+        return libs
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise FetchError("Maven (mvn) is not installed, so kafka-storage's test jar cannot be "
+                         "fetched: " + maven_hint())
+    home.mkdir(parents=True, exist_ok=True)
+    failures = []
+    for version in versions:
+        (home / "pom.xml").write_text(_shaded_test_jar_pom(version))
+        try:
+            _maven(mvn, home, ["package"], quiet)
+        except FetchError as exc:
+            failures.append(f"kafka-storage {version}: {exc}")
+            continue
+        if libs.exists():
+            shutil.rmtree(libs)
+        libs.mkdir()
+        jar = libs / f"kafka-storage-{version}-test-localtieredstorage.jar"
+        shutil.copyfile(home / "target" / "kafka-tiered-storage-1.jar", jar)
+        (home / STAMP).write_text(jar.name + "\n")
+        return libs
+    raise FetchError("no kafka-storage test jar (LocalTieredStorage) could be fetched:\n"
+                     + "\n".join(failures))
+
+
+def _shaded_test_jar_pom(version: str) -> str:
+    group, artifact, plugin_version = SHADE_PLUGIN
+    relocations = "\n".join(
+        f"          <relocation><pattern>{old}</pattern><shadedPattern>{new}</shadedPattern>"
+        "</relocation>" for old, new in TIERED_STORAGE_MOVED.items())
+    return f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>minikafka.cache</groupId>
+  <artifactId>kafka-tiered-storage</artifactId>
+  <version>1</version>
+  <properties><project.build.sourceEncoding>UTF-8</project.build.sourceEncoding></properties>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-storage</artifactId>
+      <version>{version}</version><classifier>test</classifier>
+      <exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>
+    </dependency>
+  </dependencies>
+  <build><plugins><plugin>
+    <groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{plugin_version}</version>
+    <executions><execution><phase>package</phase><goals><goal>shade</goal></goals>
+      <configuration>
+        <filters><filter><artifact>org.apache.kafka:kafka-storage:test</artifact>
+          <includes><include>org/apache/kafka/server/log/remote/storage/**</include></includes>
+        </filter></filters>
+        <relocations>
+{relocations}
+        </relocations>
+      </configuration></execution></executions>
+  </plugin></plugins></build>
+</project>
+"""
 
 
 def pyspark_version() -> str:

@@ -14,6 +14,14 @@ Everything a node has lives in DATA_DIR/node-N: server.properties, data/ (its lo
 formatted once with kafka-storage's format), kafka.log (what the JVM printed) and pid. The
 directory is the user's: `down` keeps it, deleting it wipes the cluster.
 
+With tiered_storage=True (`minikafka kafka up --tiered-storage`) the nodes run KIP-405's
+tiered storage: Kafka's file-system RemoteStorageManager, LocalTieredStorage from
+kafka-storage's test jar, keeps the remote tier in DATA_DIR/remote-storage (one store that all
+three nodes share, as an object store would be), and the default
+TopicBasedRemoteLogMetadataManager keeps the remote log metadata in the topic
+__remote_log_metadata, reached over the INTERNAL listener. A topic then opts in with
+remote.storage.enable=true.
+
     cluster = NativeKafka()          # DATA_DIR defaults to the course cache
     cluster.up()                     # returns when all three nodes answer Metadata
     cluster.kill(2); cluster.start(2)
@@ -34,10 +42,10 @@ from pathlib import Path
 
 from ..quiet import kafka_python_quiet
 from . import KAFKA_VERSION
-from .jars import cache_dir, fetch_kafka
+from .jars import cache_dir, fetch_kafka, fetch_tiered_storage
 
 __all__ = ["BROKER_SETTINGS", "CLUSTER_ID", "DATA_DIR_ENV", "KafkaNodeError", "NativeKafka",
-           "NodeStatus", "broker_overrides"]
+           "NodeStatus", "broker_overrides", "tiered_storage_settings"]
 
 NODE_IDS = (1, 2, 3)
 # Where `minikafka kafka up --data-dir` put the nodes, for the labs and `minikafka doctor`.
@@ -71,6 +79,28 @@ FAST_START_SETTINGS: dict[str, str] = {
     "background.threads": "2",
     "num.recovery.threads.per.data.dir": "1",
 }
+
+LOCAL_TIERED_STORAGE = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
+
+
+def tiered_storage_settings(remote_dir: Path | str) -> dict[str, str]:
+    """Broker settings (RemoteLogManagerConfig's names) for tiered storage with
+    LocalTieredStorage writing the remote tier under REMOTE_DIR/kafka-tiered-storage."""
+    return {
+        "remote.log.storage.system.enable": "true",
+        "remote.log.storage.manager.class.name": LOCAL_TIERED_STORAGE,
+        # remote.log.storage.manager.impl.prefix (rsm.config.) + LocalTieredStorage's "dir"
+        "rsm.config.dir": str(remote_dir),
+        # the metadata manager's clients reach the brokers where the brokers do
+        "remote.log.metadata.manager.listener.name": "INTERNAL",
+        # __remote_log_metadata: 3 partitions instead of 50 start faster; RF 3 is the default
+        "rlmm.config.remote.log.metadata.topic.num.partitions": "3",
+        # 2 threads each instead of 10: three JVMs on a small machine
+        "remote.log.manager.copier.thread.pool.size": "2",
+        "remote.log.manager.expiration.thread.pool.size": "2",
+        "remote.log.reader.threads": "2",
+    }
+
 
 # Small heaps, the serial collector and the C1 compiler start a JVM in about a second;
 # MINIKAFKA_KAFKA_JVM_OPTS replaces them (a benchmark wants the full JIT).
@@ -175,7 +205,8 @@ class NativeKafka:
     """The course's three-node KRaft cluster, run from Kafka's jars."""
 
     def __init__(self, data_dir: str | os.PathLike | None = None, *, port: int | None = None,
-                 version: str = KAFKA_VERSION, overrides: Mapping[str, str] | None = None):
+                 version: str = KAFKA_VERSION, overrides: Mapping[str, str] | None = None,
+                 tiered_storage: bool | None = None):
         self.data_dir = Path(data_dir) if data_dir else cache_dir() / "kafka-cluster"
         self.version = version
         saved = self._saved()
@@ -183,6 +214,8 @@ class NativeKafka:
         # Broker settings over BROKER_SETTINGS (a server.properties, --override): kept in
         # cluster.json so `start N` later gives the node the same ones.
         self.overrides = dict(overrides) if overrides is not None else saved.get("overrides", {})
+        self.tiered_storage = (tiered_storage if tiered_storage is not None
+                               else saved.get("tiered_storage", False))
 
     # -- addresses -------------------------------------------------------------------------
 
@@ -214,6 +247,11 @@ class NativeKafka:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"localhost:{self.client_port(n)}" for n in NODE_IDS)
+
+    @property
+    def remote_storage_dir(self) -> Path:
+        """With tiered storage: the remote tier's root (LocalTieredStorage's files)."""
+        return self.data_dir / "remote-storage" / "kafka-tiered-storage"
 
     def node_dir(self, node: int) -> Path:
         _check_node(node)
@@ -316,6 +354,8 @@ class NativeKafka:
             "log.dirs": str(self.node_dir(node) / "data"),
             **BROKER_SETTINGS,
             **FAST_START_SETTINGS,
+            **(tiered_storage_settings(self.remote_storage_dir.parent)
+               if self.tiered_storage else {}),
             **self.overrides,
         }
         return props
@@ -336,7 +376,7 @@ class NativeKafka:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / "cluster.json").write_text(json.dumps(
             {"port": self.port, "version": self.version, "cluster_id": CLUSTER_ID,
-             "overrides": self.overrides}) + "\n")
+             "overrides": self.overrides, "tiered_storage": self.tiered_storage}) + "\n")
         (self.data_dir / "log4j2.properties").write_text(LOG4J2)
         for node in NODE_IDS:
             self.node_dir(node).mkdir(parents=True, exist_ok=True)
@@ -370,7 +410,8 @@ class NativeKafka:
         cmd = [_java(), *opts,
                f"-Dlog4j2.configurationFile=file:{self.data_dir / 'log4j2.properties'}",
                f"-Dkafka.logs.dir={self.node_dir(node)}",
-               "-cp", f"{libs}/*", "kafka.Kafka", str(self.node_dir(node) / "server.properties")]
+               "-cp", self._classpath(libs), "kafka.Kafka",
+               str(self.node_dir(node) / "server.properties")]
         log = open(self.log_path(node), "ab")  # noqa: SIM115 (the child keeps it)
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
@@ -380,6 +421,11 @@ class NativeKafka:
             log.close()
         (self.node_dir(node) / "pid").write_text(f"{proc.pid}\n")
         _await_exec(proc.pid)
+
+    def _classpath(self, libs: Path) -> str:
+        """Kafka's jars, and with tiered storage kafka-storage's test jar (LocalTieredStorage)."""
+        extra = [f"{fetch_tiered_storage()}/*"] if self.tiered_storage else []
+        return os.pathsep.join([f"{libs}/*", *extra])
 
     def _wait_ready(self, nodes: Sequence[int], deadline: float) -> None:
         waiting = list(nodes)

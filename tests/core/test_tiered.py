@@ -205,3 +205,34 @@ def test_altering_a_topic_into_a_refused_tiered_config_is_refused_too():
     # An allowed change applies; the remote log manager reads it on its next pass.
     assert "Error" not in alter(cluster, TOPIC, {"local.retention.ms": "60000"})
     assert int(cluster.leader_replica(TOPIC, 0).config["local.retention.ms"]) == 60000
+
+
+def test_an_idle_partition_rolls_its_expired_active_segment_and_ends_all_remote():
+    """Kafka's deletableSegments rolls a non-empty active segment that breaches local
+    retention, so the next copy takes it and local retention then deletes it (seen on
+    Kafka 4.4.0 with LocalTieredStorage, tests/realkafka/test_tiered_storage_fidelity.py)."""
+    cluster = cluster_with()
+    produce(cluster, 130)  # offsets 0-12; the active segment holds 12
+    cluster.advance(240_000)  # no new data: report 12 passes local.retention.ms
+    t = tier(cluster)
+    assert t.highest_offset_in_remote == 12
+    assert [a.offset for a in list_offsets_of(cluster, TOPIC, 0, -2, -4, -5, -1)] == [0, 13, 12, 13]
+    assert cluster.leader_replica(TOPIC, 0).log.size_bytes == 0
+    # Every offset is still readable, now all from the remote tier.
+    assert read_from(cluster, 12).error_code == errors.NONE
+
+
+def test_the_remote_log_manager_does_not_tick_while_nothing_is_tiered():
+    """A served cluster jumps its clock to the wall clock's time: with no tiered partition
+    there are no remote log manager passes to replay on the way (a year is a few events)."""
+    cluster = Cluster(brokers=3, seed=20, broker_config={"remote.log.storage.system.enable": True})
+    rlm = cluster.remote_log_manager
+    passes = []
+    run_pass = rlm.run_pass
+    rlm.run_pass = lambda: passes.append(cluster.now_ms) or run_pass()
+    cluster.advance(365 * 24 * 3600 * 1000)
+    assert len(passes) <= 1  # at most the first, which finds nothing and stops
+    cluster.create_topic(TOPIC, partitions=1, replication_factor=3, config=TIERED)
+    produce(cluster, 120)
+    # data arrived: a pass every remote.log.manager.task.interval.ms again
+    assert len(passes) >= 4 and len(rlm.history) >= 4
