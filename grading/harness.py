@@ -545,6 +545,7 @@ def worker(sock: socket.socket) -> None:
 TIME_SLACK = 2.0   # seconds past a limit before the worker is killed: its own alarm comes first
 START_S = 120.0    # the worker's imports, beyond its setup cells' own limits
 MAX_EVIDENCE = 200
+MAX_PER_KIND = 20  # so one flood (the same tampering in a loop) cannot hide other findings
 
 
 class Stopped(Exception):
@@ -573,12 +574,33 @@ class Supervisor:
         self.total = self.seq = self.evidence_sent = 0
         self.cell: str | None = None
         self.forged: set[int] = set()
+        self.listed: set[tuple] = set()
+        self.per_kind: dict[str, int] = {}
+        self.left_out: dict[str, int] = {}  # kind -> findings not listed (repeats, over a cap)
 
     def finding(self, kind: str, detail: str, cell=None) -> None:
-        if self.evidence_sent < MAX_EVIDENCE:
-            self.evidence_sent += 1
-            self.emit("evidence", items=[{"kind": kind, "cell": self.cell or cell,
-                                          "detail": detail[:300]}])
+        """One finding for the report, listed once: a repeat, or one past its kind's cap or
+        the sandbox's, is only counted, and `left_out` reports the counts at the end."""
+        item = {"kind": kind, "cell": self.cell or cell, "detail": detail[:300]}
+        key = (item["kind"], item["cell"], item["detail"])
+        if key in self.listed or self.per_kind.get(kind, 0) >= MAX_PER_KIND \
+                or self.evidence_sent >= MAX_EVIDENCE:
+            if kind in self.left_out or len(self.left_out) < MAX_EVIDENCE:
+                self.left_out[kind] = self.left_out.get(kind, 0) + 1
+            return
+        self.listed.add(key)
+        self.per_kind[kind] = self.per_kind.get(kind, 0) + 1
+        self.evidence_sent += 1
+        self.emit("evidence", items=[item])
+
+    def report_left_out(self) -> None:
+        """One line per kind of finding that was counted but not listed."""
+        if self.left_out:
+            self.emit("evidence", items=[
+                {"kind": kind, "cell": None,
+                 "detail": f"{n} more finding(s) of this kind not listed (repeats, or past "
+                           f"the {MAX_PER_KIND} listed per kind or {MAX_EVIDENCE} per sandbox)"}
+                for kind, n in self.left_out.items()])
 
     def start(self, request: dict, seconds: float) -> dict:
         if self.pid is None:
@@ -825,6 +847,7 @@ def main() -> None:
         emit("crash", **_error(exc))
     finally:
         sv.kill()
+        sv.report_left_out()
         emit("done")
         channel.flush()
         os._exit(0)

@@ -678,3 +678,29 @@ def test_docker_run_sends_the_job_and_kills_the_container_at_the_wall_time(monke
     assert started[0][:2] == ["docker", "run"] and killed == [["docker", "kill", name]]
     assert outcome.wall_timeout and "stopped" in outcome.problem
     assert b'"phase": "answers"' in b"".join(sent)
+
+
+def test_a_flood_of_findings_cannot_hide_another_finding():
+    """The same tampering in a loop, or many distinct findings of one kind, are listed once
+    or up to a cap per kind and counted; a finding of another kind made after them still
+    reaches the report."""
+    from grading import harness
+    emitted: list[dict] = []
+    sv = harness.Supervisor(lambda kind, **data: emitted.append({"kind": kind, **data}),
+                            {}, None, None)
+    for _ in range(500):
+        sv.finding("harness tampering", "a stand-in's attribute set in the loop's process")
+    for n in range(500):
+        sv.finding("file outside sandbox", f"open '/home/other/{n}'")
+    sv.finding("exec of a program", "execve /bin/sh")
+    sv.report_left_out()
+    items = [i for e in emitted if e["kind"] == "evidence" for i in e["items"]]
+    listed = [i for i in items if "not listed" not in i["detail"]]
+    kinds = [i["kind"] for i in listed]
+    assert kinds.count("harness tampering") == 1
+    assert kinds.count("file outside sandbox") == harness.MAX_PER_KIND
+    assert "exec of a program" in kinds
+    counts = {i["kind"]: i["detail"] for i in items if "not listed" in i["detail"]}
+    assert counts["harness tampering"].startswith("499 more")
+    assert counts["file outside sandbox"].startswith(f"{500 - harness.MAX_PER_KIND} more")
+    assert "exec of a program" not in counts
