@@ -225,6 +225,26 @@ def _gates(sources: dict[str, str]) -> dict[str, set[str]]:
     return out
 
 
+def _function_gates(source: str) -> dict[int, set[str]]:
+    """{line of an import inside a function: the extras a ``require(extra, ...)`` statement
+    of that function checks before it} (a lazy import gated where it is made)."""
+    import ast
+
+    out: dict[int, set[str]] = {}
+    for fn in ast.walk(ast.parse(source)):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        checks = [(node.lineno, node.value.args[0].value) for node in fn.body
+                  if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                  and isinstance(node.value.func, ast.Name) and node.value.func.id == "require"
+                  and node.value.args and isinstance(node.value.args[0], ast.Constant)]
+        for node in ast.walk(fn):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                out.setdefault(node.lineno, set()).update(
+                    extra for line, extra in checks if line < node.lineno)
+    return out
+
+
 def _guarded_imports(source: str) -> set[int]:
     """Lines of imports inside ``try: ... except ImportError``."""
     import ast
@@ -259,6 +279,7 @@ def optional_imports_without_their_extra() -> list[str]:
         checked = set().union(*(gates.get(".".join(parts[:i]), set())
                                 for i in range(1, len(parts) + 1)))
         guarded = _guarded_imports(source)
+        in_function = _function_gates(source)
         for imp in find_imports(source, module, is_pkg):
             if imp.type_only or imp.top in STDLIB or imp.top in {"minikafka", ""}:
                 continue
@@ -267,7 +288,8 @@ def optional_imports_without_their_extra() -> list[str]:
             provided_by = dists.get(imp.top, {_canonical(imp.top)})
             if provided_by & core or imp.line in guarded:
                 continue
-            if not any(provided_by & by_extra[e] for e in checked):
+            if not any(provided_by & by_extra[e]
+                       for e in checked | in_function.get(imp.line, set())):
                 wanted = sorted(e for e, c in by_extra.items() if provided_by & c)
                 problems.append(f"{module}:{imp.line} imports {imp.top} (extra {wanted}) "
                                 f"without require() of its extra (checked: {sorted(checked)})")
@@ -312,12 +334,18 @@ def test_the_optional_import_checker_rejects_an_unchecked_import(tmp_path: Path,
         'from .extras import require\n\nrequire("course", what="x")\nimport pyspark\n')
     (pkg / "tls.py").write_text("try:\n    import cryptography\nexcept ImportError:\n"
                                 "    cryptography = None\n")
+    # A lazy import is gated by a require() of the same function made before it, not after.
+    (pkg / "certs.py").write_text(
+        'from .extras import require\n\n\ndef make():\n    require("labs", what="x")\n'
+        '    import pyspark\n\n\ndef late():\n    import pyspark\n'
+        '    require("labs", what="x")\n')
     import test_import_rules
 
     real = test_import_rules.package_modules
     monkeypatch.setitem(globals(), "package_modules", lambda: real(pkg))
     problems = optional_imports_without_their_extra()
-    assert [p.split(" ")[0] for p in problems] == ["minikafka.cluster:1", "minikafka.spark:4"]
+    assert [p.split(" ")[0] for p in problems] == \
+        ["minikafka.certs:10", "minikafka.cluster:1", "minikafka.spark:4"]
     assert "extra ['labs']" in problems[0]
 
 
