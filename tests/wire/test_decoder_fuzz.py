@@ -67,7 +67,7 @@ def test_malformed_requests_close_without_a_traceback(api_key, version, cluster,
                               client_port=50000)
             session.receive_data(_frame(api_key, version, mutated, flexible))
             session.process(cluster.now_ms)
-            tracebacks = [r for r in caplog.records if r.exc_info]
+            tracebacks = [r for r in caplog.records if r.exc_info and r.name.startswith("minikafka")]
             if tracebacks:
                 failures.append((mutated.hex(), tracebacks[0].getMessage(),
                                  repr(tracebacks[0].exc_info[1])))

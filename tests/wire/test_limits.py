@@ -63,8 +63,10 @@ def test_a_client_hanging_up_mid_response_costs_one_log_line(caplog):
         sock.close()
         wait_until(lambda: srv.connection_count() == 0)
         assert_healthy(srv)
+        # The server's own lines: a kafka-python client left by another test in this
+        # worker may log its metadata retries meanwhile.
         lines = [r for r in caplog.records if r.levelno >= logging.INFO
-                 and "listening" not in r.getMessage()]
+                 and r.name.startswith("minikafka") and "listening" not in r.getMessage()]
     assert len(lines) <= 1, [r.getMessage() for r in lines]
 
 
@@ -207,7 +209,8 @@ def test_null_where_the_schema_forbids_it_closes_only_that_connection(
         assert_closed_by_server(sock)
     reason = server.wire.closed_connections[-1][2]
     assert "not nullable" in reason.reason and type(reason).__name__ == "MalformedRequest"
-    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]  # no traceback
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR
+                and r.name.startswith("minikafka")]  # no traceback
     with connect(server.wire) as sock:  # the server carries on
         assert call_api_versions(sock, correlation_id=3).error_code == 0
 
