@@ -571,7 +571,7 @@ class Supervisor:
         limits = job.get("limits", {})
         self.max_frame = int(limits.get("record", 4096 * 1024))
         self.max_total = int(limits.get("output", 32 * 2**20))
-        self.total = self.seq = self.evidence_sent = 0
+        self.total = self.seq = 0
         self.cell: str | None = None
         self.forged: set[int] = set()
         self.listed: set[tuple] = set()
@@ -580,17 +580,16 @@ class Supervisor:
 
     def finding(self, kind: str, detail: str, cell=None) -> None:
         """One finding for the report, listed once: a repeat, or one past its kind's cap or
-        the sandbox's, is only counted, and `left_out` reports the counts at the end."""
+        the sandbox's, is only counted, and report_left_out gives the counts at the end."""
         item = {"kind": kind, "cell": self.cell or cell, "detail": detail[:300]}
         key = (item["kind"], item["cell"], item["detail"])
         if key in self.listed or self.per_kind.get(kind, 0) >= MAX_PER_KIND \
-                or self.evidence_sent >= MAX_EVIDENCE:
+                or len(self.listed) >= MAX_EVIDENCE:
             if kind in self.left_out or len(self.left_out) < MAX_EVIDENCE:
                 self.left_out[kind] = self.left_out.get(kind, 0) + 1
             return
         self.listed.add(key)
         self.per_kind[kind] = self.per_kind.get(kind, 0) + 1
-        self.evidence_sent += 1
         self.emit("evidence", items=[item])
 
     def report_left_out(self) -> None:
