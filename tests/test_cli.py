@@ -198,6 +198,22 @@ def test_kafka_4_2_flag_names_work_beside_the_old_ones(served, tmp_path):
     assert lines == [f"k1|{'v' * 1000}", "k2|v2"]
 
 
+def test_a_group_consumer_commits_what_it_printed_and_the_next_one_goes_on_from_there(served):
+    _, bootstrap = served
+    assert cli("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "tickets",
+               "--partitions", "1", "--replication-factor", "3")[0] == 0
+    produce_keyed(bootstrap, "tickets", [f"k{i}:t{i}" for i in range(6)])
+    lines, _ = consume(bootstrap, "tickets", "--group", "desk", "--from-beginning",
+                       "--max-messages", "4")
+    assert lines == ["t0", "t1", "t2", "t3"]
+    rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--describe",
+                     "--group", "desk")
+    row = out.splitlines()[2].split()  # GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG
+    assert rc == 0 and row[:6] == ["desk", "tickets", "0", "4", "6", "2"]
+    lines, _ = consume(bootstrap, "tickets", "--group", "desk", "--timeout-ms", "1500")
+    assert lines == ["t4", "t5"]
+
+
 def test_groups_list_describe_lag_and_reset_replays_two_per_partition(served):
     cluster, bootstrap = served
     topic, group = "payments", "billing"

@@ -185,16 +185,18 @@ def consume(args: argparse.Namespace, out: TextIO) -> int:
     formatter = Formatter(properties(args.property, "--property"))
     consumer = _consumer(args)
     count = 0
+    printed: dict[Any, int] = {}  # partition -> the offset after the last record printed
     idle_since = time.monotonic()
     try:
         while args.max_messages is None or count < args.max_messages:
             limit = 500 if args.max_messages is None else args.max_messages - count
             batch = consumer.poll(timeout_ms=POLL_MS, max_records=limit)
             if batch:
-                for records in batch.values():
+                for tp, records in batch.items():
                     for record in records:
                         out.write(formatter.format(record))
                         count += 1
+                    printed[tp] = records[-1].offset + 1
                 out.flush()
                 idle_since = time.monotonic()
             elif not consumer.assignment():
@@ -207,5 +209,23 @@ def consume(args: argparse.Namespace, out: TextIO) -> int:
         pass
     finally:
         print(f"Processed a total of {count} messages", file=sys.stderr)
-        consumer.close()  # with --group, commits what was printed
+        if consumer.config["enable_auto_commit"]:
+            _commit(consumer, printed)
+        consumer.close(autocommit=False)
     return 0
+
+
+def _commit(consumer: Any, printed: dict[Any, int]) -> None:
+    """With --group: commit what was printed, as Kafka's tool does when it stops. Said
+    explicitly rather than left to close(): the offsets are the records printed, whatever
+    the client's own positions say, and a commit that fails is reported, not logged away."""
+    from kafka import OffsetAndMetadata
+    from kafka.errors import KafkaError
+
+    if not printed:
+        return
+    try:
+        consumer.commit({tp: OffsetAndMetadata(offset, "", -1) for tp, offset in printed.items()})
+    except KafkaError as exc:
+        print(f"[WARN] could not commit the offsets printed ({type(exc).__name__}); "
+              "the group will read those records again", file=sys.stderr)
