@@ -299,7 +299,8 @@ class KafkaProducer:
         self._clock = cluster.clock
         self._metadata_at = cluster.clock.now_ms
         self._lingers = Deadlines(cluster.clock, self._linger_expired)
-        self._request_timeouts = Deadlines(cluster.clock, self._request_timed_out)
+        self._request_timeouts = Deadlines(cluster.clock, self._request_timed_out,
+                                           lambda entry: entry[2]["done"])
         self._fast = (self.key_serializer is None and self.value_serializer is None
                       and cfg["partitioner"] is None and not ignore_keys and not txn)
 
