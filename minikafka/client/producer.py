@@ -33,7 +33,14 @@ from ..core.api import authz
 from ..core.api import produce as api_produce
 from ..core.api import txn_offset_commit as api_txn_offset_commit
 from ..core.clock import Deadlines
-from ..core.records import COMPRESSION_IDS, LOG_APPEND_TIME, RecordBatch, record_size
+from ..core.records import (
+    BATCH_OVERHEAD,
+    COMPRESSION_IDS,
+    LOG_APPEND_TIME,
+    RecordBatch,
+    record_size,
+    records_size,
+)
 from ..core.transactions import ProducerTxnState as TxnState
 from ..core.transactions import producer_transition
 from .codec import compressed_size
@@ -79,7 +86,7 @@ class ProducerBatch:
 
     __slots__ = ("tp", "records", "size", "created_ms", "futures_done", "future",
                  "batch", "attempts", "first_send_ms", "ready", "results", "sequence",
-                 "retry_at", "producer", "max_ts", "leader")
+                 "retry_at", "producer", "max_ts", "leader", "size_bytes")
 
     def __init__(self, tp: tuple[str, int], created_ms: int, future: Future,
                  producer: KafkaProducer) -> None:
@@ -88,6 +95,7 @@ class ProducerBatch:
         self.tp = tp
         self.records: list[tuple] = []
         self.size = 61
+        self.size_bytes = 0            # its exact v2 bytes, once it is closed
         self.created_ms = created_ms
         self.future = future           # resolves to the base offset
         self.batch: RecordBatch | None = None
@@ -291,7 +299,8 @@ class KafkaProducer:
         self._clock = cluster.clock
         self._metadata_at = cluster.clock.now_ms
         self._lingers = Deadlines(cluster.clock, self._linger_expired)
-        self._request_timeouts = Deadlines(cluster.clock, self._request_timed_out)
+        self._request_timeouts = Deadlines(cluster.clock, self._request_timed_out,
+                                           lambda entry: entry[2]["done"])
         self._fast = (self.key_serializer is None and self.value_serializer is None
                       and cfg["partitioner"] is None and not ignore_keys and not txn)
 
@@ -522,6 +531,11 @@ class KafkaProducer:
         if self._open.get(batch.tp) is batch:
             del self._open[batch.tp]
             self._unlist(batch)
+        if not batch.ready and batch.records:
+            # Counted now, as Kafka's MemoryRecordsBuilder.close() writes the batch length,
+            # while the records just appended are still in the CPU's cache: at send time
+            # a flush of many batches reads each record back from main memory.
+            batch.size_bytes = BATCH_OVERHEAD + records_size(batch.records, batch.records[0][1])
         batch.ready = True
         self._arm_sender()
 
@@ -663,7 +677,7 @@ class KafkaProducer:
                              producer_epoch=self.producer_epoch, base_sequence=seq,
                              is_transactional=bool(self.transactional_id),
                              first_timestamp=first_ts, max_timestamp=max_ts,
-                             compression=self.compression)
+                             compression=self.compression, size_bytes=pb.size_bytes)
             if self.compression:  # uncompressed, the batch counts its bytes exactly
                 rb.size_bytes = compressed_size(rb)
             pb.batch = rb

@@ -121,7 +121,8 @@ class Broker:
         self.parked: dict[TP, dict[int, tuple]] = {}  # leader side: parked follower fetches
         self.isr_timers: dict[TP, Any] = {}
         self.consumer_waiters: dict[TP, list] = {}
-        self._produce_timeouts = Deadlines(sim.clock, self._expire_delayed)
+        self._produce_timeouts = Deadlines(sim.clock, self._expire_delayed,
+                                           lambda d: d.done)
         self._fetch_seq = 0
         self.request_metrics = RequestMetrics()  # RequestsPerSec, TotalTimeMs
         # leader.replication.throttled.rate: bytes this broker may still send to throttled

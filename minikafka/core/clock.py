@@ -94,20 +94,33 @@ class SimClock:
         return True
 
 
+_PURGE_MIN = 64
+
+
 class Deadlines:
     """Many timeouts behind one timer: entries come in (mostly) deadline order, so only
     the earliest needs a heap event. A linger.ms per batch or a request timeout per
     request would otherwise put thousands of events on the heap that never matter."""
 
-    def __init__(self, clock: SimClock, expire: Callable[[Any], None]) -> None:
+    def __init__(self, clock: SimClock, expire: Callable[[Any], None],
+                 settled: Callable[[Any], bool] | None = None) -> None:
         self.clock = clock
         self.expire = expire
+        # Items answered before their deadline are dropped once the entries double, as
+        # Kafka's purgatory purges completed operations: a request timeout of 30 s would
+        # otherwise keep every request of the last 30 s (and its batches) alive.
+        self.settled = settled
+        self._purge_at = _PURGE_MIN
         self._entries: list[tuple[int, int, Any]] = []  # (deadline, seq, item), sorted
         self._seq = 0
         self._timer: Timer | None = None
 
     def add(self, deadline: int, item: Any) -> None:
         self._seq += 1
+        if self.settled is not None and len(self._entries) >= self._purge_at:
+            settled = self.settled
+            self._entries = [e for e in self._entries if not settled(e[2])]
+            self._purge_at = max(_PURGE_MIN, 2 * len(self._entries))
         entries = self._entries
         if entries and deadline < entries[-1][0]:
             bisect.insort(entries, (deadline, self._seq, item))

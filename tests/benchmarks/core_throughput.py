@@ -6,13 +6,25 @@ replicated to two followers and committed), flushed, then consumed back. mockafk
 (an in-memory fake of confluent-kafka) gets the same records with explicit partitions
 in the same run. Runs alternate between the two; the figures are medians of CPU time
 (time.process_time), which other work on a shared machine disturbs far less than wall time.
+Each run starts after a full garbage collection, so neither library pays for freeing
+the other's (or its own previous run's) objects inside its timed window.
 
     .venv/bin/python tests/benchmarks/core_throughput.py [--records N] [--runs K]
+
+Where the time goes: --profile prints cProfile's top functions over one minikafka run
+(deterministic, but it inflates small functions); a sampling profiler shows the same run
+without that bias, e.g. (pip install py-spy into .venv first):
+
+    .venv/bin/py-spy record -r 500 -f raw -o /tmp/core.txt -- \
+        .venv/bin/python tests/benchmarks/core_throughput.py --runs 3
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import gc
+import pstats
 import statistics
 import time
 
@@ -33,6 +45,7 @@ def run_minikafka(keys: list[bytes], values: list[bytes]) -> tuple[float, float]
                          config={"min.insync.replicas": "2"})
     producer = cluster.producer(acks="all")
     send = producer.send
+    gc.collect()
     t0 = time.process_time()
     for key, value in zip(keys, values, strict=True):
         send("bench", key=key, value=value)
@@ -58,6 +71,7 @@ def run_mockafka(keys: list[bytes], values: list[bytes]) -> tuple[float, float]:
     FakeAdminClientImpl().create_topics([NewTopic(topic="bench", num_partitions=3)])
     producer = FakeProducer()
     produce = producer.produce
+    gc.collect()
     t0 = time.process_time()
     for i, (key, value) in enumerate(zip(keys, values, strict=True)):
         produce("bench", key=key, value=value, partition=i % 3)
@@ -77,8 +91,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile one minikafka run (after a warm-up run) and stop")
     args = parser.parse_args()
     keys, values = payloads(args.records)
+    if args.profile:
+        run_minikafka(keys, values)
+        profiler = cProfile.Profile()
+        profiler.runcall(run_minikafka, keys, values)
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+        return
     results: dict[str, list[tuple[float, float]]] = {"minikafka": [], "mockafka-py": []}
     for _ in range(args.runs):
         results["minikafka"].append(run_minikafka(keys, values))

@@ -166,3 +166,34 @@ def test_a_producer_batch_size_is_the_bytes_kafka_encodes(n, key_lens, value_len
                for i in range(n)]
     first = records[0][1]
     assert BATCH_OVERHEAD + records_size(records, first) == kafka_python_batch_bytes(records)
+
+
+def test_deadlines_drop_settled_items_and_still_expire_the_rest() -> None:
+    """Request timeouts answered early are purged once the entries double (so 30 s of
+    answered requests are not kept alive), and an unanswered one still times out."""
+    from minikafka.core.clock import Deadlines, SimClock
+
+    clock = SimClock()
+    expired = []
+    timeouts = Deadlines(clock, lambda item: item["done"] or expired.append(item),
+                         lambda item: item["done"])
+    items = [{"done": False, "n": n} for n in range(1_000)]
+    for item in items:
+        timeouts.add(clock.now_ms + 30_000, item)
+        item["done"] = item["n"] != 500  # every request but one is answered
+    assert len(timeouts._entries) < 200
+    clock.run_until(clock.now_ms + 30_000)
+    assert [item["n"] for item in expired] == [500]
+
+
+def test_no_quota_set_records_no_quota_sample() -> None:
+    from minikafka.core.api.client_quotas import record_and_get_throttle_ms
+
+    samples: dict = {}
+    assert record_and_get_throttle_ms(samples, {}, "producer_byte_rate", "User:alice",
+                                      "producer-1", 10**9, 0) == 0
+    assert samples == {}
+    quotas = {(("user", "alice"),): {"producer_byte_rate": 1_000.0}}
+    assert record_and_get_throttle_ms(samples, quotas, "producer_byte_rate", "User:alice",
+                                      "producer-1", 10**9, 0) > 0
+    assert samples

@@ -188,7 +188,10 @@ def record_and_get_throttle_ms(samples: dict, quotas: dict[Entity, dict[str, flo
                                now_ms: int) -> int:
     """Record NBYTES produced or fetched (KEY producer_byte_rate or consumer_byte_rate)
     by a connection in a broker's SAMPLES; the throttle time Kafka's ClientQuotaManager
-    gives when the rate goes over the quota that applies: (rate - quota) / quota * window."""
+    gives when the rate goes over the quota that applies: (rate - quota) / quota * window.
+    With no quota set nothing is recorded, as Kafka's quotasEnabled skips its sensors."""
+    if not quotas:
+        return 0
     user = _user(principal)
     for entity in _precedence(user, client_id):
         bound = quotas.get(entity, {}).get(key)

@@ -1,0 +1,64 @@
+"""Memory a served cluster keeps per stored batch, measured with one-record batches.
+
+A 3-broker cluster (6 partitions, RF 3, the journal bounded as `minikafka serve` bounds it)
+is served on loopback; confluent-kafka produces 100-byte records with acks=all, one record
+per batch. tracemalloc counts the Python memory the server holds after a warm-up and
+after the run (both after a full collection), so the figure is what each batch leaves
+behind: its bytes on three replicas, the log and journal entries, and anything a request
+keeps alive. confluent-kafka's own memory is C memory, which tracemalloc does not see.
+
+    .venv/bin/python tests/benchmarks/batch_memory.py [--batches N] [--top K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+import tracemalloc
+
+from confluent_kafka import Producer
+
+from minikafka.cli import DEFAULT_JOURNAL_EVENTS
+from minikafka.cluster import Cluster
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=3_000)
+    parser.add_argument("--top", type=int, default=8, help="source lines to list")
+    args = parser.parse_args()
+    cluster = Cluster(brokers=3, seed=1, journal_max_events=DEFAULT_JOURNAL_EVENTS)
+    cluster.create_topic("memory", partitions=6, replication_factor=3)
+    with cluster.serve(port=0) as server:
+        producer = Producer({"bootstrap.servers": server.bootstrap_servers, "acks": "all",
+                             "linger.ms": 0, "batch.num.messages": 1, "log_level": 3})
+
+        def produce(n: int) -> None:
+            for i in range(n):
+                producer.produce("memory", key=b"key-%d" % i, value=b"v" * 100)
+                producer.poll(0)
+                if i % 20 == 0:  # a few batches in flight, each of one record
+                    producer.flush()
+            producer.flush()
+
+        produce(200)  # connections, metadata, producer ids
+        gc.collect()
+        tracemalloc.start(int(__import__("os").environ.get("TB", "1")))
+        before = tracemalloc.take_snapshot()
+        start = time.monotonic()
+        produce(args.batches)
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+        tracemalloc.stop()
+    n = args.batches
+    lines = after.compare_to(before, "lineno")
+    total = sum(stat.size_diff for stat in lines)
+    print(f"{n:,} one-record batches of 100 B in {time.monotonic() - start:.1f} s: "
+          f"{total / n:,.0f} bytes of Python memory per batch (three replicas)")
+    for stat in lines[:args.top]:
+        print(f"  {stat.size_diff / n:7,.0f} B  {stat.traceback[0]}")
+
+
+if __name__ == "__main__":
+    main()
