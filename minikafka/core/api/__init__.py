@@ -7,7 +7,9 @@ Each takes a frozen request dataclass and returns result dataclasses carrying Ka
 error codes (minikafka.core.errors); time comes from the cluster's simulated clock.
 
     list_offsets     ListOffsets (key 2): earliest, latest, max-timestamp, by timestamp
-    fetch_partition  Fetch (key 1), one partition: batches, HW, LSO, log start, aborted txns
+    fetch            Fetch (key 1): the leader and leader-epoch checks, the fetch.min.bytes
+                     wait (read_fetch, retry_fetch), the quota (fetch_throttle_ms);
+                     fetch_partition reads one: batches, HW, LSO, log start, aborted txns
     create_topics    CreateTopics (key 19), validate_only through the same checks
     delete_topics    DeleteTopics (key 20), by name
     create_partitions CreatePartitions (key 37), validate_only through the same checks
@@ -60,7 +62,18 @@ from .configs import (
     incremental_alter_configs,
 )
 from .elections import PREFERRED, UNCLEAN, ElectionResult, ElectionType, elect_leaders
-from .fetch import FetchedPartition, FetchPartition, fetch_partition
+from .fetch import (
+    FetchedPartition,
+    FetchPartition,
+    FetchRequest,
+    FetchResult,
+    fetch,
+    fetch_partition,
+    fetch_ready,
+    fetch_throttle_ms,
+    read_fetch,
+    retry_fetch,
+)
 from .leader import led_replica
 from .log_dirs import (
     LogDirDescription,
@@ -182,6 +195,13 @@ __all__ = [
     "describe_transactions",
     "elect_leaders",
     "fetch_partition",
+    "FetchRequest",
+    "FetchResult",
+    "fetch",
+    "fetch_ready",
+    "fetch_throttle_ms",
+    "read_fetch",
+    "retry_fetch",
     "incremental_alter_configs",
     "alter_configs",
     "init_producer_id",
