@@ -877,11 +877,9 @@ class KafkaAdminClient:
                 value = OffsetAndMetadata(value, "", -1)
             epoch = -1 if value.leader_epoch is None else value.leader_epoch
             request[(tp.topic, tp.partition)] = (value.offset, epoch, value.metadata or "")
-        refused = authz.offset_commit(self.cluster, self.caller, group_id, {t for t, _ in request})
-        allowed = {tp: v for tp, v in request.items() if tp[0] not in refused}
-        result = self._wait(lambda done: self._groups.offset_commit(
-            group_coordinator_id, group_id, -1, "", None, allowed, done)) if allowed else {}
-        result = {tp: refused.get(tp[0]) or result[tp] for tp in request}
+        result = self._wait(lambda done: api.offset_commit(
+            self.cluster, self.caller, group_coordinator_id, group_id, -1, "", None, request,
+            done))
         return {TopicPartition(t, p): type(kerrors.for_code(code)) if code else Errors.NoError
                 for (t, p), code in result.items()}
 
@@ -927,11 +925,11 @@ class KafkaAdminClient:
         """LeaveGroup on behalf of members (MemberToRemove: member_id or group_instance_id),
         the way to make a static member's partitions move without waiting for its session."""
         members = list(members)
-        raise_refused(authz.group(self.cluster, self.caller, group_id), group_id)
-        code, result = self._groups.leave_group(
-            group_coordinator_id, group_id,
+        code, result = api.leave_group(
+            self.cluster, self.caller, group_coordinator_id, group_id,
             [(m.member_id or "", m.group_instance_id) for m in members],
             "removed by the admin client")
+        raise_refused(code if code == errors.GROUP_AUTHORIZATION_FAILED else 0, group_id)
         _raise_for(code, f"LeaveGroupRequest failed for group '{group_id}'.")
         return {(m.member_id or m.group_instance_id): type(kerrors.for_code(c)) if c
                 else Errors.NoError for m, c in zip(members, result, strict=True)}

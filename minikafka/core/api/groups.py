@@ -1,0 +1,72 @@
+"""The classic group APIs a member and the admin client send to the group coordinator:
+Heartbeat (key 12), LeaveGroup (key 13) and OffsetCommit (key 8), each with the
+authorization Kafka's KafkaApis checks before the coordinator sees the request, so the
+in-process consumer and admin client (through the simulated network, at the coordinator)
+and the wire handlers get the same answers.
+
+The coordinator (core.groups) keeps its own checks: the coordinator itself
+(NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS), the member and generation, and
+OffsetCommit's UNKNOWN_TOPIC_OR_PARTITION for a partition the metadata lacks.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from .. import errors
+from . import authz
+
+if TYPE_CHECKING:
+    from .authz import Caller
+    from .port import ClusterPort
+
+TP = tuple[str, int]
+# A partition's commit: (offset, leader epoch or -1, metadata).
+Commit = tuple[int, int, str]
+DEFAULT_LEAVE_REASON = "the consumer is leaving the group"
+
+
+def heartbeat(cluster: ClusterPort, caller: Caller, broker_id: int | None, group_id: str,
+              member_id: str, instance_id: str | None, generation_id: int) -> int:
+    """Heartbeat: READ on the group, then the coordinator's answer (REBALANCE_IN_PROGRESS
+    tells the member to rejoin)."""
+    refused = authz.group(cluster, caller, group_id)
+    if refused:
+        return refused
+    return cluster.groups.heartbeat(broker_id, group_id, member_id, instance_id,
+                                    generation_id)
+
+
+def leave_group(cluster: ClusterPort, caller: Caller, broker_id: int | None, group_id: str,
+                members: Iterable[tuple[str, str | None]],
+                reason: str = DEFAULT_LEAVE_REASON) -> tuple[int, list[int]]:
+    """LeaveGroup for members by (member id, group instance id): READ on the group, then
+    (the coordinator's error, one code per member)."""
+    refused = authz.group(cluster, caller, group_id)
+    if refused:
+        return refused, []
+    return cluster.groups.leave_group(broker_id, group_id, list(members), reason)
+
+
+def offset_commit(cluster: ClusterPort, caller: Caller, broker_id: int | None, group_id: str,
+                  generation_id: int, member_id: str, instance_id: str | None,
+                  offsets: Mapping[TP, Commit], respond: Callable[[dict[TP, int]], None],
+                  version: int | None = None) -> None:
+    """OffsetCommit: READ on the group (else every partition fails) and on each topic;
+    the partitions allowed go to the coordinator, which answers once __consumer_offsets
+    holds them. `respond` gets a code for every partition asked; `version` is the wire
+    request's (a KIP-848 member needs v9+), None in process."""
+    refusals = authz.offset_commit(cluster, caller, group_id, {t for t, _ in offsets})
+    refused = {tp: refusals[tp[0]] for tp in offsets if refusals.get(tp[0])}
+    allowed = {tp: v for tp, v in offsets.items() if tp not in refused}
+    if not allowed:
+        respond(refused)
+        return
+    cluster.groups.offset_commit(broker_id, group_id, generation_id, member_id, instance_id,
+                                 allowed, lambda codes: respond({**codes, **refused}),
+                                 version)
+
+
+def commit_timed_out(offsets: Iterable[TP]) -> dict[TP, int]:
+    """What a commit the coordinator did not answer in time gets."""
+    return dict.fromkeys(offsets, errors.REQUEST_TIMED_OUT)

@@ -1,0 +1,147 @@
+"""Heartbeat, LeaveGroup and OffsetCommit through both doors: what the in-process
+clients send to the coordinator (core.api.heartbeat, leave_group, offset_commit, with
+the caller's principal) and the wire requests of a connection authenticated as the same
+principal answer the same codes: the authorization checks, the coordinator's member
+checks and OffsetCommit's UNKNOWN_TOPIC_OR_PARTITION for a topic the cluster lacks.
+Each situation runs on a fresh cluster of the same seed per door."""
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+
+import pytest
+from kafka.protocol.consumer.group import (
+    HeartbeatRequest,
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+)
+
+from minikafka.cluster import Cluster
+from minikafka.core import api, errors
+from minikafka.core.acl import AclBinding, AclOperation, AclPermissionType, PatternType
+from minikafka.core.acl import ResourceType as Kind
+from minikafka.core.api import authz
+from minikafka.wire import Session, default_registry, encode_request
+from minikafka.wire.codec import response_class
+
+GROUP = "billing"
+ALICE = "User:alice"
+_Topic = OffsetCommitRequest.OffsetCommitRequestTopic
+_Partition = _Topic.OffsetCommitRequestPartition
+
+
+def _cluster(*grants: tuple[Kind, str]) -> Cluster:
+    """ACLs on; alice may READ the resources in `grants`; topics `paid` and `secret`."""
+    cluster = Cluster(brokers=3, seed=11)
+    cluster.enable_acls(super_users=["User:admin"])
+    cluster.create_topic("paid", partitions=1, replication_factor=1)
+    cluster.create_topic("secret", partitions=1, replication_factor=1)
+    cluster.create_acls([AclBinding(kind, name, PatternType.LITERAL, ALICE, "*",
+                                    AclOperation.READ, AclPermissionType.ALLOW)
+                         for kind, name in grants])
+    cluster.settle()
+    return cluster
+
+
+def _wire_call(cluster: Cluster, request, version: int):
+    """The request on a connection to the group's coordinator, authenticated as alice."""
+    session = Session(default_registry(), broker_id=cluster.groups.find_coordinator(GROUP),
+                      cluster=cluster, client_host="127.0.0.1", principal=ALICE)
+    session.receive_data(encode_request(request, 1, "door", version=version))
+    data = b""
+    for _ in range(200):
+        data = session.process(cluster.now_ms).data
+        if data:
+            break
+        cluster.advance(10)
+    (size,) = struct.unpack_from(">i", data)
+    return response_class(request.API_KEY).decode(data[4:4 + size], version=version,
+                                                  header=True)
+
+
+def _in_process_call(cluster: Cluster, call: Callable) -> object:
+    """The API function at the coordinator, as the in-process clients call it."""
+    box: list = []
+    out = call(cluster, authz.Caller(ALICE), cluster.groups.find_coordinator(GROUP), box.append)
+    cluster.run_until(lambda: bool(box) or out is not None, 10_000)
+    return out if out is not None else box[0]
+
+
+COMMIT = {("paid", 0): (3, -1, ""), ("secret", 0): (4, -1, ""), ("gone", 0): (5, -1, "")}
+
+
+def commit_in_process(cluster: Cluster) -> dict:
+    return _in_process_call(cluster, lambda c, who, node, done: api.offset_commit(
+        c, who, node, GROUP, -1, "", None, COMMIT, done))
+
+
+def commit_on_the_wire(cluster: Cluster) -> dict:
+    response = _wire_call(cluster, OffsetCommitRequest(
+        group_id=GROUP, generation_id_or_member_epoch=-1, member_id="",
+        group_instance_id=None, retention_time_ms=-1, topics=[
+            _Topic(name=t, partitions=[_Partition(partition_index=p, committed_offset=o,
+                                                  committed_leader_epoch=e,
+                                                  committed_metadata=m)])
+            for (t, p), (o, e, m) in COMMIT.items()]), 8)
+    return {(t.name, p.partition_index): p.error_code for t in response.topics
+            for p in t.partitions}
+
+
+def heartbeat_in_process(cluster: Cluster) -> int:
+    return _in_process_call(cluster, lambda c, who, node, _: api.heartbeat(
+        c, who, node, GROUP, "m-1", None, 1))
+
+
+def heartbeat_on_the_wire(cluster: Cluster) -> int:
+    return _wire_call(cluster, HeartbeatRequest(
+        group_id=GROUP, generation_id=1, member_id="m-1", group_instance_id=None),
+        4).error_code
+
+
+def leave_in_process(cluster: Cluster) -> tuple:
+    return _in_process_call(cluster, lambda c, who, node, _: api.leave_group(
+        c, who, node, GROUP, [("m-1", None)], "bye"))
+
+
+def leave_on_the_wire(cluster: Cluster) -> tuple:
+    M = LeaveGroupRequest.MemberIdentity
+    response = _wire_call(cluster, LeaveGroupRequest(
+        group_id=GROUP, members=[M(member_id="m-1", group_instance_id=None, reason="bye")]), 5)
+    return response.error_code, [m.error_code for m in response.members]
+
+
+DOORS = {"offset_commit": (commit_in_process, commit_on_the_wire),
+         "heartbeat": (heartbeat_in_process, heartbeat_on_the_wire),
+         "leave_group": (leave_in_process, leave_on_the_wire)}
+GROUP_REFUSED, TOPIC_REFUSED = errors.GROUP_AUTHORIZATION_FAILED, \
+    errors.TOPIC_AUTHORIZATION_FAILED
+UNKNOWN = errors.UNKNOWN_TOPIC_OR_PARTITION
+CASES = [
+    # (API, alice's READ grants, what both doors answer)
+    ("offset_commit", (), dict.fromkeys(COMMIT, GROUP_REFUSED)),
+    ("offset_commit", ((Kind.GROUP, GROUP), (Kind.TOPIC, "paid"), (Kind.TOPIC, "gone")),
+     {("paid", 0): 0, ("secret", 0): TOPIC_REFUSED, ("gone", 0): UNKNOWN}),
+    ("heartbeat", (), GROUP_REFUSED),
+    ("heartbeat", ((Kind.GROUP, GROUP),), errors.UNKNOWN_MEMBER_ID),
+    ("leave_group", (), (GROUP_REFUSED, [])),
+    ("leave_group", ((Kind.GROUP, GROUP),), (errors.NONE, [errors.UNKNOWN_MEMBER_ID])),
+]
+
+
+@pytest.mark.parametrize(("name", "grants", "expected"), CASES,
+                         ids=[f"{c[0]}-{len(c[1])}-grants" for c in CASES])
+def test_group_apis_answer_the_same_through_both_doors(name, grants, expected) -> None:
+    in_process, wire = DOORS[name]
+    assert in_process(_cluster(*grants)) == expected
+    assert wire(_cluster(*grants)) == expected
+
+
+def test_a_refused_commit_writes_nothing_through_either_door() -> None:
+    """The partitions refused (or of a missing topic) never reach __consumer_offsets."""
+    grants = ((Kind.GROUP, GROUP), (Kind.TOPIC, "paid"))
+    for commit in (commit_in_process, commit_on_the_wire):
+        cluster = _cluster(*grants)
+        commit(cluster)
+        code, found = cluster.groups.offset_fetch(None, GROUP, None)
+        assert code == errors.NONE
+        assert {tp: c.offset for tp, c in found.items()} == {("paid", 0): 3}
