@@ -18,7 +18,13 @@ from kafka.protocol.consumer.group import (
 
 from minikafka.cluster import Cluster
 from minikafka.core import api, errors
-from minikafka.core.acl import AclBinding, AclOperation, AclPermissionType, PatternType
+from minikafka.core.acl import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+)
 from minikafka.core.acl import ResourceType as Kind
 from minikafka.core.api import authz
 from minikafka.wire import Session, default_registry, encode_request
@@ -145,3 +151,25 @@ def test_a_refused_commit_writes_nothing_through_either_door() -> None:
         code, found = cluster.groups.offset_fetch(None, GROUP, None)
         assert code == errors.NONE
         assert {tp: c.offset for tp, c in found.items()} == {("paid", 0): 3}
+
+
+def test_an_in_process_member_whose_group_read_is_revoked_is_refused_by_its_heartbeat() -> None:
+    """The in-process consumer's heartbeats are Heartbeat requests like any other: once
+    alice may no longer READ the group they are refused, so they stop keeping the member
+    alive and the coordinator drops it after session.timeout.ms (without a poll, which
+    would raise the refusal itself)."""
+    cluster = _cluster((Kind.GROUP, GROUP), (Kind.TOPIC, "paid"))
+    cluster.set_scram_credential("alice", "alice-secret")
+    consumer = cluster.consumer(
+        "paid", group_id=GROUP, security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+        sasl_plain_username="alice", sasl_plain_password="alice-secret")
+    for _ in range(50):
+        consumer.poll(timeout_ms=200)
+        if consumer.assignment():
+            break
+    assert consumer.assignment()
+    cluster.advance(30_000)
+    assert cluster.groups.describe_group(None, GROUP).state == "Stable"  # heartbeats held it
+    cluster.delete_acls([AclBindingFilter(Kind.GROUP, GROUP, PatternType.LITERAL, ALICE)])
+    cluster.advance(60_000)
+    assert cluster.groups.describe_group(None, GROUP).state == "Empty"
