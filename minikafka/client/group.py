@@ -527,7 +527,7 @@ class GroupMember:
         def answered(result: JoinResult) -> None:
             self._join_result = result
 
-        self._send(self.cluster.groups.join_group,
+        self._send(partial(api.join_group, self.cluster, self.consumer.caller),
                    (self.group_id, self.member_id, self.instance_id, self.client_id, CLIENT_HOST,
                     "consumer", protocols, self.session_timeout_ms, self.rebalance_timeout_ms),
                    answered, JoinResult(errors.NETWORK_EXCEPTION, self.member_id), waits=True,
@@ -599,7 +599,7 @@ class GroupMember:
         def answered(result: SyncResult) -> None:
             self._sync_result = result
 
-        self._send(self.cluster.groups.sync_group,
+        self._send(partial(api.sync_group, self.cluster, self.consumer.caller),
                    (self.group_id, self.member_id, self.instance_id, self.generation, "consumer",
                     self.protocol_name, assignments),
                    answered, SyncResult(errors.NETWORK_EXCEPTION), waits=True)

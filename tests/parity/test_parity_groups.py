@@ -1,5 +1,6 @@
-"""Heartbeat, LeaveGroup and OffsetCommit through both doors: what the in-process
-clients send to the coordinator (core.api.heartbeat, leave_group, offset_commit, with
+"""JoinGroup, SyncGroup, Heartbeat, LeaveGroup and OffsetCommit through both doors: what the in-process
+clients send to the coordinator (core.api.join_group, sync_group, heartbeat, leave_group,
+offset_commit, with
 the caller's principal) and the wire requests of a connection authenticated as the same
 principal answer the same codes: the authorization checks, the coordinator's member
 checks and OffsetCommit's UNKNOWN_TOPIC_OR_PARTITION for a topic the cluster lacks.
@@ -12,8 +13,10 @@ from collections.abc import Callable
 import pytest
 from kafka.protocol.consumer.group import (
     HeartbeatRequest,
+    JoinGroupRequest,
     LeaveGroupRequest,
     OffsetCommitRequest,
+    SyncGroupRequest,
 )
 
 from minikafka.cluster import Cluster
@@ -116,9 +119,39 @@ def leave_on_the_wire(cluster: Cluster) -> tuple:
     return response.error_code, [m.error_code for m in response.members]
 
 
+PROTOCOLS = [("range", b"subscription")]
+
+
+def join_in_process(cluster: Cluster) -> int:
+    return _in_process_call(cluster, lambda c, who, node, done: api.join_group(
+        c, who, node, GROUP, "", None, "door", "/127.0.0.1", "consumer", PROTOCOLS, 45_000,
+        300_000, done)).error
+
+
+def join_on_the_wire(cluster: Cluster) -> int:
+    P = JoinGroupRequest.JoinGroupRequestProtocol
+    return _wire_call(cluster, JoinGroupRequest(
+        group_id=GROUP, session_timeout_ms=45_000, rebalance_timeout_ms=300_000,
+        member_id="", group_instance_id=None, protocol_type="consumer",
+        protocols=[P(name=n, metadata=m) for n, m in PROTOCOLS]), 5).error_code
+
+
+def sync_in_process(cluster: Cluster) -> int:
+    return _in_process_call(cluster, lambda c, who, node, done: api.sync_group(
+        c, who, node, GROUP, "m-1", None, 1, "consumer", "range", {}, done)).error
+
+
+def sync_on_the_wire(cluster: Cluster) -> int:
+    return _wire_call(cluster, SyncGroupRequest(
+        group_id=GROUP, generation_id=1, member_id="m-1", group_instance_id=None,
+        protocol_type="consumer", protocol_name="range", assignments=[]), 5).error_code
+
+
 DOORS = {"offset_commit": (commit_in_process, commit_on_the_wire),
          "heartbeat": (heartbeat_in_process, heartbeat_on_the_wire),
-         "leave_group": (leave_in_process, leave_on_the_wire)}
+         "leave_group": (leave_in_process, leave_on_the_wire),
+         "join_group": (join_in_process, join_on_the_wire),
+         "sync_group": (sync_in_process, sync_on_the_wire)}
 GROUP_REFUSED, TOPIC_REFUSED = errors.GROUP_AUTHORIZATION_FAILED, \
     errors.TOPIC_AUTHORIZATION_FAILED
 UNKNOWN = errors.UNKNOWN_TOPIC_OR_PARTITION
@@ -131,6 +164,10 @@ CASES = [
     ("heartbeat", ((Kind.GROUP, GROUP),), errors.UNKNOWN_MEMBER_ID),
     ("leave_group", (), (GROUP_REFUSED, [])),
     ("leave_group", ((Kind.GROUP, GROUP),), (errors.NONE, [errors.UNKNOWN_MEMBER_ID])),
+    ("join_group", (), GROUP_REFUSED),
+    ("join_group", ((Kind.GROUP, GROUP),), errors.MEMBER_ID_REQUIRED),
+    ("sync_group", (), GROUP_REFUSED),
+    ("sync_group", ((Kind.GROUP, GROUP),), errors.UNKNOWN_MEMBER_ID),
 ]
 
 

@@ -26,8 +26,9 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     describe_log_dirs, alter_replica_log_dirs  DescribeLogDirs (35), AlterReplicaLogDirs (34)
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
-    heartbeat, leave_group, offset_commit  Heartbeat (12), LeaveGroup (13), OffsetCommit
-                     (8): authorization, then the group coordinator (core.groups)
+    join_group, sync_group, heartbeat, leave_group, offset_commit  JoinGroup (11),
+                     SyncGroup (14), Heartbeat (12), LeaveGroup (13), OffsetCommit (8):
+                     authorization, then the group coordinator (core.groups)
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
     txn_offset_commit.unverified  TxnOffsetCommit (key 28)'s partition verification (KIP-890)
     metadata         Metadata (key 3): brokers, controller, topics, auto-creation
@@ -76,7 +77,15 @@ from .fetch import (
     read_fetch,
     retry_fetch,
 )
-from .groups import DEFAULT_LEAVE_REASON, commit_timed_out, heartbeat, leave_group, offset_commit
+from .groups import (
+    DEFAULT_LEAVE_REASON,
+    commit_timed_out,
+    heartbeat,
+    join_group,
+    leave_group,
+    offset_commit,
+    sync_group,
+)
 from .leader import led_replica
 from .log_dirs import (
     LogDirDescription,
@@ -201,7 +210,9 @@ __all__ = [
     "DEFAULT_LEAVE_REASON",
     "commit_timed_out",
     "heartbeat",
+    "join_group",
     "leave_group",
+    "sync_group",
     "offset_commit",
     "FetchRequest",
     "FetchResult",

@@ -1,5 +1,6 @@
 """The classic group APIs a member and the admin client send to the group coordinator:
-Heartbeat (key 12), LeaveGroup (key 13) and OffsetCommit (key 8), each with the
+JoinGroup (key 11), SyncGroup (key 14), Heartbeat (key 12), LeaveGroup (key 13) and
+OffsetCommit (key 8), each with the
 authorization Kafka's KafkaApis checks before the coordinator sees the request, so the
 in-process consumer and admin client (through the simulated network, at the coordinator)
 and the wire handlers get the same answers.
@@ -14,9 +15,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from .. import errors
+from ..groups.classic import JoinResult, SyncResult
 from . import authz
 
 if TYPE_CHECKING:
+    from ..groups.classic import Protocols
     from .authz import Caller
     from .port import ClusterPort
 
@@ -24,6 +27,37 @@ TP = tuple[str, int]
 # A partition's commit: (offset, leader epoch or -1, metadata).
 Commit = tuple[int, int, str]
 DEFAULT_LEAVE_REASON = "the consumer is leaving the group"
+
+
+def join_group(cluster: ClusterPort, caller: Caller, broker_id: int | None, group_id: str,
+               member_id: str, instance_id: str | None, client_id: str, client_host: str,
+               protocol_type: str, protocols: Protocols, session_timeout_ms: int,
+               rebalance_timeout_ms: int, respond: Callable[[JoinResult], None],
+               reason: str = "") -> None:
+    """JoinGroup: READ on the group, then the coordinator, which answers at the
+    rebalance barrier."""
+    refused = authz.group(cluster, caller, group_id)
+    if refused:
+        respond(JoinResult(refused, ""))
+        return
+    cluster.groups.join_group(broker_id, group_id, member_id, instance_id, client_id,
+                              client_host, protocol_type, protocols, session_timeout_ms,
+                              rebalance_timeout_ms, respond, reason)
+
+
+def sync_group(cluster: ClusterPort, caller: Caller, broker_id: int | None, group_id: str,
+               member_id: str, instance_id: str | None, generation_id: int,
+               protocol_type: str | None, protocol_name: str | None,
+               assignments: Mapping[str, bytes], respond: Callable[[SyncResult], None]
+               ) -> None:
+    """SyncGroup: READ on the group, then the coordinator, which answers a follower once
+    the leader's assignment is written."""
+    refused = authz.group(cluster, caller, group_id)
+    if refused:
+        respond(SyncResult(refused))
+        return
+    cluster.groups.sync_group(broker_id, group_id, member_id, instance_id, generation_id,
+                              protocol_type, protocol_name, assignments, respond)
 
 
 def heartbeat(cluster: ClusterPort, caller: Caller, broker_id: int | None, group_id: str,
