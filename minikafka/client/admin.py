@@ -779,11 +779,8 @@ class KafkaAdminClient:
         brokers = list(broker_ids) if broker_ids is not None else [None]
         out = []
         for broker in brokers:
-            listed = self._groups.list_groups(broker, states, types)
-            hidden = authz.hidden_groups(self.cluster, self.caller, [g[0] for g in listed])
-            for group_id, protocol_type, state, kind in listed:
-                if group_id in hidden:
-                    continue
+            for group_id, protocol_type, state, kind in api.list_groups(
+                    self.cluster, self.caller, broker, states, types):
                 out.append({"group_id": group_id, "protocol_type": protocol_type,
                             "group_state": state, "group_type": kind})
         return out
@@ -798,14 +795,13 @@ class KafkaAdminClient:
         """describe_groups' answer with each group's error code too (for the 2.x names)."""
         out = {}
         for group_id in group_ids:
-            refused = authz.describe_group(self.cluster, self.caller, group_id)
-            if refused:
+            d = api.describe_group(self.cluster, self.caller, group_coordinator_id, group_id)
+            if d.error == errors.GROUP_AUTHORIZATION_FAILED:
                 out[group_id] = {
                     "group_id": group_id, "group_state": "", "protocol_type": "",
                     "protocol_data": "", "members": [], "authorized_operations": None,
-                    "error": str(refused_error(refused, group_id)), "error_code": refused}
+                    "error": str(refused_error(d.error, group_id)), "error_code": d.error}
                 continue
-            d = self._groups.describe_group(group_coordinator_id, group_id)
             members = []
             for m in d.members:
                 members.append({
@@ -861,9 +857,7 @@ class KafkaAdminClient:
 
     def _delete_groups(self, group_ids: list[str], coordinator: int | None) -> dict[str, int]:
         """DeleteGroups: {group: error code}, refused groups (DELETE) left untouched."""
-        refused = authz.delete_groups(self.cluster, self.caller, group_ids)
-        done = self._groups.delete_groups(coordinator, [g for g in group_ids if g not in refused])
-        return {g: refused.get(g) or done[g] for g in group_ids}
+        return api.delete_groups(self.cluster, self.caller, coordinator, group_ids)
 
     def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, Any],
                             group_coordinator_id: int | None = None) -> dict[TopicPartition, type]:
@@ -936,7 +930,9 @@ class KafkaAdminClient:
 
     # -- groups: kafka-python 2.x names -----------------------------------------------------------
     def list_consumer_groups(self, broker_ids: Iterable[int] | None = None) -> list[tuple[str, str]]:
-        return [(g["group_id"], g["protocol_type"]) for g in self.list_groups(broker_ids)]
+        # kafka-python 2.x asks ListGroups before v5, which lists no share groups.
+        return [(g["group_id"], g["protocol_type"]) for g in self.list_groups(broker_ids)
+                if g["group_type"] != api.SHARE_GROUP_TYPE]
 
     def describe_consumer_groups(self, group_ids: Iterable[str],
                                  group_coordinator_id: int | None = None,

@@ -11,6 +11,7 @@ import struct
 from collections.abc import Callable
 
 import pytest
+from kafka.protocol.admin import DescribeGroupsRequest
 from kafka.protocol.consumer.group import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -32,6 +33,9 @@ from minikafka.core.acl import ResourceType as Kind
 from minikafka.core.api import authz
 from minikafka.wire import Session, default_registry, encode_request
 from minikafka.wire.codec import response_class
+
+from .doors import Door, through_both
+from .test_parity import same_everywhere
 
 GROUP = "billing"
 ALICE = "User:alice"
@@ -147,11 +151,24 @@ def sync_on_the_wire(cluster: Cluster) -> int:
         protocol_type="consumer", protocol_name="range", assignments=[]), 5).error_code
 
 
+def describe_in_process(cluster: Cluster) -> tuple:
+    d = _in_process_call(cluster, lambda c, who, node, _: api.describe_group(
+        c, who, node, GROUP))
+    return d.error, d.state
+
+
+def describe_on_the_wire(cluster: Cluster) -> tuple:
+    [d] = _wire_call(cluster, DescribeGroupsRequest(
+        groups=[GROUP], include_authorized_operations=False), 6).groups
+    return d.error_code, d.group_state
+
+
 DOORS = {"offset_commit": (commit_in_process, commit_on_the_wire),
          "heartbeat": (heartbeat_in_process, heartbeat_on_the_wire),
          "leave_group": (leave_in_process, leave_on_the_wire),
          "join_group": (join_in_process, join_on_the_wire),
-         "sync_group": (sync_in_process, sync_on_the_wire)}
+         "sync_group": (sync_in_process, sync_on_the_wire),
+         "describe_group": (describe_in_process, describe_on_the_wire)}
 GROUP_REFUSED, TOPIC_REFUSED = errors.GROUP_AUTHORIZATION_FAILED, \
     errors.TOPIC_AUTHORIZATION_FAILED
 UNKNOWN = errors.UNKNOWN_TOPIC_OR_PARTITION
@@ -168,6 +185,8 @@ CASES = [
     ("join_group", ((Kind.GROUP, GROUP),), errors.MEMBER_ID_REQUIRED),
     ("sync_group", (), GROUP_REFUSED),
     ("sync_group", ((Kind.GROUP, GROUP),), errors.UNKNOWN_MEMBER_ID),
+    ("describe_group", (), (GROUP_REFUSED, "")),
+    ("describe_group", ((Kind.GROUP, GROUP),), (errors.GROUP_ID_NOT_FOUND, "Dead")),
 ]
 
 
@@ -210,3 +229,26 @@ def test_an_in_process_member_whose_group_read_is_revoked_is_refused_by_its_hear
     cluster.delete_acls([AclBindingFilter(Kind.GROUP, GROUP, PatternType.LITERAL, ALICE)])
     cluster.advance(60_000)
     assert cluster.groups.describe_group(None, GROUP).state == "Empty"
+
+
+def test_the_admin_lists_and_deletes_a_share_group_the_same_through_both_doors() -> None:
+    """kafka-python's admin (ListGroups v5, DeleteGroups) and the in-process admin both
+    reach the share-group coordinator through core.api.list_groups and delete_groups: an
+    empty share group is listed with type "share", deleted, and then unknown."""
+    def scenario(door: Door) -> tuple:
+        def make_share_group(cluster: Cluster) -> None:
+            cluster.create_topic("jobs", partitions=1, replication_factor=1)
+            consumer = cluster.share_consumer("workers", ["jobs"])
+            consumer.poll(timeout_ms=500)
+            consumer.close()
+
+        door.setup(make_share_group)
+        admin = door.admin()
+        listed = sorted((g["group_id"], g["group_type"]) for g in admin.list_groups())
+        deleted = admin.delete_groups(["workers"])
+        again = admin.delete_groups(["workers"])
+        return listed, deleted, again
+
+    seen = same_everywhere(through_both(scenario))
+    assert seen == ([("workers", "share")], {"workers": "OK"},
+                    {"workers": "GroupIdNotFoundError"})

@@ -26,9 +26,11 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     describe_log_dirs, alter_replica_log_dirs  DescribeLogDirs (35), AlterReplicaLogDirs (34)
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
-    join_group, sync_group, heartbeat, leave_group, offset_commit  JoinGroup (11),
-                     SyncGroup (14), Heartbeat (12), LeaveGroup (13), OffsetCommit (8):
-                     authorization, then the group coordinator (core.groups)
+    join_group, sync_group, heartbeat, leave_group, offset_commit, describe_group,
+    list_groups, delete_groups  JoinGroup (11), SyncGroup (14), Heartbeat (12),
+                     LeaveGroup (13), OffsetCommit (8), DescribeGroups (15), ListGroups
+                     (16), DeleteGroups (42): authorization, then the group coordinator
+                     (core.groups; share groups from the share-group coordinator)
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
     txn_offset_commit.unverified  TxnOffsetCommit (key 28)'s partition verification (KIP-890)
     metadata         Metadata (key 3): brokers, controller, topics, auto-creation
@@ -80,11 +82,17 @@ from .fetch import (
 from .groups import (
     DEFAULT_LEAVE_REASON,
     commit_timed_out,
+    delete_groups,
+    describe_group,
     heartbeat,
     join_group,
     leave_group,
+    list_groups,
     offset_commit,
     sync_group,
+)
+from .groups import (
+    SHARE as SHARE_GROUP_TYPE,
 )
 from .leader import led_replica
 from .log_dirs import (
@@ -208,10 +216,14 @@ __all__ = [
     "elect_leaders",
     "fetch_partition",
     "DEFAULT_LEAVE_REASON",
+    "SHARE_GROUP_TYPE",
     "commit_timed_out",
     "heartbeat",
     "join_group",
     "leave_group",
+    "delete_groups",
+    "describe_group",
+    "list_groups",
     "sync_group",
     "offset_commit",
     "FetchRequest",

@@ -1,6 +1,7 @@
-"""The classic group APIs a member and the admin client send to the group coordinator:
-JoinGroup (key 11), SyncGroup (key 14), Heartbeat (key 12), LeaveGroup (key 13) and
-OffsetCommit (key 8), each with the
+"""The group APIs a member and the admin client send to the group coordinator:
+JoinGroup (key 11), SyncGroup (key 14), Heartbeat (key 12), LeaveGroup (key 13),
+OffsetCommit (key 8), DescribeGroups (key 15), ListGroups (key 16) and DeleteGroups
+(key 42), each with the
 authorization Kafka's KafkaApis checks before the coordinator sees the request, so the
 in-process consumer and admin client (through the simulated network, at the coordinator)
 and the wire handlers get the same answers.
@@ -15,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from .. import errors
-from ..groups.classic import JoinResult, SyncResult
+from ..groups.classic import GroupDescription, JoinResult, SyncResult
 from . import authz
 
 if TYPE_CHECKING:
@@ -27,6 +28,9 @@ TP = tuple[str, int]
 # A partition's commit: (offset, leader epoch or -1, metadata).
 Commit = tuple[int, int, str]
 DEFAULT_LEAVE_REASON = "the consumer is leaving the group"
+SHARE = "share"  # the group type (and protocol type) of KIP-932's share groups
+# ListGroups' row: (group id, protocol type, state, group type).
+ListedGroup = tuple[str, str, str, str]
 
 
 def join_group(cluster: ClusterPort, caller: Caller, broker_id: int | None, group_id: str,
@@ -104,3 +108,47 @@ def offset_commit(cluster: ClusterPort, caller: Caller, broker_id: int | None, g
 def commit_timed_out(offsets: Iterable[TP]) -> dict[TP, int]:
     """What a commit the coordinator did not answer in time gets."""
     return dict.fromkeys(offsets, errors.REQUEST_TIMED_OUT)
+
+
+def describe_group(cluster: ClusterPort, caller: Caller, broker_id: int | None,
+                   group_id: str) -> GroupDescription:
+    """DescribeGroups, one group: DESCRIBE on it (else GROUP_AUTHORIZATION_FAILED and
+    nothing else), then the coordinator's description."""
+    refused = authz.describe_group(cluster, caller, group_id)
+    if refused:
+        return GroupDescription(refused, group_id, "", "", "")
+    return cluster.groups.describe_group(broker_id, group_id)
+
+
+def list_groups(cluster: ClusterPort, caller: Caller, broker_id: int | None,
+                states: Iterable[str] | None = None, types: Iterable[str] | None = None,
+                with_share: bool = True) -> list[ListedGroup]:
+    """ListGroups: the groups `broker_id` coordinates (every broker's when None), classic
+    and consumer groups, then share groups unless `with_share` is off (a client before
+    ListGroups v5 knows no group types) or `types` leaves them out; filtered by state
+    and type, and without the groups the caller may not DESCRIBE."""
+    states = list(states or ()) or None
+    types = list(types or ()) or None
+    listed = cluster.groups.list_groups(broker_id, states, types)
+    if with_share and (types is None or SHARE in {t.lower() for t in types}):
+        listed += [(g, SHARE, state, SHARE)
+                   for g, state in cluster.share_groups.list_groups(broker_id, states)]
+    hidden = authz.hidden_groups(cluster, caller, [g[0] for g in listed])
+    return [g for g in listed if g[0] not in hidden]
+
+
+def delete_groups(cluster: ClusterPort, caller: Caller, broker_id: int | None,
+                  group_ids: Iterable[str]) -> dict[str, int]:
+    """DeleteGroups: {group: code}. DELETE on each group; an allowed one goes to its
+    coordinator, the share-group coordinator for a share group (kafka-share-groups.sh
+    --delete): NON_EMPTY_GROUP with members, GROUP_ID_NOT_FOUND for none."""
+    names = list(group_ids)
+    refused = authz.delete_groups(cluster, caller, names)
+    share = cluster.share_groups
+    allowed = [g for g in names if g not in refused]
+    results = cluster.groups.delete_groups(broker_id, [g for g in allowed
+                                                       if g not in share.groups])
+    for group_id in allowed:
+        if group_id in share.groups:
+            results[group_id] = share.delete_group(group_id, broker_id)
+    return {g: refused.get(g) or results[g] for g in names}
