@@ -71,7 +71,7 @@ from ..core.acl import (
 )
 from ..core.api import acls as acl_api
 from ..core.api import authz
-from ..core.groups.classic import DEAD, EMPTY, CommittedOffset
+from ..core.groups.classic import DEAD, EMPTY
 from ..core.offset_reset import (
     NoCommittedOffset,
     parse_datetime,
@@ -834,19 +834,14 @@ class KafkaAdminClient:
         out = {}
         for group_id, partitions in group_specs.items():
             tps = None if partitions is None else [(tp[0], tp[1]) for tp in partitions]
-            raise_refused(authz.offset_fetch(self.cluster, self.caller, group_id), group_id)
-            raise_refusals(authz.describe_topics(self.cluster, self.caller,
-                                                 {t for t, _ in tps or ()}))
-            code, found = self._groups.offset_fetch(None, group_id, tps)
+            code, found = api.offset_fetch(self.cluster, self.caller, None, group_id, tps)
+            raise_refused(code if code == errors.GROUP_AUTHORIZATION_FAILED else 0, group_id)
             _raise_for(code, f"OffsetFetchResponse failed for group '{group_id}'.")
-            hidden = authz.describe_topics(self.cluster, self.caller, {t for t, _ in found})
-            out[group_id] = {TopicPartition(t, p): self._oam(c)
-                             for (t, p), c in found.items() if c is not None and t not in hidden}
+            raise_refusals({t: c for (t, _), (_, _, _, c) in found.items() if c})
+            out[group_id] = {TopicPartition(t, p): OffsetAndMetadata(offset, metadata, epoch)
+                             for (t, p), (offset, epoch, metadata, _) in found.items()
+                             if offset >= 0}
         return out
-
-    @staticmethod
-    def _oam(c: CommittedOffset) -> OffsetAndMetadata:
-        return OffsetAndMetadata(c.offset, c.metadata, c.leader_epoch)
 
     def delete_groups(self, group_ids: Iterable[str],
                       group_coordinator_id: int | None = None) -> dict[str, str]:

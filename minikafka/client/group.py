@@ -850,26 +850,28 @@ class GroupMember:
         deadline = cluster.now_ms + (timeout_ms if timeout_ms is not None
                                      else self.request_timeout_ms * 2)
         tps = [(tp.topic, tp.partition) for tp in partitions]
-        caller = self.consumer.caller
-        code = authz.offset_fetch(self.cluster, caller, self.group_id)
-        refused = self._refused({self.group_id: code} if code else
-                                authz.describe_topics(self.cluster, caller, {t for t, _ in tps}))
+        refused = self._refused({})  # FindCoordinator's rule; OffsetFetch's is the API's
         if refused is not None:
             raise refused
+        fetch = partial(api.offset_fetch, self.cluster, self.consumer.caller)
         while True:
             if self._find_coordinator():
-                code, found = self._request_sync(
-                    self.cluster.groups.offset_fetch, (self.group_id, tps),
-                    (errors.NETWORK_EXCEPTION, {}), waits=False)
+                code, found = self._request_sync(fetch, (self.group_id, tps),
+                                                 (errors.NETWORK_EXCEPTION, {}), waits=False)
             else:
                 if self._fatal is not None:
                     self._check_usable()
                 code, found = errors.COORDINATOR_NOT_AVAILABLE, {}
+            if code == errors.GROUP_AUTHORIZATION_FAILED:
+                raise refusals_error({self.group_id: code}, self.group_id)
             if code == errors.NONE:
+                failed = {t: c for (t, _), (_, _, _, c) in found.items() if c}
+                if failed:
+                    raise refusals_error(failed, self.group_id)
                 out: dict[TopicPartition, OffsetAndMetadata | None] = {}
-                for (t, p), c in found.items():
-                    out[TopicPartition(t, p)] = None if c is None else OffsetAndMetadata(
-                        c.offset, c.metadata, c.leader_epoch)
+                for (t, p), (offset, epoch, metadata, _) in found.items():
+                    out[TopicPartition(t, p)] = None if offset < 0 else OffsetAndMetadata(
+                        offset, metadata, epoch)
                 return out
             if code not in COORDINATOR_ERRORS or cluster.now_ms >= deadline:
                 raise kerrors.for_code(code, f"OffsetFetch failed for group {self.group_id}")

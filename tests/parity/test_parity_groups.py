@@ -17,6 +17,7 @@ from kafka.protocol.consumer.group import (
     JoinGroupRequest,
     LeaveGroupRequest,
     OffsetCommitRequest,
+    OffsetFetchRequest,
     SyncGroupRequest,
 )
 
@@ -163,12 +164,46 @@ def describe_on_the_wire(cluster: Cluster) -> tuple:
     return d.error_code, d.group_state
 
 
+def _committed_by_admin(cluster: Cluster) -> None:
+    """User:admin (a super user) commits paid-0 and secret-0 for the empty group."""
+    box: list = []
+    api.offset_commit(cluster, authz.Caller("User:admin"), None, GROUP, -1, "", None,
+                      {("paid", 0): (3, -1, ""), ("secret", 0): (4, -1, "")}, box.append)
+    cluster.run_until(lambda: bool(box), 10_000)
+    assert set(box[0].values()) == {errors.NONE}
+
+
+ASKED = [("paid", 0), ("secret", 0), ("paid", 5)]
+
+
+def offset_fetch_in_process(cluster: Cluster) -> tuple:
+    _committed_by_admin(cluster)
+    code, found = _in_process_call(cluster, lambda c, who, node, _: api.offset_fetch(
+        c, who, node, GROUP, ASKED))
+    return code, {tp: (offset, error) for tp, (offset, _, _, error) in found.items()}
+
+
+def offset_fetch_on_the_wire(cluster: Cluster) -> tuple:
+    _committed_by_admin(cluster)
+    T = OffsetFetchRequest.OffsetFetchRequestTopic
+    topics: dict[str, list[int]] = {}
+    for t, p in ASKED:
+        topics.setdefault(t, []).append(p)
+    response = _wire_call(cluster, OffsetFetchRequest(
+        group_id=GROUP, topics=[T(name=t, partition_indexes=ps) for t, ps in topics.items()],
+        require_stable=False), 7)
+    return response.error_code, {(t.name, p.partition_index): (p.committed_offset,
+                                                               p.error_code)
+                                 for t in response.topics for p in t.partitions}
+
+
 DOORS = {"offset_commit": (commit_in_process, commit_on_the_wire),
          "heartbeat": (heartbeat_in_process, heartbeat_on_the_wire),
          "leave_group": (leave_in_process, leave_on_the_wire),
          "join_group": (join_in_process, join_on_the_wire),
          "sync_group": (sync_in_process, sync_on_the_wire),
-         "describe_group": (describe_in_process, describe_on_the_wire)}
+         "describe_group": (describe_in_process, describe_on_the_wire),
+         "offset_fetch": (offset_fetch_in_process, offset_fetch_on_the_wire)}
 GROUP_REFUSED, TOPIC_REFUSED = errors.GROUP_AUTHORIZATION_FAILED, \
     errors.TOPIC_AUTHORIZATION_FAILED
 UNKNOWN = errors.UNKNOWN_TOPIC_OR_PARTITION
@@ -187,6 +222,10 @@ CASES = [
     ("sync_group", ((Kind.GROUP, GROUP),), errors.UNKNOWN_MEMBER_ID),
     ("describe_group", (), (GROUP_REFUSED, "")),
     ("describe_group", ((Kind.GROUP, GROUP),), (errors.GROUP_ID_NOT_FOUND, "Dead")),
+    ("offset_fetch", (), (GROUP_REFUSED, {})),
+    ("offset_fetch", ((Kind.GROUP, GROUP), (Kind.TOPIC, "paid")),
+     (errors.NONE, {("paid", 0): (3, 0), ("paid", 5): (-1, 0),
+                    ("secret", 0): (-1, TOPIC_REFUSED)})),
 ]
 
 

@@ -26,9 +26,10 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     describe_log_dirs, alter_replica_log_dirs  DescribeLogDirs (35), AlterReplicaLogDirs (34)
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
-    join_group, sync_group, heartbeat, leave_group, offset_commit, describe_group,
-    list_groups, delete_groups  JoinGroup (11), SyncGroup (14), Heartbeat (12),
-                     LeaveGroup (13), OffsetCommit (8), DescribeGroups (15), ListGroups
+    join_group, sync_group, heartbeat, leave_group, offset_commit, offset_fetch,
+    describe_group, list_groups, delete_groups  JoinGroup (11), SyncGroup (14), Heartbeat
+                     (12), LeaveGroup (13), OffsetCommit (8), OffsetFetch (9),
+                     DescribeGroups (15), ListGroups
                      (16), DeleteGroups (42): authorization, then the group coordinator
                      (core.groups; share groups from the share-group coordinator)
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
@@ -89,6 +90,7 @@ from .groups import (
     leave_group,
     list_groups,
     offset_commit,
+    offset_fetch,
     sync_group,
 )
 from .groups import (
@@ -226,6 +228,7 @@ __all__ = [
     "list_groups",
     "sync_group",
     "offset_commit",
+    "offset_fetch",
     "FetchRequest",
     "FetchResult",
     "fetch",

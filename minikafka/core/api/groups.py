@@ -1,6 +1,6 @@
 """The group APIs a member and the admin client send to the group coordinator:
 JoinGroup (key 11), SyncGroup (key 14), Heartbeat (key 12), LeaveGroup (key 13),
-OffsetCommit (key 8), DescribeGroups (key 15), ListGroups (key 16) and DeleteGroups
+OffsetCommit (key 8), OffsetFetch (key 9), DescribeGroups (key 15), ListGroups (key 16) and DeleteGroups
 (key 42), each with the
 authorization Kafka's KafkaApis checks before the coordinator sees the request, so the
 in-process consumer and admin client (through the simulated network, at the coordinator)
@@ -29,6 +29,9 @@ TP = tuple[str, int]
 Commit = tuple[int, int, str]
 DEFAULT_LEAVE_REASON = "the consumer is leaving the group"
 SHARE = "share"  # the group type (and protocol type) of KIP-932's share groups
+# OffsetFetch's answer for a partition: (offset, leader epoch, metadata, error code);
+# (-1, -1, "", code) where nothing is committed or the partition failed.
+Fetched = tuple[int, int, str, int]
 # ListGroups' row: (group id, protocol type, state, group type).
 ListedGroup = tuple[str, str, str, str]
 
@@ -152,3 +155,44 @@ def delete_groups(cluster: ClusterPort, caller: Caller, broker_id: int | None,
         if group_id in share.groups:
             results[group_id] = share.delete_group(group_id, broker_id)
     return {g: refused.get(g) or results[g] for g in names}
+
+
+def offset_fetch(cluster: ClusterPort, caller: Caller, broker_id: int | None, group_id: str,
+                 partitions: Iterable[TP] | None, member_id: str | None = None,
+                 member_epoch: int = -1, require_stable: bool = False
+                 ) -> tuple[int, dict[TP, Fetched]]:
+    """OffsetFetch: (the group's error, {partition: answer}), every partition asked
+    answered (None asks for every committed one). DESCRIBE on the group is needed
+    (GROUP_AUTHORIZATION_FAILED, then no partitions), and on each topic: one asked for
+    gets TOPIC_AUTHORIZATION_FAILED, and an all-topics fetch leaves it out. A KIP-848
+    member (v9+) names itself and its epoch, which the coordinator checks. With
+    `require_stable` (v7+, a read_committed consumer) a partition whose offsets wait in
+    an open transaction answers UNSTABLE_OFFSET_COMMIT, which the client retries."""
+    asked = None if partitions is None else list(partitions)
+    code = authz.offset_fetch(cluster, caller, group_id)
+    if code:
+        return code, {}
+    refused = authz.describe_topics(cluster, caller, {t for t, _ in asked or ()})
+    wanted = None if asked is None else [tp for tp in asked if tp[0] not in refused]
+    code, found = cluster.groups.offset_fetch(broker_id, group_id, wanted, member_id,
+                                              member_epoch)
+    if code:
+        return code, {}
+    if asked is None and cluster.authorizer is not None:
+        hidden = authz.describe_topics(cluster, caller, {tp[0] for tp in found})
+        found = {tp: c for tp, c in found.items() if tp[0] not in hidden}
+    txn = cluster.transactions  # None until a transaction was ever started
+    unstable = txn.unstable_offsets(group_id) if require_stable and txn is not None else set()
+    out: dict[TP, Fetched] = {}
+    for tp, committed in found.items():
+        if tp in unstable:
+            out[tp] = (-1, -1, "", errors.UNSTABLE_OFFSET_COMMIT)
+        elif committed is None:
+            out[tp] = (-1, -1, "", errors.NONE)
+        else:
+            out[tp] = (committed.offset, committed.leader_epoch, committed.metadata,
+                       errors.NONE)
+    for tp in asked or ():
+        if tp[0] in refused:
+            out[tp] = (-1, -1, "", refused[tp[0]])
+    return errors.NONE, out
