@@ -32,8 +32,10 @@ from minikafka.core.acl import (
 )
 from minikafka.core.acl import ResourceType as Kind
 from minikafka.core.api import authz
+from minikafka.core.groups.consumer_protocol import ConsumerHeartbeat
 from minikafka.wire import Session, default_registry, encode_request
 from minikafka.wire.codec import response_class
+from minikafka.wire.messages import ConsumerGroupHeartbeatRequest
 
 from .doors import Door, through_both
 from .test_parity import same_everywhere
@@ -197,13 +199,30 @@ def offset_fetch_on_the_wire(cluster: Cluster) -> tuple:
                                  for t in response.topics for p in t.partitions}
 
 
+def consumer_heartbeat_in_process(cluster: Cluster) -> tuple:
+    answer = _in_process_call(cluster, lambda c, who, node, _: api.consumer_group_heartbeat(
+        c, who, node, ConsumerHeartbeat(GROUP, "m-1", 0, rebalance_timeout_ms=30_000,
+                                        subscribed_topic_names=("paid", "secret"), owned=(),
+                                        client_id="door", client_host="/127.0.0.1")))
+    return answer.error, answer.member_epoch
+
+
+def consumer_heartbeat_on_the_wire(cluster: Cluster) -> tuple:
+    response = _wire_call(cluster, ConsumerGroupHeartbeatRequest(
+        group_id=GROUP, member_id="m-1", member_epoch=0, rebalance_timeout_ms=30_000,
+        subscribed_topic_names=["paid", "secret"], topic_partitions=[]), 1)
+    return response.error_code, response.member_epoch
+
+
 DOORS = {"offset_commit": (commit_in_process, commit_on_the_wire),
          "heartbeat": (heartbeat_in_process, heartbeat_on_the_wire),
          "leave_group": (leave_in_process, leave_on_the_wire),
          "join_group": (join_in_process, join_on_the_wire),
          "sync_group": (sync_in_process, sync_on_the_wire),
          "describe_group": (describe_in_process, describe_on_the_wire),
-         "offset_fetch": (offset_fetch_in_process, offset_fetch_on_the_wire)}
+         "offset_fetch": (offset_fetch_in_process, offset_fetch_on_the_wire),
+         "consumer_group_heartbeat": (consumer_heartbeat_in_process,
+                                      consumer_heartbeat_on_the_wire)}
 GROUP_REFUSED, TOPIC_REFUSED = errors.GROUP_AUTHORIZATION_FAILED, \
     errors.TOPIC_AUTHORIZATION_FAILED
 UNKNOWN = errors.UNKNOWN_TOPIC_OR_PARTITION
@@ -226,6 +245,12 @@ CASES = [
     ("offset_fetch", ((Kind.GROUP, GROUP), (Kind.TOPIC, "paid")),
      (errors.NONE, {("paid", 0): (3, 0), ("paid", 5): (-1, 0),
                     ("secret", 0): (-1, TOPIC_REFUSED)})),
+    ("consumer_group_heartbeat", ((Kind.TOPIC, "paid"), (Kind.TOPIC, "secret")),
+     (GROUP_REFUSED, 0)),
+    ("consumer_group_heartbeat", ((Kind.GROUP, GROUP), (Kind.TOPIC, "paid")),
+     (TOPIC_REFUSED, 0)),
+    ("consumer_group_heartbeat", ((Kind.GROUP, GROUP), (Kind.TOPIC, "paid"),
+                                  (Kind.TOPIC, "secret")), (errors.NONE, 2)),
 ]
 
 

@@ -27,7 +27,8 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     join_group, sync_group, heartbeat, leave_group, offset_commit, offset_fetch,
-    describe_group, list_groups, delete_groups  JoinGroup (11), SyncGroup (14), Heartbeat
+    describe_group, list_groups, delete_groups, consumer_group_heartbeat  JoinGroup (11),
+                     ConsumerGroupHeartbeat (68), SyncGroup (14), Heartbeat
                      (12), LeaveGroup (13), OffsetCommit (8), OffsetFetch (9),
                      DescribeGroups (15), ListGroups
                      (16), DeleteGroups (42): authorization, then the group coordinator
@@ -83,6 +84,7 @@ from .fetch import (
 from .groups import (
     DEFAULT_LEAVE_REASON,
     commit_timed_out,
+    consumer_group_heartbeat,
     delete_groups,
     describe_group,
     heartbeat,
@@ -224,6 +226,7 @@ __all__ = [
     "join_group",
     "leave_group",
     "delete_groups",
+    "consumer_group_heartbeat",
     "describe_group",
     "list_groups",
     "sync_group",

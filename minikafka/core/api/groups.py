@@ -1,7 +1,7 @@
 """The group APIs a member and the admin client send to the group coordinator:
 JoinGroup (key 11), SyncGroup (key 14), Heartbeat (key 12), LeaveGroup (key 13),
-OffsetCommit (key 8), OffsetFetch (key 9), DescribeGroups (key 15), ListGroups (key 16) and DeleteGroups
-(key 42), each with the
+OffsetCommit (key 8), OffsetFetch (key 9), DescribeGroups (key 15), ListGroups (key 16),
+DeleteGroups (key 42) and KIP-848's ConsumerGroupHeartbeat (key 68), each with the
 authorization Kafka's KafkaApis checks before the coordinator sees the request, so the
 in-process consumer and admin client (through the simulated network, at the coordinator)
 and the wire handlers get the same answers.
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from ..groups.classic import GroupDescription, JoinResult, SyncResult
+from ..groups.consumer_protocol import ConsumerHeartbeat, HeartbeatAnswer
 from . import authz
 
 if TYPE_CHECKING:
@@ -196,3 +197,15 @@ def offset_fetch(cluster: ClusterPort, caller: Caller, broker_id: int | None, gr
         if tp[0] in refused:
             out[tp] = (-1, -1, "", refused[tp[0]])
     return errors.NONE, out
+
+
+def consumer_group_heartbeat(cluster: ClusterPort, caller: Caller, broker_id: int | None,
+                             request: ConsumerHeartbeat) -> HeartbeatAnswer:
+    """ConsumerGroupHeartbeat (key 68), KIP-848's consumer protocol: READ on the group
+    and DESCRIBE on every subscribed topic, then the coordinator's answer (the member's
+    epoch and assignment)."""
+    refused = authz.group_heartbeat(cluster, caller, request.group_id,
+                                    request.subscribed_topic_names)
+    if refused:
+        return HeartbeatAnswer(refused)
+    return cluster.groups.consumer_group_heartbeat(broker_id, request)
