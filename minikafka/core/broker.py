@@ -128,7 +128,7 @@ class Broker:
         self.delayed: dict[TP, list[DelayedProduce]] = {}
         self.parked: dict[TP, dict[int, tuple]] = {}  # leader side: parked follower fetches
         self.isr_timers: dict[TP, Any] = {}
-        self.consumer_waiters: dict[TP, list[ParkedFetch]] = {}
+        self.consumer_waiters: dict[TP, list] = {}
         self._produce_timeouts = Deadlines(sim.clock, self._expire_delayed)
         self._fetch_seq = 0
         self.request_metrics = RequestMetrics()  # RequestsPerSec, TotalTimeMs
