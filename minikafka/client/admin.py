@@ -71,7 +71,7 @@ from ..core.acl import (
 )
 from ..core.api import acls as acl_api
 from ..core.api import authz
-from ..core.groups.classic import DEAD, EMPTY, CommittedOffset
+from ..core.groups.classic import DEAD, EMPTY
 from ..core.offset_reset import (
     NoCommittedOffset,
     parse_datetime,
@@ -779,11 +779,8 @@ class KafkaAdminClient:
         brokers = list(broker_ids) if broker_ids is not None else [None]
         out = []
         for broker in brokers:
-            listed = self._groups.list_groups(broker, states, types)
-            hidden = authz.hidden_groups(self.cluster, self.caller, [g[0] for g in listed])
-            for group_id, protocol_type, state, kind in listed:
-                if group_id in hidden:
-                    continue
+            for group_id, protocol_type, state, kind in api.list_groups(
+                    self.cluster, self.caller, broker, states, types):
                 out.append({"group_id": group_id, "protocol_type": protocol_type,
                             "group_state": state, "group_type": kind})
         return out
@@ -798,14 +795,13 @@ class KafkaAdminClient:
         """describe_groups' answer with each group's error code too (for the 2.x names)."""
         out = {}
         for group_id in group_ids:
-            refused = authz.describe_group(self.cluster, self.caller, group_id)
-            if refused:
+            d = api.describe_group(self.cluster, self.caller, group_coordinator_id, group_id)
+            if d.error == errors.GROUP_AUTHORIZATION_FAILED:
                 out[group_id] = {
                     "group_id": group_id, "group_state": "", "protocol_type": "",
                     "protocol_data": "", "members": [], "authorized_operations": None,
-                    "error": str(refused_error(refused, group_id)), "error_code": refused}
+                    "error": str(refused_error(d.error, group_id)), "error_code": d.error}
                 continue
-            d = self._groups.describe_group(group_coordinator_id, group_id)
             members = []
             for m in d.members:
                 members.append({
@@ -838,19 +834,14 @@ class KafkaAdminClient:
         out = {}
         for group_id, partitions in group_specs.items():
             tps = None if partitions is None else [(tp[0], tp[1]) for tp in partitions]
-            raise_refused(authz.offset_fetch(self.cluster, self.caller, group_id), group_id)
-            raise_refusals(authz.describe_topics(self.cluster, self.caller,
-                                                 {t for t, _ in tps or ()}))
-            code, found = self._groups.offset_fetch(None, group_id, tps)
+            code, found = api.offset_fetch(self.cluster, self.caller, None, group_id, tps)
+            raise_refused(code if code == errors.GROUP_AUTHORIZATION_FAILED else 0, group_id)
             _raise_for(code, f"OffsetFetchResponse failed for group '{group_id}'.")
-            hidden = authz.describe_topics(self.cluster, self.caller, {t for t, _ in found})
-            out[group_id] = {TopicPartition(t, p): self._oam(c)
-                             for (t, p), c in found.items() if c is not None and t not in hidden}
+            raise_refusals({t: c for (t, _), (_, _, _, c) in found.items() if c})
+            out[group_id] = {TopicPartition(t, p): OffsetAndMetadata(offset, metadata, epoch)
+                             for (t, p), (offset, epoch, metadata, _) in found.items()
+                             if offset >= 0}
         return out
-
-    @staticmethod
-    def _oam(c: CommittedOffset) -> OffsetAndMetadata:
-        return OffsetAndMetadata(c.offset, c.metadata, c.leader_epoch)
 
     def delete_groups(self, group_ids: Iterable[str],
                       group_coordinator_id: int | None = None) -> dict[str, str]:
@@ -861,9 +852,7 @@ class KafkaAdminClient:
 
     def _delete_groups(self, group_ids: list[str], coordinator: int | None) -> dict[str, int]:
         """DeleteGroups: {group: error code}, refused groups (DELETE) left untouched."""
-        refused = authz.delete_groups(self.cluster, self.caller, group_ids)
-        done = self._groups.delete_groups(coordinator, [g for g in group_ids if g not in refused])
-        return {g: refused.get(g) or done[g] for g in group_ids}
+        return api.delete_groups(self.cluster, self.caller, coordinator, group_ids)
 
     def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, Any],
                             group_coordinator_id: int | None = None) -> dict[TopicPartition, type]:
@@ -877,11 +866,9 @@ class KafkaAdminClient:
                 value = OffsetAndMetadata(value, "", -1)
             epoch = -1 if value.leader_epoch is None else value.leader_epoch
             request[(tp.topic, tp.partition)] = (value.offset, epoch, value.metadata or "")
-        refused = authz.offset_commit(self.cluster, self.caller, group_id, {t for t, _ in request})
-        allowed = {tp: v for tp, v in request.items() if tp[0] not in refused}
-        result = self._wait(lambda done: self._groups.offset_commit(
-            group_coordinator_id, group_id, -1, "", None, allowed, done)) if allowed else {}
-        result = {tp: refused.get(tp[0]) or result[tp] for tp in request}
+        result = self._wait(lambda done: api.offset_commit(
+            self.cluster, self.caller, group_coordinator_id, group_id, -1, "", None, request,
+            done))
         return {TopicPartition(t, p): type(kerrors.for_code(code)) if code else Errors.NoError
                 for (t, p), code in result.items()}
 
@@ -927,18 +914,20 @@ class KafkaAdminClient:
         """LeaveGroup on behalf of members (MemberToRemove: member_id or group_instance_id),
         the way to make a static member's partitions move without waiting for its session."""
         members = list(members)
-        raise_refused(authz.group(self.cluster, self.caller, group_id), group_id)
-        code, result = self._groups.leave_group(
-            group_coordinator_id, group_id,
+        code, result = api.leave_group(
+            self.cluster, self.caller, group_coordinator_id, group_id,
             [(m.member_id or "", m.group_instance_id) for m in members],
             "removed by the admin client")
+        raise_refused(code if code == errors.GROUP_AUTHORIZATION_FAILED else 0, group_id)
         _raise_for(code, f"LeaveGroupRequest failed for group '{group_id}'.")
         return {(m.member_id or m.group_instance_id): type(kerrors.for_code(c)) if c
                 else Errors.NoError for m, c in zip(members, result, strict=True)}
 
     # -- groups: kafka-python 2.x names -----------------------------------------------------------
     def list_consumer_groups(self, broker_ids: Iterable[int] | None = None) -> list[tuple[str, str]]:
-        return [(g["group_id"], g["protocol_type"]) for g in self.list_groups(broker_ids)]
+        # kafka-python 2.x asks ListGroups before v5, which lists no share groups.
+        return [(g["group_id"], g["protocol_type"]) for g in self.list_groups(broker_ids)
+                if g["group_type"] != api.SHARE_GROUP_TYPE]
 
     def describe_consumer_groups(self, group_ids: Iterable[str],
                                  group_coordinator_id: int | None = None,

@@ -489,6 +489,10 @@ class KafkaConsumer:
         # two agree while a consumer reads one partition per leader.
         cluster = self.cluster
         wait = int(self.config["fetch_max_wait_ms"])
+        min_bytes = int(self.config["fetch_min_bytes"])
+        max_bytes = int(self.config["fetch_max_bytes"])
+        partition_max_bytes = int(self.config["max_partition_fetch_bytes"])
+        isolation = api.READ_COMMITTED if self.read_committed else api.READ_UNCOMMITTED
         self._refetch = False
         for tp in self._assignment:
             if tp in self._paused or tp in self._in_flight or self._buffers.get(tp):
@@ -507,16 +511,18 @@ class KafkaConsumer:
             self._fetch_seq += 1
             seq = self._in_flight[tp] = self._fetch_seq
             self._fetch_round_ms = cluster.now_ms
+            # current_leader_epoch is the metadata's, as kafka-python sends it (KIP-320).
+            request = api.FetchRequest(
+                (api.FetchPartition(tp.topic, tp.partition, offset, partition_max_bytes,
+                                    isolation, topic.partitions[tp.partition].leader_epoch),),
+                max_bytes, min_bytes, wait, self.principal, self.client_id)
 
-            def respond(resp, tp=tp, offset=offset, leader=leader, seq=seq):
-                self._record_fetched(leader, resp)
-                cluster.network.send(leader, self.client_id, self._on_fetch, tp, offset, resp,
-                                     seq)
+            def respond(result, tp=tp, offset=offset, leader=leader, seq=seq):
+                cluster.network.send(leader, self.client_id, self._on_fetch, tp, offset,
+                                     leader, result, seq)
 
-            sent = cluster.network.send(
-                self.client_id, leader, broker.handle_fetch, (tp.topic, tp.partition), offset,
-                int(self.config["max_partition_fetch_bytes"]), self.read_committed, wait, respond,
-                self.config["fetch_min_bytes"])
+            sent = cluster.network.send(self.client_id, leader, broker.handle_fetch, request,
+                                        respond)
             if not sent:
                 cluster.clock.call_later(int(self.config["request_timeout_ms"]),
                                          self._fetch_timeout, tp, seq)
@@ -524,43 +530,37 @@ class KafkaConsumer:
                 cluster.clock.call_later(int(self.config["request_timeout_ms"]) + wait,
                                          self._fetch_timeout, tp, seq)
 
-    def _record_fetched(self, leader: int, resp) -> None:
-        """The leader measures the bytes it answers with against this client's fetch
-        quota; over it, the consumer waits the throttle time before fetching there again."""
-        cluster = self.cluster
-        broker = cluster.brokers.get(leader)
-        if broker is None:
-            return
-        now = cluster.now_ms
-        throttle_ms = api.record_and_get_throttle_ms(
-            broker.quota_samples, cluster.controller.client_quotas, "consumer_byte_rate",
-            self.principal, self.client_id, sum(b.size_bytes for b in resp.batches), now)
+    def _throttled(self, leader: int, throttle_ms: int) -> None:
+        """KIP-219: the broker answered with throttle_time_ms (this client went over its
+        fetch quota there), so the consumer waits that long before fetching there again."""
         if throttle_ms:
-            self._throttled_until[leader] = now + throttle_ms
+            cluster = self.cluster
+            self._throttled_until[leader] = cluster.now_ms + throttle_ms
             cluster.clock.call_later(throttle_ms, self._wake_fetcher)
-            cluster.journal.record(now, "fetch.throttled", client=self.client_id,
-                                   broker=leader, throttle_time_ms=throttle_ms)
 
     def _fetch_timeout(self, tp: TopicPartition, seq: int) -> None:
         if self._in_flight.get(tp) == seq:
             del self._in_flight[tp]
             self._refetch = True
 
-    def _on_fetch(self, tp: TopicPartition, offset: int, resp, seq: int) -> None:
+    def _on_fetch(self, tp: TopicPartition, offset: int, leader: int,
+                  result: api.FetchResult, seq: int) -> None:
+        self._throttled(leader, result.throttle_ms)
+        resp = result.partitions[0]
         if self._in_flight.get(tp) != seq:
             return  # an answer to a request that timed out: a newer one is on its way
         del self._in_flight[tp]
         if tp not in self._assignment or self._positions.get(tp) != offset:
             self._refetch = True
             return  # a seek or rebalance made this answer stale
-        if resp.error == errors.OFFSET_OUT_OF_RANGE:
+        if resp.error_code == errors.OFFSET_OUT_OF_RANGE:
             if self.config["auto_offset_reset"] == "none":
                 self._out_of_range[tp] = offset  # raised by poll(), as kafka-python does
                 return
             self._positions[tp] = self._reset_position(tp)
             self._refetch = True
             return
-        if resp.error != errors.NONE:
+        if resp.error_code != errors.NONE:
             # Leader moved: fetch from the new one after retry.backoff.ms (the real
             # client first refreshes its metadata), or at the next poll.
             self.cluster.clock.call_later(int(self.config["retry_backoff_ms"]),

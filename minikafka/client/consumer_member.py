@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
+from functools import partial
 from typing import Any
 
 from kafka import errors as Errors
 from kafka.structs import ConsumerGroupMetadata, MemberState, TopicPartition
 
 from .. import errors as kerrors
-from ..core import errors
+from ..core import api, errors
 from ..core.groups.consumer_protocol import ConsumerHeartbeat, HeartbeatAnswer
 from .group import COORDINATOR_ERRORS, STABLE, UNJOINED, GroupMember, wake_up
 
@@ -139,7 +140,8 @@ class ConsumerGroupMember(GroupMember):
             self._answer = answer
             self.cluster.clock.call_later(0, wake_up)
 
-        self._send(self.cluster.groups.consumer_group_heartbeat, (request,), answered,
+        self._send(partial(api.consumer_group_heartbeat, self.cluster, self.consumer.caller),
+                   (request,), answered,
                    HeartbeatAnswer(errors.NETWORK_EXCEPTION), waits=False)
 
     def _on_answer(self, answer: HeartbeatAnswer) -> None:

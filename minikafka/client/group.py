@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from kafka import errors as Errors
@@ -32,7 +33,7 @@ from kafka.future import Future
 from kafka.structs import ConsumerGroupMetadata, MemberState, OffsetAndMetadata, TopicPartition
 
 from .. import errors as kerrors
-from ..core import errors
+from ..core import api, errors
 from ..core.api import authz
 from ..core.assignors import (
     ASSIGNORS,
@@ -526,7 +527,7 @@ class GroupMember:
         def answered(result: JoinResult) -> None:
             self._join_result = result
 
-        self._send(self.cluster.groups.join_group,
+        self._send(partial(api.join_group, self.cluster, self.consumer.caller),
                    (self.group_id, self.member_id, self.instance_id, self.client_id, CLIENT_HOST,
                     "consumer", protocols, self.session_timeout_ms, self.rebalance_timeout_ms),
                    answered, JoinResult(errors.NETWORK_EXCEPTION, self.member_id), waits=True,
@@ -598,7 +599,7 @@ class GroupMember:
         def answered(result: SyncResult) -> None:
             self._sync_result = result
 
-        self._send(self.cluster.groups.sync_group,
+        self._send(partial(api.sync_group, self.cluster, self.consumer.caller),
                    (self.group_id, self.member_id, self.instance_id, self.generation, "consumer",
                     self.protocol_name, assignments),
                    answered, SyncResult(errors.NETWORK_EXCEPTION), waits=True)
@@ -693,7 +694,7 @@ class GroupMember:
         if self._hb_in_flight or not self._find_coordinator():
             return
         self._hb_in_flight = True
-        self._send(self.cluster.groups.heartbeat,
+        self._send(partial(api.heartbeat, self.cluster, self.consumer.caller),
                    (self.group_id, self.member_id, self.instance_id, self.generation),
                    self._on_heartbeat, errors.NETWORK_EXCEPTION, waits=False)
 
@@ -712,6 +713,8 @@ class GroupMember:
             self._fatal = Errors.FencedInstanceIdError(
                 f"group.instance.id {self.instance_id} is used by another consumer")
             self.state = UNJOINED
+        elif code == errors.GROUP_AUTHORIZATION_FAILED:  # READ on the group was revoked
+            self._fatal = refusals_error({self.group_id: code}, self.group_id)
         elif code in COORDINATOR_ERRORS:
             self._coordinator_dead()
 
@@ -732,11 +735,11 @@ class GroupMember:
         # As kafka-python and Java: any member id will do, also during the first join.
         if dynamic and self.member_id and self.state != UNJOINED and self._find_coordinator():
             args = (self.group_id, [(self.member_id, None)], reason)
+            leave = partial(api.leave_group, self.cluster, self.consumer.caller)
             if wait:
-                self._request_sync(self.cluster.groups.leave_group, args, None, waits=False)
+                self._request_sync(leave, args, None, waits=False)
             else:
-                self._send(self.cluster.groups.leave_group, args, lambda _: None, None,
-                           waits=False)
+                self._send(leave, args, lambda _: None, None, waits=False)
         self.generation = -1
         if dynamic:
             self.member_id = ""
@@ -787,8 +790,7 @@ class GroupMember:
         except Errors.KafkaError as exc:
             done(exc)
             return
-        refused = self._refused(authz.offset_commit(
-            self.cluster, self.consumer.caller, self.group_id, {tp.topic for tp in offsets}))
+        refused = self._refused({})  # FindCoordinator's rule; OffsetCommit's is the API's
         if refused is not None:
             done(refused)
             return
@@ -799,7 +801,7 @@ class GroupMember:
         request = {(tp.topic, tp.partition): (o.offset, -1 if o.leader_epoch is None
                                               else o.leader_epoch, o.metadata or "")
                    for tp, o in offsets.items()}
-        self._send(self.cluster.groups.offset_commit,
+        self._send(partial(api.offset_commit, self.cluster, self.consumer.caller),
                    (self.group_id, generation, member_id, instance_id, request),
                    lambda result: done(self._commit_outcome(result)),
                    dict.fromkeys(request, errors.NETWORK_EXCEPTION), waits=True)
@@ -809,6 +811,10 @@ class GroupMember:
         codes = set(result.values())
         if codes <= {errors.NONE}:
             return None
+        refused = {t: c for (t, _), c in result.items()
+                   if c in (errors.GROUP_AUTHORIZATION_FAILED, errors.TOPIC_AUTHORIZATION_FAILED)}
+        if refused:
+            return refusals_error(refused, self.group_id)
         for code in sorted(codes):
             if code in (errors.UNKNOWN_MEMBER_ID, errors.ILLEGAL_GENERATION):
                 self._reset_generation(code == errors.UNKNOWN_MEMBER_ID, "commit rejected")
@@ -844,26 +850,28 @@ class GroupMember:
         deadline = cluster.now_ms + (timeout_ms if timeout_ms is not None
                                      else self.request_timeout_ms * 2)
         tps = [(tp.topic, tp.partition) for tp in partitions]
-        caller = self.consumer.caller
-        code = authz.offset_fetch(self.cluster, caller, self.group_id)
-        refused = self._refused({self.group_id: code} if code else
-                                authz.describe_topics(self.cluster, caller, {t for t, _ in tps}))
+        refused = self._refused({})  # FindCoordinator's rule; OffsetFetch's is the API's
         if refused is not None:
             raise refused
+        fetch = partial(api.offset_fetch, self.cluster, self.consumer.caller)
         while True:
             if self._find_coordinator():
-                code, found = self._request_sync(
-                    self.cluster.groups.offset_fetch, (self.group_id, tps),
-                    (errors.NETWORK_EXCEPTION, {}), waits=False)
+                code, found = self._request_sync(fetch, (self.group_id, tps),
+                                                 (errors.NETWORK_EXCEPTION, {}), waits=False)
             else:
                 if self._fatal is not None:
                     self._check_usable()
                 code, found = errors.COORDINATOR_NOT_AVAILABLE, {}
+            if code == errors.GROUP_AUTHORIZATION_FAILED:
+                raise refusals_error({self.group_id: code}, self.group_id)
             if code == errors.NONE:
+                failed = {t: c for (t, _), (_, _, _, c) in found.items() if c}
+                if failed:
+                    raise refusals_error(failed, self.group_id)
                 out: dict[TopicPartition, OffsetAndMetadata | None] = {}
-                for (t, p), c in found.items():
-                    out[TopicPartition(t, p)] = None if c is None else OffsetAndMetadata(
-                        c.offset, c.metadata, c.leader_epoch)
+                for (t, p), (offset, epoch, metadata, _) in found.items():
+                    out[TopicPartition(t, p)] = None if offset < 0 else OffsetAndMetadata(
+                        offset, metadata, epoch)
                 return out
             if code not in COORDINATOR_ERRORS or cluster.now_ms >= deadline:
                 raise kerrors.for_code(code, f"OffsetFetch failed for group {self.group_id}")

@@ -12,11 +12,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import errors
-from .api.fetch import FetchedPartition, FetchPartition, fetch_partition, readable_end
+from .api.fetch import (
+    FetchedPartition,
+    FetchRequest,
+    FetchResult,
+    fetch,
+    fetch_throttle_ms,
+    read_fetch,
+    retry_fetch,
+)
 from .api.leader import led_replica
 from .clock import Deadlines
 from .controller import NO_LEADER, MetadataRecord
-from .isolation import READ_COMMITTED, READ_UNCOMMITTED
 from .metrics import RequestMetrics
 from .record_errors import keyless_record_errors
 from .records import CREATE_TIME, RecordBatch
@@ -31,12 +38,6 @@ if TYPE_CHECKING:
 
 TP = tuple[str, int]
 NO_QUOTA = 2**63 - 1  # a replication.throttled.rate of Long.MAX_VALUE: no throttle
-
-
-def _consumer_response(fetched: FetchedPartition) -> FetchResponse:
-    return FetchResponse(fetched.error_code, fetched.batches, fetched.high_watermark,
-                         fetched.log_start_offset, fetched.last_stable_offset,
-                         aborted_transactions=fetched.aborted_transactions)
 
 
 def out_of_range_timestamp(config: Any, batch: RecordBatch, now_ms: int) -> int | None:
@@ -66,6 +67,16 @@ class DelayedProduce:
 
 
 @dataclass
+class ParkedFetch:
+    """A consumer's Fetch waiting for min_bytes, listed under each of its partitions."""
+
+    request: FetchRequest
+    respond: Callable[[FetchResult], None]
+    timer: Any = None
+    done: bool = False
+
+
+@dataclass
 class FetchResponse:
     error: int = errors.NONE
     batches: list[RecordBatch] = field(default_factory=list)
@@ -73,9 +84,6 @@ class FetchResponse:
     log_start_offset: int = 0
     last_stable_offset: int = 0
     diverging_epoch: tuple[int, int] | None = None
-    # A consumer's read_committed fetch: (producer id, first offset) of the aborted
-    # transactions among the batches (see minikafka.core.api.fetch); None otherwise.
-    aborted_transactions: list[tuple[int, int]] | None = None
 
 
 class BrokerHost(Protocol):
@@ -188,11 +196,13 @@ class Broker:
             replica.isr = reg.isr
             replica.replicas = reg.replicas
             self.start_fetcher(replica)
+        self._wake_consumers(tp)  # a new leader or epoch answers parked fetches at once
 
     def _drop_replica(self, tp: TP) -> None:
         self.replicas.pop(tp, None)
         self._fail_parked(tp)
         self._complete_delayed(tp)
+        self._wake_consumers(tp)
 
     # -- lifecycle ---------------------------------------------------------------------
     def stop(self) -> None:
@@ -203,6 +213,10 @@ class Broker:
                     d.timer.cancel()
                 d.done = True  # the producer never hears back; it times out
         self.parked.clear()
+        for waiters in self.consumer_waiters.values():
+            for parked in waiters:
+                parked.done = True  # the consumer never hears back; it times out
+                parked.timer.cancel()
         self.consumer_waiters.clear()
         for timer in self.isr_timers.values():
             timer.cancel()
@@ -349,7 +363,7 @@ class Broker:
                     timer = self.sim.clock.call_at(entry[2] + wait, self._answer_parked,
                                                    tp, follower)
                     parked[follower] = (*entry[:3], timer)
-        self._wake_consumers(replica)
+        self._wake_consumers(tp)
         self.sim.on_hw_advanced(replica)
 
     # -- replica fetch (leader side) -------------------------------------------------------
@@ -497,69 +511,55 @@ class Broker:
             respond(FetchResponse(errors.NOT_LEADER_OR_FOLLOWER))
 
     # -- consumer fetch ------------------------------------------------------------------
-    def handle_fetch(self, tp: TP, offset: int, max_bytes: int, read_committed: bool,
-                     max_wait_ms: int, respond: Callable[[FetchResponse], None],
-                     min_bytes: int = 1) -> None:
-        """A consumer's fetch (minikafka.core.api.fetch_partition). With fewer than
-        min_bytes ready (fetch.min.bytes) it waits up to max_wait_ms (fetch.max.wait.ms)
-        for more, as Kafka's DelayedFetch does."""
-        respond = self.request_metrics.timed("FetchConsumer", self.sim.clock, respond)
-        code, replica = led_replica(self, self.sim.controller.topics, tp[0], tp[1])
-        if replica is None:
-            respond(FetchResponse(code))
+    def handle_fetch(self, request: FetchRequest, respond: Callable[[FetchResult], None]
+                     ) -> None:
+        """A consumer's Fetch (minikafka.core.api.fetch): answered now, or parked until a
+        partition errs, min_bytes are ready (fetch.min.bytes) or max_wait_ms passes
+        (fetch.max.wait.ms), as Kafka's DelayedFetch does."""
+        sim = self.sim
+        respond = self.request_metrics.timed("FetchConsumer", sim.clock, respond)
+        fetched = fetch(self, sim.controller.topics, request)
+        if fetched is not None:
+            self._answer_fetch(request, respond, fetched)
             return
-        request = FetchPartition(tp[0], tp[1], offset, max_bytes,
-                                 READ_COMMITTED if read_committed else READ_UNCOMMITTED)
-        fetched = fetch_partition(replica, request)
-        # Kafka answers at once on an error, when told not to wait, or when what it read
-        # (the first batch whole) is min_bytes or more.
-        if fetched.error_code or max_wait_ms <= 0 or min_bytes <= 0 or \
-                sum(b.size_bytes for b in fetched.batches) >= min_bytes:
-            respond(_consumer_response(fetched))
-            return
-        waiters = self.consumer_waiters.setdefault(tp, [])
-        entry = [request, respond, None, min_bytes]
-        entry[2] = self.sim.clock.call_later(max_wait_ms, self._expire_consumer_fetch, tp, entry)
-        waiters.append(entry)
+        parked = ParkedFetch(request, respond)
+        parked.timer = sim.clock.call_later(request.max_wait_ms, self._expire_fetch, parked)
+        for wanted in request.partitions:
+            self.consumer_waiters.setdefault((wanted.topic, wanted.partition), []).append(parked)
 
-    @staticmethod
-    def _enough(replica: Replica, request: FetchPartition, min_bytes: int) -> bool:
-        """Can a parked fetch be answered? As in Kafka's DelayedFetch, a partition counts
-        for at most max_bytes, so a max_bytes below min_bytes waits out max_wait_ms."""
-        offset = request.fetch_offset
-        limit = readable_end(replica, request.isolation_level)
-        if offset >= limit:
-            return False
-        if min_bytes <= 1:
-            return True
-        return min(replica.log.bytes_ready(offset, limit, min_bytes),
-                   request.max_bytes) >= min_bytes
+    def _answer_fetch(self, request: FetchRequest, respond: Callable[[FetchResult], None],
+                      fetched: list[FetchedPartition]) -> None:
+        sim = self.sim
+        respond(FetchResult(fetched, fetch_throttle_ms(self, sim.controller.client_quotas,
+                                                 sim.journal, request, fetched,
+                                                 sim.clock.now_ms)))
 
-    def _wake_consumers(self, replica: Replica) -> None:
-        tp = (replica.topic, replica.partition)
-        waiters = self.consumer_waiters.get(tp)
+    def _wake_consumers(self, tp: TP) -> None:
+        """The partition grew or changed hands: answer the parked fetches now ready."""
+        waiters = self.consumer_waiters.pop(tp, None)
         if not waiters:
             return
+        topics = self.sim.controller.topics
         keep = []
-        for entry in waiters:
-            request, respond, timer, min_bytes = entry
-            if self._enough(replica, request, min_bytes):
-                timer.cancel()
-                respond(_consumer_response(fetch_partition(replica, request)))
-            else:
-                keep.append(entry)
-        self.consumer_waiters[tp] = keep
+        for parked in waiters:
+            if parked.done:
+                continue  # answered through another of its partitions
+            fetched = retry_fetch(self, topics, parked.request)
+            if fetched is None:
+                keep.append(parked)
+                continue
+            parked.done = True
+            parked.timer.cancel()
+            self._answer_fetch(parked.request, parked.respond, fetched)
+        if keep:
+            self.consumer_waiters[tp] = keep + self.consumer_waiters.get(tp, [])
 
-    def _expire_consumer_fetch(self, tp: TP, entry: list) -> None:
-        waiters = self.consumer_waiters.get(tp, [])
-        if entry not in waiters:
+    def _expire_fetch(self, parked: ParkedFetch) -> None:
+        if parked.done or not self.running:
             return
-        waiters.remove(entry)
-        replica = self.replicas.get(tp)
-        if replica is None or not replica.is_leader:
-            entry[1](FetchResponse(errors.NOT_LEADER_OR_FOLLOWER))
-            return
-        entry[1](_consumer_response(fetch_partition(replica, entry[0])))
+        parked.done = True
+        self._answer_fetch(parked.request, parked.respond,
+                           read_fetch(self, self.sim.controller.topics, parked.request))
 
     # -- ISR maintenance (leader side) ---------------------------------------------------
     def _maybe_arm_isr_check(self, replica: Replica) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from minikafka import Cluster
-from minikafka.core import errors
+from minikafka.core import api, errors
 from minikafka.core.records import RecordBatch
 
 
@@ -26,9 +26,10 @@ def produce(cluster: Cluster, broker_id: int, topic: str, partition: int) -> int
 
 def fetch(cluster: Cluster, broker_id: int, topic: str, partition: int) -> int:
     out = []
-    cluster.brokers[broker_id].handle_fetch((topic, partition), 0, 1 << 20, False, 0, out.append)
+    request = api.FetchRequest((api.FetchPartition(topic, partition, 0),), max_wait_ms=0)
+    cluster.brokers[broker_id].handle_fetch(request, out.append)
     cluster.settle()
-    return out[0].error
+    return out[0].partitions[0].error_code
 
 
 @pytest.mark.parametrize("request_", [produce, fetch])

@@ -7,7 +7,9 @@ Each takes a frozen request dataclass and returns result dataclasses carrying Ka
 error codes (minikafka.core.errors); time comes from the cluster's simulated clock.
 
     list_offsets     ListOffsets (key 2): earliest, latest, max-timestamp, by timestamp
-    fetch_partition  Fetch (key 1), one partition: batches, HW, LSO, log start, aborted txns
+    fetch            Fetch (key 1): the leader and leader-epoch checks, the fetch.min.bytes
+                     wait (read_fetch, retry_fetch), the quota (fetch_throttle_ms);
+                     fetch_partition reads one: batches, HW, LSO, log start, aborted txns
     create_topics    CreateTopics (key 19), validate_only through the same checks
     delete_topics    DeleteTopics (key 20), by name
     create_partitions CreatePartitions (key 37), validate_only through the same checks
@@ -24,6 +26,13 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     describe_log_dirs, alter_replica_log_dirs  DescribeLogDirs (35), AlterReplicaLogDirs (34)
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
+    join_group, sync_group, heartbeat, leave_group, offset_commit, offset_fetch,
+    describe_group, list_groups, delete_groups, consumer_group_heartbeat  JoinGroup (11),
+                     ConsumerGroupHeartbeat (68), SyncGroup (14), Heartbeat
+                     (12), LeaveGroup (13), OffsetCommit (8), OffsetFetch (9),
+                     DescribeGroups (15), ListGroups
+                     (16), DeleteGroups (42): authorization, then the group coordinator
+                     (core.groups; share groups from the share-group coordinator)
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
     txn_offset_commit.unverified  TxnOffsetCommit (key 28)'s partition verification (KIP-890)
     metadata         Metadata (key 3): brokers, controller, topics, auto-creation
@@ -60,7 +69,35 @@ from .configs import (
     incremental_alter_configs,
 )
 from .elections import PREFERRED, UNCLEAN, ElectionResult, ElectionType, elect_leaders
-from .fetch import FetchedPartition, FetchPartition, fetch_partition
+from .fetch import (
+    FetchedPartition,
+    FetchPartition,
+    FetchRequest,
+    FetchResult,
+    fetch,
+    fetch_partition,
+    fetch_ready,
+    fetch_throttle_ms,
+    read_fetch,
+    retry_fetch,
+)
+from .groups import (
+    DEFAULT_LEAVE_REASON,
+    commit_timed_out,
+    consumer_group_heartbeat,
+    delete_groups,
+    describe_group,
+    heartbeat,
+    join_group,
+    leave_group,
+    list_groups,
+    offset_commit,
+    offset_fetch,
+    sync_group,
+)
+from .groups import (
+    SHARE as SHARE_GROUP_TYPE,
+)
 from .leader import led_replica
 from .log_dirs import (
     LogDirDescription,
@@ -182,6 +219,26 @@ __all__ = [
     "describe_transactions",
     "elect_leaders",
     "fetch_partition",
+    "DEFAULT_LEAVE_REASON",
+    "SHARE_GROUP_TYPE",
+    "commit_timed_out",
+    "heartbeat",
+    "join_group",
+    "leave_group",
+    "delete_groups",
+    "consumer_group_heartbeat",
+    "describe_group",
+    "list_groups",
+    "sync_group",
+    "offset_commit",
+    "offset_fetch",
+    "FetchRequest",
+    "FetchResult",
+    "fetch",
+    "fetch_ready",
+    "fetch_throttle_ms",
+    "read_fetch",
+    "retry_fetch",
     "incremental_alter_configs",
     "alter_configs",
     "init_producer_id",

@@ -43,6 +43,9 @@ class ClusterPort(Protocol):
     def share_groups(self) -> ShareGroupCoordinator:
         """The share-group coordinator (KIP-932), made on first use."""
 
+    # The transaction coordinator once a transaction was ever started, else None.
+    transactions: TransactionCoordinator | None
+
     @property
     def transaction_coordinator(self) -> TransactionCoordinator:
         """The coordinator of transactional ids, made on first use."""

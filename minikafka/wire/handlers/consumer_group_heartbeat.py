@@ -1,7 +1,7 @@
 """ConsumerGroupHeartbeat (key 68), v0-v1: the consumer group protocol of KIP-848.
 
-A thin codec over the coordinator's ``consumer_group_heartbeat`` (minikafka.core.groups.
-consumer_protocol): the member joins (epoch 0), heartbeats with the partitions it owns,
+A thin codec over ``core.api.consumer_group_heartbeat`` (the authorization, then the
+coordinator's protocol in minikafka.core.groups.consumer_protocol): the member joins (epoch 0), heartbeats with the partitions it owns,
 and gets its assignment and epoch back; -1 leaves, -2 is a static member leaving for a
 while. v1 (Kafka 4.0) has the client make its member id and adds topic regexes.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from ...core.api import authz
+from ...core import api
 from ...core.groups.consumer_protocol import ConsumerHeartbeat
 from ..messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from ..registry import RequestContext
@@ -31,12 +31,7 @@ def handle(ctx: RequestContext,
     owned = None if request.topic_partitions is None else tuple(
         (str(t.topic_id), tuple(t.partitions)) for t in request.topic_partitions)
     names = request.subscribed_topic_names
-    refused = authz.group_heartbeat(ctx.cluster, caller(ctx), request.group_id, names)
-    if refused:
-        return ConsumerGroupHeartbeatResponse(
-            version=version, throttle_time_ms=0, error_code=refused, error_message=None,
-            member_id=None, member_epoch=0, heartbeat_interval_ms=0, assignment=None)
-    answer = ctx.cluster.groups.consumer_group_heartbeat(ctx.broker_id, ConsumerHeartbeat(
+    answer = api.consumer_group_heartbeat(ctx.cluster, caller(ctx), ctx.broker_id, ConsumerHeartbeat(
         group_id=request.group_id, member_id=request.member_id,
         member_epoch=request.member_epoch, instance_id=request.instance_id,
         rack_id=request.rack_id, rebalance_timeout_ms=request.rebalance_timeout_ms,

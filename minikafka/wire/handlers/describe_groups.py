@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
 
-from ...core import errors
+from ...core import api, errors
 from ...core.acl import ResourceType
-from ...core.api import authz
 from ...core.groups.classic import STABLE
 from ..registry import RequestContext
 from ._common import authorized_operations, caller, serving_broker
@@ -27,14 +26,10 @@ _Member = _Group.DescribedGroupMember
 
 
 def _describe(ctx: RequestContext, group_id: str, wanted: bool) -> _Group:
-    refused = authz.describe_group(ctx.cluster, caller(ctx), group_id)
-    if refused:
-        return _Group(error_code=refused, error_message=None,
-                      group_id=group_id, group_state="", protocol_type="", protocol_data="",
-                      members=[], authorized_operations=None)
-    operations = authorized_operations(ctx, ResourceType.GROUP, group_id) if wanted else None
-    d = ctx.cluster.groups.describe_group(ctx.broker_id, group_id)
+    d = api.describe_group(ctx.cluster, caller(ctx), ctx.broker_id, group_id)
     code, message = d.error, d.error_message
+    operations = authorized_operations(ctx, ResourceType.GROUP, group_id) \
+        if wanted and code != errors.GROUP_AUTHORIZATION_FAILED else None
     if code == errors.GROUP_ID_NOT_FOUND and ctx.api_version < 6:  # before KIP-1043
         code, message = errors.NONE, None
     stable = d.state == STABLE

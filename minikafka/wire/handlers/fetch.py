@@ -45,15 +45,7 @@ _NO_ID = UUID(int=0)
 
 
 
-def _partition(broker, topics, name: str, wanted, isolation: api.IsolationLevel, budget: int,
-               version: int) -> PartitionData:
-    index = wanted.partition
-    code, replica = api.led_replica(broker, topics, name, index,
-                                    wanted.current_leader_epoch if version >= 9 else -1)
-    if replica is None:
-        return PartitionData(index, code)
-    fetched = api.fetch_partition(replica, api.FetchPartition(
-        name, index, wanted.fetch_offset, min(wanted.partition_max_bytes, budget), isolation))
+def _partition_data(fetched: api.FetchedPartition, index: int) -> PartitionData:
     out = PartitionData(index, fetched.error_code, fetched.high_watermark,
                         fetched.last_stable_offset, fetched.log_start_offset,
                         fetched.aborted_transactions)
@@ -66,45 +58,39 @@ def _partition(broker, topics, name: str, wanted, isolation: api.IsolationLevel,
     return out
 
 
-def _collect(broker, cluster, request: FetchRequest, version: int,
-             refused: frozenset[str] = frozenset()) -> tuple[list, int, bool]:
-    """(topics for the response, record bytes in it, whether any partition erred);
-    topics in `refused` (no READ) get TOPIC_AUTHORIZATION_FAILED."""
+def _plan(ctx: RequestContext, request: FetchRequest, version: int
+          ) -> tuple[list[tuple[object, list[PartitionData | None]]], api.FetchRequest]:
+    """The response's topics, with None where a partition is the core's to answer, and
+    the core's Fetch of those: topics unknown by id (UNKNOWN_TOPIC_ID) or not readable
+    (TOPIC_AUTHORIZATION_FAILED) are answered here, and make the request answer at once."""
+    cluster = ctx.cluster
     isolation = api.READ_COMMITTED if request.isolation_level == api.READ_COMMITTED \
         else api.READ_UNCOMMITTED
-    topics = cluster.controller.topics
-    budget = request.max_bytes
-    total = 0
-    failed = False
-    out = []
+    refused = _unreadable(ctx, request, version)
+    layout: list[tuple[object, list[PartitionData | None]]] = []
+    wanted: list[api.FetchPartition] = []
+    erred = False
     for topic in request.topics:
         if version < TOPIC_IDS:
             name = key = topic.topic
+            code = errors.NONE
         else:
             key = topic.topic_id or _NO_ID  # kafka-python reads the all-zero id as None
             name = topic_name_for_id(cluster, key)
-            if name is None:
-                out.append((key, [PartitionData(p.partition, errors.UNKNOWN_TOPIC_ID)
-                                  for p in topic.partitions]))
-                failed = True
-                continue
-        if name in refused:
-            out.append((key, [PartitionData(p.partition, errors.TOPIC_AUTHORIZATION_FAILED)
-                              for p in topic.partitions]))
-            failed = True
+            code = errors.UNKNOWN_TOPIC_ID if name is None else errors.NONE
+        if not code and name in refused:
+            code = errors.TOPIC_AUTHORIZATION_FAILED
+        if code:
+            layout.append((key, [PartitionData(p.partition, code) for p in topic.partitions]))
+            erred = True
             continue
-        partitions = []
-        for wanted in topic.partitions:
-            data = _partition(broker, topics, name, wanted, isolation, budget, version)
-            if data.error_code:
-                failed = True
-                if data.error_code in _MOVED and version >= LEADER_HINTS:
-                    data.current_leader = current_leader(cluster, name, wanted.partition)
-            total += data.records_size
-            budget -= data.records_size
-            partitions.append(data)
-        out.append((key, partitions))
-    return out, total, failed
+        layout.append((key, [None] * len(topic.partitions)))
+        wanted.extend(api.FetchPartition(
+            name, p.partition, p.fetch_offset, p.partition_max_bytes, isolation,
+            p.current_leader_epoch if version >= 9 else -1) for p in topic.partitions)
+    return layout, api.FetchRequest(
+        tuple(wanted), request.max_bytes, request.min_bytes,
+        0 if erred else request.max_wait_ms, ctx.principal, ctx.client_id)
 
 
 def _unreadable(ctx: RequestContext, request: FetchRequest, version: int) -> frozenset[str]:
@@ -127,33 +113,42 @@ def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
             return _answer(cluster, version, [], INVALID_FETCH_SESSION_EPOCH)
         if session_id != 0 and epoch > 0:
             return _answer(cluster, version, [], FETCH_SESSION_ID_NOT_FOUND)
-    refused = _unreadable(ctx, request, version)
-    topics, total, failed = _collect(broker, cluster, request, version, refused)
+    layout, wanted = _plan(ctx, request, version)
+    topics = cluster.controller.topics
     # A replica's fetch would be FetchFollower; real clients send consumer fetches.
     counted = broker.request_metrics.timed("FetchConsumer", cluster.clock, lambda body: body)
 
-    def throttled(nbytes: int) -> int:
-        ctx.throttle_ms = api.record_and_get_throttle_ms(
-            broker.quota_samples, cluster.controller.client_quotas, "consumer_byte_rate",
-            ctx.principal, ctx.client_id, nbytes, cluster.now_ms)
-        return ctx.throttle_ms
+    def answer(fetched: list[api.FetchedPartition]) -> list:
+        ctx.throttle_ms = api.fetch_throttle_ms(broker, cluster.controller.client_quotas,
+                                                cluster.journal, wanted, fetched,
+                                                cluster.now_ms)
+        answered = iter(zip(wanted.partitions, fetched))
+        out = []
+        for key, partitions in layout:
+            datas = []
+            for data in partitions:
+                if data is None:
+                    asked, result = next(answered)
+                    data = _partition_data(result, asked.partition)
+                    if result.error_code in _MOVED and version >= LEADER_HINTS:
+                        data.current_leader = current_leader(cluster, asked.topic,
+                                                             asked.partition)
+                datas.append(data)
+            out.append((key, datas))
+        return counted(_answer(cluster, version, out, throttle_ms=ctx.throttle_ms))
 
-    if failed or total >= request.min_bytes or request.max_wait_ms <= 0 or not topics:
-        return counted(_answer(cluster, version, topics, throttle_ms=throttled(total)))
+    now = api.fetch(broker, topics, wanted)
+    if now is not None:
+        return answer(now)
 
     def poll() -> list | None:
         if not broker.running:
             return None  # the listener is closing this connection
-        again, size, erred = _collect(broker, cluster, request, version, refused)
-        if erred or size >= request.min_bytes:
-            return counted(_answer(cluster, version, again, throttle_ms=throttled(size)))
-        return None
+        ready = api.retry_fetch(broker, topics, wanted)
+        return None if ready is None else answer(ready)
 
-    def on_timeout() -> list:
-        last, size, _ = _collect(broker, cluster, request, version, refused)
-        return counted(_answer(cluster, version, last, throttle_ms=throttled(size)))
-
-    return Deferred(ctx.now_ms + request.max_wait_ms, poll, on_timeout)
+    return Deferred(ctx.now_ms + request.max_wait_ms, poll,
+                    lambda: answer(api.read_fetch(broker, topics, wanted)))
 
 
 def _answer(cluster, version: int, topics: list, error_code: int = 0,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kafka.protocol.consumer.group import HeartbeatRequest, HeartbeatResponse
 
-from ...core.api import authz
+from ...core import api
 from ..registry import RequestContext
 from ._common import (
     caller,
@@ -20,10 +20,6 @@ MAX_VERSION = 4
 def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
     serving_broker(ctx)
     instance_id = request.group_instance_id if ctx.api_version >= 3 else None
-    refused = authz.group(ctx.cluster, caller(ctx), request.group_id)
-    if refused:
-        return HeartbeatResponse(version=ctx.api_version, throttle_time_ms=0,
-                                 error_code=refused)
-    code = ctx.cluster.groups.heartbeat(ctx.broker_id, request.group_id, request.member_id,
-                                        instance_id, request.generation_id)
+    code = api.heartbeat(ctx.cluster, caller(ctx), ctx.broker_id, request.group_id,
+                         request.member_id, instance_id, request.generation_id)
     return HeartbeatResponse(version=ctx.api_version, throttle_time_ms=0, error_code=code)

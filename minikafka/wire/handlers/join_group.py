@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from kafka.protocol.consumer.group import JoinGroupRequest, JoinGroupResponse
 
-from ...core import errors
-from ...core.api import authz
+from ...core import api, errors
 from ...core.groups.classic import JoinResult
 from ..registry import RequestContext
 from ._common import caller, serving_broker
@@ -40,21 +39,18 @@ def _response(version: int, r: JoinResult) -> JoinGroupResponse:
 def handle(ctx: RequestContext, request: JoinGroupRequest):
     serving_broker(ctx)
     version = ctx.api_version
-    coordinator = ctx.cluster.groups
     instance_id = request.group_instance_id if version >= 5 else None
     # v0 has no rebalance timeout: the session timeout serves for both.
     rebalance_ms = request.rebalance_timeout_ms if version >= 1 else request.session_timeout_ms
     protocols = [(p.name, bytes(p.metadata)) for p in request.protocols]
     reason = (request.reason if version >= 8 else None) or ""
-    refused = authz.group(ctx.cluster, caller(ctx), request.group_id)
-    if refused:
-        return _response(version, JoinResult(refused, ""))
+    who = caller(ctx)
 
     def join(member_id: str, respond) -> None:
-        coordinator.join_group(
-            ctx.broker_id, request.group_id, member_id, instance_id, ctx.client_id,
-            member_host(ctx), request.protocol_type, protocols, request.session_timeout_ms,
-            rebalance_ms, respond, reason)
+        api.join_group(
+            ctx.cluster, who, ctx.broker_id, request.group_id, member_id, instance_id,
+            ctx.client_id, member_host(ctx), request.protocol_type, protocols,
+            request.session_timeout_ms, rebalance_ms, respond, reason)
 
     def start(respond) -> None:
         def first(result: JoinResult) -> None:

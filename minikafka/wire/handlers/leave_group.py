@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from kafka.protocol.consumer.group import LeaveGroupRequest, LeaveGroupResponse
 
-from ...core import errors
-from ...core.api import authz
+from ...core import api, errors
 from ..registry import RequestContext
 from ._common import (
     caller,
@@ -22,27 +21,22 @@ MIN_VERSION = 0
 MAX_VERSION = 5
 
 _Member = LeaveGroupResponse.MemberResponse
-DEFAULT_REASON = "the consumer is leaving the group"
 
 
 def handle(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupResponse:
     serving_broker(ctx)
     version = ctx.api_version
-    groups = ctx.cluster.groups
-    refused = authz.group(ctx.cluster, caller(ctx), request.group_id)
-    if refused:
-        return LeaveGroupResponse(version=version, throttle_time_ms=0,
-                                  error_code=refused, members=[])
     if version < 3:
-        code, per_member = groups.leave_group(ctx.broker_id, request.group_id,
-                                              [(request.member_id, None)])
+        code, per_member = api.leave_group(ctx.cluster, caller(ctx), ctx.broker_id,
+                                           request.group_id, [(request.member_id, None)])
         if code == errors.NONE and per_member:
             code = per_member[0]
         return LeaveGroupResponse(version=version, throttle_time_ms=0, error_code=code)
     members = [(m.member_id, m.group_instance_id) for m in request.members]
     reasons = {(m.reason if version >= 5 else None) for m in request.members} - {None, ""}
-    reason = reasons.pop() if len(reasons) == 1 else DEFAULT_REASON
-    code, per_member = groups.leave_group(ctx.broker_id, request.group_id, members, reason)
+    reason = reasons.pop() if len(reasons) == 1 else api.DEFAULT_LEAVE_REASON
+    code, per_member = api.leave_group(ctx.cluster, caller(ctx), ctx.broker_id,
+                                       request.group_id, members, reason)
     answers = [] if code != errors.NONE else [
         _Member(member_id=m, group_instance_id=instance, error_code=c)
         for (m, instance), c in zip(members, per_member)]

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from kafka.protocol.admin import ListGroupsRequest, ListGroupsResponse
 
-from ...core import errors
-from ...core.api import authz
+from ...core import api, errors
 from ..registry import RequestContext
 from ._common import caller, serving_broker
 
@@ -15,24 +14,17 @@ API_KEY = 16
 MIN_VERSION = 0
 MAX_VERSION = 5
 
-SHARE = "share"
 _Group = ListGroupsResponse.ListedGroup
 
 
 def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsResponse:
     serving_broker(ctx)
     version = ctx.api_version
-    states = list(request.states_filter or []) if version >= 4 else []
-    types = list(request.types_filter or []) if version >= 5 else []
-    listed = ctx.cluster.groups.list_groups(ctx.broker_id, states or None, types or None)
-    groups = [_Group(group_id=g, protocol_type=protocol_type, group_state=state,
-                     group_type=kind) for g, protocol_type, state, kind in listed]
-    wanted = {t.lower() for t in types}
-    if version >= 5 and (not wanted or SHARE in wanted):  # a client before v5 knows no types
-        groups += [_Group(group_id=g, protocol_type=SHARE, group_state=state, group_type=SHARE)
-                   for g, state in ctx.cluster.share_groups.list_groups(ctx.broker_id,
-                                                                        states or None)]
-    hidden = authz.hidden_groups(ctx.cluster, caller(ctx), [g.group_id for g in groups])
-    groups = [g for g in groups if g.group_id not in hidden]
-    return ListGroupsResponse(version=version, throttle_time_ms=0, error_code=errors.NONE,
-                              groups=groups)
+    listed = api.list_groups(ctx.cluster, caller(ctx), ctx.broker_id,
+                             request.states_filter if version >= 4 else None,
+                             request.types_filter if version >= 5 else None,
+                             with_share=version >= 5)
+    return ListGroupsResponse(
+        version=version, throttle_time_ms=0, error_code=errors.NONE,
+        groups=[_Group(group_id=g, protocol_type=protocol_type, group_state=state,
+                       group_type=kind) for g, protocol_type, state, kind in listed])

@@ -3,9 +3,10 @@
 The coordinator checks the member and generation (the admin client sends -1 and
 may only commit for an empty group), then writes the offsets to
 __consumer_offsets; the answer waits (a Deferred) until that write is replicated,
-as Kafka's acks=all append does. A partition of an unknown topic gets
-UNKNOWN_TOPIC_OR_PARTITION from the coordinator (core.groups) and is not written. v10 names topics by id (UNKNOWN_TOPIC_ID
-for an id the cluster does not have).
+as Kafka's acks=all append does. The checks (authorization, UNKNOWN_TOPIC_OR_PARTITION
+for a partition of an unknown topic, the member's) are core.api.offset_commit's, which
+the in-process clients call too. v10 names topics by id (UNKNOWN_TOPIC_ID for an id the
+cluster does not have).
 """
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ from typing import Any
 
 from kafka.protocol.consumer.group import OffsetCommitRequest, OffsetCommitResponse
 
-from ...core import errors
-from ...core.api import authz
+from ...core import api, errors
 from ..registry import RequestContext
 from ._common import caller, serving_broker, topic_uuid
 from ._groups import answer_later
@@ -50,41 +50,29 @@ def handle(ctx: RequestContext, request: OffsetCommitRequest):
     known = cluster.controller.topics
     by_id = {topic_uuid(t): t.name for t in known.values()} if version >= 10 else {}
     order: Order = []
-    codes: dict[TP, int] = {}
     offsets: dict[TP, tuple[int, int, str]] = {}
-    # READ on the group (else every partition fails), then READ on each topic.
-    names = [by_id.get(t.topic_id) if version >= 10 else t.name for t in request.topics]
-    refusals = authz.offset_commit(cluster, caller(ctx), request.group_id,
-                                   {n for n in names if n is not None})
     for topic in request.topics:
         name = by_id.get(topic.topic_id) if version >= 10 else topic.name
         order.append((name, topic.topic_id if version >= 10 else None,
                       [p.partition_index for p in topic.partitions]))
         if name is None:
             continue
-        refused = refusals.get(name, errors.NONE)
         for p in topic.partitions:
-            tp = (name, p.partition_index)
-            if refused:
-                codes[tp] = refused
-                continue
             epoch = p.committed_leader_epoch if version >= 6 else -1
-            offsets[tp] = (p.committed_offset, -1 if epoch is None else epoch,
-                           p.committed_metadata or "")
+            offsets[(name, p.partition_index)] = (
+                p.committed_offset, -1 if epoch is None else epoch, p.committed_metadata or "")
     if not offsets:
-        return _response(version, order, codes)
+        return _response(version, order, {})
     instance_id = request.group_instance_id if version >= 7 else None
 
     def start(respond) -> None:
-        cluster.groups.offset_commit(
-            ctx.broker_id, request.group_id, request.generation_id_or_member_epoch,
-            request.member_id, instance_id, offsets, respond, version)
+        api.offset_commit(cluster, caller(ctx), ctx.broker_id, request.group_id,
+                          request.generation_id_or_member_epoch, request.member_id,
+                          instance_id, offsets, respond, version)
 
     def answer(result: dict[TP, int]) -> OffsetCommitResponse:
-        return _response(version, order, {**result, **codes})
-
-    def timed_out() -> OffsetCommitResponse:
-        return answer(dict.fromkeys(offsets, errors.REQUEST_TIMED_OUT))
+        return _response(version, order, result)
 
     wait_ms = cluster.groups.config["offsets.commit.timeout.ms"]
-    return answer_later(ctx, start, answer, wait_ms, timed_out)
+    return answer_later(ctx, start, answer, wait_ms,
+                        lambda: answer(api.commit_timed_out(offsets)))

@@ -11,17 +11,13 @@ v8+. v10 names topics by id (UNKNOWN_TOPIC_ID for an id the cluster does not hav
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchResponse
 
-from ...core import errors
-from ...core.api import authz
+from ...core import api, errors
 from ..registry import RequestContext
 from ._common import caller, serving_broker, topic_uuid
-
-if TYPE_CHECKING:
-    from ...cluster import Cluster
 
 API_KEY = 9
 MIN_VERSION = 1
@@ -38,49 +34,21 @@ TP = tuple[str, int]
 Rows = dict[str, list[tuple[int, int, int, str, int]]]
 
 
-def _unstable(cluster: Cluster, group_id: str) -> set[TP]:
-    """Partitions whose offsets are staged in a still-open transaction."""
-    coordinator = cluster.transactions  # None until a transaction was ever started
-    return coordinator.unstable_offsets(group_id) if coordinator is not None else set()
-
-
 def _fetch(ctx: RequestContext, group_id: str, topics: list[tuple[str, list[int]]] | None,
            require_stable: bool, member_id: str | None = None,
            member_epoch: int = -1) -> tuple[int, Rows]:
-    """(group error, rows). With a group error the rows list the asked partitions. A
-    KIP-848 member (v9+) names itself and its epoch, which the coordinator checks.
-
-    DESCRIBE on the group is needed (GROUP_AUTHORIZATION_FAILED), and on each topic:
-    one asked for gets TOPIC_AUTHORIZATION_FAILED, and all-topics leaves it out."""
-    cluster, who = ctx.cluster, caller(ctx)
-    refused = authz.describe_topics(cluster, who, {t for t, _ in topics or []})
-    wanted = None if topics is None else \
-        [(t, p) for t, parts in topics if t not in refused for p in parts]
-    code, found = authz.offset_fetch(cluster, who, group_id), {}
-    if code == errors.NONE:
-        code, found = cluster.groups.offset_fetch(ctx.broker_id, group_id, wanted,
-                                                  member_id, member_epoch)
-        if topics is None and cluster.authorizer is not None:
-            hidden = authz.describe_topics(cluster, who, {tp[0] for tp in found})
-            found = {tp: c for tp, c in found.items() if tp[0] not in hidden}
+    """(group error, rows) from core.api.offset_fetch; with a group error the rows list
+    the asked partitions with it (v1 answers per partition)."""
+    asked = None if topics is None else [(t, p) for t, parts in topics for p in parts]
+    code, found = api.offset_fetch(ctx.cluster, caller(ctx), ctx.broker_id, group_id, asked,
+                                   member_id, member_epoch, require_stable)
     rows: Rows = {}
     if code != errors.NONE:
         for topic, parts in topics or []:
             rows[topic] = [(p, -1, -1, "", code) for p in parts]
         return code, rows
-    unstable = _unstable(ctx.cluster, group_id) if require_stable else set()
-    for (topic, partition), committed in found.items():
-        if (topic, partition) in unstable:
-            row = (partition, -1, -1, "", errors.UNSTABLE_OFFSET_COMMIT)
-        elif committed is None:
-            row = (partition, -1, -1, "", errors.NONE)
-        else:
-            row = (partition, committed.offset, committed.leader_epoch, committed.metadata,
-                   errors.NONE)
-        rows.setdefault(topic, []).append(row)
-    for topic, parts in topics or []:
-        if topic in refused:
-            rows[topic] = [(p, -1, -1, "", refused[topic]) for p in parts]
+    for (topic, partition), (offset, epoch, metadata, error) in found.items():
+        rows.setdefault(topic, []).append((partition, offset, epoch, metadata, error))
     return code, rows
 
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from kafka.protocol.consumer.group import SyncGroupRequest, SyncGroupResponse
 
-from ...core import errors
-from ...core.api import authz
+from ...core import api, errors
 from ...core.groups.classic import SyncResult
 from ..registry import RequestContext
 from ._common import caller, serving_broker
@@ -35,15 +34,12 @@ def handle(ctx: RequestContext, request: SyncGroupRequest):
     protocol_type = request.protocol_type if version >= 5 else None
     protocol_name = request.protocol_name if version >= 5 else None
     assignments = {a.member_id: bytes(a.assignment) for a in request.assignments}
-    refused = authz.group(ctx.cluster, caller(ctx), request.group_id)
-    if refused:
-        return _response(version, SyncResult(refused))
     wait_ms = group_rebalance_timeout(ctx, group_id)
 
     def start(respond) -> None:
-        ctx.cluster.groups.sync_group(
-            ctx.broker_id, group_id, request.member_id, instance_id, request.generation_id,
-            protocol_type, protocol_name, assignments, respond)
+        api.sync_group(ctx.cluster, caller(ctx), ctx.broker_id, group_id, request.member_id,
+                       instance_id, request.generation_id, protocol_type, protocol_name,
+                       assignments, respond)
 
     return answer_later(ctx, start, lambda r: _response(version, r), wait_ms,
                         lambda: _response(version, SyncResult(errors.REBALANCE_IN_PROGRESS)))
