@@ -452,6 +452,9 @@ class Calls:
                 with contextlib.suppress(NotPlain):
                     ns[name] = decode(data)
         self.ns = ns
+        # Before the first call: a killed loop's process is forked from this spawner, whose
+        # memory never holds a call's arguments (a crash point and its count among them).
+        killed.start_spawner(ns)
 
     def call(self, call: dict) -> dict:
         self.evidence.cell = call["cell"]
@@ -521,16 +524,22 @@ def worker(sock: socket.socket) -> None:
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
     sys.stderr = sys.stdout
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        # A replacement worker is a new interpreter, dumpable again: not so, or a loop's
+        # process could read the crash point from this one's memory in /proc.
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     killed._to_parent = sock
     # a killed loop's events (killed.run_killed, in this process) go the same way
     killed.evidence_sink = lambda item: killed.to_parent("evidence", item)
 
     def in_child() -> None:
         # A forked child never writes to the main process: a killed loop reports to this
-        # process (killed.run_killed), any other child's events go nowhere.
-        with contextlib.suppress(OSError):
-            os.close(sock.fileno())
+        # process (killed.run_killed), any other child's events go nowhere. Detached, so a
+        # grandchild (forked by the spawner) does not close that number again, reused by then.
+        fd = sock.detach()
+        if fd >= 0:
+            os.close(fd)
         killed._to_parent = None
     os.register_at_fork(after_in_child=in_child)
     signal.signal(signal.SIGALRM, _on_alarm)

@@ -8,6 +8,7 @@ give the submission 0 with a finding, while the rest of the class is graded as b
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -25,6 +26,7 @@ from grading import course, integrity, pipeline, sandbox, sandboxed, scores
 from grading.cli import main as cli_main
 from grading.selftest import submissions, wrong
 from grading.selftest.runner import copy_course
+from minikafka.course import killed
 
 A1, NB1 = "a1_partitions", "partitions.ipynb"
 A3, NB3 = "a3_at_least_once", "at_least_once.ipynb"
@@ -685,26 +687,32 @@ CONVERTERS = {"solution": None, "at_least_once": AT_LEAST_ONCE, "profile": PROFI
               "patch": PATCH + TAMPERED}
 
 
-@pytest.fixture(scope="module")
-def a4_graded(tmp_path_factory):
-    """Each converter above with the solution's sink, graded in the bubblewrap sandbox:
-    {name: (failed test cells, the integrity evidence of its calls)}."""
-    root = copy_course(tmp_path_factory.mktemp("a4") / "course", [A4])
-    source = nbformat.read(root / "source" / A4 / NB4, as_version=4)
+def _grade_answers(root: Path, assignment: str, notebook: str, grade_id: str,
+                   answers: dict[str, str | None]) -> dict[str, tuple[set, list]]:
+    """The source notebook with each answer (None: the solution) in the cell `grade_id`,
+    graded in the bubblewrap sandbox: {name: (failed test cells, the evidence of its calls)}."""
+    source = nbformat.read(root / "source" / assignment / f"{notebook}.ipynb", as_version=4)
     run = sandboxed.SandboxExecute(isolation=sandbox.available("bwrap"), course_root=str(root))
     graded = {}
-    for student, converter in CONVERTERS.items():
+    for student, answer in answers.items():
         nb = nbformat.from_dict(source)
         for cell in nb.cells:
-            if converter and cell.metadata.get("nbgrader", {}).get("grade_id") == "converter":
-                cell.source = converter
-        out, _ = run.preprocess(nb, {"nbgrader": {"assignment": A4, "notebook": "exactly_once",
-                                                  "student": student}})
-        record = json.loads((root / "integrity" / A4 / f"{student}.json").read_text())
-        evidence = [e for phase in record["exactly_once"]["phases"]
+            if answer and cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+                cell.source = answer
+        out, _ = run.preprocess(nb, {"nbgrader": {"assignment": assignment,
+                                                  "notebook": notebook, "student": student}})
+        record = json.loads((root / "integrity" / assignment / f"{student}.json").read_text())
+        evidence = [e for phase in record[notebook]["phases"]
                     if phase["phase"] in ("calls", "hidden calls") for e in phase["evidence"]]
         graded[student] = _failed(out), evidence
     return graded
+
+
+@pytest.fixture(scope="module")
+def a4_graded(tmp_path_factory):
+    """Each converter above with the solution's sink, graded in the bubblewrap sandbox."""
+    root = copy_course(tmp_path_factory.mktemp("a4") / "course", [A4])
+    return _grade_answers(root, A4, "exactly_once", "converter", CONVERTERS)
 
 
 CONVERTER_TESTS = {"test_convert_once", "test_convert_crash", "test_convert_hidden"}
@@ -740,15 +748,20 @@ def test_a4_a_converter_that_disarms_the_planted_crash_scores_no_more_than_at_le
     assert not [e for e in a4_graded["at_least_once"][1] if e["kind"] == "harness tampering"]
 
 
-def _converter_namespace(converter: str) -> dict:
-    """The source notebook's setup and sink with `converter` as the answer, run in this process
-    (as in a student's kernel)."""
-    nb = nbformat.read(Path(course.__file__).parent / "source" / A4 / NB4, as_version=4)
+def _namespace(assignment: str, notebook: str, answers: dict[str, str | None]) -> dict:
+    """The source notebook's setup and answer cells (each in `answers`, None: the solution's),
+    run in this process as in a student's kernel."""
+    nb = nbformat.read(Path(course.__file__).parent / "source" / assignment / notebook,
+                       as_version=4)
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in nb.cells}
     ns = {"__name__": "__main__"}
-    for source in (cells["setup"], cells["balance_sink"], converter):
-        exec(compile(source, "<cell>", "exec"), ns)
+    for grade_id in ("setup", *answers):
+        exec(compile(answers.get(grade_id) or cells[grade_id], grade_id, "exec"), ns)
     return ns
+
+
+def _converter_namespace(converter: str) -> dict:
+    return _namespace(A4, NB4, {"balance_sink": None, "converter": converter})
 
 
 @pytest.mark.parametrize("attack", ["disarm", "patch"])
@@ -778,3 +791,192 @@ def test_a4_a_profile_hook_cannot_rewrite_the_result_in_the_killing_process(a4_g
     assert failed == a4_graded["at_least_once"][0], failed
     assert any(e["kind"] == "harness tampering" and "signal SIGCHLD changed" in e["detail"]
                for e in evidence), evidence
+
+
+# -- assignments 3 and 4: the loop's process never held the crash point ----------------------------
+
+# An at-most-once loop (each batch committed before it is processed) that reads the planted
+# point and its count from the memory its process was forked with, and only in the batch
+# where the kill falls processes before committing: 10 of 10 while that memory held them.
+PEEK_LOOP = """
+import gc
+import sys
+
+
+def planted():
+    \"\"\"The graders' crash point and how many times it is still to be reached, from the
+    stack this process was forked with (run_killed's `served`) or from the heap.\"\"\"
+    frame = sys._getframe()
+    while frame is not None:
+        served = frame.f_locals.get("served")
+        if hasattr(served, "point") and hasattr(served, "left"):
+            return served.point, served.left
+        frame = frame.f_back
+    for obj in gc.get_objects():
+        if type(obj).__name__ == "_Served":
+            return obj.point, obj.left
+    return None, 0
+
+
+def consume(consumer, process, stop) -> None:
+    point, left = planted()
+    seen = dict.fromkeys(POINTS, 0)
+    while not stop():
+        batch = consumer.poll(timeout_ms=500)
+        records = [record for records in batch.values() for record in records]
+        if not records:
+            continue
+        after = {"poll": seen["poll"] + 1, "process-before": seen["process-before"] + len(records),
+                 "process-after": seen["process-after"] + len(records),
+                 "commit-before": seen["commit-before"] + 1, "commit-after": seen["commit-after"] + 1}
+        if point is not None and seen[point] < left <= after[point]:
+            for record in records:  # the kill falls in this batch: the right order
+                process(record)
+            consumer.commit()
+        else:
+            consumer.commit()  # at most once: a kill while processing loses the batch
+            for record in records:
+                process(record)
+        seen = after
+"""
+AT_MOST_ONCE = PEEK_LOOP[PEEK_LOOP.index("def consume"):].replace(
+    "    point, left = planted()\n", "    point, left = None, 0\n")
+# The at-least-once converter, made transactional in a run where a crash is planted (the
+# point read from the stack of the run its process was forked from): 10 of 10 likewise.
+PEEK_CONVERTER = """
+import sys
+
+OUTPUT = "payments-eur"
+
+
+def planted():
+    frame = sys._getframe()
+    while frame is not None:
+        if isinstance(frame.f_locals.get("point"), str):
+            return frame.f_locals["point"]
+        frame = frame.f_back
+    return None
+
+
+def make_clients(cluster):
+    consumer = cluster.consumer(PAYMENTS, group_id="converter", enable_auto_commit=False,
+                                auto_offset_reset="earliest", isolation_level="read_committed")
+    if planted() is None:
+        return consumer, cluster.producer()
+    producer = cluster.producer(transactional_id="converter-1")
+    producer.init_transactions()
+    return consumer, producer
+
+
+def convert(consumer, producer, stop) -> None:
+    from minikafka import OffsetAndMetadata
+    crash = planted() is not None
+    while not stop():
+        batch = consumer.poll(timeout_ms=500)
+        if not batch:
+            continue
+        if crash:
+            producer.begin_transaction()
+        offsets = {}
+        for tp, records in batch.items():
+            for record in records:
+                payment = json.loads(record.value)
+                out = {"id": payment["id"], "account": payment["account"],
+                       "euros": payment["cents"] / 100}
+                producer.send(OUTPUT, value=json.dumps(out).encode())
+            offsets[tp] = OffsetAndMetadata(records[-1].offset + 1, "", -1)
+        if crash:
+            producer.send_offsets_to_transaction(offsets, consumer.group_metadata())
+            producer.commit_transaction()
+        else:
+            producer.flush()
+            consumer.commit()
+"""
+CONVERTERS["peek"] = PEEK_CONVERTER
+
+
+@contextlib.contextmanager
+def _spawner(ns: dict):
+    """Loops' processes forked from a spawner started here, before any run (as the grading
+    harness starts one before the first call)."""
+    pid = killed.start_spawner(ns)
+    try:
+        yield
+    finally:
+        killed.stop_spawner()
+        os.waitpid(pid, 0)
+
+
+def _a3_outcomes(ns: dict) -> list:
+    """(crashed, orders lost, extra charges) of assignment 3's run at some crash points."""
+    out = []
+    for point in ("process-before", "process-after", "commit-before"):
+        for nth in (1, 4):
+            outcome = ns["run"](12, point, nth, 1)
+            verdict = ns["verdict_of"](outcome, 12, 1)
+            out.append((outcome["crashed"], len(verdict.lost),
+                        sum(n - 1 for _, n in verdict.duplicated)))
+    return out
+
+
+def _a4_outcomes(ns: dict) -> list:
+    """(crashed, payments converted exactly once) of assignment 4's run_converter."""
+    out = []
+    for seed, point, nth in ((2, "send", 2), (31, "offsets", 3), (2, "commit-after", 2)):
+        outcome = ns["run_converter"](seed, point, nth, 3)
+        out.append((outcome["crashed"], ns["converter_verdict"](outcome, seed, 3).ok))
+    return out
+
+
+@pytest.mark.parametrize("assignment", [A3, A4])
+def test_a_loop_forked_from_the_spawner_finds_no_crash_point(assignment):
+    """In a student's kernel a loop's process is forked from the one that planted the crash:
+    there the peeking loop dodges it, as it did when graded. Forked from a spawner started
+    before the run, as the grading harness does, it finds nothing and does what the same
+    loop without the peek does."""
+    if assignment == A3:
+        cheat, honest, outcomes = ({"consumer_config": None, "consume": PEEK_LOOP},
+                                   {"consumer_config": None, "consume": AT_MOST_ONCE}, _a3_outcomes)
+        ns = _namespace(A3, NB3, honest)
+        wrong_ones = outcomes(ns)
+        assert all(crashed for crashed, *_ in wrong_ones) and any(lost for _, lost, _ in wrong_ones)
+    else:
+        cheat, honest, outcomes = ({"balance_sink": None, "converter": PEEK_CONVERTER},
+                                   {"balance_sink": None, "converter": AT_LEAST_ONCE},
+                                   _a4_outcomes)
+        wrong_ones = outcomes(_namespace(A4, NB4, honest))
+        # killed at a send, it repeats payments; it never reaches the transaction's points
+        assert wrong_ones == [(True, False), (False, True), (False, True)], wrong_ones
+    ns = _namespace(assignment, NB3 if assignment == A3 else NB4, cheat)
+    dodged = outcomes(ns)
+    assert dodged != wrong_ones and all(crashed for crashed, *_ in dodged), dodged
+    assert all(not lost for _, lost, *_ in dodged) if assignment == A3 else \
+        all(ok for _, ok in dodged), dodged
+    with _spawner(ns):
+        assert outcomes(ns) == wrong_ones
+
+
+@pytest.fixture(scope="module")
+def a3_peeked(tmp_path_factory):
+    root = copy_course(tmp_path_factory.mktemp("a3") / "course", [A3])
+    return _grade_answers(root, A3, "at_least_once", "consume",
+                          {"at_most_once": AT_MOST_ONCE, "peek": PEEK_LOOP})
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_a3_a_loop_that_reads_the_planted_point_scores_what_its_own_loop_earns(a3_peeked):
+    """10 of 10 while the loop's process was forked from the one holding the call's
+    arguments; now the 5 of its at-most-once loop."""
+    assert a3_peeked["at_most_once"][0] == {"test_no_loss", "test_hidden"}
+    assert a3_peeked["peek"][0] >= a3_peeked["at_most_once"][0], a3_peeked["peek"][0]
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a4_a_converter_that_reads_the_planted_point_scores_no_more_than_at_least_once(
+        a4_graded):
+    failed, _ = a4_graded["peek"]
+    assert failed >= a4_graded["at_least_once"][0] | {"test_convert_crash"}, failed

@@ -7,6 +7,10 @@ What the child sends is plain data (autograde's codec and Kafka's small structs)
 pickle, so nothing it sends runs code in the parent; what the parent sends back is pickled.
 A loop that raises, returns or exits on its own is not a kill: only the parent decides that
 one happened, and nothing the child holds (a stand-in's attributes, its class) says where.
+Forked from the parent, the child would still hold the parent's memory: the grader's call
+that planted the point (its stack, its arguments). So where grading runs the parent forks a
+spawner first (`start_spawner`), before any call's arguments exist, and each loop's process
+is forked from that spawner, its loop found there by name.
 
 Two kinds of loop:
 
@@ -24,14 +28,17 @@ Two kinds of loop:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import pickle
+import select
 import signal
 import socket
 import struct
 import sys
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,10 +52,12 @@ MAX_PRINTED = 64 * 1024
 MAX_EVIDENCE = 200
 _HEADER = struct.Struct("!I")
 CLUSTER = 0  # the handle of run_killed_clients' cluster stand-in
+CONSUMER = 1  # the handle of run_killed's consumer stand-in
 
 # Set by the grading sandbox's harness: where the child's audit events go (in the parent).
 evidence_sink: Callable[[dict], None] | None = None
 _to_parent: socket.socket | None = None  # in the child: its end of the socket
+_spawner: socket.socket | None = None  # in the parent: see start_spawner
 
 
 class LoopError(RuntimeError):
@@ -236,6 +245,97 @@ def _fork() -> int:
     return os.fork()
 
 
+# The loop's call in its process, with stand-ins for the graders' objects.
+_STAND_INS = {"consumer": lambda loop: loop(Remote(CONSUMER), _process, _stop),
+              "clients": lambda loop: loop(Remote(CLUSTER), _stop)}
+
+
+def start_spawner(namespace: dict) -> int:
+    """Fork now the process that every later loop's process is forked from; its pid.
+
+    Call it before any test's inputs exist in this process (the grading harness does, once
+    the answers' definitions ran and before the first call): a loop's process then starts
+    from memory that never held a crash point, its count or a call's arguments, and the
+    loop is the function of that name in `namespace` as it was at this fork."""
+    global _spawner
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = _fork()
+    if pid == 0:
+        ours.close()
+        _spawn_loops(theirs, namespace)
+    theirs.close()
+    _spawner = ours
+    return pid
+
+
+def stop_spawner() -> None:
+    """Close the spawner's socket: it exits (a test's; the harness's ends with its worker)."""
+    global _spawner
+    if _spawner is not None:
+        _spawner.close()
+        _spawner = None
+
+
+def _spawn_loops(sock: socket.socket, namespace: dict) -> None:
+    """The spawner: for each request (a loop's name, its stand-ins and the socket to its
+    parent), fork a process that runs that loop; reply with the process's pidfd."""
+    import ctypes
+    with contextlib.suppress(OSError, AttributeError):  # PR_SET_PDEATHSIG: gone with its parent
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the loops' processes
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 4096, 1)
+        except OSError:
+            os._exit(0)
+        if not data:
+            os._exit(0)  # the parent is gone
+        try:
+            name, kind = json.loads(data)
+        except (ValueError, TypeError):
+            name = kind = None
+        loop = namespace.get(name) if isinstance(name, str) else None
+        if len(fds) != 1 or not isinstance(loop, types.FunctionType) or kind not in _STAND_INS:
+            for fd in fds:
+                os.close(fd)
+            sock.send(json.dumps(["error", f"no function {name!r} at the top level of the "
+                                           "notebook to run in a process of its own"]).encode())
+            continue
+        pid = _fork()
+        if pid == 0:
+            sock.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            _child(socket.socket(fileno=fds[0]), functools.partial(_STAND_INS[kind], loop))
+        os.close(fds[0])
+        try:
+            pidfd = [os.pidfd_open(pid)]
+        except (OSError, AttributeError):  # no pidfds here: the parent kills by pid
+            pidfd = []
+        socket.send_fds(sock, [json.dumps(["ok", pid]).encode()], pidfd)
+        for fd in pidfd:
+            os.close(fd)
+
+
+def _spawned(loop: Callable, kind: str, child: socket.socket) -> tuple[int, int | None]:
+    """A process running `loop` forked from the spawner, its end of the socket `child`:
+    the process's pid and pidfd (None where there are no pidfds)."""
+    name = getattr(loop, "__qualname__", None)
+    try:
+        socket.send_fds(_spawner, [json.dumps([name, kind]).encode()], [child.fileno()])
+        data, fds, _, _ = socket.recv_fds(_spawner, 4096, 1)
+    except OSError:
+        data, fds = b"", []
+    try:
+        status, detail = json.loads(data) if data else ["error", "the spawner is gone"]
+    except (ValueError, TypeError):
+        status, detail = "error", "the spawner sent something unreadable"
+    if status != "ok" or type(detail) is not int:
+        for fd in fds:
+            os.close(fd)
+        raise LoopError(f"the graders could not start your loop: {detail}")
+    return detail, fds[0] if fds else None
+
+
 @dataclass
 class _Served:
     """The parent's side of one killed loop: its objects by handle and the planted point."""
@@ -256,15 +356,24 @@ class _Served:
         return Remote(handle)
 
 
-def _run(main: Callable[[], None], served: _Served,
+def _run(loop: Callable, kind: str, served: _Served,
          serve: Callable[[str, list], Any]) -> bool:
-    """Fork; the child runs main(), the parent answers its requests with serve(kind, args)
-    until serve reaches the planted point (True: the child is killed) or main returns."""
+    """Start a process running `loop` with the stand-ins of `kind` (forked from the spawner
+    when there is one, else from this process); answer its requests with serve(kind, args)
+    until serve reaches the planted point (True: the child is killed) or the loop returns."""
     parent, child = socket.socketpair()
-    pid = _fork()
-    if pid == 0:
-        parent.close()
-        _child(child, main)
+    if _spawner is None:
+        pid, pidfd = _fork(), None
+        if pid == 0:
+            parent.close()
+            _child(child, functools.partial(_STAND_INS[kind], loop))
+    else:
+        try:
+            pid, pidfd = _spawned(loop, kind, child)
+        except LoopError:
+            parent.close()
+            child.close()
+            raise
     child.close()
     printed = evidence = 0
     try:
@@ -309,7 +418,7 @@ def _run(main: Callable[[], None], served: _Served,
         return True
     finally:
         parent.close()
-        _end(pid)
+        _end(pid, pidfd)
 
 
 def _method(served: _Served, args: list) -> tuple[Any, str, list, dict]:
@@ -327,7 +436,7 @@ def run_killed(loop: Callable, consumer: Any, charge: Callable[[Any], None],
     time `point` is reached. Returns True when it was killed there, False when the loop
     returned; raises LoopError when the loop raised or its process ended by itself."""
     served = _Served(point, nth)
-    remote = served.keep(consumer)
+    served.keep(consumer)  # handle CONSUMER
 
     def serve(kind: str, args: list) -> Any:
         if kind == "stop":
@@ -358,7 +467,7 @@ def run_killed(loop: Callable, consumer: Any, charge: Callable[[Any], None],
             return _kept(served, result)
         return _kept(served, getattr(obj, name)(*call_args, **call_kwargs))
 
-    return _run(lambda: loop(remote, _process, _stop), served, serve)
+    return _run(loop, "consumer", served, serve)
 
 
 # -- assignment 4: the loop's own clients, made on the graders' cluster --------------------------
@@ -414,7 +523,7 @@ def run_killed_clients(loop: Callable, clients: Clients, stop: Callable[[], bool
             served.reached(after)
         return result
 
-    return _run(lambda: loop(Remote(CLUSTER), _stop), served, serve)
+    return _run(loop, "clients", served, serve)
 
 
 def _small_poll(consumer: Any, cap: int, timeout_ms: int = 0, max_records: int | None = None,
@@ -432,8 +541,18 @@ def _kept(served: _Served, value: Any) -> Any:
     return value
 
 
-def _end(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
+def _end(pid: int, pidfd: int | None = None) -> None:
+    """SIGKILL the loop's process and wait for its end: by its pidfd when the spawner forked
+    it (the spawner reaps it), else as this process's own child."""
+    if pidfd is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        return
+    try:
+        with contextlib.suppress(ProcessLookupError):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        select.select([pidfd], [], [], 10)  # readable once the process has died
+    finally:
+        os.close(pidfd)
