@@ -270,8 +270,10 @@ def test_a_marker_for_a_partition_without_leader_is_written_once_it_has_one():
     assert [r.value for rs in reader.poll(timeout_ms=1_000).values() for r in rs] == [b"v"]
 
 
-def test_transactional_fencing():
-    cluster = cluster_with(partitions=1)
+@pytest.mark.parametrize("tv, fenced_epoch", [(2, 3), (1, 2)])
+def test_transactional_fencing(tv, fenced_epoch):
+    cluster = Cluster(brokers=3, seed=11, features={"transaction.version": tv})
+    cluster.create_topic("t", partitions=1, replication_factor=3)
     old = cluster.producer(transactional_id="tx")
     old.init_transactions()
     old.begin_transaction()
@@ -279,11 +281,12 @@ def test_transactional_fencing():
     old.flush()
     new = cluster.producer(transactional_id="tx")
     new.init_transactions()  # bumps the epoch and aborts the old transaction
-    # Fencing an open transaction bumps twice (abort, then the client's retry).
-    assert (old.producer_epoch, new.producer_epoch) == (0, 2)
+    # Fencing an open transaction bumps twice (fence, then the client's retry), and once
+    # more under transaction version 2, whose abort bumps too.
+    assert (old.producer_epoch, new.producer_epoch) == (0, fenced_epoch)
     idle = cluster.producer(transactional_id="tx")
     idle.init_transactions()
-    assert idle.producer_epoch == 3  # nothing open: one bump
+    assert idle.producer_epoch == fenced_epoch + 1  # nothing open: one bump
     with pytest.raises(ProducerFencedError):
         old.commit_transaction()
     with pytest.raises(IllegalStateError):
