@@ -193,8 +193,7 @@ class TransactionCoordinator:
         meta.timeout_ms = timeout_ms
         if meta.state == ONGOING:
             # Kafka fences and aborts (PrepareEpochFence), answers CONCURRENT_TRANSACTIONS,
-            # and bumps again when the client retries: the new producer gets epoch + 2,
-            # or + 3 when the abort ran transaction version 2 (it bumps once more).
+            # and bumps again when the client retries: the new producer gets epoch + 2.
             self._end(meta, commit=False, fence=True)
         if epoch_exhausted(meta.producer_epoch) and (
                 current is None or current[1] == meta.producer_epoch):
@@ -326,17 +325,17 @@ class TransactionCoordinator:
 
     def _end(self, meta: TransactionMetadata, commit: bool, fence: bool = False) -> None:
         """Decide, write the markers, complete. `fence`: the coordinator aborts on its
-        own (a new producer, a timeout) and first bumps the epoch to fence the old one
-        (PrepareEpochFence). Version 2 bumps once more for the markers; when that bump
-        exhausts the epoch, the producer goes on with a new id at epoch 0."""
+        own (a new producer, a timeout) with the epoch bumped once to fence the old one
+        (PrepareEpochFence), whatever the version (Kafka 4.4.0 writes a fenced version-2
+        transaction's markers at epoch + 1 too). Otherwise version 2 bumps the epoch for
+        the markers; when that bump exhausts it, the producer goes on with a new id at 0."""
         if fence:
             meta.producer_epoch = min(meta.producer_epoch + 1, MAX_EPOCH)
             meta.last_producer_epoch = -1
-        if meta.client_version >= TV_2:
-            if not fence and epoch_exhausted(meta.producer_epoch):
+        elif meta.client_version >= TV_2:
+            if epoch_exhausted(meta.producer_epoch):
                 meta.next_producer_id = self.allocate_producer_id()
-            if not fence:
-                meta.last_producer_epoch = meta.producer_epoch
+            meta.last_producer_epoch = meta.producer_epoch
             if meta.producer_epoch < MAX_EPOCH or commit:
                 meta.producer_epoch += 1
         _move(meta, PREPARE_COMMIT if commit else PREPARE_ABORT)
@@ -373,7 +372,7 @@ class TransactionCoordinator:
 
     def expire(self, now_ms: int) -> list[str]:
         """Abort transactions open longer than their timeout (transaction.timeout.ms),
-        fencing the timed-out producer (epoch + 1, + 2 under transaction version 2)."""
+        fencing the timed-out producer (epoch + 1)."""
         expired = []
         for meta in self.transactions.values():
             if meta.state == ONGOING and now_ms - meta.started_ms > meta.timeout_ms:
