@@ -133,6 +133,7 @@ def _features(given: Mapping[str, int] | None) -> dict[str, int]:
         if level != 0 and not low <= level <= high:
             raise kerrors.InvalidConfigurationError(
                 f"{name} must be 0 or 1" if (low, high) == (0, 1)
+                else f"{name} must be 0 to {high}" if low <= 1
                 else f"{name} must be 0 or {low} to {high}")
     return features
 
@@ -1173,11 +1174,13 @@ class Cluster:
             self.journal.record(self.now_ms, "delegation_token.expired", token_id=token_id)
         self.clock.call_later(self._token_sweep_interval_ms, self._sweep_expired_tokens)
 
-    def _write_txn_markers(self, tps: set, pid: int, epoch: int, commit: bool) -> None:
+    def _write_txn_markers(self, tps: set, pid: int, epoch: int, commit: bool,
+                           transaction_version: int = 1) -> None:
         for tp in sorted(tps):
             self._deliver_txn_marker(tp, pid, epoch, commit)
         self.journal.record(self.now_ms, "txn.markers", producer_id=pid, epoch=epoch,
-                            commit=commit, partitions=sorted(f"{t}-{p}" for t, p in tps))
+                            commit=commit, partitions=sorted(f"{t}-{p}" for t, p in tps),
+                            transaction_version=transaction_version)
 
     def _deliver_txn_marker(self, tp: tuple[str, int], pid: int, epoch: int, commit: bool,
                             late: bool = False) -> None:

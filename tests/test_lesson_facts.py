@@ -215,7 +215,7 @@ VERSION_FACTS = [
     ("22", "until Kafka 2.8 renamed it `delegation.token.secret.key` (KIP-681)", None),
     ("22", "came in Kafka 3.1 (KIP-768)", None),
     ("23", "with INVALID_TXN_STATE (48)", "NOT_ENOUGH_REPLICAS (19), the retriable error older"),
-    ("23", "which a cluster formatted on Kafka 4.4.0 finalizes", "minikafka finalizes `transaction.version` at 2"),
+    ("23", "which a cluster formatted on Kafka 4.4.0 finalizes", "minikafka finalizes `transaction.version` at 1"),
     ("23", "INVALID_TXN_STATE (kafka-python's version 3) or TRANSACTION_ABORTABLE (the Java", None),
 ]
 

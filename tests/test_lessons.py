@@ -107,7 +107,8 @@ def expect_06(o: dict) -> None:
     assert (o["copies_without"], o["copies_with"]) == (2, 1)
     assert o["dup_off"] > 0 and o["reorder_off"] > 0
     assert o["dup_on"] == 0 and o["reorder_on"] == 0
-    assert o["read_committed"] == 1 and o["fenced"] == "ProducerFencedError"
+    # The zombie's write under transaction version 2: PRODUCER_FENCED as INVALID_PRODUCER_EPOCH.
+    assert o["read_committed"] == 1 and o["fenced"] == "InvalidProducerEpochError"
 
 
 def expect_07(o: dict) -> None:
@@ -331,8 +332,8 @@ def expect_23(o: dict) -> None:
     # A dead producer's open transaction stalls read_committed until the coordinator's
     # timeout aborts it; without partition verification a late write hangs until
     # kafka-transactions abort clears it, with it (the default) the write is refused
-    # (INVALID_TXN_STATE); a marker at the bumped (TV2) epoch refuses the late write; over
-    # the wire too.
+    # (INVALID_TXN_STATE); under transaction version 2 the abort's epoch bump refuses the
+    # late write (INVALID_PRODUCER_EPOCH); over the wire too.
     assert o["stuck_reads"] == 0 and o["after_timeout"] == 1
     assert o["hanging"] == 1 and o["cleared"] == 2 and o["verified_error"] == 48
     assert o["tv2_error"] == 47 and o["served_reads"] == 1

@@ -125,7 +125,8 @@ def _strip_text(g, topic_partition: str) -> str:
 def test_transaction_view_shows_the_open_transaction_and_its_lso(billing) -> None:
     c, _ = billing
     state = transaction_state(c, "billing-1", ["orders", "invoices"])
-    assert state["state"] == "Ongoing" and state["producer_epoch"] == 0
+    # The commit of transaction 1 bumped the epoch (transaction version 2).
+    assert state["state"] == "Ongoing" and state["producer_epoch"] == 1
     assert state["partitions"] == ["invoices-0", "orders-0"]
     invoices = state["logs"][-1]
     assert (invoices["last_stable_offset"], invoices["high_watermark"]) == (2, 3)

@@ -41,8 +41,8 @@ from ..core.records import (
     record_size,
     records_size,
 )
+from ..core.transactions import TV_1, TV_2, producer_transition
 from ..core.transactions import ProducerTxnState as TxnState
-from ..core.transactions import producer_transition
 from .codec import compressed_size
 from .future import Future
 from .partitioner import SEED, DefaultPartitioner, murmurhash2
@@ -291,6 +291,11 @@ class KafkaProducer:
         self._closed = False
         self._txn_state: TxnState | None = TxnState.UNINITIALIZED if txn else None
         self._txn_partitions: set[tuple[str, int]] = set()
+        # Whether the cluster finalizes transaction.version 2 (KIP-890 part 2), read as the
+        # Java client reads it, at init_transactions() and begin_transaction(); a group's
+        # offsets sent to the open transaction.
+        self._txn_v2 = False
+        self._txn_groups: set[str] = set()
         self._txn_error: BaseException | None = None
         self._flushing = False
         self.pending = 0  # batches not yet completed
@@ -523,7 +528,8 @@ class KafkaProducer:
         self.pending += 1
         if self.transactional_id and tp not in self._txn_partitions:
             self._txn_partitions.add(tp)
-            self._add_partitions_to_txn({tp})
+            if not self._txn_v2:  # under version 2 the Produce adds the partition itself
+                self._add_partitions_to_txn({tp})
         self._lingers.add(now + self.linger_ms, batch)
         return batch
 
@@ -727,12 +733,12 @@ class KafkaProducer:
         if self.acks == 0:
             sent = cluster.network.send(self.client_id, leader, api_produce.produce, cluster, broker,
                                         self.caller, self.transactional_id, 0, timeout,
-                                        request, respond)
+                                        request, respond, self._produce_version)
             self._on_response(leader, group, dict.fromkeys(group, (errors.NONE, -1)), state)
             return sent
         sent = cluster.network.send(self.client_id, leader, api_produce.produce, cluster, broker,
                                     self.caller, self.transactional_id, self.acks, timeout,
-                                    request, respond)
+                                    request, respond, self._produce_version)
         if not sent:
             cluster.clock.call_later(min(timeout, 1000), self._on_response, leader, group,
                                      dict.fromkeys(group, (errors.NETWORK_EXCEPTION, -1)), state)
@@ -899,17 +905,34 @@ class KafkaProducer:
         except errors.KafkaCoreError as exc:
             raise IllegalStateError(exc.message) from None
 
+    @property
+    def _produce_version(self) -> int:
+        return api_produce.FIRST_ADD_PARTITION_VERSION if self._txn_v2 \
+            else api_produce.IN_PROCESS_VERSION
+
+    def _read_txn_version(self) -> None:
+        self._txn_v2 = self.cluster.features.get("transaction.version", 0) >= TV_2
+
     def _end_txn(self, commit: bool) -> None:
         """EndTxn at the coordinator. A fenced producer can do nothing more (FATAL_ERROR);
-        other errors leave the commit or abort to be retried."""
+        other errors leave the commit or abort to be retried. Under transaction version 2
+        a transaction that touched nothing sends none, and one that did goes on with the
+        producer id and bumped epoch EndTxn returns, its sequences from 0."""
         raise_refused(authz.transaction(self.cluster, self.caller, self.transactional_id),
                       self.transactional_id)
+        if self._txn_v2 and not (self._txn_partitions or self._txn_groups):
+            self._move(TxnState.READY)
+            return
         try:
-            self._call(self._coordinator().end_txn, self.transactional_id, self.producer_id,
-                       self.producer_epoch, commit)
+            pid, epoch = self._call(self._coordinator().end_txn, self.transactional_id,
+                                    self.producer_id, self.producer_epoch, commit,
+                                    TV_2 if self._txn_v2 else TV_1)
         except (ProducerFencedError, InvalidProducerEpochError):
             self._move(TxnState.FATAL_ERROR)
             raise
+        if self._txn_v2:
+            self.producer_id, self.producer_epoch = pid, epoch
+            self._sequences.clear()
         self._move(TxnState.READY)
 
     def init_transactions(self) -> None:
@@ -925,6 +948,7 @@ class KafkaProducer:
             raise kerrors.for_code(result.error_code, result.error_message)
         self.producer_id, self.producer_epoch = result.producer_id, result.producer_epoch
         self._sequences.clear()
+        self._read_txn_version()
         self._move(TxnState.READY)
         self.cluster.advance(2 * self.cluster.network.latency_ms)
 
@@ -933,7 +957,9 @@ class KafkaProducer:
             raise IllegalStateError(f"begin_transaction in state {self._txn_state}")
         self._move(TxnState.IN_TRANSACTION)
         self._txn_partitions = set()
+        self._txn_groups = set()
         self._txn_error = None
+        self._read_txn_version()
 
     def _add_partitions_to_txn(self, tps: set) -> None:
         raise_refusals(authz.add_partitions_to_txn(self.cluster, self.caller,
@@ -949,19 +975,22 @@ class KafkaProducer:
             raise IllegalStateError("send_offsets_to_transaction outside a transaction")
         group_id = getattr(consumer_group_metadata, "group_id", consumer_group_metadata)
         coord = self._coordinator()
-        refused = authz.add_offsets_to_txn(self.cluster, self.caller, self.transactional_id,
-                                           group_id)
-        raise_refused(refused, group_id if refused == errors.GROUP_AUTHORIZATION_FAILED
-                      else self.transactional_id)
-        self._call(coord.add_offsets, self.transactional_id, self.producer_id,
-                   self.producer_epoch, group_id, self.cluster.now_ms)
+        if not self._txn_v2:  # AddOffsetsToTxn; under version 2 TxnOffsetCommit v5 adds it
+            refused = authz.add_offsets_to_txn(self.cluster, self.caller,
+                                               self.transactional_id, group_id)
+            raise_refused(refused, group_id if refused == errors.GROUP_AUTHORIZATION_FAILED
+                          else self.transactional_id)
+            self._call(coord.add_offsets, self.transactional_id, self.producer_id,
+                       self.producer_epoch, group_id, self.cluster.now_ms)
         # Then TxnOffsetCommit: READ on the topics, and the consumer's generation (KIP-447).
         raise_refusals(authz.txn_offset_commit(self.cluster, self.caller, self.transactional_id,
                                                group_id, {tp[0] for tp in offsets}))
         # The group coordinator verifies the transaction holds the group's partition (KIP-890).
         broker = self.cluster.brokers[self._call(self.cluster.groups.find_coordinator, group_id)]
-        code = api_txn_offset_commit.unverified(self.cluster, broker, self.transactional_id,
-                                                group_id, self.producer_id, self.producer_epoch)
+        code = api_txn_offset_commit.unverified(
+            self.cluster, broker, self.transactional_id, group_id, self.producer_id,
+            self.producer_epoch, api_txn_offset_commit.FIRST_ADD_PARTITION_VERSION
+            if self._txn_v2 else api_txn_offset_commit.IN_PROCESS_VERSION)
         if code != errors.NONE:
             raise kerrors.for_code(code, f"TxnOffsetCommit for group {group_id}")
         code = self.cluster.groups.validate_txn_offset_commit(
@@ -971,6 +1000,7 @@ class KafkaProducer:
         if code != errors.NONE:
             raise kerrors.for_code(code, f"TxnOffsetCommit for group {group_id}")
         coord.stage_offsets(self.producer_id, group_id, offsets)
+        self._txn_groups.add(group_id)
 
     def commit_transaction(self) -> None:
         if self._txn_state not in (TxnState.IN_TRANSACTION, TxnState.COMMITTING_TRANSACTION):

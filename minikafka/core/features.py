@@ -7,17 +7,14 @@ from .kafka_configs import FEATURES
 
 # The levels a broker supports (ApiVersions' SupportedFeatures), lowest and highest, and
 # the levels a new cluster finalizes (kafka-storage.sh format --feature NAME=LEVEL): Kafka
-# 4.4.0's (core.kafka_configs.FEATURES), but for two. kraft.version stays 0, as on a
+# 4.4.0's (core.kafka_configs.FEATURES), but for kraft.version, which stays 0, as on a
 # cluster whose controller.quorum.voters are static (compose's and the native launcher's).
-# transaction.version stops at 1: level 2 turns on transactions V2 in the clients
-# (KIP-890: partitions added by Produce itself, an epoch bump at every commit), which
-# minikafka does not implement (docs/fidelity.md).
+# transaction.version 2 turns on transactions V2 in the clients (KIP-890 part 2,
+# core.transactions); a cluster finalized at 1 keeps them on V1.
 SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
-    name: (spec["min"], min(spec["max"], 1) if name == "transaction.version" else spec["max"])
-    for name, spec in FEATURES.items()}
+    name: (spec["min"], spec["max"]) for name, spec in FEATURES.items()}
 FEATURE_DEFAULTS: dict[str, int] = {
-    name: 0 if name == "kraft.version" else min(spec["default"], SUPPORTED_FEATURES[name][1])
-    for name, spec in FEATURES.items()}
+    name: 0 if name == "kraft.version" else spec["default"] for name, spec in FEATURES.items()}
 
 
 def feature_update_refused(name: str, level: int, kind: str, current: int,

@@ -4,6 +4,12 @@ the partitions a transaction touched, and the commit or abort markers that end i
 Markers are control batches written to every partition of the transaction; a
 read_committed consumer reads up to the last stable offset (LSO), the first offset of
 any still-open transaction, and skips records of aborted ones.
+
+Two transaction versions (the `transaction.version` feature; each request says which its
+client speaks): version 1 keeps the producer's epoch for the whole session and bumps it only
+to fence; version 2 (KIP-890 part 2, Kafka 4.0) bumps it at the end of every transaction,
+writes the markers with the new epoch and gives the client that epoch in EndTxn's answer,
+so a request delayed from an ended transaction is refused everywhere its marker landed.
 """
 
 from __future__ import annotations
@@ -30,15 +36,27 @@ class TxnState(StrEnum):
 EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT = TxnState
 
 # state -> the states it may move to (Kafka's TransactionState.validPreviousStates, turned
-# around). A coordinator change outside this table is a bug, not a client error.
+# around). A coordinator change outside this table is a bug, not a client error. An abort
+# from Empty or a completed transaction is transaction version 2's (an EndTxn that bumps the
+# epoch although nothing was added).
 TXN_TRANSITIONS: dict[TxnState, frozenset[TxnState]] = {
-    EMPTY: frozenset({EMPTY, ONGOING}),
+    EMPTY: frozenset({EMPTY, ONGOING, PREPARE_ABORT}),
     ONGOING: frozenset({ONGOING, PREPARE_COMMIT, PREPARE_ABORT}),
     PREPARE_COMMIT: frozenset({COMPLETE_COMMIT}),
     PREPARE_ABORT: frozenset({COMPLETE_ABORT}),
-    COMPLETE_COMMIT: frozenset({EMPTY, ONGOING}),
-    COMPLETE_ABORT: frozenset({EMPTY, ONGOING}),
+    COMPLETE_COMMIT: frozenset({EMPTY, ONGOING, PREPARE_ABORT}),
+    COMPLETE_ABORT: frozenset({EMPTY, ONGOING, PREPARE_ABORT}),
 }
+
+# Transaction versions (Kafka's TransactionVersion): 2 bumps the epoch at every EndTxn.
+TV_1, TV_2 = 1, 2
+MAX_EPOCH = 32767  # Short.MAX_VALUE, kept for the coordinator to fence with
+
+
+def epoch_exhausted(epoch: int) -> bool:
+    """TransactionMetadata.isEpochExhausted: no client may be handed Short.MAX_VALUE, so
+    an epoch of 32766 or more takes a new producer id at the next bump."""
+    return epoch >= MAX_EPOCH - 1
 
 
 class ProducerTxnState(StrEnum):
@@ -100,6 +118,12 @@ class TransactionMetadata:
     partitions: set = field(default_factory=set)
     groups: set = field(default_factory=set)
     started_ms: int = 0
+    # The epoch before the last bump (a retried EndTxn of version 2 carries it), the
+    # producer id before the last rotation, and the version the last transaction ran.
+    last_producer_epoch: int = -1
+    previous_producer_id: int = -1
+    client_version: int = TV_1
+    next_producer_id: int = -1  # allocated when a version-2 end exhausts the epoch
 
 
 # Offsets a transaction stages (TxnOffsetCommit): {group id: {(topic, partition): offset}};
@@ -117,7 +141,7 @@ def _move(meta: TransactionMetadata, target: TxnState) -> None:
 
 class TransactionCoordinator:
     def __init__(self, allocate_producer_id: Callable[[], int],
-                 write_markers: Callable[[set, int, int, bool], None],
+                 write_markers: Callable[[set, int, int, bool, int], None],
                  on_end: Callable[[TransactionMetadata, bool, StagedOffsets], None] | None = None,
                  max_timeout_ms: int = 900_000) -> None:
         self.allocate_producer_id = allocate_producer_id
@@ -146,7 +170,8 @@ class TransactionCoordinator:
         """InitProducerId: a new epoch fences any older producer with the same id; an
         open transaction of the old one is aborted first. A producer that sends its
         `current` (id, epoch) to bump its own epoch (KIP-360) is fenced if a newer
-        instance already took the id."""
+        instance already took the id. An exhausted epoch takes a new producer id at
+        epoch 0 (prepareProducerIdRotation)."""
         if timeout_ms <= 0 or timeout_ms > self.max_timeout_ms:
             raise errors.KafkaCoreError(errors.INVALID_TRANSACTION_TIMEOUT,
                                         f"transaction timeout {timeout_ms} ms is not allowed")
@@ -155,17 +180,31 @@ class TransactionCoordinator:
             meta = TransactionMetadata(txn_id, self.allocate_producer_id(), 0, timeout_ms)
             self.transactions[txn_id] = meta
             return meta.producer_id, meta.producer_epoch
-        if current is not None and current[0] >= 0 and \
-                current != (meta.producer_id, meta.producer_epoch):
+        if current is not None and current[0] >= 0 and current[0] != meta.producer_id and not (
+                current[0] == meta.previous_producer_id and epoch_exhausted(current[1])):
+            raise errors.KafkaCoreError(
+                errors.PRODUCER_FENCED,
+                f"producer id {current[0]} of {txn_id} is fenced by {meta.producer_id}")
+        if current is not None and current[0] == meta.producer_id and \
+                current[1] != meta.producer_epoch and current[1] != meta.last_producer_epoch:
             raise errors.KafkaCoreError(
                 errors.PRODUCER_FENCED,
                 f"producer epoch {current[1]} of {txn_id} is fenced by epoch {meta.producer_epoch}")
-        meta.producer_epoch += 1
         meta.timeout_ms = timeout_ms
         if meta.state == ONGOING:
-            self._end(meta, commit=False)
-            # Kafka fences and aborts with that first bump, answers CONCURRENT_TRANSACTIONS,
+            # Kafka fences and aborts (PrepareEpochFence), answers CONCURRENT_TRANSACTIONS,
             # and bumps again when the client retries: the new producer gets epoch + 2.
+            self._end(meta, commit=False, fence=True)
+        if epoch_exhausted(meta.producer_epoch) and (
+                current is None or current[1] == meta.producer_epoch):
+            meta.last_producer_epoch = meta.producer_epoch if current is not None else -1
+            meta.previous_producer_id = meta.producer_id
+            meta.producer_id, meta.producer_epoch = self.allocate_producer_id(), 0
+        elif current is not None and current[0] == meta.producer_id and \
+                current[1] == meta.last_producer_epoch:
+            pass  # a retry of a bump that succeeded: the same epoch again
+        else:
+            meta.last_producer_epoch = meta.producer_epoch if current is not None else -1
             meta.producer_epoch += 1
         _move(meta, EMPTY)
         return meta.producer_id, meta.producer_epoch
@@ -181,24 +220,31 @@ class TransactionCoordinator:
                 f"producer epoch {epoch} of {txn_id} is fenced by epoch {meta.producer_epoch}")
         return meta
 
-    def add_partitions(self, txn_id: str, producer_id: int, epoch: int, tps, now_ms: int) -> None:
+    def add_partitions(self, txn_id: str, producer_id: int, epoch: int, tps, now_ms: int,
+                       version: int = TV_1) -> None:
+        """AddPartitionsToTxn: from a client of transaction version 1, or (`version` 2)
+        from a partition leader adding what a Produce of a version-2 client touched."""
         meta = self._check(txn_id, producer_id, epoch)
         if meta.state in (PREPARE_COMMIT, PREPARE_ABORT):
             raise errors.KafkaCoreError(errors.CONCURRENT_TRANSACTIONS, "transaction ending")
-        if meta.state != ONGOING:
-            _move(meta, ONGOING)
-            meta.started_ms = now_ms
-            meta.partitions, meta.groups = set(), set()
+        self._begin(meta, now_ms, version)
         meta.partitions.update(tps)
 
     def add_offsets(self, txn_id: str, producer_id: int, epoch: int, group_id: str,
-                    now_ms: int) -> None:
+                    now_ms: int, version: int = TV_1) -> None:
+        """AddOffsetsToTxn (version 1), or the group coordinator adding the group's
+        partition for a TxnOffsetCommit of a version-2 client."""
         meta = self._check(txn_id, producer_id, epoch)
+        self._begin(meta, now_ms, version)
+        meta.groups.add(group_id)
+
+    @staticmethod
+    def _begin(meta: TransactionMetadata, now_ms: int, version: int) -> None:
         if meta.state != ONGOING:
             _move(meta, ONGOING)
             meta.started_ms = now_ms
             meta.partitions, meta.groups = set(), set()
-        meta.groups.add(group_id)
+        meta.client_version = version
 
     def verify_partitions(self, txn_id: str, producer_id: int, epoch: int,
                           tps: set) -> dict[tuple[str, int], int]:
@@ -220,16 +266,78 @@ class TransactionCoordinator:
     def _offsets_partitions(self, meta: TransactionMetadata) -> set:
         return {self.group_partition(g) for g in meta.groups}
 
-    def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool) -> None:
+    def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool,
+                 version: int = TV_1) -> tuple[int, int]:
+        """EndTxn: commit or abort; the producer id and epoch the client goes on with
+        (EndTxn v5 returns them). Version 2 bumps the epoch (a new producer id at epoch 0
+        once it is exhausted) and may abort with nothing added; a retry of an EndTxn
+        that succeeded (the epoch before the bump) is answered again."""
+        if version >= TV_2:
+            return self._end_txn_v2(txn_id, producer_id, epoch, commit)
         meta = self._check(txn_id, producer_id, epoch)
-        if meta.state == EMPTY:
-            return
-        if meta.state != ONGOING:
-            raise errors.KafkaCoreError(errors.INVALID_TXN_STATE,
-                                        f"cannot end a transaction in state {meta.state}")
-        self._end(meta, commit)
+        if meta.state != EMPTY:
+            if meta.state != ONGOING:
+                raise errors.KafkaCoreError(errors.INVALID_TXN_STATE,
+                                            f"cannot end a transaction in state {meta.state}")
+            meta.client_version = TV_1
+            self._end(meta, commit)
+        return meta.producer_id, meta.producer_epoch
 
-    def _end(self, meta: TransactionMetadata, commit: bool) -> None:
+    def _end_txn_v2(self, txn_id: str, producer_id: int, epoch: int,
+                    commit: bool) -> tuple[int, int]:
+        """TransactionCoordinator.endTransaction for transaction version 2."""
+        meta = self.transactions.get(txn_id)
+        if meta is None:
+            raise errors.KafkaCoreError(errors.INVALID_PRODUCER_ID_MAPPING,
+                                        f"unknown transactional id {txn_id}")
+        retry_on_overflow = meta.previous_producer_id == producer_id and \
+            epoch == MAX_EPOCH - 1 and meta.producer_epoch == 0
+        retry_on_bump = meta.producer_epoch == epoch + 1
+        state = meta.state
+        if state in (ONGOING, EMPTY):
+            valid = epoch == meta.producer_epoch
+        elif state in (PREPARE_COMMIT, PREPARE_ABORT):
+            valid = retry_on_bump
+        else:
+            valid = retry_on_bump or retry_on_overflow or epoch == meta.producer_epoch
+        if meta.producer_id != producer_id and not retry_on_overflow:
+            raise errors.KafkaCoreError(errors.INVALID_PRODUCER_ID_MAPPING,
+                                        f"producer id {producer_id} is not {txn_id}'s")
+        if not valid:
+            raise errors.KafkaCoreError(
+                errors.PRODUCER_FENCED,
+                f"producer epoch {epoch} of {txn_id} is fenced by epoch {meta.producer_epoch}")
+        retry = retry_on_bump or retry_on_overflow
+        ended = COMPLETE_COMMIT if commit else COMPLETE_ABORT
+        if state in (PREPARE_COMMIT, PREPARE_ABORT):
+            code = errors.CONCURRENT_TRANSACTIONS if (state == PREPARE_COMMIT) == commit \
+                else errors.INVALID_TXN_STATE
+            raise errors.KafkaCoreError(code, f"{txn_id} is in state {state}")
+        if state == ended and retry:
+            return meta.producer_id, meta.producer_epoch
+        if state == ONGOING or (not commit and not retry):
+            meta.client_version = TV_2
+            self._end(meta, commit)
+            return meta.producer_id, meta.producer_epoch
+        raise errors.KafkaCoreError(errors.INVALID_TXN_STATE,
+                                    f"cannot {'commit' if commit else 'abort'} {txn_id} in "
+                                    f"state {state}")
+
+    def _end(self, meta: TransactionMetadata, commit: bool, fence: bool = False) -> None:
+        """Decide, write the markers, complete. `fence`: the coordinator aborts on its
+        own (a new producer, a timeout) with the epoch bumped once to fence the old one
+        (PrepareEpochFence), whatever the version (Kafka 4.4.0 writes a fenced version-2
+        transaction's markers at epoch + 1 too). Otherwise version 2 bumps the epoch for
+        the markers; when that bump exhausts it, the producer goes on with a new id at 0."""
+        if fence:
+            meta.producer_epoch = min(meta.producer_epoch + 1, MAX_EPOCH)
+            meta.last_producer_epoch = -1
+        elif meta.client_version >= TV_2:
+            if epoch_exhausted(meta.producer_epoch):
+                meta.next_producer_id = self.allocate_producer_id()
+            meta.last_producer_epoch = meta.producer_epoch
+            if meta.producer_epoch < MAX_EPOCH or commit:
+                meta.producer_epoch += 1
         _move(meta, PREPARE_COMMIT if commit else PREPARE_ABORT)
         self._decided(meta)
         self._complete(meta, commit)
@@ -241,7 +349,8 @@ class TransactionCoordinator:
     def _complete(self, meta: TransactionMetadata, commit: bool) -> None:
         """Markers, staged offsets, then CompleteCommit/CompleteAbort: the second half of
         an end, also run on its own for a decision recovered from the log."""
-        self.write_markers(set(meta.partitions), meta.producer_id, meta.producer_epoch, commit)
+        self.write_markers(set(meta.partitions), meta.producer_id, meta.producer_epoch, commit,
+                           meta.client_version)
         staged = self.staged_offsets.pop(meta.producer_id, {})
         # Offsets in a __consumer_offsets partition the transaction never added (a
         # TxnOffsetCommit let through with partition verification off) get no marker:
@@ -255,15 +364,18 @@ class TransactionCoordinator:
         if self.on_end:
             self.on_end(meta, commit, staged)
         _move(meta, COMPLETE_COMMIT if commit else COMPLETE_ABORT)
+        if meta.next_producer_id >= 0:  # prepareComplete: the client sees 32766, then 0
+            meta.previous_producer_id, meta.producer_id = meta.producer_id, meta.next_producer_id
+            meta.producer_epoch, meta.next_producer_id = 0, -1
         meta.partitions = set()
         meta.groups = set()
 
     def expire(self, now_ms: int) -> list[str]:
-        """Abort transactions open longer than their timeout (transaction.timeout.ms)."""
+        """Abort transactions open longer than their timeout (transaction.timeout.ms),
+        fencing the timed-out producer (epoch + 1)."""
         expired = []
         for meta in self.transactions.values():
             if meta.state == ONGOING and now_ms - meta.started_ms > meta.timeout_ms:
-                meta.producer_epoch += 1  # the timed-out producer is fenced
-                self._end(meta, commit=False)
+                self._end(meta, commit=False, fence=True)
                 expired.append(meta.transactional_id)
         return expired

@@ -31,6 +31,7 @@ from .transactions import (
     ONGOING,
     PREPARE_ABORT,
     PREPARE_COMMIT,
+    TV_1,
     TransactionCoordinator,
     TransactionMetadata,
 )
@@ -94,13 +95,14 @@ class LoggedTransactionCoordinator(TransactionCoordinator):
         self.persist(self.transactions[txn_id])
         return result
 
-    def add_partitions(self, txn_id: str, producer_id: int, epoch: int, tps, now_ms: int) -> None:
-        super().add_partitions(txn_id, producer_id, epoch, tps, now_ms)
+    def add_partitions(self, txn_id: str, producer_id: int, epoch: int, tps, now_ms: int,
+                       version: int = TV_1) -> None:
+        super().add_partitions(txn_id, producer_id, epoch, tps, now_ms, version)
         self.persist(self.transactions[txn_id])
 
     def add_offsets(self, txn_id: str, producer_id: int, epoch: int, group_id: str,
-                    now_ms: int) -> None:
-        super().add_offsets(txn_id, producer_id, epoch, group_id, now_ms)
+                    now_ms: int, version: int = TV_1) -> None:
+        super().add_offsets(txn_id, producer_id, epoch, group_id, now_ms, version)
         self.persist(self.transactions[txn_id])
 
     def _decided(self, meta: TransactionMetadata) -> None:

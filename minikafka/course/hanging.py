@@ -27,6 +27,10 @@ from .reading import read_topic
 MAX_TRANSACTION_TIMEOUT_MS = 15 * 60_000  # find-hanging's --max-transaction-timeout default
 # The broker setting of a cluster that appends a late transactional write (KIP-890 off).
 NO_VERIFICATION = {"transaction.partition.verification.enable": False}
+# A producer of transaction version 1 keeps its epoch across transactions, so its late
+# write is appended there: any client on a cluster that finalizes version 1, and
+# kafka-python 3.0.12 (a version-1 client) on any cluster.
+TRANSACTION_VERSION_1 = {"transaction.version": 1}
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,8 @@ class HangingTransaction:
 
 
 def late_produce(cluster: Cluster, producer: Any, topic: str, partition: int,
-                 value: bytes, timestamp_ms: int | None = None, settle: bool = True) -> int:
+                 value: bytes, timestamp_ms: int | None = None, settle: bool = True,
+                 epoch: int | None = None) -> int:
     """A Produce request of `producer` that was delayed in the network and reaches the
     partition's leader only now, after its transaction ended; returns Kafka's error code.
     The leader first asks the coordinator whether the partition is in the producer's
@@ -51,19 +56,23 @@ def late_produce(cluster: Cluster, producer: Any, topic: str, partition: int,
     write is refused with INVALID_TXN_STATE (48, for kafka-python's Produce v9). With
     `transaction.partition.verification.enable=false` (or a broker before 3.6) the
     leader, which still knows the producer's epoch under transaction version 1, appends
-    it: a transaction is open on the partition that no coordinator will end.
+    it: a transaction is open on the partition that no coordinator will end. Under
+    transaction version 2 the abort bumped the epoch, so the request, which carries
+    `epoch` (the producer's epoch when it was sent; its current one if not given), is
+    refused with INVALID_PRODUCER_EPOCH (47) wherever the marker landed.
     `settle` lets the followers fetch it (not on a served cluster, whose clock runs)."""
     tp = (topic, partition)
     seq = producer._sequences.get(tp, 0)
     producer._sequences[tp] = seq + 1
     stamp = cluster.now_ms if timestamp_ms is None else timestamp_ms
     batch = RecordBatch([(0, stamp, None, value, ())], producer_id=producer.producer_id,
-                        producer_epoch=producer.producer_epoch, base_sequence=seq,
+                        producer_epoch=producer.producer_epoch if epoch is None else epoch,
+                        base_sequence=seq,
                         is_transactional=True, first_timestamp=stamp, max_timestamp=stamp)
     leader = cluster.describe_topic(topic).partitions[partition].leader
     answer: dict = {}
     append(cluster, cluster.brokers[leader], producer.transactional_id, 1, 30_000, {tp: batch},
-           answer.update)
+           answer.update, producer._produce_version)
     if settle:
         cluster.advance(100)
     return answer[tp][0]
@@ -115,9 +124,11 @@ def abort_hanging(admin: Any, topic: str) -> None:
           solution=abort_hanging)
 def check_hanging(clear_hanging: Callable[[Any, str], Any]) -> Outcome:
     out = Outcome()
-    # Brokers that do not verify partitions (before Kafka 3.6, or with the setting off):
-    # a producer whose delayed Produce lands on partition 2 after its abort hangs there.
-    cluster = Cluster(brokers=3, seed=23, broker_config=NO_VERIFICATION)
+    # Brokers that do not verify partitions (before Kafka 3.6, or with the setting off) and
+    # a producer of transaction version 1: its delayed Produce lands on partition 2 after
+    # its abort and hangs there.
+    cluster = Cluster(brokers=3, seed=23, broker_config=NO_VERIFICATION,
+                      features=TRANSACTION_VERSION_1)
     cluster.create_topic("payments", partitions=3, replication_factor=3)
     late = cluster.producer(transactional_id="refunds-1")
     late.init_transactions()

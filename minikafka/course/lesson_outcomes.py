@@ -216,7 +216,7 @@ def lesson_06(ns: Namespace) -> None:
     assert on["duplicated"] == 0 and on["reordered"] == 0 and on["lost"] == 0
     assert uncommitted_view == [b"invoice-1", b"invoice-2"] and committed_view == [b"invoice-1"]
     assert batches_table(c, "invoices").column("control") == [False, True, False, True]
-    assert fenced == "ProducerFencedError"
+    assert fenced == "InvalidProducerEpochError"  # transaction version 2 (lesson text)
     assert all(q.check(q.answer) for q in (q1, q2, q3))
     checked("06", copies_without=len(copies[False]), copies_with=len(copies[True]),
             dup_off=off["duplicated"], reorder_off=off["reordered"], dup_on=on["duplicated"],

@@ -172,6 +172,6 @@ def test_changing_min_isr_clears_the_elr():
 
 def test_unknown_feature_or_level_is_refused():
     with pytest.raises(InvalidConfigurationError):
-        Cluster(brokers=1, features={"transaction.version": 2})
+        Cluster(brokers=1, features={"transaction.version": 3})
     with pytest.raises(InvalidConfigurationError):
         Cluster(brokers=1, features={"eligible.leader.replicas.version": 2})

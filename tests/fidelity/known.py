@@ -18,20 +18,7 @@ class Known:
     diff: dict[str, list]
 
 
-_TRANSACTIONS_V2 = Known(
-    "simplification",
-    "Kafka 4.4.0 finalizes transaction.version 2, which switches clients to transactions V2 "
-    "(KIP-890 part 2: Produce adds a partition to the transaction itself, the producer epoch "
-    "is bumped at every commit or abort). minikafka implements the V1 protocol lesson 10 "
-    "teaches (AddPartitionsToTxn, one epoch per session), so it supports and finalizes "
-    "level 1; a Java or kafka-python producer then uses V1 against it. Every other feature "
-    "and level is Kafka's.",
-    {"transaction.version.finalized": [[2, 2], [1, 1]],
-     "transaction.version.supported": [[0, 2], [0, 1]]})
-
 KNOWN_DIFFERENCES: dict[tuple[str, str], Known] = {
-    ("features_of_a_new_cluster", "serve"): _TRANSACTIONS_V2,
-    ("features_of_a_new_cluster", "in-process"): _TRANSACTIONS_V2,
     ("topic_config_defaults_and_sources", "serve"): Known(
         "simplification",
         "A topic without its own min.insync.replicas takes the brokers' 2 on both clusters. "
@@ -65,6 +52,13 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], Known] = {
 
 # scenario -> the change in minikafka that made its observations equal.
 FIXES: dict[str, str] = {
+    "features_of_a_new_cluster": (
+        "A new cluster finalizes transaction.version 2, as Kafka 4.4.0 does (minikafka capped "
+        "it at 1): transactions V2 (KIP-890 part 2) are modelled, with Produce v12 and "
+        "TxnOffsetCommit v5 adding partitions, an epoch bump at every EndTxn (v5 returns it) "
+        "and WriteTxnMarkers v2's stricter epoch check; the Java client's epochs match "
+        "Kafka's (tests/realkafka/test_transaction_versions.py). minikafka/core/features.py, "
+        "minikafka/core/transactions.py."),
     "bad_topic_configs": (
         "segment.bytes below Kafka 4.x's 1 MiB is refused (INVALID_CONFIG), as every topic "
         "config rule now is: keys, types, defaults and validators come from Kafka 4.4.0's own "

@@ -62,18 +62,18 @@ def test_values_kafka_takes_are_taken(key, value, parsed):
 def test_a_new_cluster_finalizes_kafka_4_4_s_features():
     """Measured on the native 4.4.0 cluster (kafka-features.sh describe): every production
     feature, at the level the jars' defaults give; kraft.version supported, finalized 0
-    (static voters). transaction.version stops at 1 (docs/fidelity.md)."""
+    (static voters)."""
     from minikafka.cluster import Cluster
     from minikafka.operations import features_describe
     described = Cluster(brokers=1).admin().describe_features()
     assert set(described) == set(kafka_configs.FEATURES)
     assert described["kraft.version"] == {"supported": (0, 1)}
     for name in ("metadata.version", "group.version", "share.version", "streams.version",
-                 "eligible.leader.replicas.version"):
+                 "eligible.leader.replicas.version", "transaction.version"):
         spec = kafka_configs.FEATURES[name]
         assert described[name]["supported"] == (spec["min"], spec["max"])
         assert described[name]["finalized"] == (spec["default"],) * 2
-    assert described["transaction.version"]["finalized"] == (1, 1)
+    assert described["transaction.version"]["finalized"] == (2, 2)
     text = features_describe(Cluster(brokers=1))
     assert "Feature: metadata.version                          SupportedMinVersion: 3.3-IV3   " \
            "       SupportedMaxVersion: 4.4-IV2          FinalizedVersionLevel: 4.4-IV2   " in text

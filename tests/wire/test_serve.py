@@ -200,7 +200,7 @@ def test_minikafka_serve_refuses_bad_flags():
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and "BROKER=RACK" in done.stderr
     for feature, message in (("eligible.leader.replicas.version=2", "must be 0 or 1"),
-                             ("transaction.version=2", "transaction.version must be 0 or 1"),
+                             ("transaction.version=3", "transaction.version must be 0 to 2"),
                              ("no.such.version=1", "Unknown feature"),
                              ("eligible.leader.replicas.version", "NAME=LEVEL")):
         done = subprocess.run([sys.executable, "-m", "minikafka.cli", "serve", "--feature",

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from .. import errors
+from ..transactions import TV_2
 from . import authz
 from .transactions import verification_enabled, verify_in_transaction
 
@@ -87,7 +88,8 @@ def refusals(cluster: ClusterPort, caller: Caller, transactional_id: str | None,
 # no AddPartitionsToTxn, and the leader adds the partition to the transaction itself.
 FIRST_GENERIC_ERROR_VERSION = 11
 FIRST_ADD_PARTITION_VERSION = 12
-# The in-process producer is kafka-python's, which sends Produce v9.
+# The in-process producer is shaped like kafka-python's, which sends Produce v9; it follows
+# the finalized transaction.version as the Java client does, with v12 under version 2.
 IN_PROCESS_VERSION = 9
 
 # Coordinator answers an older client would not retry: NOT_ENOUGH_REPLICAS, which it
@@ -134,7 +136,9 @@ def unverified(cluster: ClusterPort, broker: Broker, transactional_id: str | Non
         return {}
     if len({(b.producer_id, b.producer_epoch) for b in txn.values()}) > 1:
         return dict.fromkeys(batches, errors.INVALID_PRODUCER_ID_MAPPING)
-    if not transactional_id or not verification_enabled(broker):
+    # A version-2 client's partition is added whatever the setting: no one else adds it.
+    if not transactional_id or (not verification_enabled(broker)
+                                and version < FIRST_ADD_PARTITION_VERSION):
         return {}
     out: dict[tuple[str, int], int] = {}
     to_verify = set()
@@ -157,7 +161,7 @@ def unverified(cluster: ClusterPort, broker: Broker, transactional_id: str | Non
     if version >= FIRST_ADD_PARTITION_VERSION:
         def add() -> None:
             cluster.transaction_coordinator.add_partitions(transactional_id, pid, epoch,
-                                                           to_verify, cluster.now_ms)
+                                                           to_verify, cluster.now_ms, TV_2)
     answers = verify_in_transaction(cluster, transactional_id, pid, epoch, to_verify, add)
     for tp, code in answers.items():
         if code != errors.NONE:
@@ -191,11 +195,11 @@ def _append_rest(broker: Broker, acks: int, timeout_ms: int,
 
 def produce(cluster: ClusterPort, broker: Broker, caller: Caller, transactional_id: str | None,
             acks: int, timeout_ms: int, batches: dict[tuple[str, int], RecordBatch],
-            respond: Callable[[dict], None]) -> None:
+            respond: Callable[[dict], None], version: int = IN_PROCESS_VERSION) -> None:
     """The in-process door's Produce: the wire's checks (`refusals`), then the leader's
     (`append`: partition verification, Broker.handle_produce); `respond` gets
     {tp: (code, base offset)} for all."""
     refused = refusals(cluster, caller, transactional_id, acks, batches)
     accepted = {tp: b for tp, b in batches.items() if tp not in refused}
-    refused.update(unverified(cluster, broker, transactional_id, accepted))
+    refused.update(unverified(cluster, broker, transactional_id, accepted, version))
     _append_rest(broker, acks, timeout_ms, batches, refused, respond)

@@ -6,8 +6,11 @@ transaction that no coordinator knows of.
 Kafka checks each marker as it checks a batch: a partition the broker holds no replica of
 is UNKNOWN_TOPIC_OR_PARTITION, one it does not lead NOT_LEADER_OR_FOLLOWER, and a marker
 older than the producer's epoch on that partition INVALID_PRODUCER_EPOCH
-(ProducerAppendInfo.checkProducerEpoch). minikafka runs one coordinator whose epoch never
-changes, so the coordinator-epoch check (TRANSACTION_COORDINATOR_FENCED) never fires.
+(ProducerAppendInfo.checkProducerEpoch). A marker of transaction version 2 (WriteTxnMarkers
+v2 carries the version) must be newer than that epoch, as its coordinator bumped the epoch
+to write it: the same epoch is a duplicate, let through only once the transaction it ended
+is closed. minikafka runs one coordinator whose epoch never changes, so the
+coordinator-epoch check (TRANSACTION_COORDINATOR_FENCED) never fires.
 """
 from __future__ import annotations
 
@@ -29,6 +32,19 @@ class TxnMarker:
     commit: bool
     partitions: tuple[tuple[str, int], ...]
     coordinator_epoch: int = 0
+    transaction_version: int = 0  # WriteTxnMarkers v2; 0 below it
+
+
+def _stale(producers, marker: TxnMarker) -> bool:
+    """ProducerAppendInfo.checkProducerEpoch for a marker."""
+    entry = producers.producers.get(marker.producer_id)
+    if entry is None:
+        return False
+    if marker.transaction_version < 2:
+        return marker.producer_epoch < entry.epoch
+    duplicate = marker.producer_epoch == entry.epoch and \
+        marker.producer_id not in producers.ongoing
+    return marker.producer_epoch <= entry.epoch and not duplicate
 
 
 def write_txn_markers(cluster: ClusterPort, broker_id: int,
@@ -48,8 +64,7 @@ def write_txn_markers(cluster: ClusterPort, broker_id: int,
             if not replica.is_leader:
                 results[tp] = errors.NOT_LEADER_OR_FOLLOWER
                 continue
-            entry = replica.producers.producers.get(marker.producer_id)
-            if entry is not None and marker.producer_epoch < entry.epoch:
+            if _stale(replica.producers, marker):
                 results[tp] = errors.INVALID_PRODUCER_EPOCH
                 continue
             batch = control_batch(COMMIT_MARKER if marker.commit else ABORT_MARKER,
@@ -59,6 +74,7 @@ def write_txn_markers(cluster: ClusterPort, broker_id: int,
         cluster.journal.record(cluster.now_ms, "txn.markers.written", broker=broker_id,
                                producer_id=marker.producer_id, epoch=marker.producer_epoch,
                                commit=marker.commit,
+                               transaction_version=marker.transaction_version,
                                errors={f"{t}-{p}": c for (t, p), c in results.items()})
         out.append(results)
     return out

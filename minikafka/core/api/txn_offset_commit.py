@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import errors
+from ..transactions import TV_2
 from .transactions import verification_enabled, verify_in_transaction
 
 if TYPE_CHECKING:
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 # .txnOffsetCommitRequestVersionToTransactionSupportedOperation reads them.
 FIRST_GENERIC_ERROR_VERSION = 4
 FIRST_ADD_PARTITION_VERSION = 5
-# The in-process producer is kafka-python's, which sends TxnOffsetCommit v3 at most.
+# The in-process producer is shaped like kafka-python's, which sends TxnOffsetCommit v3; under
+# transaction version 2 it sends v5, as the Java client does.
 IN_PROCESS_VERSION = 3
 
 # What the group coordinator turns a verification failure into
@@ -62,14 +64,15 @@ def unverified(cluster: ClusterPort, broker: Broker, transactional_id: str, grou
     """The error every partition of a TxnOffsetCommit gets when the transaction coordinator
     does not vouch for the group's __consumer_offsets partition, or NONE (also when
     `broker`, the group's coordinator, has verification off)."""
-    if not transactional_id or not verification_enabled(broker):
+    if not transactional_id or (not verification_enabled(broker)
+                                and version < FIRST_ADD_PARTITION_VERSION):
         return errors.NONE
     coordinator = cluster.transaction_coordinator
     add = None
     if version >= FIRST_ADD_PARTITION_VERSION:
         def add() -> None:
             coordinator.add_offsets(transactional_id, producer_id, epoch, group_id,
-                                    cluster.now_ms)
+                                    cluster.now_ms, TV_2)
     tp = coordinator.group_partition(group_id)
     code = verify_in_transaction(cluster, transactional_id, producer_id, epoch, {tp}, add)[tp]
     return errors.NONE if code == errors.NONE else _as_txn_offset_commit_error(code, version)

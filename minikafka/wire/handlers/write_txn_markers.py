@@ -1,7 +1,7 @@
 """WriteTxnMarkers (key 27), v1-v2 (kafka-transactions.sh abort, and a coordinator's
 markers): a thin codec over core.api.write_txn_markers for the broker the request came to.
-Kafka 4.x accepts v1 and up; v2 adds the marker's transaction version, which minikafka
-reads and ignores (it runs transaction version 1, core.features)."""
+Kafka 4.x accepts v1 and up; v2 adds the marker's transaction version, which decides how
+the leader checks the marker's epoch (core.api.txn_markers)."""
 from __future__ import annotations
 
 from kafka.protocol.producer.transaction import WriteTxnMarkersRequest, WriteTxnMarkersResponse
@@ -24,7 +24,8 @@ def handle(ctx: RequestContext, request: WriteTxnMarkersRequest) -> WriteTxnMark
     broker = serving_broker(ctx)
     markers = [api.TxnMarker(m.producer_id, m.producer_epoch, m.transaction_result,
                              tuple((t.name, p) for t in m.topics for p in t.partition_indexes),
-                             m.coordinator_epoch)
+                             m.coordinator_epoch,
+                             getattr(m, "transaction_version", 0) if ctx.api_version >= 2 else 0)
                for m in request.markers]
     refused = authz.write_txn_markers(ctx.cluster, caller(ctx))
     results = ([dict.fromkeys(m.partitions, refused) for m in markers] if refused
