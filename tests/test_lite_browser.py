@@ -183,12 +183,32 @@ class RunAllIncomplete(AssertionError):
     """Run All did not finish: a cell raised, or it ran past its budget; says in which cell."""
 
 
+# Run All has started: a cell is running or queued ([*]), or has a number above `after`.
+STARTED = "after => {" + PROMPTS + """  return cells.some(c => prompt(c).includes('[*]') || number(c) > after);
+}"""
+IDLE = ".jp-Notebook-ExecutionIndicator[data-status='idle']"
+
+
 def _run_all(page, after: int, lesson: str) -> float:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     started = time.monotonic()
-    page.click(".lm-MenuBar-itemLabel:text-is('Run')")
-    page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
+    # As a student does, wait for the kernel to say Idle; then Run All. On a loaded machine
+    # a click can still land before the notebook is the current widget, when JupyterLab
+    # ignores the command: a student clicks again, and so does the test, once.
+    try:
+        page.wait_for_selector(IDLE, timeout=RUN_ALL_BUDGET * 1000)
+    except PlaywrightTimeout:
+        raise RunAllIncomplete(f"{lesson}: the kernel was not idle after {RUN_ALL_BUDGET} s"
+                               ) from None
+    for attempt in (1, 2):
+        page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+        page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
+        try:
+            page.wait_for_function(STARTED, arg=after, timeout=60_000, polling=250)
+            break
+        except PlaywrightTimeout:
+            print(f"{lesson}: Run All started nothing in 60 s (click {attempt})", flush=True)
     try:
         ran = page.wait_for_function(RAN, arg=after, timeout=RUN_ALL_BUDGET * 1000,
                                      polling=250).json_value()
