@@ -66,13 +66,15 @@ def main() -> None:
         enable_auto_commit=False, auto_offset_reset="earliest",
         # Kafka's default session timeout is 45 s; a short one makes a crash visible sooner.
         session_timeout_ms=6_000, heartbeat_interval_ms=1_000, max_poll_records=25)
+    # The topic's partitions before joining, and polls of a second: kafka-python 3.0.12
+    # can lose an assignment for good (the member owns nothing until restarted) when a
+    # leader that joined without the topic's metadata rejoins and a poll's time runs out
+    # during that rejoin (docs/fidelity.md, "Open observations"). With 200 ms polls and no
+    # metadata first, 6 of 30 trials of three members joining ended so; with 1 s, none.
+    consumer.partitions_for_topic(args.topic)
     consumer.subscribe([args.topic], listener=Listener())
     log("started")
     while not stopping:
-        # Polls of a second: kafka-python 3.0.12 can lose its own assignment when a poll's
-        # time runs out just as the group's SyncGroup answer arrives (the member then owns
-        # nothing until it is restarted); with 200 ms that happened in 6 of 30 trials of
-        # three members joining, with 1 s in none.
         batch = consumer.poll(timeout_ms=1000)
         done = []
         for tp, records in batch.items():
