@@ -1,6 +1,7 @@
 """Topic and broker configs: values and their sources (DescribeConfigs)."""
 from __future__ import annotations
 
+from .doors import wait_until
 from .registry import CONFLUENT, scenario
 
 TOPIC_KEYS = ["cleanup.policy", "compression.type", "delete.retention.ms",
@@ -47,10 +48,20 @@ def incremental_alter_configs(door):
     admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
                                         configs={"retention.ms": "60000",
                                                  "segment.ms": "120000"})], incremental=True)
-    after_set = _describe_topic(door, topic)
+    # Kafka answers DescribeConfigs from the answering broker's metadata, which can lag the
+    # alter by a moment on a loaded machine: read until the change shows (or 10 s pass).
+    seen: dict = {}
+
+    def described(done) -> bool:
+        seen.update(_describe_topic(door, topic))
+        return done(seen)
+
+    wait_until(lambda: described(lambda d: d["retention.ms"][0] == "60000"), 10, 0.2)
+    after_set = dict(seen)
     admin.reset_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
                                         configs={"retention.ms": None})])
-    after_delete = _describe_topic(door, topic)
+    wait_until(lambda: described(lambda d: d["retention.ms"][0] != "60000"), 10, 0.2)
+    after_delete = dict(seen)
     keys = ("retention.ms", "segment.ms")
     return {"after_set": {k: after_set[k] for k in keys},
             "after_delete": {k: after_delete[k] for k in keys}}
