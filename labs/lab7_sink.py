@@ -58,9 +58,7 @@ def run_naive(args, db: sqlite3.Connection, crash: Crash) -> None:
                              session_timeout_ms=6_000, heartbeat_interval_ms=1_000)
     ends = _ends(consumer, args.topic)
     while not _caught_up(consumer, ends):
-        # A second per poll: a shorter one can end just as the join completes, and
-        # kafka-python 3.0.12 then loses the assignment (labs/lab3_consumer.py says more).
-        for records in consumer.poll(timeout_ms=1000).values():
+        for records in consumer.poll(timeout_ms=500).values():
             for record in records:
                 payment = json.loads(record.value)
                 db.execute("INSERT INTO payments_naive VALUES (?, ?)",

@@ -82,7 +82,6 @@ class FetchResponse:
     batches: list[RecordBatch] = field(default_factory=list)
     high_watermark: int = 0
     log_start_offset: int = 0
-    last_stable_offset: int = 0
     diverging_epoch: tuple[int, int] | None = None
 
 
