@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 # What a notebook's run depends on besides its file: where the labs find Kafka, and Spark's.
 RUN_ENV = ("KAFKA_BOOTSTRAP_SERVERS", "MINIKAFKA_KAFKA_DATA_DIR", "MINIKAFKA_SPARK_SOURCE",
            "MINIKAFKA_SPARK_UI")
-# Runs that passed, by notebook and environment: the notebook's own test and the picture
+# Runs that finished, by notebook and environment: the notebook's own test and the picture
 # width test read the same run instead of executing the notebook twice (a notebook's tests
 # share one xdist group, so they run in one worker, the width test last).
 _RUNS: dict[tuple, str] = {}
@@ -39,11 +39,20 @@ def execute_notebook(path: Path, timeout: int, *, stderr_ok: bool = False
     error output even in a cell that finished: IPython reports a display that raised
     (a picture Graphviz refused) as an error output without failing the cell. Text on
     stderr fails too, unless stderr_ok: a student sees it in red. A run that passed is kept
-    for this process: the same notebook in the same environment is not run again."""
+    for this process: the same notebook in the same environment is not run again, and each
+    caller's checks (stderr_ok) are applied to the kept run."""
     source = Path(path).read_bytes()  # the key holds it: a notebook rewritten runs again
-    key = (Path(path).resolve(), source, stderr_ok, *(os.environ.get(k) for k in RUN_ENV))
-    if key in _RUNS:
-        return nbformat.reads(_RUNS[key], as_version=4)
+    key = (Path(path).resolve(), source, *(os.environ.get(k) for k in RUN_ENV))
+    if key not in _RUNS:
+        _RUNS[key] = nbformat.writes(_execute(path, source, timeout))
+    nb = nbformat.reads(_RUNS[key], as_version=4)
+    problems = [p for p in output_problems(nb) if not (stderr_ok and "on stderr" in p)]
+    assert not problems, f"{path.name}: " + "; ".join(problems)
+    return nb
+
+
+def _execute(path: Path, source: bytes, timeout: int) -> nbformat.NotebookNode:
+    """Every cell of the notebook run in a fresh kernel; raises on the first failing cell."""
     nb = nbformat.reads(source.decode(), as_version=4)
     kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel,
@@ -55,9 +64,6 @@ def execute_notebook(path: Path, timeout: int, *, stderr_ok: bool = False
         # the only record of why a check found what it did.
         exc.add_note(f"{path.name}, printed before it failed:\n" + printed_tail(nb))
         raise
-    problems = [p for p in output_problems(nb) if not (stderr_ok and "on stderr" in p)]
-    assert not problems, f"{path.name}: " + "; ".join(problems)
-    _RUNS[key] = nbformat.writes(nb)
     return nb
 
 
