@@ -16,6 +16,7 @@ from minikafka.core.metadata_log import METADATA_DIR
 from minikafka.core.records import RecordBatch
 from minikafka.core.recovery import LogDirError, read_properties_file
 from minikafka.core.storage import read_segment
+from minikafka.core.transactions import TV_1, TV_2
 
 
 def restart(tmp_path: Path, brokers: int = 1, seed: int = 3) -> Cluster:
@@ -295,6 +296,37 @@ def test_transaction_state_survives_and_an_open_one_is_aborted_at_its_timeout(tm
     fresh.init_transactions()
     meta = again.transactions.transactions["left"]
     assert meta.producer_id == pid and meta.producer_epoch > 1
+
+
+@pytest.mark.parametrize("level, value_version", [(2, 1), (1, 1), (0, 0)])
+def test_the_transaction_log_keeps_transaction_version_2_fields_across_a_restart(
+        tmp_path, level, value_version):
+    """As Kafka's coordinator: value version 1 at transaction.version 1 and up, whose tagged
+    fields keep the client's transaction version (2 only from a version-2 client)."""
+    cluster = Cluster(brokers=1, seed=3, log_dir=tmp_path,
+                      features={"transaction.version": level})
+    cluster.create_topic("t")
+    producer = cluster.producer(transactional_id="tx")
+    producer.init_transactions()
+    for _ in range(2):
+        producer.begin_transaction()
+        producer.send("t", value=b"v").get()
+        producer.commit_transaction()
+    before = cluster.transactions.transactions["tx"]
+    logged = [value for batch in cluster.leader_replica(*_txn_partition(cluster)).log.batches()
+              for _, _, _, value, _ in batch.records]
+    assert {int.from_bytes(v[:2], "big") for v in logged} == {value_version}
+
+    after = restart(tmp_path).transactions.transactions["tx"]
+    assert after.client_version == before.client_version == (TV_2 if level == 2 else TV_1)
+    assert (after.producer_id, after.producer_epoch, after.state) == (
+        before.producer_id, before.producer_epoch, "CompleteCommit")
+
+
+def _txn_partition(cluster: Cluster) -> tuple[str, int]:
+    topic = cluster.describe_topic("__transaction_state")
+    return next(("__transaction_state", p.partition) for p in topic.partitions
+                if cluster.leader_replica("__transaction_state", p.partition).log_end_offset)
 
 
 def test_the_transaction_state_log_is_an_internal_compacted_topic(tmp_path):

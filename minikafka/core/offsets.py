@@ -106,6 +106,22 @@ class BinaryWriter:
         self.parts.append(_I32.pack(len(v)) + bytes(v))
         return self
 
+    def uvarint(self, v: int) -> BinaryWriter:
+        out = bytearray()
+        while v >= 0x80:
+            out.append(v & 0x7F | 0x80)
+            v >>= 7
+        out.append(v)
+        self.parts.append(bytes(out))
+        return self
+
+    def compact_string(self, v: str | None) -> BinaryWriter:
+        if v is None:
+            return self.uvarint(0)
+        raw = v.encode()
+        self.uvarint(len(raw) + 1).parts.append(raw)
+        return self
+
     def done(self) -> bytes:
         return b"".join(self.parts)
 

@@ -7,6 +7,10 @@ before acting on it, and a coordinator that takes over replays the partition:
     key   = version 0, transactional_id
     value = version 0, producer_id, producer_epoch, transaction_timeout_ms, status,
             [topic, [partition]], last_update_ms, start_ms
+    value = version 1 (transaction.version 1 and up): the same fields in the flexible
+            encoding, plus tagged fields written when not their default: the previous
+            (tag 0) and next (tag 1) producer id, and the client's transaction version
+            (tag 2), which transaction version 2's epoch bumps need after a restart
 
 so after a restart a transactional id keeps its producer id (a new producer with that
 id fences the old one with a higher epoch), an Ongoing transaction is aborted once it
@@ -32,6 +36,7 @@ from .transactions import (
     PREPARE_ABORT,
     PREPARE_COMMIT,
     TV_1,
+    TV_2,
     TransactionCoordinator,
     TransactionMetadata,
 )
@@ -48,18 +53,47 @@ def txn_key(transactional_id: str) -> bytes:
     return BinaryWriter().i16(0).string(transactional_id).done()
 
 
-def txn_value(meta: TransactionMetadata, now_ms: int) -> bytes:
-    w = BinaryWriter().i16(0).i64(meta.producer_id).i16(meta.producer_epoch).i32(meta.timeout_ms)
-    w.parts.append(_I8.pack(STATUS[meta.state]))
+# TransactionLogValue's tagged fields (version 1).
+_PREVIOUS_PRODUCER_ID, _NEXT_PRODUCER_ID, _CLIENT_TRANSACTION_VERSION = 0, 1, 2
+
+
+def txn_value(meta: TransactionMetadata, now_ms: int, version: int = 1) -> bytes:
+    """The value Kafka's coordinator writes: version 1 where transaction.version is 1 or
+    more (TransactionVersion.transactionLogValueVersion), else version 0."""
+    flexible = version >= 1
+    w = BinaryWriter().i16(version).i64(meta.producer_id).i16(meta.producer_epoch)
+    w.i32(meta.timeout_ms).parts.append(_I8.pack(STATUS[meta.state]))
     topics: dict[str, list[int]] = {}
     for topic, p in sorted(meta.partitions):
         topics.setdefault(topic, []).append(p)
-    w.i32(len(topics))
-    for topic, parts in topics.items():
-        w.string(topic).i32(len(parts))
-        for p in parts:
-            w.i32(p)
-    return w.i64(now_ms).i64(meta.started_ms).done()
+    if flexible:
+        w.uvarint(len(topics) + 1)
+        for topic, parts in topics.items():
+            w.compact_string(topic).uvarint(len(parts) + 1)
+            for p in parts:
+                w.i32(p)
+            w.uvarint(0)  # the partition entry's tagged fields: none
+    else:
+        w.i32(len(topics))
+        for topic, parts in topics.items():
+            w.string(topic).i32(len(parts))
+            for p in parts:
+                w.i32(p)
+    w.i64(now_ms).i64(meta.started_ms)
+    if flexible:
+        # A tagged field is written only when it is not its default (-1, -1, 0); Kafka logs
+        # a client before transaction version 2 as TV_0, the default.
+        tagged: list[tuple[int, bytes]] = []
+        if meta.previous_producer_id != -1:
+            tagged.append((_PREVIOUS_PRODUCER_ID, BinaryWriter().i64(meta.previous_producer_id).done()))
+        if meta.next_producer_id != -1:
+            tagged.append((_NEXT_PRODUCER_ID, BinaryWriter().i64(meta.next_producer_id).done()))
+        if meta.client_version >= TV_2:
+            tagged.append((_CLIENT_TRANSACTION_VERSION, BinaryWriter().i16(TV_2).done()))
+        w.uvarint(len(tagged))
+        for tag, raw in tagged:
+            w.uvarint(tag).uvarint(len(raw)).parts.append(raw)
+    return w.done()
 
 
 def decode(key: bytes, value: bytes | None) -> tuple[str, TransactionMetadata | None]:
@@ -70,18 +104,38 @@ def decode(key: bytes, value: bytes | None) -> tuple[str, TransactionMetadata | 
     if value is None:
         return txn_id, None
     r = BinaryReader(value)
-    r.i16()
+    flexible = r.i16() >= 1
     pid, epoch, timeout = r.i64(), r.i16(), r.i32()
     (status,) = _I8.unpack_from(r.data, r.pos)
     r.pos += 1
     partitions = set()
-    for _ in range(max(r.i32(), 0)):
-        topic = r.string() or ""
-        partitions.update((topic, r.i32()) for _ in range(r.i32()))
+    for _ in range(r.uvarint() - 1 if flexible else max(r.i32(), 0)):
+        topic = (r.compact_string() if flexible else r.string()) or ""
+        partitions.update((topic, r.i32()) for _ in range(r.uvarint() - 1 if flexible else r.i32()))
+        if flexible:
+            _skip_tagged_fields(r)
     r.i64()  # last update
     started = r.i64()
-    return txn_id, TransactionMetadata(txn_id, pid, epoch, timeout, STATE[status], partitions,
-                                       set(), started)
+    meta = TransactionMetadata(txn_id, pid, epoch, timeout, STATE[status], partitions, set(),
+                               started)
+    if flexible:
+        for _ in range(r.uvarint()):
+            tag, size = r.uvarint(), r.uvarint()
+            end = r.pos + size
+            if tag == _PREVIOUS_PRODUCER_ID:
+                meta.previous_producer_id = r.i64()
+            elif tag == _NEXT_PRODUCER_ID:
+                meta.next_producer_id = r.i64()
+            elif tag == _CLIENT_TRANSACTION_VERSION:
+                meta.client_version = TV_2 if r.i16() >= TV_2 else TV_1
+            r.pos = end  # a tag this reader does not know is skipped, as Kafka's reader does
+    return txn_id, meta
+
+
+def _skip_tagged_fields(r: BinaryReader) -> None:
+    for _ in range(r.uvarint()):
+        r.uvarint()
+        r.pos += r.uvarint()
 
 
 class LoggedTransactionCoordinator(TransactionCoordinator):
@@ -153,7 +207,8 @@ def writer(cluster: Any) -> Callable[[TransactionMetadata], None]:
             raise errors.KafkaCoreError(errors.COORDINATOR_NOT_AVAILABLE,
                                         f"{tp[0]}-{tp[1]} has no leader")
         now = cluster.now_ms
-        batch = RecordBatch([(0, now, txn_key(meta.transactional_id), txn_value(meta, now), ())],
+        value = txn_value(meta, now, 1 if cluster.features.get("transaction.version", 0) >= 1 else 0)
+        batch = RecordBatch([(0, now, txn_key(meta.transactional_id), value, ())],
                             first_timestamp=now, max_timestamp=now)
         cluster.brokers[replica.broker_id].handle_produce({tp: batch}, 1, 30_000,
                                                           lambda results: None)
