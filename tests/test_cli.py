@@ -15,7 +15,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from kafka import KafkaConsumer
+from kafka import KafkaAdminClient, KafkaConsumer
 
 from minikafka.cli import main
 from minikafka.cluster import Cluster
@@ -427,3 +427,29 @@ def test_consumer_groups_describes_a_kip848_group(served):
                                            f"{topic}:0,1", "2", f"{topic}:0,1"]]
     finally:
         member.close()
+
+
+def test_groups_list_leaves_share_groups_out_as_kafka_does(served):
+    """kafka-consumer-groups --list asks for consumer groups only (types classic and
+    consumer): a share group is kafka-share-groups' to list."""
+    cluster, bootstrap = served
+    topic = "audit-log"
+    assert cli("topics", "--bootstrap-server", bootstrap, "--create", "--topic", topic)[0] == 0
+    with cluster.lock:
+        share = cluster.share_consumer("auditors", [topic])
+        share.poll(timeout_ms=200)
+        assert "auditors" in cluster.share_groups.groups
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        try:  # ListGroups without a filter does answer with the share group
+            assert "auditors" in {g["group_id"] for g in admin.list_groups()}
+        finally:
+            admin.close()
+        rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--list")
+        assert rc == 0 and "auditors" not in out.split()
+        rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--list",
+                         "--state")
+        assert rc == 0 and "auditors" not in {row[0] for row in table("\n" + out)}
+    finally:
+        with cluster.lock:
+            share.close()

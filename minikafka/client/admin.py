@@ -19,7 +19,7 @@ from collections import namedtuple
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka import errors as Errors
 from kafka.admin import (
@@ -88,6 +88,9 @@ from .security import (
     refused_error,
 )
 
+if TYPE_CHECKING:
+    from .port import AdminHost
+
 # kafka-python 2.x return types of describe_consumer_groups.
 GroupInformation = namedtuple(
     "GroupInformation",
@@ -147,7 +150,7 @@ def _with_refusals(names: Iterable[str], refused: Mapping[str, int], results: It
 class KafkaAdminClient:
     """kafka-python's KafkaAdminClient, in process: the same method names and results."""
 
-    def __init__(self, cluster: Any, **configs: Any) -> None:
+    def __init__(self, cluster: AdminHost, **configs: Any) -> None:
         unknown = set(configs) - set(_KafkaPythonAdmin.DEFAULT_CONFIG)
         if unknown:
             raise Errors.KafkaConfigurationError(f"Unrecognized configs: {unknown}")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.errors import KafkaTimeoutError
+
+if TYPE_CHECKING:
+    from .port import Runner
 
 
 class Future:
@@ -13,7 +16,7 @@ class Future:
 
     __slots__ = ("value", "exception", "is_done", "_callbacks", "_errbacks", "_cluster")
 
-    def __init__(self, cluster: Any) -> None:
+    def __init__(self, cluster: Runner) -> None:
         self._cluster = cluster
         self.value: Any = None
         self.exception: BaseException | None = None

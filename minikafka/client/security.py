@@ -19,7 +19,7 @@ User:ANONYMOUS, as on a PLAINTEXT listener. Refusals raise kafka-python's classe
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka import errors as Errors
 
@@ -27,6 +27,9 @@ from .. import errors as kerrors
 from ..core import errors
 from ..core.acl import ANONYMOUS, CLUSTER_NAME
 from ..core.api import authz
+
+if TYPE_CHECKING:
+    from ..core.api.port import ClusterPort
 
 __all__ = ["IN_PROCESS_HOST", "SECURITY_DEFAULTS", "authenticate", "caller", "raise_refusals",
            "raise_refused", "refusals_error", "refused_error"]
@@ -43,7 +46,7 @@ IN_PROCESS_HOST = "127.0.0.1"
 _PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 
-def authenticate(cluster: Any, config: Mapping[str, Any]) -> str:
+def authenticate(cluster: ClusterPort, config: Mapping[str, Any]) -> str:
     """The principal of a client with these settings; SaslAuthenticationFailedError
     (Kafka's error 58) for a wrong user or password."""
     protocol = str(config.get("security_protocol") or "PLAINTEXT").upper()

@@ -24,10 +24,10 @@ from .api.fetch import (
 from .api.leader import led_replica
 from .clock import Deadlines
 from .controller import NO_LEADER, MetadataRecord
-from .metrics import RequestMetrics
 from .record_errors import keyless_record_errors
 from .records import CREATE_TIME, RecordBatch
 from .replica import Replica
+from .request_metrics import RequestMetrics
 from .server_config import topic_defaults
 
 if TYPE_CHECKING:

@@ -24,9 +24,10 @@ A stopped broker reports nothing, as a dead JVM answers no JMX query.
 """
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
+
+from .api.port import ClusterPort
+from .request_metrics import REQUESTS, requests_per_sec, total_time_ms
 
 NO_LEADER = -1
 
@@ -42,62 +43,16 @@ OFFLINE_PARTITIONS = "kafka.controller:type=KafkaController,name=OfflinePartitio
 ACTIVE_BROKERS = "kafka.controller:type=KafkaController,name=ActiveBrokerCount"
 FENCED_BROKERS = "kafka.controller:type=KafkaController,name=FencedBrokerCount"
 GLOBAL_PARTITIONS = "kafka.controller:type=KafkaController,name=GlobalPartitionCount"
-# The request types Kafka's RequestMetrics distinguish for the data path.
-REQUESTS = ("Produce", "FetchConsumer", "FetchFollower")
 # A consumer's own metric (the client publishes it, not the broker).
 CONSUMER_FETCH = "kafka.consumer:type=consumer-fetch-manager-metrics,client-id={}"
 RECORDS_LAG_MAX = "records-lag-max"
 
-WINDOW_MS = 10_000
 
+class MetricsHost(ClusterPort, Protocol):
+    """The cluster as the metrics read it: the port, and which voters are up."""
 
-def requests_per_sec(request: str) -> str:
-    return f"kafka.network:type=RequestMetrics,name=RequestsPerSec,request={request}"
-
-
-def total_time_ms(request: str) -> str:
-    return f"kafka.network:type=RequestMetrics,name=TotalTimeMs,request={request}"
-
-
-class RequestMetrics:
-    """One broker's answered requests: (answered at, time taken) per request type,
-    kept for the last window."""
-
-    def __init__(self, window_ms: int = WINDOW_MS) -> None:
-        self.window_ms = window_ms
-        self.answered: dict[str, deque[tuple[int, int]]] = {r: deque() for r in REQUESTS}
-        self.total: dict[str, int] = dict.fromkeys(REQUESTS, 0)
-
-    def record(self, request: str, received_ms: int, answered_ms: int) -> None:
-        self.answered[request].append((answered_ms, answered_ms - received_ms))
-        self.total[request] += 1
-        self._prune(request, answered_ms)
-
-    def timed(self, request: str, clock: Any, respond: Callable[..., Any]
-              ) -> Callable[..., Any]:
-        """`respond`, counting the request and its time (on `clock`, the simulated
-        clock) when it is answered."""
-        received = clock.now_ms
-
-        def answer(*args: Any) -> Any:
-            self.record(request, received, clock.now_ms)
-            return respond(*args)
-        return answer
-
-    def _prune(self, request: str, now_ms: int) -> None:
-        q = self.answered[request]
-        while q and q[0][0] <= now_ms - self.window_ms:
-            q.popleft()
-
-    def rate(self, request: str, now_ms: int) -> float:
-        self._prune(request, now_ms)
-        return len(self.answered[request]) * 1000 / self.window_ms
-
-    def time_ms(self, request: str, now_ms: int) -> dict[str, float]:
-        self._prune(request, now_ms)
-        times = [t for _, t in self.answered[request]]
-        return {"Mean": sum(times) / len(times) if times else 0.0,
-                "Max": float(max(times, default=0)), "Count": self.total[request]}
+    def alive_voters(self) -> list[int]:
+        """The controller quorum's voters that run and are on the network."""
 
 
 def _events_per_sec(journal: Any, kind: str, broker: int, now_ms: int,
@@ -112,7 +67,7 @@ def _events_per_sec(journal: Any, kind: str, broker: int, now_ms: int,
     return n * 1000 / window_ms
 
 
-def broker_metrics(cluster: Any, broker_id: int) -> dict[str, Any] | None:
+def broker_metrics(cluster: ClusterPort, broker_id: int) -> dict[str, Any] | None:
     """What one broker publishes (None if it is not running)."""
     broker = cluster.brokers[broker_id]
     if not broker.running:
@@ -136,12 +91,12 @@ def broker_metrics(cluster: Any, broker_id: int) -> dict[str, Any] | None:
     return out
 
 
-def controller_metrics(cluster: Any, node: int) -> dict[str, Any] | None:
+def controller_metrics(cluster: MetricsHost, node: int) -> dict[str, Any] | None:
     """What one controller (a voter of the KRaft quorum) publishes; None if it is down.
     Every controller counts OfflinePartitionsCount from its copy of the metadata, over
     every topic, internal ones included (Kafka's ControllerMetadataMetrics); here the
     other cluster-wide counts come from the active controller only."""
-    if node not in cluster._alive_voters():
+    if node not in cluster.alive_voters():
         return None
     controller = cluster.controller
     active = controller.quorum.leader == node
@@ -158,7 +113,7 @@ def controller_metrics(cluster: Any, node: int) -> dict[str, Any] | None:
     }
 
 
-def cluster_metrics(cluster: Any) -> dict[str, dict[str, Any]]:
+def cluster_metrics(cluster: MetricsHost) -> dict[str, dict[str, Any]]:
     """Every node's metrics by node name ("broker 1", "controller 1001"; in combined
     mode a node that is both has both sets under "broker N"); a stopped node is left out."""
     out: dict[str, dict[str, Any]] = {}

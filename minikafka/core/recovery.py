@@ -18,10 +18,18 @@ import random
 import uuid
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
+from .api.port import ClusterPort
 from .records import ABORT_MARKER, control_batch
 from .server_config import read_properties
+
+
+class RecoveringCluster(ClusterPort, Protocol):
+    """A cluster starting on its log directories: the port, and where it tells what it
+    recovered."""
+
+    recovery_messages: list[str]
 
 META_PROPERTIES = "meta.properties"
 PARTITION_METADATA = "partition.metadata"
@@ -132,7 +140,7 @@ def set_aside(partition_dir: Path, topic_id: str | None) -> Path:
     return target
 
 
-def abort_open_transactions(cluster: Any, keep: Collection[int] = ()
+def abort_open_transactions(cluster: RecoveringCluster, keep: Collection[int] = ()
                             ) -> list[tuple[int, list[tuple[str, int]]]]:
     """Abort every transaction the recovered logs show open that no transaction
     coordinator state accounts for (`keep`: producer ids whose Ongoing transaction

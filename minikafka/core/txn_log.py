@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from . import errors
 from .offsets import BinaryReader, BinaryWriter, partition_for
@@ -40,6 +40,9 @@ from .transactions import (
     TransactionCoordinator,
     TransactionMetadata,
 )
+
+if TYPE_CHECKING:
+    from .api.port import ClusterPort
 
 TXN_TOPIC = "__transaction_state"
 # Kafka's TransactionState ids.
@@ -175,7 +178,7 @@ class LoggedTransactionCoordinator(TransactionCoordinator):
                 self._complete(meta, meta.state == PREPARE_COMMIT)
 
 
-def ensure_topic(cluster: Any) -> None:
+def ensure_topic(cluster: ClusterPort) -> None:
     """Create __transaction_state on first use, as Kafka's coordinator does: internal,
     compacted, transaction.state.log.num.partitions partitions."""
     ctl = cluster.controller
@@ -193,10 +196,10 @@ def ensure_topic(cluster: Any) -> None:
     cluster.journal.record(cluster.now_ms, "topic.created", topic=TXN_TOPIC,
                            partitions=len(topic.partitions),
                            replicas=[list(p.replicas) for p in topic.partitions], internal=True)
-    cluster._publish()
+    cluster.publish_metadata()
 
 
-def writer(cluster: Any) -> Callable[[TransactionMetadata], None]:
+def writer(cluster: ClusterPort) -> Callable[[TransactionMetadata], None]:
     """persist(meta): one record to the transactional id's partition, on its leader."""
     def persist(meta: TransactionMetadata) -> None:
         ensure_topic(cluster)
@@ -215,7 +218,7 @@ def writer(cluster: Any) -> Callable[[TransactionMetadata], None]:
     return persist
 
 
-def load(cluster: Any) -> dict[str, TransactionMetadata]:
+def load(cluster: ClusterPort) -> dict[str, TransactionMetadata]:
     """Every transactional id's last logged state, read from the partitions' leaders."""
     topic = cluster.controller.topics.get(TXN_TOPIC)
     out: dict[str, TransactionMetadata] = {}

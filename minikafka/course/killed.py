@@ -41,11 +41,14 @@ import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 from minikafka.course.autograde import NotPlain, decode, encode
+
+if TYPE_CHECKING:
+    from minikafka.cluster import Cluster
 
 MAX_MESSAGE = 1 << 20  # one request from the loop; more and the loop is stopped
 MAX_PRINTED = 64 * 1024
@@ -477,7 +480,7 @@ class Clients:
     """The clients a killed loop made through its cluster stand-in: real ones, on `cluster`,
     in the parent (to crash or close after the run). Each poll returns at most
     `max_poll_records` records when it is set."""
-    cluster: Any
+    cluster: Cluster
     max_poll_records: int | None = None
     consumers: list = field(default_factory=list)
     producers: list = field(default_factory=list)

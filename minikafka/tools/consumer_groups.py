@@ -15,6 +15,11 @@ refused, with Kafka's message, while the group has members; without --execute it
 a dry run that prints the plan. --to-datetime without a zone is taken as UTC, as
 Kafka takes it (Utils.getDateTime appends the Z).
 
+--list and --all-groups take consumer groups only, as Kafka 4.x's tool does
+(ListGroupsOptions.forConsumerGroups()): groups of type classic or consumer whose
+protocol type is "consumer" or empty, so share groups (kafka-share-groups), streams
+groups and Kafka Connect's worker groups are left out.
+
 A consumer group of type consumer (KIP-848, ``group.protocol=consumer``) is described
 with ConsumerGroupDescribe, as Kafka's tool does; ``--members --verbose`` adds each
 member's epoch and current and target assignment.
@@ -38,6 +43,12 @@ NO_EXECUTE_WARNING = (
     "executing the reset rather than doing a dry run. You should add the --dry-run option "
     "explicitly if you are scripting this command and want to keep the current default "
     "behavior without prompting.")
+
+
+# ListGroupsOptions.forConsumerGroups(): the group types asked for (ListGroups v5's
+# TypesFilter) and the protocol types kept of the answer.
+CONSUMER_GROUP_TYPES = ("classic", "consumer")
+CONSUMER_PROTOCOL_TYPES = ("", "consumer")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -115,7 +126,7 @@ def _run(action: str, args: argparse.Namespace) -> int:
     try:
         groups = args.group
         if action != "list" and args.all_groups:
-            groups = sorted(g["group_id"] for g in admin.list_groups())
+            groups = [g["group_id"] for g in consumer_groups(admin)]
         if action == "list":
             return _list(admin, args)
         if action == "describe":
@@ -144,8 +155,15 @@ def _table(head: list[str], rows: list[list[str]], minimum: list[int | None]) ->
 
 # -- --list ----------------------------------------------------------------------------
 
+def consumer_groups(admin: Any) -> list[dict]:
+    """The consumer groups, by id, as kafka-consumer-groups --list finds them."""
+    listed = admin.list_groups(types_filter=list(CONSUMER_GROUP_TYPES))
+    return sorted((g for g in listed if (g.get("protocol_type") or "") in CONSUMER_PROTOCOL_TYPES),
+                  key=lambda g: g["group_id"])
+
+
 def _list(admin: Any, args: argparse.Namespace) -> int:
-    groups = sorted(admin.list_groups(), key=lambda g: g["group_id"])
+    groups = consumer_groups(admin)
     if args.state is None:
         for g in groups:
             print(g["group_id"])

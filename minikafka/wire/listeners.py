@@ -9,28 +9,31 @@ up, in id order.
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..core.api.port import ClusterPort
 
 __all__ = ["advertise", "endpoint", "forget", "is_served"]
 
 # cluster -> listener name -> broker id -> (host, port); the first listener is the default
-_ADVERTISED: weakref.WeakKeyDictionary[Any, dict[str, dict[int, tuple[str, int]]]] = \
+_ADVERTISED: weakref.WeakKeyDictionary[ClusterPort, dict[str, dict[int, tuple[str, int]]]] = \
     weakref.WeakKeyDictionary()
 
 
-def advertise(cluster: Any, host: str, ports: dict[int, int], listener: str = "") -> None:
+def advertise(cluster: ClusterPort, host: str, ports: dict[int, int], listener: str = "") -> None:
     _ADVERTISED.setdefault(cluster, {})[listener] = {b: (host, p) for b, p in ports.items()}
 
 
-def is_served(cluster: Any) -> bool:
+def is_served(cluster: ClusterPort) -> bool:
     return cluster in _ADVERTISED
 
 
-def forget(cluster: Any) -> None:
+def forget(cluster: ClusterPort) -> None:
     _ADVERTISED.pop(cluster, None)
 
 
-def endpoint(cluster: Any, broker_id: int, listener: str = "") -> tuple[str, int]:
+def endpoint(cluster: ClusterPort, broker_id: int, listener: str = "") -> tuple[str, int]:
     by_listener = _ADVERTISED.get(cluster)
     if by_listener:
         known = by_listener.get(listener) or next(iter(by_listener.values()))

@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
+from ..core.api.port import ClusterPort
+from ..core.clock import SimClock
 from ..core.security_config import ListenerConfig
 from .listeners import advertise, forget, is_served
 from .registry import HandlerRegistry, default_registry
@@ -50,10 +53,21 @@ def _monotonic_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
 
+class ServedCluster(ClusterPort, Protocol):
+    """The cluster a server runs: the port, the lock its thread shares with the caller's,
+    and the clock it keeps at wall time."""
+
+    lock: AbstractContextManager[Any]
+    clock: SimClock
+
+    def advance_to(self, when_ms: int) -> None:
+        """Run everything due up to `when_ms` of simulated time."""
+
+
 class ClusterServer:
     """A running WireServer bound to a cluster, with its clock and broker lifecycle."""
 
-    def __init__(self, cluster: Any, port: int = 9092, host: str = "127.0.0.1", *,
+    def __init__(self, cluster: ServedCluster, port: int = 9092, host: str = "127.0.0.1", *,
                  tick_ms: int = DEFAULT_TICK_MS, idle_tick_ms: int = IDLE_TICK_MS,
                  registry: HandlerRegistry | None = None,
                  advertised_host: str | None = None,
@@ -187,12 +201,12 @@ class ClusterServer:
                         wire.schedule_listener(b, want)
 
 
-def _fenced(cluster: Any, broker_id: int) -> bool:
+def _fenced(cluster: ClusterPort, broker_id: int) -> bool:
     reg = cluster.controller.brokers.get(broker_id)
     return reg is None or reg.fenced
 
 
-def serve(cluster: Any, port: int = 9092, host: str = "127.0.0.1", **options: Any) -> ClusterServer:
+def serve(cluster: ServedCluster, port: int = 9092, host: str = "127.0.0.1", **options: Any) -> ClusterServer:
     """Start serving `cluster` on `host` (loopback unless told), brokers on consecutive
     ports from `port` (0: ephemeral); returns the running server (a context manager)."""
     return ClusterServer(cluster, port, host, **options).start()

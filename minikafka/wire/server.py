@@ -19,7 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.acl import ANONYMOUS
 from ..core.security_config import ListenerConfig
@@ -27,6 +27,9 @@ from ..core.ssl_principal import NoMatchingRule, SslPrincipalMapper
 from .codec import DEFAULT_MAX_REQUEST_BYTES, RequestError
 from .registry import HandlerRegistry, Session, SessionStats, default_registry
 from .tls import principal_from_cert
+
+if TYPE_CHECKING:
+    from ..core.api.port import ClusterPort
 
 __all__ = ["WireServer"]
 
@@ -244,7 +247,7 @@ class WireServer:
     of every request (an idle server hardly wakes up, a busy one ticks at pace).
     """
 
-    def __init__(self, cluster: Any = None, host: str = "127.0.0.1", ports: Sequence[int] = (9092,),
+    def __init__(self, cluster: ClusterPort | None = None, host: str = "127.0.0.1", ports: Sequence[int] = (9092,),
                  broker_ids: Iterable[int] | None = None, *, registry: HandlerRegistry | None = None,
                  lock: AbstractContextManager[Any] | None = None,
                  max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES, tick_ms: int = 5,

@@ -23,6 +23,7 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     write_txn_markers WriteTxnMarkers (key 27): a COMMIT/ABORT marker for one producer
     delete_records   DeleteRecords (key 21)
     describe_quorum  DescribeQuorum (key 55): the KRaft voters and observers
+    update_features  UpdateFeatures (key 57): finalize feature levels, all or nothing
     describe_log_dirs, alter_replica_log_dirs  DescribeLogDirs (35), AlterReplicaLogDirs (34)
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
@@ -69,6 +70,7 @@ from .configs import (
     incremental_alter_configs,
 )
 from .elections import PREFERRED, UNCLEAN, ElectionResult, ElectionType, elect_leaders
+from .features import update_features
 from .fetch import (
     FetchedPartition,
     FetchPartition,
@@ -218,6 +220,7 @@ __all__ = [
     "describe_quorum",
     "describe_transactions",
     "elect_leaders",
+    "update_features",
     "fetch_partition",
     "DEFAULT_LEAVE_REASON",
     "SHARE_GROUP_TYPE",

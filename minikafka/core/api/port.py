@@ -73,6 +73,9 @@ class ClusterPort(Protocol):
         """The broker (or controller-only node) runs and reaches the active controller
         (it heartbeats, and fetches the metadata log)."""
 
+    def leader_replica(self, topic: str, partition: int) -> Replica | None:
+        """The replica on the broker the metadata names as leader (None when offline)."""
+
     # Who may do what (core.api.authz): None while no authorizer is on, as in Kafka
     # without authorizer.class.name.
     authorizer: Authorizer | None
