@@ -36,6 +36,10 @@ class ClusterPort(Protocol):
     def now_ms(self) -> int: ...
 
     @property
+    def features(self) -> dict[str, int]:
+        """The finalized feature levels: {name: level}."""
+
+    @property
     def groups(self) -> GroupCoordinator:
         """The group coordinator (classic and KIP-848 groups), made on first use."""
 
