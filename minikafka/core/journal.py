@@ -18,25 +18,76 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from itertools import islice
-from typing import NamedTuple
+
+# Field-name tuples, one per distinct shape of event (a handful per kind), shared by
+# every event of that shape.
+_SHAPES: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
-class Event(NamedTuple):
-    seq: int
-    time_ms: int
-    kind: str
-    fields: dict
+class Event:
+    """(seq, time_ms, kind, fields), kept compact: a served cluster holds a window of
+    100,000 of these, several per batch. The field names are a tuple shared by every
+    event of the same shape and the values a tuple; `fields` builds the dict when asked.
+
+    >>> e = Event(7, 1000, "hw.advanced", {"topic": "t", "partition": 0, "hw": 3})
+    >>> e.hw, e.fields, e.kind
+    (3, {'topic': 't', 'partition': 0, 'hw': 3}, 'hw.advanced')
+    """
+
+    __slots__ = ("seq", "time_ms", "kind", "_names", "_values")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, seq: int, time_ms: int, kind: str, fields: dict) -> None:
+        self.seq = seq
+        self.time_ms = time_ms
+        self.kind = kind
+        names = tuple(fields)
+        self._names = _SHAPES.setdefault(names, names)
+        self._values = tuple(fields.values())
+
+    @property
+    def fields(self) -> dict:
+        return dict(zip(self._names, self._values))
+
+    def get(self, name: str, default=None):
+        """One field, or `default` when the event has none of that name."""
+        try:
+            return self._values[self._names.index(name)]
+        except ValueError:
+            return default
 
     def __getattr__(self, name: str):
+        if name.startswith("_"):  # slots not set yet (copy, pickle): no field lookup
+            raise AttributeError(name)
         try:
-            return self.fields[name]
-        except KeyError:
+            return self._values[self._names.index(name)]
+        except ValueError:
             raise AttributeError(name) from None
+
+    def __iter__(self) -> Iterator:
+        """Unpacks as the tuple (seq, time_ms, kind, fields)."""
+        return iter((self.seq, self.time_ms, self.kind, self.fields))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Event):
+            return NotImplemented
+        return (self.seq, self.time_ms, self.kind, self._names, self._values) == (
+            other.seq, other.time_ms, other.kind, other._names, other._values)
+
+    def __repr__(self) -> str:
+        return (f"Event(seq={self.seq}, time_ms={self.time_ms}, kind={self.kind!r}, "
+                f"fields={self.fields!r})")
+
+    def __getstate__(self) -> tuple:
+        return self.seq, self.time_ms, self.kind, self._names, self._values
+
+    def __setstate__(self, state: tuple) -> None:
+        self.seq, self.time_ms, self.kind, self._names, self._values = state
 
 
 def _weight(event: Event) -> int:
     """What an event costs against the bound: 1, plus 1 per record it carries."""
-    records = event.fields.get("records")
+    records = event.get("records")
     return 1 + (len(records) if records is not None else 0)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import sys
 import time
 import tracemalloc
 
@@ -21,6 +22,14 @@ from confluent_kafka import Producer
 
 from minikafka.cli import DEFAULT_JOURNAL_EVENTS
 from minikafka.cluster import Cluster
+
+# Windows that stop growing once full: memory while a run fills them, none per batch after.
+WINDOWS = {
+    "core/journal.py": "the journal's window (minikafka serve keeps its newest 100,000 events)",
+    "core/metrics.py": "request metrics' window (the last 10 s of requests)",
+    "core/clock.py": "timers (request timeouts, cancelled when answered, leave at their time)",
+}
+FRAMES = 12  # deep enough to reach journal.record from every caller
 
 
 def main() -> None:
@@ -44,18 +53,38 @@ def main() -> None:
 
         produce(200)  # connections, metadata, producer ids
         gc.collect()
-        tracemalloc.start(int(__import__("os").environ.get("TB", "1")))
+        tracemalloc.start(FRAMES)
         before = tracemalloc.take_snapshot()
         start = time.monotonic()
         produce(args.batches)
         gc.collect()
         after = tracemalloc.take_snapshot()
         tracemalloc.stop()
+        # The batches' own bytes: one bytes object per batch, which its replicas share.
+        stored = {id(b): b.raw for broker in cluster.brokers.values()
+                  for (topic, _), r in broker.replicas.items() if topic == "memory"
+                  for b in r.log.batches()}
+        own = sum(sys.getsizeof(raw) for raw in stored.values()) / len(stored)
     n = args.batches
+    windows = dict.fromkeys(WINDOWS.values(), 0)
+    for stat in after.compare_to(before, "traceback"):
+        # The journal's by any frame (an event's tuple is built inside record()), the
+        # others by the line that allocated.
+        files = [frame.filename.replace("\\", "/") for frame in stat.traceback]
+        for path, window in WINDOWS.items():
+            if any(f.endswith(path) for f in (files if "journal" in path else files[-1:])):
+                windows[window] += stat.size_diff
+                break
     lines = after.compare_to(before, "lineno")
     total = sum(stat.size_diff for stat in lines)
+    kept = total / n - own - sum(windows.values()) / n
     print(f"{n:,} one-record batches of 100 B in {time.monotonic() - start:.1f} s: "
           f"{total / n:,.0f} bytes of Python memory per batch (three replicas)")
+    print(f"  {own:7,.0f} B  the batch's bytes (one copy, its replicas share it)")
+    for window, size in windows.items():
+        print(f"  {size / n:7,.0f} B  {window}")
+    print(f"  {kept:7,.0f} B  everything else: what each stored batch keeps (target <= 300)")
+    print("by line:")
     for stat in lines[:args.top]:
         print(f"  {stat.size_diff / n:7,.0f} B  {stat.traceback[0]}")
 
