@@ -25,44 +25,54 @@ _SHAPES: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 class Event:
-    """(seq, time_ms, kind, fields), kept compact: a served cluster holds a window of
-    100,000 of these, several per batch. The field names are a tuple shared by every
-    event of the same shape and the values a tuple; `fields` builds the dict when asked.
+    """(seq, time_ms, kind, fields): a view of one journal entry.
 
-    >>> e = Event(7, 1000, "hw.advanced", {"topic": "t", "partition": 0, "hw": 3})
+    The journal keeps each entry as one plain tuple, (seq, time_ms, kind, field names,
+    *values), the names a tuple shared by every event of that shape: a served cluster
+    holds a window of 100,000 entries, several per batch, and a tuple of ints and
+    strings is one small object that Python's garbage collector stops tracking, where
+    an object per event (and a dict of its fields) would be traversed by every full
+    collection. `fields` builds the dict when asked.
+
+    >>> e = Event((7, 1000, "hw.advanced", ("topic", "partition", "hw"), "t", 0, 3))
     >>> e.hw, e.fields, e.kind
     (3, {'topic': 't', 'partition': 0, 'hw': 3}, 'hw.advanced')
     """
 
-    __slots__ = ("seq", "time_ms", "kind", "_names", "_values")
+    __slots__ = ("_entry",)
     __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, seq: int, time_ms: int, kind: str, fields: dict) -> None:
-        self.seq = seq
-        self.time_ms = time_ms
-        self.kind = kind
-        names = tuple(fields)
-        self._names = _SHAPES.setdefault(names, names)
-        self._values = tuple(fields.values())
+    def __init__(self, entry: tuple) -> None:
+        self._entry = entry
+
+    @property
+    def seq(self) -> int:
+        return self._entry[0]
+
+    @property
+    def time_ms(self) -> int:
+        return self._entry[1]
+
+    @property
+    def kind(self) -> str:
+        return self._entry[2]
 
     @property
     def fields(self) -> dict:
-        return dict(zip(self._names, self._values))
+        entry = self._entry
+        return dict(zip(entry[3], entry[4:]))
 
     def get(self, name: str, default=None):
         """One field, or `default` when the event has none of that name."""
-        try:
-            return self._values[self._names.index(name)]
-        except ValueError:
-            return default
+        return _field(self._entry, name, default)
 
     def __getattr__(self, name: str):
-        if name.startswith("_"):  # slots not set yet (copy, pickle): no field lookup
+        if name.startswith("_"):  # the slot is not set yet (copy, pickle): no fields
             raise AttributeError(name)
-        try:
-            return self._values[self._names.index(name)]
-        except ValueError:
-            raise AttributeError(name) from None
+        value = _field(self._entry, name, _MISSING)
+        if value is _MISSING:
+            raise AttributeError(name)
+        return value
 
     def __iter__(self) -> Iterator:
         """Unpacks as the tuple (seq, time_ms, kind, fields)."""
@@ -71,23 +81,32 @@ class Event:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Event):
             return NotImplemented
-        return (self.seq, self.time_ms, self.kind, self._names, self._values) == (
-            other.seq, other.time_ms, other.kind, other._names, other._values)
+        return self._entry == other._entry
 
     def __repr__(self) -> str:
         return (f"Event(seq={self.seq}, time_ms={self.time_ms}, kind={self.kind!r}, "
                 f"fields={self.fields!r})")
 
     def __getstate__(self) -> tuple:
-        return self.seq, self.time_ms, self.kind, self._names, self._values
+        return self._entry
 
     def __setstate__(self, state: tuple) -> None:
-        self.seq, self.time_ms, self.kind, self._names, self._values = state
+        self._entry = state
 
 
-def _weight(event: Event) -> int:
-    """What an event costs against the bound: 1, plus 1 per record it carries."""
-    records = event.get("records")
+_MISSING = object()
+
+
+def _field(entry: tuple, name: str, default):
+    try:
+        return entry[4 + entry[3].index(name)]
+    except ValueError:
+        return default
+
+
+def _weight(entry: tuple) -> int:
+    """What an entry costs against the bound: 1, plus 1 per record it carries."""
+    records = _field(entry, "records", None)
     return 1 + (len(records) if records is not None else 0)
 
 
@@ -96,26 +115,28 @@ class Journal:
         if max_events is not None and max_events < 1:
             raise ValueError(f"max_events must be at least 1, got {max_events}")
         self.max_events = max_events
-        self._events: list[Event] | deque[Event] = [] if max_events is None else deque()
+        # Entries as Event describes them: plain tuples, wrapped when read.
+        self._events: list[tuple] | deque[tuple] = [] if max_events is None else deque()
         self._weight = 0  # of the retained events, when bounded
         self.next_seq = 0  # the seq of the next event: a mark for since()
 
     def record(self, time_ms: int, kind: str, **fields) -> Event:
-        event = Event(self.next_seq, time_ms, kind, fields)
+        names = tuple(fields)
+        entry = (self.next_seq, time_ms, kind, _SHAPES.setdefault(names, names),
+                 *fields.values())
         self.next_seq += 1
-        self._events.append(event)
+        self._events.append(entry)
         if self.max_events is not None:
-            self._weight += _weight(event)
+            self._weight += _weight(entry)
             events = self._events
             while self._weight > self.max_events and len(events) > 1:
                 self._weight -= _weight(events.popleft())  # type: ignore[union-attr]
-        return event
+        return Event(entry)
 
     @property
     def events(self) -> list[Event]:
         """The retained events, oldest first (all of them unless bounded)."""
-        events = self._events
-        return events if isinstance(events, list) else list(events)
+        return [Event(entry) for entry in self._events]
 
     @property
     def first_seq(self) -> int:
@@ -127,15 +148,19 @@ class Journal:
         return len(self._events)
 
     def __iter__(self) -> Iterator[Event]:
-        return iter(self._events)
+        return map(Event, self._events)
+
+    def __reversed__(self) -> Iterator[Event]:
+        """Newest first, without building the whole window."""
+        return map(Event, reversed(self._events))
 
     def of_kind(self, *kinds: str) -> list[Event]:
         wanted = set(kinds)
-        return [e for e in self._events if e.kind in wanted]
+        return [Event(e) for e in self._events if e[2] in wanted]
 
     def since(self, seq: int) -> list[Event]:
         """Retained events with seq >= `seq`."""
         skip = max(0, seq - self.first_seq)
         if isinstance(self._events, list):
-            return self._events[skip:]
-        return list(islice(self._events, skip, None))
+            return [Event(e) for e in self._events[skip:]]
+        return [Event(e) for e in islice(self._events, skip, None)]
