@@ -670,7 +670,9 @@ class KafkaProducer:
 
     def _build(self, pb: ProducerBatch) -> RecordBatch:
         if pb.batch is None:
-            records = pb.records
+            # Closed, the records become a tuple: a tuple of untracked tuples is untracked
+            # too, so the garbage collector's full passes no longer visit every record.
+            records = pb.records = tuple(pb.records)
             seq = -1
             if self.idempotent:
                 seq = self._sequences.get(pb.tp, 0)

@@ -7,6 +7,13 @@ after the run (both after a full collection), so the figure is what each batch l
 behind: its bytes on three replicas, the log and journal entries, and anything a request
 keeps alive. confluent-kafka's own memory is C memory, which tracemalloc does not see.
 
+The figure is split into the batch's own bytes, the windows that stop growing once full
+(the journal's newest 100,000 events, the last 10 s of request metrics, request timeouts
+waiting for their time; a run of 3,000 batches is inside all three, so they grow here as
+they would not in a long-running server), and everything else: what each stored batch
+keeps for as long as it is stored. The journal's share counts what is allocated inside
+Journal.record; the ints and objects its fields point to count as everything else.
+
     .venv/bin/python tests/benchmarks/batch_memory.py [--batches N] [--top K]
 """
 
