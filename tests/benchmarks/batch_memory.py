@@ -11,8 +11,8 @@ The figure is split into the batch's own bytes, the windows that stop growing on
 (the journal's newest 100,000 events, the last 10 s of request metrics, request timeouts
 waiting for their time; a run of 3,000 batches is inside all three, so they grow here as
 they would not in a long-running server), and everything else: what each stored batch
-keeps for as long as it is stored. The journal's share counts what is allocated inside
-Journal.record; the ints and objects its fields point to count as everything else.
+keeps for as long as it is stored. The journal's share is the difference between the run
+and a second one whose journal keeps a single event.
 
     .venv/bin/python tests/benchmarks/batch_memory.py [--batches N] [--top K]
 """
@@ -31,20 +31,16 @@ from minikafka.cli import DEFAULT_JOURNAL_EVENTS
 from minikafka.cluster import Cluster
 
 # Windows that stop growing once full: memory while a run fills them, none per batch after.
-WINDOWS = {
-    "core/journal.py": "the journal's window (minikafka serve keeps its newest 100,000 events)",
+TIME_WINDOWS = {
     "core/metrics.py": "request metrics' window (the last 10 s of requests)",
     "core/clock.py": "timers (request timeouts, cancelled when answered, leave at their time)",
 }
-FRAMES = 12  # deep enough to reach journal.record from every caller
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", type=int, default=3_000)
-    parser.add_argument("--top", type=int, default=8, help="source lines to list")
-    args = parser.parse_args()
-    cluster = Cluster(brokers=3, seed=1, journal_max_events=DEFAULT_JOURNAL_EVENTS)
+def measure(batches: int, journal_events: int) -> tuple[int, float, dict[str, int], list]:
+    """(bytes grown, bytes of one stored batch, bytes per time window, stats by line)
+    over `batches` one-record batches."""
+    cluster = Cluster(brokers=3, seed=1, journal_max_events=journal_events)
     cluster.create_topic("memory", partitions=6, replication_factor=3)
     with cluster.serve(port=0) as server:
         producer = Producer({"bootstrap.servers": server.bootstrap_servers, "acks": "all",
@@ -60,10 +56,9 @@ def main() -> None:
 
         produce(200)  # connections, metadata, producer ids
         gc.collect()
-        tracemalloc.start(FRAMES)
+        tracemalloc.start()
         before = tracemalloc.take_snapshot()
-        start = time.monotonic()
-        produce(args.batches)
+        produce(batches)
         gc.collect()
         after = tracemalloc.take_snapshot()
         tracemalloc.stop()
@@ -72,26 +67,37 @@ def main() -> None:
                   for (topic, _), r in broker.replicas.items() if topic == "memory"
                   for b in r.log.batches()}
         own = sum(sys.getsizeof(raw) for raw in stored.values()) / len(stored)
-    n = args.batches
-    windows = dict.fromkeys(WINDOWS.values(), 0)
-    for stat in after.compare_to(before, "traceback"):
-        # The journal's by any frame (an event's tuple is built inside record()), the
-        # others by the line that allocated.
-        files = [frame.filename.replace("\\", "/") for frame in stat.traceback]
-        for path, window in WINDOWS.items():
-            if any(f.endswith(path) for f in (files if "journal" in path else files[-1:])):
-                windows[window] += stat.size_diff
-                break
     lines = after.compare_to(before, "lineno")
-    total = sum(stat.size_diff for stat in lines)
-    kept = total / n - own - sum(windows.values()) / n
-    print(f"{n:,} one-record batches of 100 B in {time.monotonic() - start:.1f} s: "
+    windows = dict.fromkeys(TIME_WINDOWS.values(), 0)
+    for stat in lines:
+        filename = stat.traceback[0].filename.replace("\\", "/")
+        for path, window in TIME_WINDOWS.items():
+            if filename.endswith(path):
+                windows[window] += stat.size_diff
+    return sum(stat.size_diff for stat in lines), own, windows, lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=3_000)
+    parser.add_argument("--top", type=int, default=8, help="source lines to list")
+    args = parser.parse_args()
+    n = args.batches
+    start = time.monotonic()
+    total, own, windows, lines = measure(n, DEFAULT_JOURNAL_EVENTS)
+    # The same run with a journal of one event: the difference is the journal's window.
+    bare, _, bare_windows, _ = measure(n, 1)
+    print(f"{n:,} one-record batches of 100 B, twice, in {time.monotonic() - start:.1f} s: "
           f"{total / n:,.0f} bytes of Python memory per batch (three replicas)")
     print(f"  {own:7,.0f} B  the batch's bytes (one copy, its replicas share it)")
-    for window, size in windows.items():
+    print(f"  {(total - bare) / n:7,.0f} B  the journal's window (minikafka serve keeps "
+          f"its newest {DEFAULT_JOURNAL_EVENTS:,} events): the run with it against one "
+          f"without")
+    for window, size in bare_windows.items():
         print(f"  {size / n:7,.0f} B  {window}")
+    kept = bare / n - own - sum(bare_windows.values()) / n
     print(f"  {kept:7,.0f} B  everything else: what each stored batch keeps (target <= 300)")
-    print("by line:")
+    print("by line, with the journal:")
     for stat in lines[:args.top]:
         print(f"  {stat.size_diff / n:7,.0f} B  {stat.traceback[0]}")
 
