@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 import random
+from bisect import bisect_left
 from collections import deque
+from operator import itemgetter
 from typing import Any
 
 from kafka.errors import (
@@ -86,7 +88,7 @@ class ProducerBatch:
 
     __slots__ = ("tp", "records", "size", "created_ms", "futures_done", "future",
                  "batch", "attempts", "first_send_ms", "ready", "results", "sequence",
-                 "retry_at", "producer", "max_ts", "leader", "size_bytes")
+                 "retry_at", "producer", "max_ts", "leader", "size_bytes", "wide")
 
     def __init__(self, tp: tuple[str, int], created_ms: int, future: Future,
                  producer: KafkaProducer) -> None:
@@ -96,6 +98,9 @@ class ProducerBatch:
         self.records: list[tuple] = []
         self.size = 61
         self.size_bytes = 0            # its exact v2 bytes, once it is closed
+        # What the records' 2-byte varints add to `size` (see exact_size), counted as they
+        # are appended; below 0 when a record needs records_size to count it.
+        self.wide = 0
         self.created_ms = created_ms
         self.future = future           # resolves to the base offset
         self.batch: RecordBatch | None = None
@@ -174,6 +179,37 @@ class FutureRecordMetadata(tuple):
 
 
 _new_future = tuple.__new__
+
+_UNCOUNTED = -(1 << 62)  # a record records_size must count
+
+
+def _wide(n_key: int, n_value: int) -> int:
+    """What a record of bytes key and value, no headers, adds to exact_size beyond its
+    8 + key + value bytes, from its lengths (n_key + n_value >= 54): one byte each for a
+    key or value length of 64 or more and for a record body of 64 or more, whose length
+    is then a 2-byte varint. Between 54 and 57 bytes the body's length depends on the
+    deltas too, and from 8000 a varint may take 3 bytes: those go to records_size."""
+    total = n_key + n_value
+    if total < 58 or total >= 8000:
+        return _UNCOUNTED
+    return 1 + (n_key >= 64) + (n_value >= 64)
+
+
+def exact_size(batch: ProducerBatch) -> int:
+    """The closed batch's exact v2 bytes, as records_size counts them, from what send()
+    counted per record: `size` holds 61 + 8 + key + value bytes a record, which is exact
+    for a record whose varints all take one byte but for the body's length, one less
+    (7 bytes of framing: length, attributes, timestamp and offset deltas, key and value
+    lengths, header count). The 2-byte varints are added back: lengths (`wide`), offset
+    deltas from 64 on, and timestamp deltas of 64 ms or more (appends stamp the clock, so
+    timestamps only grow: a bisection finds the first late one)."""
+    records = batch.records
+    n = len(records)
+    first = records[0][1]
+    if batch.wide < 0 or n >= 8192 or not 0 <= records[-1][1] - first < 8192:
+        return BATCH_OVERHEAD + records_size(records, first)
+    late = n - bisect_left(records, first + 64, key=itemgetter(1))
+    return batch.size + batch.wide + max(0, n - 64) + late - n
 
 
 class _MetadataView:
@@ -368,12 +404,18 @@ class KafkaProducer:
                 p = self._cache_partition(cache, key, len(batches))
             batch = batches[p]
             if batch is not None:
-                size = batch.size + 8 + len(key) + len(value)
+                n_key = len(key)
+                n_value = len(value)
+                size = batch.size + 8 + n_key + n_value
                 if size <= self.batch_size:
                     records = batch.records
                     index = len(records)
                     records.append((index, self._clock.now_ms, key, value, ()))
                     batch.size = size
+                    if type(key) is not bytes or type(value) is not bytes:
+                        batch.wide = _UNCOUNTED
+                    elif n_key + n_value >= 54:
+                        batch.wide += _wide(n_key, n_value)
                     return _new_future(FutureRecordMetadata, (batch, index))
         return self._send(topic, value, key, headers, partition, timestamp_ms)
 
@@ -469,6 +511,11 @@ class KafkaProducer:
         if ts > batch.max_ts:
             batch.max_ts = ts
         batch.size += size
+        if headers or timestamp_ms is not None or type(key) is not bytes \
+                or type(value) is not bytes:
+            batch.wide = _UNCOUNTED
+        elif len(key) + len(value) >= 54:
+            batch.wide += _wide(len(key), len(value))
         # Past batch.size bytes the switch waits until the open batch is full (or sent).
         if sticky and partitioner.appended(topic, appended, batch.size >= self.batch_size):
             self._next_sticky(topic, parts)
@@ -541,7 +588,7 @@ class KafkaProducer:
             # Counted now, as Kafka's MemoryRecordsBuilder.close() writes the batch length,
             # while the records just appended are still in the CPU's cache: at send time
             # a flush of many batches reads each record back from main memory.
-            batch.size_bytes = BATCH_OVERHEAD + records_size(batch.records, batch.records[0][1])
+            batch.size_bytes = exact_size(batch)
         batch.ready = True
         self._arm_sender()
 
@@ -670,7 +717,9 @@ class KafkaProducer:
 
     def _build(self, pb: ProducerBatch) -> RecordBatch:
         if pb.batch is None:
-            records = pb.records
+            # Closed, the records become a tuple: a tuple of untracked tuples is untracked
+            # too, so the garbage collector's full passes no longer visit every record.
+            records = pb.records = tuple(pb.records)
             seq = -1
             if self.idempotent:
                 seq = self._sequences.get(pb.tp, 0)

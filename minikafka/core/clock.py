@@ -30,6 +30,7 @@ class Timer:
 
     def cancel(self) -> None:
         self.cancelled = True
+        self.args = ()  # it never runs: what it was given need not live until its time
 
 
 class SimClock:

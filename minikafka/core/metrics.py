@@ -59,10 +59,10 @@ def _events_per_sec(journal: Any, kind: str, broker: int, now_ms: int,
                     window_ms: int) -> float:
     since = now_ms - window_ms
     n = 0
-    for event in reversed(journal.events):
+    for event in reversed(journal):
         if event.time_ms <= since:
             break
-        if event.kind == kind and event.fields.get("broker") == broker:
+        if event.kind == kind and event.get("broker") == broker:
             n += 1
     return n * 1000 / window_ms
 

@@ -105,7 +105,65 @@ def record_size(key: bytes | None, value: bytes | None, headers=()) -> int:
     return size
 
 
-class RecordBatch:
+class BaseBatch:
+    """What every stored batch answers, however it keeps its header: offsets, sequences,
+    records with absolute offsets. RecordBatch keeps the header as fields (batches made
+    in-process); minikafka.wire.batches keeps a client's batch as its bytes alone."""
+
+    __slots__ = ()
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta + 1
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence < 0:
+            return -1
+        return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
+
+    def iter_records(self):
+        """Records with absolute offsets; a LogAppendTime batch stamps every record."""
+        base = self.base_offset
+        if self.timestamp_type == LOG_APPEND_TIME:
+            ts = self.max_timestamp
+            for delta, _, key, value, headers in self.records:
+                yield Record(base + delta, ts, key, value, headers)
+        else:
+            for delta, ts, key, value, headers in self.records:
+                yield Record(base + delta, ts, key, value, headers)
+
+    def with_records(self, records: list[tuple]) -> RecordBatch:
+        """A copy holding only some records (compaction keeps offsets and the batch header).
+        Its max timestamp is that of the records kept, as Kafka's cleaner rebuilds it, so
+        time retention of a compact,delete log counts from what is left."""
+        max_timestamp = self.max_timestamp
+        if records and self.timestamp_type != LOG_APPEND_TIME:
+            max_timestamp = max(r[1] for r in records)
+        copy = RecordBatch(
+            records,
+            base_offset=self.base_offset,
+            producer_id=self.producer_id,
+            producer_epoch=self.producer_epoch,
+            base_sequence=self.base_sequence,
+            is_transactional=self.is_transactional,
+            is_control=self.is_control,
+            first_timestamp=self.first_timestamp,
+            max_timestamp=max_timestamp,
+            timestamp_type=self.timestamp_type,
+            compression=self.compression,
+            last_offset_delta=self.last_offset_delta,
+        )
+        copy.partition_leader_epoch = self.partition_leader_epoch
+        copy.append_time_ms = self.append_time_ms
+        return copy
+
+
+class RecordBatch(BaseBatch):
     """A producer batch: the unit of append, replication, fetch, retention and truncation."""
 
     __slots__ = (
@@ -154,58 +212,8 @@ class RecordBatch:
         self.append_time_ms = 0
 
     @property
-    def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
-
-    @property
-    def next_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta + 1
-
-    @property
     def record_count(self) -> int:
         return len(self.records)
-
-    @property
-    def last_sequence(self) -> int:
-        if self.base_sequence < 0:
-            return -1
-        return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
-
-    def iter_records(self):
-        """Records with absolute offsets; a LogAppendTime batch stamps every record."""
-        base = self.base_offset
-        if self.timestamp_type == LOG_APPEND_TIME:
-            ts = self.max_timestamp
-            for delta, _, key, value, headers in self.records:
-                yield Record(base + delta, ts, key, value, headers)
-        else:
-            for delta, ts, key, value, headers in self.records:
-                yield Record(base + delta, ts, key, value, headers)
-
-    def with_records(self, records: list[tuple]) -> RecordBatch:
-        """A copy holding only some records (compaction keeps offsets and the batch header).
-        Its max timestamp is that of the records kept, as Kafka's cleaner rebuilds it, so
-        time retention of a compact,delete log counts from what is left."""
-        max_timestamp = self.max_timestamp
-        if records and self.timestamp_type != LOG_APPEND_TIME:
-            max_timestamp = max(r[1] for r in records)
-        copy = RecordBatch(
-            records,
-            base_offset=self.base_offset,
-            producer_id=self.producer_id,
-            producer_epoch=self.producer_epoch,
-            base_sequence=self.base_sequence,
-            is_transactional=self.is_transactional,
-            is_control=self.is_control,
-            first_timestamp=self.first_timestamp,
-            max_timestamp=max_timestamp,
-            timestamp_type=self.timestamp_type,
-            compression=self.compression,
-            last_offset_delta=self.last_offset_delta,
-        )
-        copy.partition_leader_epoch = self.partition_leader_epoch
-        copy.append_time_ms = self.append_time_ms
-        return copy
 
     def __repr__(self) -> str:
         return (

@@ -18,7 +18,7 @@ from struct import Struct
 from ..codecs import CODECS
 from ..core import errors
 from ..core.hashing import crc32c
-from ..core.records import LOG_APPEND_TIME, RecordBatch
+from ..core.records import LOG_APPEND_TIME, BaseBatch, RecordBatch
 from ..core.storage import (
     CONTROL_BIT,
     CRC_START,
@@ -64,32 +64,23 @@ class InvalidBatch(Exception):
         self.code = code
 
 
-_records_slot = RecordBatch.records  # the base class's slot, used as the decode cache
+_LAST_OFFSET_DELTA = Struct(">i")  # at 23
+_TIMESTAMPS = Struct(">qq")  # firstTimestamp, maxTimestamp at 27
+_PRODUCER = Struct(">qhi")  # producerId, producerEpoch, baseSequence at 43
+_COUNT = Struct(">i")  # at 57
 
 
-class WireRecordBatch(RecordBatch):
-    """A batch kept as the producer's bytes; `records` decodes them on first use."""
+class WireRecordBatch(BaseBatch):
+    """A batch kept as the producer's bytes alone, as a Kafka segment keeps it: the header
+    fields are read from them when asked, and `records` decodes them on first use. Only
+    what the broker assigns (base offset, leader epoch) and its append time are fields."""
 
-    __slots__ = ("_count",)
+    __slots__ = ("raw", "base_offset", "partition_leader_epoch", "append_time_ms", "_records")
 
-    def __init__(self, raw: bytes, header: tuple) -> None:
-        (_, _, _, _, _, attributes, last_offset_delta, first_ts, max_ts,
-         producer_id, producer_epoch, base_sequence, count) = header
+    def __init__(self, raw: bytes) -> None:
         self.raw = raw
-        self._count = count
         self.base_offset = 0
-        self.last_offset_delta = last_offset_delta
-        self.producer_id = producer_id
-        self.producer_epoch = producer_epoch
-        self.base_sequence = base_sequence
-        self.is_transactional = bool(attributes & TRANSACTIONAL_MASK)
-        self.is_control = bool(attributes & CONTROL_MASK)
         self.partition_leader_epoch = -1
-        self.first_timestamp = first_ts
-        self.max_timestamp = max_ts
-        self.timestamp_type = LOG_APPEND_TIME if attributes & TIMESTAMP_TYPE_MASK else 0
-        self.compression = attributes & COMPRESSION_MASK
-        self.size_bytes = len(raw)
         self.append_time_ms = 0
 
     @property
@@ -106,14 +97,88 @@ class WireRecordBatch(RecordBatch):
         _records_slot.__set__(self, value)
 
     @property
+    def size_bytes(self) -> int:
+        return len(self.raw)
+
+    @property
     def record_count(self) -> int:
-        return self._count
+        return _COUNT.unpack_from(self.raw, 57)[0]
+
+    @property
+    def last_offset_delta(self) -> int:
+        return _LAST_OFFSET_DELTA.unpack_from(self.raw, 23)[0]
+
+    @property
+    def _attributes(self) -> int:
+        return self.raw[22]  # the low byte of the int16 holds every flag
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self._attributes & TRANSACTIONAL_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self._attributes & CONTROL_MASK)
+
+    @property
+    def compression(self) -> int:
+        return self._attributes & COMPRESSION_MASK
+
+    @property
+    def timestamp_type(self) -> int:
+        return LOG_APPEND_TIME if self._attributes & TIMESTAMP_TYPE_MASK else 0
+
+    @timestamp_type.setter
+    def timestamp_type(self, value: int) -> None:
+        if value != self.timestamp_type:
+            _restamp(self, value, self.max_timestamp)
+
+    @property
+    def first_timestamp(self) -> int:
+        return _TIMESTAMPS.unpack_from(self.raw, 27)[0]
+
+    @property
+    def max_timestamp(self) -> int:
+        return _TIMESTAMPS.unpack_from(self.raw, 27)[1]
+
+    @max_timestamp.setter
+    def max_timestamp(self, value: int) -> None:
+        if value != self.max_timestamp:
+            _restamp(self, self.timestamp_type, value)
+
+    @property
+    def producer_id(self) -> int:
+        return _PRODUCER.unpack_from(self.raw, 43)[0]
+
+    @property
+    def producer_epoch(self) -> int:
+        return _PRODUCER.unpack_from(self.raw, 43)[1]
+
+    @property
+    def base_sequence(self) -> int:
+        return _PRODUCER.unpack_from(self.raw, 43)[2]
 
     def __repr__(self) -> str:
         return (f"WireRecordBatch(base_offset={self.base_offset}, last_offset={self.last_offset}, "
-                f"count={self._count}, epoch={self.partition_leader_epoch}, "
+                f"count={self.record_count}, epoch={self.partition_leader_epoch}, "
                 f"producer_id={self.producer_id}, base_sequence={self.base_sequence}, "
                 f"transactional={self.is_transactional}, compression={self.compression})")
+
+
+_records_slot = WireRecordBatch._records  # the decode cache, unset until a reader asks
+
+
+def _restamp(batch: WireRecordBatch, timestamp_type: int, max_timestamp: int) -> None:
+    """Write a new timestamp type and max timestamp into the bytes (both are CRC'd, so
+    the CRC is recomputed): the broker's LogAppendTime."""
+    buf = bytearray(batch.raw)
+    attributes = HEADER.unpack_from(buf)[5] & ~TIMESTAMP_TYPE_MASK
+    if timestamp_type == LOG_APPEND_TIME:
+        attributes |= TIMESTAMP_TYPE_MASK
+    _, lod, first_ts, _ = _TAIL.unpack_from(buf, CRC_START)
+    _TAIL.pack_into(buf, CRC_START, attributes, lod, first_ts, max_timestamp)
+    _CRC.pack_into(buf, _CRC_AT, crc32c(memoryview(buf)[CRC_START:]))
+    batch.raw = bytes(buf)
 
 
 def parse_batch(data: bytes) -> WireRecordBatch:
@@ -153,7 +218,7 @@ def parse_batch(data: bytes) -> WireRecordBatch:
                            f"unknown compression codec {attributes & COMPRESSION_MASK}")
     if not isinstance(data, bytes):
         data = bytes(data)
-    return WireRecordBatch(data, header)
+    return WireRecordBatch(data)
 
 
 def decode_records(raw: bytes) -> list[tuple]:
@@ -168,14 +233,8 @@ def encode_batch(batch: RecordBatch) -> bytes:
 
 
 def stamp_log_append_time(batch: WireRecordBatch) -> None:
-    """message.timestamp.type=LogAppendTime: the broker's time goes into the bytes
-    (attributes and maxTimestamp are CRC'd, so the CRC is recomputed)."""
-    buf = bytearray(batch.raw)
-    attributes = HEADER.unpack_from(buf)[5] | TIMESTAMP_TYPE_MASK
-    _, lod, first_ts, _ = _TAIL.unpack_from(buf, CRC_START)
-    _TAIL.pack_into(buf, CRC_START, attributes, lod, first_ts, batch.max_timestamp)
-    _CRC.pack_into(buf, _CRC_AT, crc32c(memoryview(buf)[CRC_START:]))
-    batch.raw = bytes(buf)
+    """message.timestamp.type=LogAppendTime: the broker's time goes into the bytes."""
+    _restamp(batch, LOG_APPEND_TIME, batch.max_timestamp)
 
 
 def wire_bytes(batch: RecordBatch) -> bytes:

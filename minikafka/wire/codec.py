@@ -15,6 +15,7 @@ kafka-python byte for byte.
 from __future__ import annotations
 
 import io
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -318,7 +319,8 @@ def decode_request(payload: bytes, versions: VersionRanges | None = None,
     try:
         if client_id_len < -1 or 10 + client_id_len > len(payload):
             raise ValueError(f"client id length {client_id_len}")
-        client_id = payload[10:10 + client_id_len].decode("utf-8", "replace") if client_id_len > 0 else ""
+        client_id = sys.intern(payload[10:10 + client_id_len].decode("utf-8", "replace")) \
+            if client_id_len > 0 else ""  # kept by the journal: one copy per client
         body_at = _header_end(payload, client_id_len, flexible)
         decoder = decoders.get(api_key) if decoders else None
         if too_new_api_versions:

@@ -3,6 +3,7 @@ unsigned varints and the compact (flexible-version) string, bytes and array form
 next to their classic int16/int32-length forms."""
 from __future__ import annotations
 
+import sys
 from struct import Struct
 from uuid import UUID
 
@@ -105,7 +106,9 @@ class Reader:
         if n < 0:
             return None
         start = self._take(n)
-        return bytes(self.buf[start:start + n]).decode()
+        # Interned: names (topics, groups) come again in every request, and the log, the
+        # journal and the producer state keep them; one copy each, not one a request.
+        return sys.intern(bytes(self.buf[start:start + n]).decode())
 
     def bytes(self, flexible: bool) -> bytes | None:
         n = self.length(flexible, True)

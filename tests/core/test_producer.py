@@ -407,3 +407,52 @@ def test_a_fenced_producer_cannot_bump_its_own_epoch_back():
         coordinator.init_producer_id("tx", 60_000, 0, current=old)
     assert fenced.value.code == errors.PRODUCER_FENCED
     assert coordinator.init_producer_id("tx", 60_000, 0, current=new) == (new[0], new[1] + 1)
+
+
+def test_a_batch_counts_its_exact_bytes_as_its_records_are_appended():
+    """send() counts each record's 2-byte varints as it appends; the closed batch's size
+    must be what records_size counts record by record, around every varint boundary
+    (key and value lengths of 64, bodies of 54-58 bytes, offset and timestamp deltas of
+    64, 3-byte lengths) and for records it leaves to records_size (headers, str values,
+    explicit timestamps)."""
+    from minikafka.core.records import BATCH_OVERHEAD, records_size
+
+    rng = random.Random(7)
+    cluster = Cluster(brokers=1, seed=3)
+    cluster.create_topic("sizes", partitions=1, replication_factor=1)
+    producer = cluster.producer(batch_size=1 << 20, linger_ms=10_000)
+    counted = 0
+    for trial in range(80):
+        plain = trial % 2 == 0  # only records send() counts itself
+        for _ in range(rng.choice([1, 5, 63, 64, 65, 130])):
+            while True:
+                n_key = rng.choice([0, 1, 20, 53, 54, 57, 58, 63, 64, 65, 200, 7990, 8200])
+                n_value = rng.choice([0, 1, 3, 4, 30, 63, 64, 65, 100, 8200])
+                if not plain or n_key + n_value < 54 or 58 <= n_key + n_value < 8000:
+                    break
+            kwargs = {}
+            roll = 1.0 if plain else rng.random()
+            if roll < 0.1:
+                kwargs["headers"] = [("h", b"1")]
+            elif roll < 0.2:
+                kwargs["timestamp_ms"] = cluster.now_ms - 5
+            value = "é" * n_value if roll < 0.3 else b"v" * n_value
+            producer.send("sizes", key=b"k" * n_key, value=value, **kwargs)
+            if rng.random() < 0.03:
+                cluster.advance(rng.choice([1, 63, 64, 70]))
+        [batch] = producer._open.values()
+        records = list(batch.records)
+        producer.flush()
+        assert batch.size_bytes == BATCH_OVERHEAD + records_size(records, records[0][1]), trial
+        counted += plain and batch.wide >= 0
+    assert counted >= 35
+    # Bodies of 54-57 bytes: one or two length bytes, by the deltas.
+    for total in range(52, 60):
+        for _ in range(70):
+            producer.send("sizes", key=b"k" * 20, value=b"v" * (total - 20))
+        cluster.advance(64)
+        producer.send("sizes", key=b"k" * 20, value=b"v" * (total - 20))
+        [batch] = producer._open.values()
+        records = list(batch.records)
+        producer.flush()
+        assert batch.size_bytes == BATCH_OVERHEAD + records_size(records, records[0][1]), total

@@ -42,9 +42,9 @@ from kafka.record.memory_records import MemoryRecords
 
 from minikafka.cluster import Cluster
 from minikafka.core.clock import EPOCH_MS
-from minikafka.core.records import COMMIT_MARKER, RecordBatch, control_batch
+from minikafka.core.records import COMMIT_MARKER, control_batch
 from minikafka.wire import Session, default_registry, encode_request
-from minikafka.wire.batches import WireRecordBatch, encode_batch, parse_batch
+from minikafka.wire.batches import WireRecordBatch, _records_slot, encode_batch, parse_batch
 from minikafka.wire.codec import response_class
 from minikafka.wire.fetch_response import PartitionData, encode_fetch_response
 
@@ -188,12 +188,12 @@ def test_wire_batches_decode_lazily_for_in_process_readers(cluster):
     [batch] = list(cluster.leader_replica("t", 0).log.batches())
     assert isinstance(batch, WireRecordBatch) and batch.record_count == 2
     with pytest.raises(AttributeError):
-        RecordBatch.records.__get__(batch)  # nothing decoded on the produce path
+        _records_slot.__get__(batch)  # nothing decoded on the produce path
     consumer = cluster.consumer(auto_offset_reset="earliest")
     consumer.assign([TopicPartition("t", 0)])
     values = [r.value for rs in consumer.poll(timeout_ms=1000).values() for r in rs]
     assert values == [b"x", b"y"]
-    assert [r[3] for r in RecordBatch.records.__get__(batch)] == [b"x", b"y"]
+    assert [r[3] for r in _records_slot.__get__(batch)] == [b"x", b"y"]
 
 
 def test_in_process_batches_are_encoded_once_with_a_valid_crc(cluster):
