@@ -16,9 +16,7 @@ the group will start, the next time a consumer of it joins.
 from __future__ import annotations
 
 from collections import namedtuple
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from datetime import timedelta
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kafka import errors as Errors
@@ -58,7 +56,7 @@ from kafka.structs import (
 )
 
 from .. import errors as kerrors
-from ..core import api, errors
+from ..core import api, errors, group_command
 from ..core.acl import (
     CLUSTER_NAME,
     AclBinding,
@@ -71,13 +69,8 @@ from ..core.acl import (
 )
 from ..core.api import acls as acl_api
 from ..core.api import authz
-from ..core.groups.classic import DEAD, EMPTY
-from ..core.offset_reset import (
-    NoCommittedOffset,
-    parse_datetime,
-    parse_duration,
-    target_offset,
-)
+from ..core.group_command import PartitionLag, format_describe  # noqa: F401 - public here too
+from .group_command import AdminGroupPort
 from .security import (
     IN_PROCESS_HOST,
     authenticate,
@@ -99,21 +92,6 @@ GroupInformation = namedtuple(
 MemberInformation = namedtuple(
     "MemberInformation",
     ["member_id", "client_id", "client_host", "member_metadata", "member_assignment"])
-
-
-@dataclass(frozen=True)
-class PartitionLag:
-    """One row of ``kafka-consumer-groups --describe``."""
-
-    group: str
-    topic: str
-    partition: int
-    current_offset: int | None  # the committed offset; None if the group never committed
-    log_end_offset: int  # the high watermark: what a read_uncommitted consumer can reach
-    lag: int | None
-    consumer_id: str | None
-    host: str | None
-    client_id: str | None
 
 
 def _raise_for(code: int, message: str = "") -> None:
@@ -962,32 +940,17 @@ class KafkaAdminClient:
                                      ) -> dict[TopicPartition, type]:
         return self.alter_group_offsets(group_id, offsets, group_coordinator_id)
 
-    # -- kafka-consumer-groups.sh -----------------------------------------------------------------
-    def _state(self, group_id: str) -> str:
-        return self._groups.describe_group(None, group_id).state
+    # -- kafka-consumer-groups.sh (minikafka.core.group_command) ----------------------------------
+    def _group_command(self) -> AdminGroupPort:
+        self._groups  # noqa: B018 - a closed client raises IllegalStateError
+        return AdminGroupPort(self)
 
     def describe_consumer_group(self, group_id: str) -> list[PartitionLag]:
         """``kafka-consumer-groups --describe --group G``: each partition the group has
-        committed or is assigned, with its committed offset, log end offset and lag."""
-        d = self._groups.describe_group(None, group_id)
-        _raise_for(d.error)
-        owners: dict[TopicPartition, Any] = {}
-        for m in d.members:
-            if d.protocol_type == "consumer" and m.assignment:
-                for tp in ConsumerProtocolAssignment.decode(m.assignment).partitions():
-                    owners[tp] = m
-        committed = self.list_group_offsets(group_id)[group_id]
-        rows = []
-        for tp in sorted(set(committed) | set(owners)):
-            end = self._bounds(tp)[1]
-            current = committed[tp].offset if tp in committed else None
-            owner = owners.get(tp)
-            rows.append(PartitionLag(
-                group_id, tp.topic, tp.partition, current, end,
-                None if current is None else max(end - current, 0),
-                owner.member_id if owner else None, owner.client_host if owner else None,
-                owner.client_id if owner else None))
-        return rows
+        committed or is assigned, with its committed offset, log end offset and lag.
+        GroupIdNotFoundError for a group that does not exist."""
+        return self._translated(lambda: group_command.describe(self._group_command(),
+                                                               group_id).rows)
 
     def lag(self, group_id: str) -> dict[TopicPartition, int | None]:
         """Lag per partition: log end offset (high watermark) minus the committed offset."""
@@ -1007,78 +970,24 @@ class KafkaAdminClient:
                       ) -> dict[TopicPartition, int]:
         """``kafka-consumer-groups --reset-offsets``: exactly one scenario; a dry run unless
         execute=True. ``topics``: names, "topic:0,2" strings or TopicPartitions; None
-        means --all-topics (every partition the group has committed).
+        means --all-topics (every partition the group has committed). --by-duration counts
+        back from the cluster's simulated now.
 
         Refused with Kafka's NON_EMPTY_GROUP while the group has members, with the tool's
         message. Returns the new offset per partition (what the tool prints)."""
-        chosen = [n for n, v in (("to_earliest", to_earliest), ("to_latest", to_latest),
-                                 ("to_offset", to_offset is not None),
-                                 ("shift_by", shift_by is not None),
-                                 ("to_datetime", to_datetime is not None),
-                                 ("by_duration", by_duration is not None),
-                                 ("to_current", to_current)) if v]
-        if len(chosen) != 1:
-            raise ValueError("--reset-offsets needs exactly one of to_earliest, to_latest, "
-                             "to_offset, shift_by, to_datetime, by_duration, to_current; "
-                             f"got {chosen or 'none'}")
-        state = self._state(group_id)
-        if state not in (EMPTY, DEAD):
-            raise Errors.NonEmptyGroupError(
-                f"Assignments can only be reset if the group '{group_id}' is inactive, "
-                f"but the current state is {state}.")
-        committed = self.list_group_offsets(group_id)[group_id]
-        partitions = self._partitions_to_reset(topics, committed)
-        plan: dict[TopicPartition, int] = {}
-        for tp in partitions:
-            earliest, latest = self._bounds(tp)
-            found = None
-            if to_datetime is not None or by_duration is not None:
-                if to_datetime is not None:
-                    ts = parse_datetime(to_datetime)
-                else:
-                    duration = by_duration if isinstance(by_duration, timedelta) else \
-                        parse_duration(str(by_duration))
-                    ts = self.cluster.now_ms - int(duration.total_seconds() * 1000)
-                found = api.list_offsets_of(self.cluster, tp.topic, tp.partition, ts)[0].offset
-            try:
-                target = target_offset(
-                    earliest=earliest, latest=latest,
-                    committed=committed[tp].offset if tp in committed else None,
-                    to_earliest=to_earliest, to_latest=to_latest, to_current=to_current,
-                    to_offset=to_offset, shift_by=shift_by, found=found)
-            except NoCommittedOffset:
-                raise ValueError(f"Cannot shift offset for partition {tp} since there is no "
-                                 "current committed offset") from None
-            if to_offset is not None or shift_by is not None:
-                target = min(max(target, earliest), latest)  # the tool's checkOffsetsRange
-            plan[tp] = target
-        if execute and plan:
-            result = self.alter_group_offsets(
-                group_id, {tp: OffsetAndMetadata(o, "", None) for tp, o in plan.items()})
-            failed = {tp: e for tp, e in result.items() if e is not Errors.NoError}
-            if failed:
-                tp, err = sorted(failed.items())[0]
-                raise err(f"Resetting offsets of {group_id} failed for {tp}")
-        return plan
+        scenario = group_command.Scenario(to_earliest, to_latest, to_current, to_offset,
+                                          shift_by, to_datetime, by_duration)
+        return self._translated(lambda: group_command.reset_offsets(
+            self._group_command(), group_id, topics, scenario, now_ms=self.cluster.now_ms,
+            execute=execute))
 
-    def _partitions_to_reset(self, topics: Iterable[Any] | None,
-                             committed: Mapping[TopicPartition, Any]) -> list[TopicPartition]:
-        if topics is None:
-            return sorted(committed)
-        if isinstance(topics, str):
-            topics = [topics]
-        out: list[TopicPartition] = []
-        for item in topics:
-            if isinstance(item, TopicPartition):
-                out.append(item)
-                continue
-            name, _, parts = str(item).partition(":")
-            if parts:
-                out.extend(TopicPartition(name, int(p)) for p in parts.split(","))
-            else:
-                out.extend(TopicPartition(name, p)
-                           for p in range(self.cluster.partitions_for(name)))
-        return sorted(set(out))
+    @staticmethod
+    def _translated(call: Callable[[], Any]) -> Any:
+        """The tool's refusals as kafka-python's error classes."""
+        try:
+            return call()
+        except group_command.GroupCommandError as exc:
+            raise kerrors.translate(exc) from None
 
 
 def _binding(acl: ACL) -> AclBinding:
@@ -1103,17 +1012,3 @@ def _acl(binding: AclBinding) -> ACL:
                ResourcePattern(KafkaResourceType(int(binding.resource_type)),
                                binding.resource_name,
                                ACLResourcePatternType(int(binding.pattern_type))))
-
-
-def format_describe(rows: Iterable[PartitionLag]) -> str:
-    """The table kafka-consumer-groups prints for --describe."""
-    head = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
-            "CONSUMER-ID", "HOST", "CLIENT-ID")
-    table = [head] + [
-        (r.group, r.topic, str(r.partition),
-         "-" if r.current_offset is None else str(r.current_offset), str(r.log_end_offset),
-         "-" if r.lag is None else str(r.lag), r.consumer_id or "-", r.host or "-",
-         r.client_id or "-") for r in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
-    return "\n".join(" ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                     for row in table)
