@@ -268,6 +268,11 @@ def test_groups_list_describe_lag_and_reset_replays_two_per_partition(served):
         assert {p: c.offset for (_, p), c in
                 cluster.groups.offset_fetch(None, group)[1].items()} == committed
 
+    # --to-offset 0 is a scenario too (0 is not "no value").
+    rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--reset-offsets",
+                     "--group", group, "--topic", topic, "--to-offset", "0", "--dry-run")
+    assert rc == 0 and {int(row[2]): int(row[3]) for row in table(out)} == {0: 0, 1: 0}
+
     rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--reset-offsets",
                      "--group", group, "--topic", topic, "--shift-by", "-2", "--execute")
     assert rc == 0 and {int(row[2]): int(row[3]) for row in table(out)} == plan

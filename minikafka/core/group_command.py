@@ -169,7 +169,9 @@ class Scenario:
     by_duration: Any = None
 
     def chosen(self) -> list[str]:
-        return [name for name, value in vars(self).items() if value not in (None, False)]
+        # `is`, not `in (None, False)`: --to-offset 0 and --shift-by 0 are chosen too.
+        return [name for name, value in vars(self).items()
+                if value is not None and value is not False]
 
     def timestamp(self, now_ms: int) -> int | None:
         """The time --to-datetime / --by-duration name, in epoch ms; None for the others."""

@@ -110,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error(f"Option [{action.replace('_', '-')}] takes one of these options: "
                           "[all-groups], [group]")
     if action == "reset_offsets":
-        chosen = [s for s in SCENARIOS if getattr(args, s) not in (None, False)]
+        chosen = [s for s in SCENARIOS if getattr(args, s) is not None and
+                  getattr(args, s) is not False]
         if len(chosen) != 1:
             args.parser.error("Option [reset-offsets] takes exactly one of these options: "
                               "--to-earliest, --to-latest, --to-current, --to-offset, "
