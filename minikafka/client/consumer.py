@@ -26,6 +26,7 @@ from ..core import api, errors
 from ..core.api import authz
 from ..core.api.fetch import committed_batches
 from ..core.records import LOG_APPEND_TIME
+from .port import ClientHost
 from .security import SECURITY_DEFAULTS, authenticate, caller, raise_refusals, raise_refused
 
 # records-lag-max as the Java client samples it: metrics.num.samples windows of
@@ -72,7 +73,7 @@ DEFAULTS: dict[str, Any] = {
 
 
 class KafkaConsumer:
-    def __init__(self, cluster, *topics: str, **configs: Any) -> None:
+    def __init__(self, cluster: ClientHost, *topics: str, **configs: Any) -> None:
         unknown = set(configs) - set(DEFAULTS)
         if unknown:
             raise KafkaConfigurationError(f"Unrecognized configs: {sorted(unknown)}")
