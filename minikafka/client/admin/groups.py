@@ -18,9 +18,9 @@ from ... import errors as kerrors
 from ...core import api, errors, group_command
 from ...core.api import authz
 from ...core.group_command import PartitionLag
-from ..group_command import AdminGroupPort
 from ..security import raise_refusals, raise_refused, refused_error
 from .base import raise_for
+from .group_command import AdminGroupPort
 from .operations import OperationsAdmin
 
 

@@ -10,11 +10,11 @@ from typing import Any, Protocol
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from .. import errors as kerrors
-from ..core import api
-from ..core import errors as core_errors
-from ..core.group_command import GroupView, Member, not_found
-from .port import AdminHost
+from ... import errors as kerrors
+from ...core import api
+from ...core import errors as core_errors
+from ...core.group_command import GroupView, Member, not_found
+from ..port import AdminHost
 
 
 class GroupAdmin(Protocol):
