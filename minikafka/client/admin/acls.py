@@ -30,6 +30,7 @@ from .base import AdminBase
 
 
 class AclsAdmin(AdminBase):
+    """ACL calls."""
 
     def create_acls(self, acls: Iterable[ACL]) -> dict[str, list]:
         """{"succeeded": [ACL...], "failed": [error class...]}, as kafka-python returns

@@ -24,6 +24,7 @@ from .base import AdminBase
 
 
 class ConfigsAdmin(AdminBase):
+    """Config and client-quota calls."""
 
     # -- configs -------------------------------------------------------------------------------
     def describe_configs(self, config_resources: Iterable[ConfigResource],

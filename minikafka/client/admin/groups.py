@@ -25,6 +25,7 @@ from .operations import OperationsAdmin
 
 
 class GroupsAdmin(OperationsAdmin):
+    """Group calls, and kafka-consumer-groups' describe and reset over them."""
 
     # -- groups: kafka-python 3.x -----------------------------------------------------------------
     def list_groups(self, broker_ids: Iterable[int] | None = None,

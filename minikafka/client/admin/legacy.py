@@ -23,6 +23,7 @@ MemberInformation = namedtuple(
 
 
 class KafkaPython2Names(GroupsAdmin):
+    """The kafka-python 2.x names of the group calls."""
 
     # -- groups: kafka-python 2.x names -----------------------------------------------------------
     def list_consumer_groups(self, broker_ids: Iterable[int] | None = None) -> list[tuple[str, str]]:

@@ -16,6 +16,7 @@ from .base import AdminBase
 
 
 class OperationsAdmin(AdminBase):
+    """Offsets, records, log directories, the quorum and feature levels."""
 
     def list_partition_offsets(self, topic_partition_specs: Mapping[TopicPartition, Any],
                                isolation_level: Any = None, timeout_ms: int | None = None

@@ -18,6 +18,7 @@ from .base import AdminBase, with_refusals
 
 
 class TopicsAdmin(AdminBase):
+    """Topic and partition calls."""
 
     def list_topics(self) -> list[str]:
         """Every topic the principal may DESCRIBE (Metadata for all topics)."""

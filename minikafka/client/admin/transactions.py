@@ -25,6 +25,7 @@ from .base import AdminBase
 
 
 class TransactionsAdmin(AdminBase):
+    """Producer-state and transaction calls (kafka-transactions.sh)."""
 
     # -- brokers' views -------------------------------------------------------------------------
     def describe_producers(self, partitions: Iterable[TopicPartition],
