@@ -8,11 +8,13 @@ import pytest
 from group_helpers import TOPIC, consumer, drain
 from kafka.admin import MemberToRemove, OffsetSpec, OffsetTimestamp
 from kafka.errors import (
+    GroupIdNotFoundError,
     GroupSubscribedToTopicError,
     KafkaConfigurationError,
     NoError,
     NonEmptyGroupError,
     UnknownMemberIdError,
+    UnknownTopicOrPartitionError,
 )
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
@@ -202,6 +204,21 @@ def test_reset_needs_exactly_one_scenario_and_a_commit_to_shift(cluster):
         admin.reset_offsets("billing", to_earliest=True, to_latest=True)
     with pytest.raises(ValueError, match="no current committed offset"):
         admin.reset_offsets("billing", [TOPIC], shift_by=-1)
+
+
+def test_the_admin_refuses_as_the_tool_does(cluster):
+    """minikafka.core.group_command's refusals, with the tool's messages, as kafka-python's
+    errors (the same logic serves the consumer-groups CLI)."""
+    commit_then_close(cluster, {0: 5})
+    admin = cluster.admin()
+    with pytest.raises(ValueError, match=f"Cannot shift offset for partition {TOPIC}-1 since "
+                                         "there is no current committed offset"):
+        admin.reset_offsets("billing", [TOPIC], shift_by=-1)
+    with pytest.raises(UnknownTopicOrPartitionError, match="Topic 'missing' does not exist."):
+        admin.reset_offsets("billing", ["missing"], to_earliest=True)
+    with pytest.raises(GroupIdNotFoundError, match="Consumer group 'nobody' does not exist."):
+        admin.describe_consumer_group("nobody")
+    assert admin.reset_offsets("billing", [TPS[0]], to_offset=0) == {TPS[0]: 0}
 
 
 def test_kafka_python_reset_group_offsets(cluster):

@@ -42,3 +42,25 @@ def test_the_port_check_catches_an_untyped_cluster(tmp_path):
     (tmp_path / "client" / "loose.py").write_text("def f(cluster: Any, n: int) -> None: ...\n")
     (tmp_path / "broker.py").write_text("class B:\n    def __init__(self, sim: Any): ...\n")
     assert untyped_cluster(tmp_path) == ["broker.py", "client/loose.py"]
+
+
+def port_members(port: type) -> set[str]:
+    """The public names a Protocol and the Protocols it extends declare."""
+    names: set[str] = set()
+    for klass in port.__mro__:
+        if klass.__module__ in ("typing", "builtins"):
+            continue
+        names |= {n for n in [*vars(klass), *getattr(klass, "__annotations__", {})]
+                  if not n.startswith("_")}
+    return names
+
+
+def test_a_cluster_has_what_the_client_ports_declare():
+    """The in-process clients are typed through client.port; Cluster must be one."""
+    from minikafka.client.port import AdminHost, ClientHost
+    from minikafka.cluster import Cluster
+
+    cluster = Cluster(brokers=1)
+    for port in (ClientHost, AdminHost):
+        assert {"clock", "now_ms", "groups"} <= port_members(port)
+        assert sorted(n for n in port_members(port) if not hasattr(cluster, n)) == [], port

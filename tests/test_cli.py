@@ -267,6 +267,14 @@ def test_groups_list_describe_lag_and_reset_replays_two_per_partition(served):
     with cluster.lock:  # a dry run changes nothing
         assert {p: c.offset for (_, p), c in
                 cluster.groups.offset_fetch(None, group)[1].items()} == committed
+    with cluster.lock:  # the in-process admin plans the same: one implementation
+        in_process = cluster.admin().reset_offsets(group, [topic], shift_by=-2)
+        assert {tp.partition: o for tp, o in in_process.items()} == plan
+
+    # --to-offset 0 is a scenario too (0 is not "no value").
+    rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--reset-offsets",
+                     "--group", group, "--topic", topic, "--to-offset", "0", "--dry-run")
+    assert rc == 0 and {int(row[2]): int(row[3]) for row in table(out)} == {0: 0, 1: 0}
 
     rc, out, _ = cli("consumer-groups", "--bootstrap-server", bootstrap, "--reset-offsets",
                      "--group", group, "--topic", topic, "--shift-by", "-2", "--execute")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.consumer.fetcher import ConsumerRecord
 from kafka.errors import (
@@ -27,6 +27,9 @@ from ..core.api import authz
 from ..core.api.fetch import committed_batches
 from ..core.records import LOG_APPEND_TIME
 from .security import SECURITY_DEFAULTS, authenticate, caller, raise_refusals, raise_refused
+
+if TYPE_CHECKING:
+    from .port import ClientHost
 
 # records-lag-max as the Java client samples it: metrics.num.samples windows of
 # metrics.sample.window.ms each (their defaults).
@@ -72,7 +75,7 @@ DEFAULTS: dict[str, Any] = {
 
 
 class KafkaConsumer:
-    def __init__(self, cluster, *topics: str, **configs: Any) -> None:
+    def __init__(self, cluster: ClientHost, *topics: str, **configs: Any) -> None:
         unknown = set(configs) - set(DEFAULTS)
         if unknown:
             raise KafkaConfigurationError(f"Unrecognized configs: {sorted(unknown)}")

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
+from random import Random
 from typing import Any, Protocol
 
 from ..core.api import QuorumInfo, QuotaAlteration, QuotaAlterationResult, QuotaFilterComponent
 from ..core.api.port import ClusterPort
+from ..core.clock import SimClock
+from ..core.network import Network
 
 
 class Runner(Protocol):
@@ -22,6 +25,16 @@ class ClientHost(ClusterPort, Runner, Protocol):
     """The cluster as a client sees it."""
 
     lock: AbstractContextManager[Any]  # held around calls while the cluster is served
+    clock: SimClock
+    network: Network  # the simulated links a consumer's fetches travel
+    random: Random  # the cluster's seeded RNG (member ids)
+
+    def new_client_id(self, kind: str) -> str:
+        """client_id's default: consumer-1, producer-2, ..."""
+
+    def list_topics(self, internal: bool = False) -> list[str]: ...
+
+    def partitions_for(self, topic: str) -> int: ...
 
 
 class AdminHost(ClientHost, Protocol):
@@ -34,8 +47,6 @@ class AdminHost(ClientHost, Protocol):
     def features_epoch(self) -> int: ...
 
     def live_brokers(self) -> list[int]: ...
-
-    def partitions_for(self, topic: str) -> int: ...
 
     def reassign_partition(self, topic: str, partition: int, replicas: list[int] | None,
                            allow_replication_factor_change: bool = True) -> None: ...

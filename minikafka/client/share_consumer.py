@@ -31,6 +31,7 @@ from ..core.api import share as share_api
 from ..core.errors import FENCED_MEMBER_EPOCH
 from ..core.records import LOG_APPEND_TIME
 from ..core.share.partition import AcknowledgementBatch, AcknowledgeType
+from .port import ClientHost
 from .security import (
     SECURITY_DEFAULTS,
     authenticate,
@@ -61,7 +62,7 @@ DEFAULTS: dict[str, Any] = {
 
 
 class KafkaShareConsumer:
-    def __init__(self, cluster, group_id: str, topics: Iterable[str] | str = (),
+    def __init__(self, cluster: ClientHost, group_id: str, topics: Iterable[str] | str = (),
                  **configs: Any) -> None:
         unknown = set(configs) - set(DEFAULTS)
         if unknown:

@@ -33,9 +33,9 @@ def parse_duration(text: str) -> timedelta:
 
 
 def parse_datetime(value: Any) -> int:
-    """Epoch ms from an int, a datetime, or an ISO-8601 string. Without a zone the tool
-    takes the machine's local one; minikafka takes UTC, so a lesson gives the same
-    answer on every laptop."""
+    """Epoch ms from an int, a datetime, or an ISO-8601 string. Without a zone it is
+    UTC, as Kafka's tool takes it (Utils.getDateTime appends the Z), so a lesson gives the
+    same answer on every laptop."""
     if isinstance(value, int):
         return value
     if isinstance(value, str):

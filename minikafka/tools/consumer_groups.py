@@ -29,12 +29,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from datetime import timedelta
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core import group_command
+from ..core.group_command import MISSING, GroupView, Member, table
+from ..core.offset_reset import format_reset_plan
 from ._common import ToolError, add_bootstrap, admin_client, one_line_errors, run_tool
 
-MISSING = "-"
 SCENARIOS = ("to_earliest", "to_latest", "to_current", "to_offset", "shift_by",
              "to_datetime", "by_duration")
 NO_EXECUTE_WARNING = (
@@ -108,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error(f"Option [{action.replace('_', '-')}] takes one of these options: "
                           "[all-groups], [group]")
     if action == "reset_offsets":
-        chosen = [s for s in SCENARIOS if getattr(args, s) not in (None, False)]
+        chosen = [s for s in SCENARIOS if getattr(args, s) is not None and
+                  getattr(args, s) is not False]
         if len(chosen) != 1:
             args.parser.error("Option [reset-offsets] takes exactly one of these options: "
                               "--to-earliest, --to-latest, --to-current, --to-offset, "
@@ -138,21 +141,6 @@ def _run(action: str, args: argparse.Namespace) -> int:
         admin.close()
 
 
-# -- tables as Kafka prints them (printf with minimum column widths) -------------------
-
-def _row(cells: list[str], widths: list[int | None]) -> str:
-    return " ".join(cell if w is None else cell.ljust(w) for cell, w in zip(cells, widths))
-
-
-def _table(head: list[str], rows: list[list[str]], minimum: list[int | None]) -> str:
-    """Columns with a minimum width stretch to their longest cell; None: as is. Every
-    line starts with a newline, as Kafka's "\\n%-15s ..." format makes it."""
-    widths: list[int | None] = [
-        None if m is None else max([m, *(len(r[i]) for r in rows)])
-        for i, m in enumerate(minimum)]
-    return "".join("\n" + _row(r, widths) for r in [head, *rows])
-
-
 # -- --list ----------------------------------------------------------------------------
 
 def consumer_groups(admin: Any) -> list[dict]:
@@ -171,7 +159,7 @@ def _list(admin: Any, args: argparse.Namespace) -> int:
     wanted = {s.strip().lower() for s in args.state.split(",") if s.strip()}
     rows = [[g["group_id"], g.get("group_state") or "Unknown"] for g in groups
             if not wanted or (g.get("group_state") or "").lower() in wanted]
-    print(_table(["GROUP", "STATE"], rows, [15, None]).lstrip("\n"))
+    print(table(["GROUP", "STATE"], rows, [15, None]).lstrip("\n"))
     return 0
 
 
@@ -184,7 +172,7 @@ def _describe_group(admin: Any, group: str) -> dict:
         # DescribeGroups describes classic groups only: try it as a KIP-848 group.
         found = _describe_consumer_group(admin, group)
         if found is None:
-            raise ToolError(f"Consumer group '{group}' does not exist.")
+            raise group_command.not_found(group)
         return found
     if described.get("error"):
         raise ToolError(described["error"])
@@ -242,39 +230,51 @@ def _assigned(member: dict) -> list[Any]:
                   for t in assignment.get("assigned_partitions", []) for p in t["partitions"])
 
 
-def end_offsets(admin: Any, partitions: list[Any]) -> dict[Any, int]:
-    """Each partition's log end offset (its high watermark)."""
-    from kafka.admin import OffsetSpec
+class WireGroupPort:
+    """kafka-consumer-groups' port (minikafka.core.group_command) over kafka-python's
+    KafkaAdminClient, so the tool describes and resets as the in-process admin does."""
 
-    if not partitions:
-        return {}
-    found = admin.list_partition_offsets(dict.fromkeys(partitions, OffsetSpec.LATEST))
-    return {tp: o.offset for tp, o in found.items()}
+    def __init__(self, admin: Any, described: dict | None = None) -> None:
+        self.admin = admin
+        self.described = described
 
+    def topic_partition(self, topic: str, partition: int) -> Any:
+        from kafka import TopicPartition
 
-def offset_rows(admin: Any, group: str, described: dict) -> list[list[str]]:
-    """kafka-consumer-groups --describe: a row per assigned or committed partition, then
-    one per member without partitions."""
-    committed = admin.list_group_offsets(group)[group]
-    owners = {tp: m for m in described["members"] for tp in _assigned(m)}
-    partitions = sorted(set(committed) | set(owners))
-    ends = end_offsets(admin, partitions)
-    rows = []
-    for tp in partitions:
-        current = committed[tp].offset if tp in committed else None
-        end = ends.get(tp)
-        lag = None if current is None or end is None else max(end - current, 0)
-        owner = owners.get(tp, {})
-        rows.append([group, tp.topic, str(tp.partition),
-                     MISSING if current is None else str(current),
-                     MISSING if end is None else str(end), MISSING if lag is None else str(lag),
-                     owner.get("member_id") or MISSING, owner.get("client_host") or MISSING,
-                     owner.get("client_id") or MISSING])
-    for m in described["members"]:
-        if not _assigned(m):
-            rows.append([group, MISSING, MISSING, MISSING, MISSING, MISSING, m["member_id"],
-                         m["client_host"], m["client_id"]])
-    return rows
+        return TopicPartition(topic, partition)
+
+    def describe_group(self, group_id: str) -> GroupView:
+        d = self.described if self.described is not None else \
+            _describe_group(self.admin, group_id)
+        return GroupView(group_id, d["group_state"], tuple(
+            Member(m["member_id"], m["client_host"], m["client_id"], tuple(_assigned(m)))
+            for m in d["members"]))
+
+    def group_state(self, group_id: str) -> str:
+        return self.admin.describe_groups([group_id])[group_id].get("group_state") or "Dead"
+
+    def committed_offsets(self, group_id: str) -> dict[Any, int]:
+        return {tp: o.offset for tp, o in self.admin.list_group_offsets(group_id)[group_id].items()}
+
+    def list_offsets(self, partitions: Sequence[Any], spec: int) -> dict[Any, int]:
+        from kafka.admin import OffsetSpec, OffsetTimestamp
+
+        kind = {group_command.EARLIEST: OffsetSpec.EARLIEST,
+                group_command.LATEST: OffsetSpec.LATEST}.get(spec) or OffsetTimestamp(spec)
+        found = self.admin.list_partition_offsets(dict.fromkeys(partitions, kind))
+        return {tp: o.offset for tp, o in found.items()}
+
+    def partitions_of(self, topic: str) -> list[int] | None:
+        described = self.admin.describe_topics([topic])[0]
+        if described["error_code"]:
+            return None
+        return [p["partition_index"] for p in described["partitions"]]
+
+    def alter_offsets(self, group_id: str, offsets: Mapping[Any, int]) -> Mapping[Any, Any]:
+        from kafka.structs import OffsetAndMetadata
+
+        return self.admin.alter_group_offsets(
+            group_id, {tp: OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()})
 
 
 def _describe(admin: Any, args: argparse.Namespace, groups: list[str]) -> int:
@@ -282,14 +282,14 @@ def _describe(admin: Any, args: argparse.Namespace, groups: list[str]) -> int:
     for group in groups:
         try:
             described = _describe_group(admin, group)
-        except ToolError as exc:
+        except (ToolError, group_command.GroupCommandError) as exc:
             print(f"\nError: {exc}", file=sys.stderr)
             failed = True
             continue
         state = described["group_state"]
         members = described["members"]
         if args.state is not None:
-            print(_state_table(admin, group, described))
+            print(_statetable(admin, group, described))
             continue
         if state == "Empty":
             print(f"\nConsumer group '{group}' has no active members.", file=sys.stderr)
@@ -308,23 +308,21 @@ def _describe(admin: Any, args: argparse.Namespace, groups: list[str]) -> int:
                 head += ["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH",
                          "TARGET-ASSIGNMENT"]
                 widths = [15, 15, 15, 15, 15, 15, 20, 15, None]
-            print(_table(head, rows, widths))
+            print(table(head, rows, widths))
             continue
-        rows = offset_rows(admin, group, described)
-        print(_table(["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
-                      "CONSUMER-ID", "HOST", "CLIENT-ID"], rows,
-                     [15, 15, 10, 15, 15, 15, 15, 15, None]))
+        found = group_command.describe(WireGroupPort(admin, described), group)
+        print("\n" + group_command.format_describe(found.rows, found.idle_members, group))
     return 1 if failed else 0
 
 
-def _state_table(admin: Any, group: str, described: dict) -> str:
+def _statetable(admin: Any, group: str, described: dict) -> str:
     coordinator = admin._manager.run(admin._find_coordinator_id, group)
     broker = next((b for b in admin._manager.cluster.brokers() if b.node_id == coordinator),
                   None)
     where = f"{broker.host}:{broker.port}  ({coordinator})" if broker else f"({coordinator})"
     row = [group, where, described.get("protocol_data") or "", described["group_state"],
            str(len(described["members"]))]
-    return _table(["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"],
+    return table(["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"],
                   [row], [15, 25, 20, 20, None])
 
 
@@ -343,110 +341,20 @@ def _delete(admin: Any, groups: list[str]) -> int:
 
 # -- --reset-offsets -------------------------------------------------------------------
 
-def _scope(admin: Any, args: argparse.Namespace, committed: dict) -> list[Any]:
-    from kafka import TopicPartition
-
-    if args.all_topics:
-        return sorted(committed)
-    out = set()
-    for item in args.topic:
-        name, _, parts = item.partition(":")
-        if parts:
-            out.update(TopicPartition(name, int(p)) for p in parts.split(","))
-            continue
-        described = admin.describe_topics([name])[0]
-        if described["error_code"]:
-            raise ToolError(f"Topic '{name}' does not exist.")
-        out.update(TopicPartition(name, p["partition_index"]) for p in described["partitions"])
-    return sorted(out)
-
-
-def _targets(admin: Any, args: argparse.Namespace, partitions: list[Any],
-             committed: dict) -> dict[Any, int]:
-    from kafka.admin import OffsetSpec, OffsetTimestamp
-
-    from ..core.offset_reset import (
-        NoCommittedOffset,
-        parse_datetime,
-        parse_duration,
-        target_offset,
-    )
-
-    earliest = {tp: o.offset for tp, o in admin.list_partition_offsets(
-        dict.fromkeys(partitions, OffsetSpec.EARLIEST)).items()}
-    latest = end_offsets(admin, partitions)
-    found: dict = {}
-    if args.to_datetime is not None or args.by_duration is not None:
-        if args.to_datetime is not None:
-            try:
-                ts = parse_datetime(args.to_datetime)
-            except ValueError as exc:
-                raise ToolError(f"Error parsing timestamp: {exc}") from exc
-        else:
-            try:
-                duration: timedelta = parse_duration(args.by_duration)
-            except ValueError as exc:
-                raise ToolError(str(exc)) from exc
-            ts = int(time.time() * 1000) - int(duration.total_seconds() * 1000)
-        found = {tp: o.offset for tp, o in admin.list_partition_offsets(
-            {tp: OffsetTimestamp(ts) for tp in partitions}).items()}
-    plan = {}
-    for tp in partitions:
-        try:
-            target = target_offset(
-                earliest=earliest[tp], latest=latest[tp],
-                committed=committed[tp].offset if tp in committed else None,
-                to_earliest=args.to_earliest, to_latest=args.to_latest,
-                to_current=args.to_current, to_offset=args.to_offset,
-                shift_by=args.shift_by, found=found.get(tp))
-        except NoCommittedOffset:
-            raise ToolError(f"Cannot shift offset for partition {tp.topic}-{tp.partition} "
-                            "since there is no current committed offset") from None
-        if args.to_offset is not None or args.shift_by is not None:
-            target = _in_range(tp, target, earliest[tp], latest[tp])
-        plan[tp] = target
-    return plan
-
-
-def _in_range(tp: Any, offset: int, earliest: int, latest: int) -> int:
-    """Kafka's checkOffsetsRange: clamp, and say so."""
-    name = f"{tp.topic}-{tp.partition}"
-    if offset < earliest:
-        print(f"New offset ({offset}) is lower than earliest offset for topic partition "
-              f"{name}. Value will be set to {earliest}")
-        return earliest
-    if offset > latest:
-        print(f"New offset ({offset}) is higher than latest offset for topic partition "
-              f"{name}. Value will be set to {latest}")
-        return latest
-    return offset
-
-
 def _reset(admin: Any, args: argparse.Namespace, groups: list[str]) -> int:
-    from kafka.errors import NoError
-    from kafka.structs import OffsetAndMetadata
-
-    from ..core.offset_reset import format_reset_plan
-
     if not args.dry_run and not args.execute:
         print(NO_EXECUTE_WARNING)
+    scenario = group_command.Scenario(args.to_earliest, args.to_latest, args.to_current,
+                                      args.to_offset, args.shift_by, args.to_datetime,
+                                      args.by_duration)
+    port = WireGroupPort(admin)
     for group in groups:
-        described = admin.describe_groups([group])[group]
-        state = described.get("group_state") or "Dead"
-        if state not in ("Empty", "Dead"):
-            raise ToolError(f"Assignments can only be reset if the group '{group}' is "
-                            f"inactive, but the current state is {state}.")
-        committed = admin.list_group_offsets(group)[group]
-        partitions = _scope(admin, args, committed)
-        plan = _targets(admin, args, partitions, committed)
-        if args.execute and plan:
-            result = admin.alter_group_offsets(
-                group, {tp: OffsetAndMetadata(o, "", -1) for tp, o in plan.items()})
-            failed = {tp: e for tp, e in result.items() if e is not NoError}
-            if failed:
-                tp, err = sorted(failed.items())[0]
-                raise ToolError(f"Resetting offsets of group '{group}' failed for "
-                                f"{tp.topic}-{tp.partition}: {err.__name__}")
+        try:
+            plan = group_command.reset_offsets(
+                port, group, None if args.all_topics else args.topic, scenario,
+                now_ms=int(time.time() * 1000), execute=args.execute, warn=print)
+        except (group_command.GroupCommandError, ValueError) as exc:
+            raise ToolError(str(exc)) from None
         print()
         print(format_reset_plan(group, plan))
     return 0
