@@ -71,6 +71,15 @@ def _keep_xdist_group(item: pytest.Item) -> None:
 
 
 @pytest.fixture(scope="session")
+def lite_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The browser edition's site (`minikafka lite build`), built once per process: the lite
+    tests share one xdist group, so one worker builds it and they all read it."""
+    from minikafka.lite.build import build
+
+    return build(tmp_path_factory.mktemp("lite") / "site")
+
+
+@pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository's root folder (lessons/, labs/, grading/ live here)."""
     return REPO_ROOT

@@ -18,7 +18,7 @@ from urllib.parse import quote, urlparse
 
 import pytest
 
-# One xdist worker builds the site at a time (tests/test_lite_pyodide.py shares its cache).
+# The lite tests share one xdist group: one worker builds the site (conftest's lite_site).
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(2400),
               pytest.mark.xdist_group("lite")]
 
@@ -66,14 +66,9 @@ def _offline(refused: list[str]):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from minikafka.lite.build import build
-
-    started = time.monotonic()
-    out = build(tmp_path_factory.mktemp("lite") / "site")
-    print(f"\nsite built in {time.monotonic() - started:.0f} s")
+def site(lite_site: Path) -> Iterator[str]:
     server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_Handler, directory=str(out)))
+        ("127.0.0.1", 0), functools.partial(_Handler, directory=str(lite_site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

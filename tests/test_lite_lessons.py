@@ -120,13 +120,11 @@ def finish():
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
-    from minikafka.lite.build import build
-
+def runs(tmp_path_factory: pytest.TempPathFactory, lite_site: Path) -> dict[str, dict]:
     node = shutil.which("node")
     assert node, "node is needed (Debian: apt-get install nodejs npm; test.sh installs it)"
     work = tmp_path_factory.mktemp("lite-lessons")
-    site = build(work / "site")
+    site = lite_site
     script = work / "lessons.mjs"
     script.write_text(RUNNER % {"site": site.as_posix(), "helpers": json.dumps(HELPERS),
                                 "names": json.dumps([p.name for p in LESSONS])})

@@ -15,8 +15,7 @@ import pytest
 from minikafka import Cluster
 from minikafka.core.hashing import crc32c
 
-# One xdist worker builds the site at a time: both builds share .cache/lite and the
-# checkout's build/ folder.
+# The lite tests share one xdist group: one worker builds the site (conftest's lite_site).
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("lite")]
 
 KEYS = [f"truck-{i}" for i in range(40)]
@@ -31,8 +30,21 @@ cluster.create_topic("orders", partitions=6, replication_factor=3)
 producer = cluster.producer(acks="all")
 placed = [producer.send("orders", key=k.encode(), value=b"v").get().partition for k in KEYS]
 bundle = _Picture(cluster_view(cluster.snapshot()))._repr_mimebundle_()
+# Every module imported from the wheels has the bytecode the build compiled for this Python
+# (its magic number, unchecked hash), so no kernel start compiles it again.
+import importlib.util, site
+loaded = [m.__file__ for m in list(sys.modules.values()) if getattr(m, "__file__", None)
+          and m.__file__.startswith(tuple(site.getsitepackages())) and m.__file__.endswith(".py")]
+def compiled(path):
+    try:
+        with open(importlib.util.cache_from_source(path), "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return False
+    return head[:4] == importlib.util.MAGIC_NUMBER and int.from_bytes(head[4:], "little") == 1
 json.dumps({"platform": sys.platform, "native": hashing.NATIVE, "placed": placed,
-            "crc": hashing.crc32c(b"123456789" * 50), "picture": sorted(bundle)})
+            "crc": hashing.crc32c(b"123456789" * 50), "picture": sorted(bundle),
+            "modules": len(loaded), "without_bytecode": [p for p in loaded if not compiled(p)]})
 """
 
 NODE = """
@@ -47,12 +59,10 @@ console.log("RESULT " + await py.runPythonAsync("import json, sys\\n" + %(script
 """
 
 
-def test_site_python_runs_minikafka_like_cpython(tmp_path: Path) -> None:
-    from minikafka.lite.build import build
-
+def test_site_python_runs_minikafka_like_cpython(tmp_path: Path, lite_site: Path) -> None:
     node = shutil.which("node")
     assert node, "node is needed (Debian: apt-get install nodejs npm; test.sh installs it)"
-    site = build(tmp_path / "site")
+    site = lite_site
     packages = json.loads((site / "static/pyodide/pyodide-lock.json").read_text())["packages"]
     assert {"minikafka", "kafka-python", "ipython", "ipywidgets", "pyodide-kernel",
             "micropip"} <= set(packages)
@@ -93,3 +103,4 @@ def test_site_python_runs_minikafka_like_cpython(tmp_path: Path) -> None:
     assert result["placed"] == placed
     assert result["crc"] == crc32c(b"123456789" * 50)
     assert result["picture"] == ["text/html", "text/plain"]  # drawn by the page's viz.js
+    assert result["modules"] > 300 and result["without_bytecode"] == [], result

@@ -26,6 +26,8 @@ from email.parser import Parser
 from pathlib import Path
 
 from ..extras import require
+from .bytecode import compile_wheels
+from .errors import BuildError
 
 require("lite", what="minikafka lite build (the browser edition)")
 
@@ -68,10 +70,6 @@ MARKERS = {"sys_platform": "emscripten", "platform_system": "Emscripten", "os_na
            "platform_machine": "wasm32", "python_version": PYTHON_VERSION,
            "python_full_version": f"{PYTHON_VERSION}.2", "implementation_name": "cpython",
            "platform_python_implementation": "CPython", "extra": ""}
-
-
-class BuildError(RuntimeError):
-    """A build step failed; the message says which and how to fix it."""
 
 
 def repo_root() -> Path:
@@ -253,6 +251,7 @@ def build(output: Path, cache: Path | None = None, lessons: Path | None = None) 
         _run([str(lite), "build", "--lite-dir", str(work), "--contents", str(contents),
               "--output-dir", str(output), "--no-sourcemaps", "--no-unused-shared-packages"],
              "jupyter lite build", cwd=work)
+        wheels = compile_wheels(runtime, wheels, cache)
         packages = pyodide_dir(runtime, wheels, output / "static" / "pyodide")
     viz_dir(viz, output / "static" / "viz")
     configure(output, packages)
