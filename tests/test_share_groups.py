@@ -253,7 +253,7 @@ def test_describe_share_group_offsets_start_offset_and_lag():
     a.commit_sync()
     # Kafka writes the new states with the start offset as it was, then moves the SPSO:
     # DescribeShareGroupOffsets reads the written state, one step behind.
-    [d] = api.describe_share_group_offsets(cluster, GROUP)
+    [d] = api.share_group_offsets(cluster, GROUP)
     assert (d.start_offset, d.lag) == (0, 2)  # 0 and 2 done; 1 and 3 not
     assert share_partition(cluster).start_offset == 1
     polled = a.poll(1000)[("jobs", 0)]
@@ -262,7 +262,7 @@ def test_describe_share_group_offsets_start_offset_and_lag():
     a.commit_sync()
     # Everything done: the written start offset is where this last write began, lag 0
     # (the Java test sees 19 of 20 on Kafka 4.4 and on minikafka alike).
-    [d] = api.describe_share_group_offsets(cluster, GROUP)
+    [d] = api.share_group_offsets(cluster, GROUP)
     assert (d.start_offset, d.lag) == (1, 0)
     assert share_partition(cluster).start_offset == 4
 

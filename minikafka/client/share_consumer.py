@@ -26,12 +26,14 @@ from kafka.structs import TopicPartition
 
 from .. import errors as kerrors
 from ..core import errors
-from ..core.api import authz
+from ..core.api import authz, share_groups
 from ..core.api import share as share_api
 from ..core.errors import FENCED_MEMBER_EPOCH
 from ..core.records import LOG_APPEND_TIME
+from ..core.share.coordinator import LEAVE_EPOCH, HeartbeatResult
 from ..core.share.partition import AcknowledgementBatch, AcknowledgeType
 from .security import (
+    IN_PROCESS_HOST,
     SECURITY_DEFAULTS,
     authenticate,
     caller,
@@ -134,27 +136,25 @@ class KafkaShareConsumer:
         retry_backoff_ms; any other is kept for poll() to raise, as the Java client does."""
         if self._closed or not self._subscription:
             return
-        share = self.cluster.share_groups
         if self._heartbeat_timer is not None:
             self._heartbeat_timer.cancel()
             self._heartbeat_timer = None
-        refused = authz.group_heartbeat(self.cluster, self.caller, self.group_id,
-                                        self._subscription)
-        if refused:  # poll() raises it; the heartbeat goes on, in case an ACL is added
+        result = self._send_heartbeat(self.member_epoch)
+        if result.error_code in (errors.GROUP_AUTHORIZATION_FAILED,
+                                 errors.TOPIC_AUTHORIZATION_FAILED):
+            # poll() raises it; the heartbeat goes on, in case an ACL is added
             self._refused = refused_error(
-                refused, authz.describe_topics(self.cluster, self.caller, self._subscription)
-                if refused == errors.TOPIC_AUTHORIZATION_FAILED else self.group_id)
+                result.error_code,
+                authz.describe_topics(self.cluster, self.caller, self._subscription)
+                if result.error_code == errors.TOPIC_AUTHORIZATION_FAILED else self.group_id)
             self._heartbeat_timer = self.cluster.clock.call_later(
                 int(self.config["retry_backoff_ms"]), self._heartbeat)
             return
         self._refused = None
-        result = share.heartbeat(None, self.group_id, self.member_id, self.member_epoch,
-                                 self._subscription, None, self.client_id, "/127.0.0.1")
         if result.error_code in (errors.UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH):
             self.member_epoch = 0  # fenced or forgotten: join again
             self._joined = False
-            result = share.heartbeat(None, self.group_id, self.member_id, 0, self._subscription,
-                                     None, self.client_id, "/127.0.0.1")
+            result = self._send_heartbeat(0)
         clock = self.cluster.clock
         if result.error_code in errors.RETRIABLE:
             self._heartbeat_timer = clock.call_later(int(self.config["retry_backoff_ms"]),
@@ -170,11 +170,19 @@ class KafkaShareConsumer:
                                 for p in result.assignment[t]]
         self._heartbeat_timer = clock.call_later(result.heartbeat_interval_ms, self._heartbeat)
 
+    def _send_heartbeat(self, epoch: int) -> HeartbeatResult:
+        """ShareGroupHeartbeat at the coordinator (core.api.share_group_heartbeat): the
+        subscription with a join or a heartbeat, none with a leave (epoch -1)."""
+        return share_groups.share_group_heartbeat(
+            self.cluster, self.caller, None, self.group_id, self.member_id, epoch,
+            None if epoch == LEAVE_EPOCH else self._subscription, None, self.client_id,
+            "/" + IN_PROCESS_HOST)
+
     def _leave(self) -> None:
         if self._heartbeat_timer is not None:
             self._heartbeat_timer.cancel()
             self._heartbeat_timer = None
-        self.cluster.share_groups.heartbeat(None, self.group_id, self.member_id, -1)
+        self._send_heartbeat(LEAVE_EPOCH)
         self._joined = False
         self.member_epoch = 0
 

@@ -1,12 +1,13 @@
-"""ShareFetch (key 78), ShareAcknowledge (key 79) and DescribeShareGroupOffsets (key 90),
-as a partition leader answers a share consumer (KIP-932).
+"""ShareFetch (key 78) and ShareAcknowledge (key 79), as a partition leader answers a share
+consumer (KIP-932), and the share-partitions' start offsets DescribeShareGroupOffsets
+(key 90, core.api.share_groups) reads.
 
 A ShareFetch first applies the acknowledgements it carries, then moves the member's share
 session on (open with epoch 0, close with -1, else the expected next epoch), then
 acquires records for the member from each partition of the session that this broker
 leads. What comes back per partition is the log batches holding the acquired records and
 the acquired ranges with their delivery counts; the reader keeps only acquired offsets.
-The heartbeat and describe sides of share groups are in `core.share.coordinator`.
+The heartbeat, describe and offsets APIs of share groups are in `core.api.share_groups`.
 """
 from __future__ import annotations
 
@@ -35,9 +36,9 @@ __all__ = [
     "ShareFetchResult",
     "ShareFetchedPartition",
     "acquire_for_session",
-    "describe_share_group_offsets",
-    "share_acknowledge",
+        "share_acknowledge",
     "share_fetch",
+    "share_group_offsets",
 ]
 
 
@@ -251,13 +252,13 @@ class DescribedShareOffset:
     error_code: int = errors.NONE
 
 
-def describe_share_group_offsets(cluster: ClusterPort, group_id: str,
-                                 topics: Mapping[str, Sequence[int]] | None = None
-                                 ) -> list[DescribedShareOffset]:
-    """DescribeShareGroupOffsets: each share-partition's start offset and lag (the records
-    below the high watermark the group has yet to finish with), as last written to the
-    share state (see SharePartition.written); all of the group's share-partitions when
-    `topics` is None."""
+def share_group_offsets(cluster: ClusterPort, group_id: str,
+                        topics: Mapping[str, Sequence[int]] | None = None
+                        ) -> list[DescribedShareOffset]:
+    """DescribeShareGroupOffsets' read (its authorization is share_groups'): each
+    share-partition's start offset and lag (the records below the high watermark the group
+    has yet to finish with), as last written to the share state (see
+    SharePartition.written); all of the group's share-partitions when `topics` is None."""
     share = _coordinator(cluster)
     if topics is None:
         wanted = sorted((t, p) for g, t, p in share.partitions if g == group_id)
