@@ -9,14 +9,14 @@ from minikafka.client.share_consumer import AcknowledgeType
 from minikafka.cluster import Cluster
 from minikafka.core import errors
 from minikafka.core.api import share as api
-from minikafka.core.errors import FENCED_MEMBER_EPOCH
-from minikafka.core.share import assignor
-from minikafka.core.share.partition import (
+from minikafka.core.errors import (
+    FENCED_MEMBER_EPOCH,
     INVALID_RECORD_STATE,
-    AcknowledgementBatch,
-    RecordState,
+    INVALID_SHARE_SESSION_EPOCH,
+    SHARE_SESSION_NOT_FOUND,
 )
-from minikafka.core.share.sessions import INVALID_SHARE_SESSION_EPOCH, SHARE_SESSION_NOT_FOUND
+from minikafka.core.share import assignor
+from minikafka.core.share.partition import AcknowledgementBatch, RecordState
 
 GROUP = "workers"
 

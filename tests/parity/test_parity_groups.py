@@ -418,7 +418,7 @@ def admin_delete_group_offsets(cluster: Cluster) -> tuple:
     return "NoError", {(tp.topic, tp.partition): e.__name__ for tp, e in result.items()}
 
 
-SUBSCRIBED = 86  # GROUP_SUBSCRIBED_TO_TOPIC
+SUBSCRIBED = errors.GROUP_SUBSCRIBED_TO_TOPIC
 DELETE_CASES = [
     # (setup, alice's grants as (operation, kind, name), what both doors answer)
     (_classic_group, ((AclOperation.READ, Kind.GROUP, GROUP),), (GROUP_REFUSED, {})),

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .. import errors
-from ..share.partition import INVALID_RECORD_STATE, AcknowledgementBatch, AcquiredRange
-from ..share.sessions import FINAL_EPOCH, INITIAL_EPOCH, INVALID_SHARE_SESSION_EPOCH
+from ..share.partition import AcknowledgementBatch, AcquiredRange
+from ..share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 from .leader import led_replica
 from .port import ClusterPort
 
@@ -29,7 +29,6 @@ TP = tuple[str, int]
 
 __all__ = [
     "DescribedShareOffset",
-    "INVALID_RECORD_STATE",
     "ShareAcknowledgeRequest",
     "ShareAcknowledgeResult",
     "ShareFetchRequest",
@@ -111,7 +110,7 @@ def _acknowledge(cluster: ClusterPort, broker_id: int, group_id: str, member_id:
         return code
     sp = _coordinator(cluster).partitions.get((group_id, tp[0], tp[1]))
     if sp is None:
-        return INVALID_RECORD_STATE
+        return errors.INVALID_RECORD_STATE
     return sp.acknowledge(member_id, batches)
 
 
@@ -217,7 +216,7 @@ def share_acknowledge(cluster: ClusterPort, broker_id: int, request: ShareAcknow
     cache = share.session_cache(broker_id)
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
     if epoch == INITIAL_EPOCH:
-        return ShareAcknowledgeResult(INVALID_SHARE_SESSION_EPOCH,
+        return ShareAcknowledgeResult(errors.INVALID_SHARE_SESSION_EPOCH,
                                       "A share acknowledge may not open a share session")
     code = cache.check(group_id, member_id, epoch, True)
     if code:
