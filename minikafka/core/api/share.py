@@ -236,8 +236,8 @@ def share_acknowledge(cluster: ClusterPort, broker_id: int, request: ShareAcknow
 
 _SESSION_MESSAGES = {
     errors.INVALID_REQUEST: "Acknowledge data present in the initial share fetch",
-    122: "The share session was not found",
-    123: "The share session epoch is invalid",
+    errors.SHARE_SESSION_NOT_FOUND: "The share session was not found",
+    errors.INVALID_SHARE_SESSION_EPOCH: "The share session epoch is invalid",
 }
 
 
