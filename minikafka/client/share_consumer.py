@@ -37,8 +37,6 @@ from .security import (
     SECURITY_DEFAULTS,
     authenticate,
     caller,
-    raise_refusals,
-    raise_refused,
     refused_error,
 )
 
@@ -216,15 +214,6 @@ class KafkaShareConsumer:
             else:
                 cluster.clock.run_while(lambda: not self._has_available(), deadline)
 
-    def _check_access(self) -> None:
-        """With an authorizer, ShareFetch's rules (core.api.authz): READ on the group,
-        then on every assigned topic, else kafka-python's errors."""
-        if self.cluster.authorizer is None:
-            return
-        raise_refused(authz.group(self.cluster, self.caller, self.group_id), self.group_id)
-        raise_refusals(authz.fetch(self.cluster, self.caller,
-                                   {tp.topic for tp in self._assignment}))
-
     def _has_available(self) -> bool:
         share = self.cluster.share_groups
         for tp in self._assignment:
@@ -248,8 +237,11 @@ class KafkaShareConsumer:
         return out
 
     def _fetch(self) -> dict[TopicPartition, list[ShareRecord]]:
-        self._check_access()  # the assignment may have changed while poll() waited
+        """One ShareFetch per leader (core.api.share.share_fetch). Its refusals are
+        kafka-python's errors: the group's at once, a topic's (no READ) once the records
+        of this round are returned, by the next poll."""
         out: dict[TopicPartition, list[ShareRecord]] = {}
+        unreadable: set[str] = set()
         left = int(self.config["max_poll_records"])
         for broker_id, tps in self._by_leader().items():
             epoch = self._sessions.get(broker_id, 0)
@@ -261,15 +253,19 @@ class KafkaShareConsumer:
             request = share_api.ShareFetchRequest(
                 self.group_id, self.member_id, epoch, wanted, (), max(left, 0),
                 int(self.config["fetch_max_bytes"]))
-            result = share_api.share_fetch(self.cluster, broker_id, request)
+            result = share_api.share_fetch(self.cluster, broker_id, request, self.caller)
             if result.error_code:
                 self._sessions.pop(broker_id, None)  # start a new session next time
                 self._fail(acks, result.error_code, result.error_message)
+                if result.error_code == errors.GROUP_AUTHORIZATION_FAILED:
+                    raise refused_error(result.error_code, self.group_id)
                 continue
             self._sessions[broker_id] = epoch + 1
             self._lock_timeout_ms = result.acquisition_lock_timeout_ms
             for p in result.partitions:
                 tp = TopicPartition(p.topic, p.partition)
+                if p.error_code == errors.TOPIC_AUTHORIZATION_FAILED:
+                    unreadable.add(p.topic)
                 if p.acknowledged:
                     self._results[tp] = (kerrors.for_code(p.acknowledge_error_code)
                                          if p.acknowledge_error_code else None)
@@ -280,6 +276,11 @@ class KafkaShareConsumer:
         for tp, records in out.items():
             for r in records:
                 self._delivered[(tp, r.offset)] = None
+        if unreadable:
+            refused = refused_error(errors.TOPIC_AUTHORIZATION_FAILED, unreadable)
+            if not out:
+                raise refused
+            self._refused = refused
         return out
 
     def _records(self, tp: TopicPartition, p) -> list[ShareRecord]:
@@ -351,7 +352,7 @@ class KafkaShareConsumer:
                 continue
             request = share_api.ShareAcknowledgeRequest(
                 self.group_id, self.member_id, -1 if final else epoch, acks)
-            result = share_api.share_acknowledge(self.cluster, broker_id, request)
+            result = share_api.share_acknowledge(self.cluster, broker_id, request, self.caller)
             if final or result.error_code:
                 self._sessions.pop(broker_id, None)
             else:

@@ -7,6 +7,7 @@ coordinator's (unknown group, a consumer group's id, a group with members). Each
 situation runs on a fresh cluster of the same seed per door."""
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 
 import pytest
@@ -16,16 +17,22 @@ from minikafka.core import api, errors
 from minikafka.core.acl import AclOperation
 from minikafka.core.acl import ResourceType as Kind
 from minikafka.core.api import authz
-from minikafka.wire.handlers._share import topic_name
+from minikafka.core.share.partition import AcknowledgementBatch
+from minikafka.wire import Session, default_registry, encode_request
+from minikafka.wire.codec import response_class
+from minikafka.wire.handlers._share import topic_id, topic_name
 from minikafka.wire.messages import (
     AlterShareGroupOffsetsRequest,
     DeleteShareGroupOffsetsRequest,
     DescribeShareGroupOffsetsRequest,
+    ShareAcknowledgeRequest,
+    ShareFetchRequest,
     ShareGroupDescribeRequest,
     ShareGroupHeartbeatRequest,
 )
 
 from .test_parity_groups import (
+    ALICE,
     GROUP,
     GROUP_REFUSED,
     TOPIC_REFUSED,
@@ -222,3 +229,88 @@ def test_a_refused_alter_leaves_the_share_partition_where_it_was() -> None:
         after = set(cluster.share_groups.partitions)
         assert (GROUP, "paid", 0) in after
         assert {k for k in after if k[1] == "secret"} == {k for k in before if k[1] == "secret"}
+
+
+# -- ShareFetch (key 78) and ShareAcknowledge (key 79) at paid-0's leader --------------------
+def _leader_call(cluster: Cluster, request, version: int):
+    """The request on a connection to paid-0's leader, authenticated as alice."""
+    leader = cluster.describe_topic("paid").partitions[0].leader
+    session = Session(default_registry(), broker_id=leader, cluster=cluster,
+                      client_host="127.0.0.1", principal=ALICE)
+    session.receive_data(encode_request(request, 1, "door", version=version))
+    data = session.process(cluster.now_ms).data
+    (size,) = struct.unpack_from(">i", data)
+    return response_class(request.API_KEY).decode(data[4:4 + size], version=version,
+                                                  header=True)
+
+
+def _share_fetch(cluster: Cluster) -> api.share.ShareFetchResult:
+    leader = cluster.describe_topic("paid").partitions[0].leader
+    return api.share.share_fetch(cluster, leader, api.share.ShareFetchRequest(
+        GROUP, "m-1", 0, {("paid", 0): [], ("secret", 0): []}), authz.Caller(ALICE))
+
+
+def share_fetch_in_process(cluster: Cluster) -> tuple:
+    r = _share_fetch(cluster)
+    return r.error_code, {(p.topic, p.partition): p.error_code for p in r.partitions}
+
+
+def share_fetch_on_the_wire(cluster: Cluster) -> tuple:
+    T = ShareFetchRequest.FetchTopic
+    r = _leader_call(cluster, ShareFetchRequest(
+        group_id=GROUP, member_id="m-1", share_session_epoch=0, max_wait_ms=0, min_bytes=1,
+        max_bytes=1 << 20, max_records=500, batch_size=500, forgotten_topics_data=[],
+        topics=[T(topic_id=topic_id(cluster, t), partitions=[T.FetchPartition(
+            partition_index=0, acknowledgement_batches=[])]) for t in ("paid", "secret")]), 1)
+    return r.error_code, {(topic_name(cluster, t.topic_id), p.partition_index): p.error_code
+                          for t in r.responses for p in t.partitions}
+
+
+ACK = AcknowledgementBatch(0, 0, (1,))
+
+
+def share_acknowledge_in_process(cluster: Cluster) -> tuple:
+    _share_fetch(cluster)  # opens the session (epoch 0), as the wire's is opened below
+    leader = cluster.describe_topic("paid").partitions[0].leader
+    r = api.share.share_acknowledge(cluster, leader, api.share.ShareAcknowledgeRequest(
+        GROUP, "m-1", 1, {("paid", 0): [ACK], ("secret", 0): [ACK]}), authz.Caller(ALICE))
+    return r.error_code, r.partitions
+
+
+def share_acknowledge_on_the_wire(cluster: Cluster) -> tuple:
+    _share_fetch(cluster)
+    T = ShareAcknowledgeRequest.AcknowledgeTopic
+    B = ShareFetchRequest.FetchTopic.FetchPartition.AcknowledgementBatch
+    r = _leader_call(cluster, ShareAcknowledgeRequest(
+        group_id=GROUP, member_id="m-1", share_session_epoch=1, topics=[
+            T(topic_id=topic_id(cluster, t), partitions=[T.AcknowledgePartition(
+                partition_index=0, acknowledgement_batches=[B(
+                    first_offset=0, last_offset=0, acknowledge_types=[1])])])
+            for t in ("paid", "secret")]), 1)
+    return r.error_code, {(topic_name(cluster, t.topic_id), p.partition_index): p.error_code
+                          for t in r.responses for p in t.partitions}
+
+
+SHARE_FETCH_CASES = [
+    # (alice's grants, what ShareFetch answers, what ShareAcknowledge answers after it)
+    (BOTH_TOPICS, (GROUP_REFUSED, {}), (GROUP_REFUSED, {})),
+    ((GROUP_READ, (READ, Kind.TOPIC, "paid")),
+     (errors.NONE, {("paid", 0): errors.NONE, ("secret", 0): TOPIC_REFUSED}),
+     # paid-0 holds no record at offset 0 to acknowledge
+     (errors.NONE, {("paid", 0): errors.INVALID_RECORD_STATE, ("secret", 0): TOPIC_REFUSED})),
+]
+
+
+@pytest.mark.parametrize(("grants", "fetched", "acked"), SHARE_FETCH_CASES,
+                         ids=["group", "topic"])
+def test_share_fetch_and_acknowledge_refuse_the_same_through_both_doors(grants, fetched,
+                                                                        acked) -> None:
+    """READ on the group, then on each topic (core.api.share): a refused topic's partition
+    answers TOPIC_AUTHORIZATION_FAILED and is neither acquired nor acknowledged."""
+    doors = [(share_fetch_in_process, fetched), (share_fetch_on_the_wire, fetched),
+             (share_acknowledge_in_process, acked), (share_acknowledge_on_the_wire, acked)]
+    for door, expected in doors:
+        cluster = _cluster()
+        for operation, kind, resource in grants:
+            _grant(cluster, operation, kind, resource)
+        assert door(cluster) == expected, door.__name__

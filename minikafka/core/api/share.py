@@ -12,12 +12,14 @@ The heartbeat, describe and offsets APIs of share groups are in `core.api.share_
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .. import errors
 from ..share.partition import AcknowledgementBatch, AcquiredRange
 from ..share.sessions import FINAL_EPOCH, INITIAL_EPOCH
+from . import authz
+from .authz import Caller
 from .leader import led_replica
 from .port import ClusterPort
 
@@ -114,9 +116,27 @@ def _acknowledge(cluster: ClusterPort, broker_id: int, group_id: str, member_id:
     return sp.acknowledge(member_id, batches)
 
 
-def share_fetch(cluster: ClusterPort, broker_id: int, request: ShareFetchRequest
-                ) -> ShareFetchResult:
-    """Acknowledge, move the session on, acquire (the broker must be running)."""
+def share_fetch(cluster: ClusterPort, broker_id: int, request: ShareFetchRequest,
+                caller: Caller = Caller()) -> ShareFetchResult:
+    """READ on the group (else GROUP_AUTHORIZATION_FAILED and nothing else) and on each
+    topic asked (else its partitions answer TOPIC_AUTHORIZATION_FAILED, their
+    acknowledgements unapplied and the session without them), as Kafka's KafkaApis checks;
+    then acknowledge, move the session on, acquire (the broker must be running)."""
+    code, refused = authz.share_group_offsets(cluster, caller, request.group_id,
+                                              {t for t, _ in request.fetch})
+    if code:
+        return ShareFetchResult(code)
+    if not refused:
+        return _share_fetch(cluster, broker_id, request)
+    out = _share_fetch(cluster, broker_id, replace(request, fetch={
+        tp: b for tp, b in request.fetch.items() if tp[0] not in refused}))
+    out.partitions += [ShareFetchedPartition(t, p, refused[t]) for t, p in request.fetch
+                       if t in refused]
+    return out
+
+
+def _share_fetch(cluster: ClusterPort, broker_id: int, request: ShareFetchRequest
+                 ) -> ShareFetchResult:
     share = _coordinator(cluster)
     cache = share.session_cache(broker_id)
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
@@ -209,9 +229,26 @@ def _release(share: ShareGroupCoordinator, group_id: str, member_id: str,
             sp.release_member(member_id)
 
 
-def share_acknowledge(cluster: ClusterPort, broker_id: int, request: ShareAcknowledgeRequest
-                      ) -> ShareAcknowledgeResult:
-    """ShareAcknowledge: never on the opening epoch; epoch -1 also closes the session."""
+def share_acknowledge(cluster: ClusterPort, broker_id: int, request: ShareAcknowledgeRequest,
+                      caller: Caller = Caller()) -> ShareAcknowledgeResult:
+    """ShareAcknowledge: READ on the group (else GROUP_AUTHORIZATION_FAILED) and on each
+    topic (else its partitions answer TOPIC_AUTHORIZATION_FAILED, unapplied); never on
+    the opening epoch; epoch -1 also closes the session."""
+    code, refused = authz.share_group_offsets(cluster, caller, request.group_id,
+                                              {t for t, _ in request.acknowledgements})
+    if code:
+        return ShareAcknowledgeResult(code)
+    if not refused:
+        return _share_acknowledge(cluster, broker_id, request)
+    out = _share_acknowledge(cluster, broker_id, replace(request, acknowledgements={
+        tp: b for tp, b in request.acknowledgements.items() if tp[0] not in refused}))
+    out.partitions.update({tp: refused[tp[0]] for tp in request.acknowledgements
+                           if tp[0] in refused})
+    return out
+
+
+def _share_acknowledge(cluster: ClusterPort, broker_id: int, request: ShareAcknowledgeRequest
+                       ) -> ShareAcknowledgeResult:
     share = _coordinator(cluster)
     cache = share.session_cache(broker_id)
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
