@@ -8,10 +8,11 @@ from kafka.errors import CommitFailedError
 
 from minikafka.cluster import Cluster, settle_group
 from minikafka.core import errors
+from minikafka.core.errors import INVALID_REGULAR_EXPRESSION
 from minikafka.core.groups import assignors
 from minikafka.core.groups import records as rec
 from minikafka.core.groups.consumer import MEMBER_TRANSITIONS, MemberState
-from minikafka.core.groups.consumer_protocol import INVALID_REGULAR_EXPRESSION, ConsumerHeartbeat
+from minikafka.core.groups.consumer_protocol import ConsumerHeartbeat
 from minikafka.core.offsets import decode_key, format_record
 
 

@@ -9,14 +9,14 @@ from minikafka.client.share_consumer import AcknowledgeType
 from minikafka.cluster import Cluster
 from minikafka.core import errors
 from minikafka.core.api import share as api
-from minikafka.core.errors import FENCED_MEMBER_EPOCH
-from minikafka.core.share import assignor
-from minikafka.core.share.partition import (
+from minikafka.core.errors import (
+    FENCED_MEMBER_EPOCH,
     INVALID_RECORD_STATE,
-    AcknowledgementBatch,
-    RecordState,
+    INVALID_SHARE_SESSION_EPOCH,
+    SHARE_SESSION_NOT_FOUND,
 )
-from minikafka.core.share.sessions import INVALID_SHARE_SESSION_EPOCH, SHARE_SESSION_NOT_FOUND
+from minikafka.core.share import assignor
+from minikafka.core.share.partition import AcknowledgementBatch, RecordState
 
 GROUP = "workers"
 
@@ -253,7 +253,7 @@ def test_describe_share_group_offsets_start_offset_and_lag():
     a.commit_sync()
     # Kafka writes the new states with the start offset as it was, then moves the SPSO:
     # DescribeShareGroupOffsets reads the written state, one step behind.
-    [d] = api.describe_share_group_offsets(cluster, GROUP)
+    [d] = api.share_group_offsets(cluster, GROUP)
     assert (d.start_offset, d.lag) == (0, 2)  # 0 and 2 done; 1 and 3 not
     assert share_partition(cluster).start_offset == 1
     polled = a.poll(1000)[("jobs", 0)]
@@ -262,7 +262,7 @@ def test_describe_share_group_offsets_start_offset_and_lag():
     a.commit_sync()
     # Everything done: the written start offset is where this last write began, lag 0
     # (the Java test sees 19 of 20 on Kafka 4.4 and on minikafka alike).
-    [d] = api.describe_share_group_offsets(cluster, GROUP)
+    [d] = api.share_group_offsets(cluster, GROUP)
     assert (d.start_offset, d.lag) == (1, 0)
     assert share_partition(cluster).start_offset == 4
 

@@ -26,7 +26,14 @@ from ..core import api, errors
 from ..core.api import authz
 from ..core.api.fetch import committed_batches
 from ..core.records import LOG_APPEND_TIME
-from .security import SECURITY_DEFAULTS, authenticate, caller, raise_refusals, raise_refused
+from .security import (
+    SECURITY_DEFAULTS,
+    authenticate,
+    caller,
+    raise_refusals,
+    raise_refused,
+    refused_error,
+)
 
 if TYPE_CHECKING:
     from .port import ClientHost
@@ -117,6 +124,8 @@ class KafkaConsumer:
         self._throttled_until: dict[int, int] = {}
         # Positions the broker no longer has, with auto_offset_reset='none': poll() raises.
         self._out_of_range: dict[TopicPartition, int] = {}
+        # Topics a Fetch answered TOPIC_AUTHORIZATION_FAILED for: the next poll raises.
+        self._unreadable: set[str] = set()
         self._fetch_seq = 0
         # A fetch was answered (or given up on) since the last fetch round: poll sends
         # the next round, but never two rounds in one simulated millisecond.
@@ -359,7 +368,9 @@ class KafkaConsumer:
     def _check_access(self) -> None:
         """With an authorizer, the rules this poll's requests meet (core.api.authz), else
         kafka-python's errors: FindCoordinator for the group, JoinGroup when subscribed
-        (assigned partitions need no membership), then Fetch for every topic read."""
+        (assigned partitions need no membership), then Metadata's DESCRIBE for every topic
+        read. READ on a topic is Fetch's own check, answered by the leader
+        (core.api.fetch_at_leader) and raised by the poll after it (_drain)."""
         cluster = self.cluster
         if cluster.authorizer is None:
             return
@@ -370,7 +381,7 @@ class KafkaConsumer:
                 code = authz.group(cluster, self.caller, group_id)
             raise_refused(code, group_id)
         topics = self.subscription() | {tp.topic for tp in self._assignment}
-        raise_refusals(authz.fetch(cluster, self.caller, topics))
+        raise_refusals(authz.describe_topics(cluster, self.caller, topics))
 
     def _wait(self, deadline: int) -> None:
         """Run the clock until records arrive, the group needs this thread, or deadline.
@@ -399,10 +410,13 @@ class KafkaConsumer:
         return self._group is not None and self._group.needs_poll()
 
     def _has_records(self) -> bool:
-        return bool(self._out_of_range) or any(
+        return bool(self._out_of_range or self._unreadable) or any(
             self._buffers.get(tp) for tp in self._assignment if tp not in self._paused)
 
     def _drain(self, limit: int) -> dict[TopicPartition, list[ConsumerRecord]]:
+        if self._unreadable:
+            refused, self._unreadable = self._unreadable, set()
+            raise refused_error(errors.TOPIC_AUTHORIZATION_FAILED, refused)
         if self._out_of_range:
             failed, self._out_of_range = self._out_of_range, {}
             failed = {tp: o for tp, o in failed.items() if tp in self._assignment}
@@ -524,8 +538,8 @@ class KafkaConsumer:
                 cluster.network.send(leader, self.client_id, self._on_fetch, tp, offset,
                                      leader, result, seq)
 
-            sent = cluster.network.send(self.client_id, leader, broker.handle_fetch, request,
-                                        respond)
+            sent = cluster.network.send(self.client_id, leader, api.fetch_at_leader, cluster,
+                                        broker, self.caller, request, respond)
             if not sent:
                 cluster.clock.call_later(int(self.config["request_timeout_ms"]),
                                          self._fetch_timeout, tp, seq)
@@ -562,6 +576,9 @@ class KafkaConsumer:
                 return
             self._positions[tp] = self._reset_position(tp)
             self._refetch = True
+            return
+        if resp.error_code == errors.TOPIC_AUTHORIZATION_FAILED:
+            self._unreadable.add(tp.topic)  # raised by poll(), as kafka-python's Fetcher does
             return
         if resp.error_code != errors.NONE:
             # Leader moved: fetch from the new one after retry.backoff.ms (the real

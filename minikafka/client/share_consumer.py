@@ -26,18 +26,18 @@ from kafka.structs import TopicPartition
 
 from .. import errors as kerrors
 from ..core import errors
-from ..core.api import authz
+from ..core.api import authz, share_groups
 from ..core.api import share as share_api
 from ..core.errors import FENCED_MEMBER_EPOCH
 from ..core.records import LOG_APPEND_TIME
+from ..core.share.coordinator import LEAVE_EPOCH, HeartbeatResult
 from ..core.share.partition import AcknowledgementBatch, AcknowledgeType
 from .port import ClientHost
 from .security import (
+    IN_PROCESS_HOST,
     SECURITY_DEFAULTS,
     authenticate,
     caller,
-    raise_refusals,
-    raise_refused,
     refused_error,
 )
 
@@ -135,27 +135,25 @@ class KafkaShareConsumer:
         retry_backoff_ms; any other is kept for poll() to raise, as the Java client does."""
         if self._closed or not self._subscription:
             return
-        share = self.cluster.share_groups
         if self._heartbeat_timer is not None:
             self._heartbeat_timer.cancel()
             self._heartbeat_timer = None
-        refused = authz.group_heartbeat(self.cluster, self.caller, self.group_id,
-                                        self._subscription)
-        if refused:  # poll() raises it; the heartbeat goes on, in case an ACL is added
+        result = self._send_heartbeat(self.member_epoch)
+        if result.error_code in (errors.GROUP_AUTHORIZATION_FAILED,
+                                 errors.TOPIC_AUTHORIZATION_FAILED):
+            # poll() raises it; the heartbeat goes on, in case an ACL is added
             self._refused = refused_error(
-                refused, authz.describe_topics(self.cluster, self.caller, self._subscription)
-                if refused == errors.TOPIC_AUTHORIZATION_FAILED else self.group_id)
+                result.error_code,
+                authz.describe_topics(self.cluster, self.caller, self._subscription)
+                if result.error_code == errors.TOPIC_AUTHORIZATION_FAILED else self.group_id)
             self._heartbeat_timer = self.cluster.clock.call_later(
                 int(self.config["retry_backoff_ms"]), self._heartbeat)
             return
         self._refused = None
-        result = share.heartbeat(None, self.group_id, self.member_id, self.member_epoch,
-                                 self._subscription, None, self.client_id, "/127.0.0.1")
         if result.error_code in (errors.UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH):
             self.member_epoch = 0  # fenced or forgotten: join again
             self._joined = False
-            result = share.heartbeat(None, self.group_id, self.member_id, 0, self._subscription,
-                                     None, self.client_id, "/127.0.0.1")
+            result = self._send_heartbeat(0)
         clock = self.cluster.clock
         if result.error_code in errors.RETRIABLE:
             self._heartbeat_timer = clock.call_later(int(self.config["retry_backoff_ms"]),
@@ -171,11 +169,19 @@ class KafkaShareConsumer:
                                 for p in result.assignment[t]]
         self._heartbeat_timer = clock.call_later(result.heartbeat_interval_ms, self._heartbeat)
 
+    def _send_heartbeat(self, epoch: int) -> HeartbeatResult:
+        """ShareGroupHeartbeat at the coordinator (core.api.share_group_heartbeat): the
+        subscription with a join or a heartbeat, none with a leave (epoch -1)."""
+        return share_groups.share_group_heartbeat(
+            self.cluster, self.caller, None, self.group_id, self.member_id, epoch,
+            None if epoch == LEAVE_EPOCH else self._subscription, None, self.client_id,
+            "/" + IN_PROCESS_HOST)
+
     def _leave(self) -> None:
         if self._heartbeat_timer is not None:
             self._heartbeat_timer.cancel()
             self._heartbeat_timer = None
-        self.cluster.share_groups.heartbeat(None, self.group_id, self.member_id, -1)
+        self._send_heartbeat(LEAVE_EPOCH)
         self._joined = False
         self.member_epoch = 0
 
@@ -209,15 +215,6 @@ class KafkaShareConsumer:
             else:
                 cluster.clock.run_while(lambda: not self._has_available(), deadline)
 
-    def _check_access(self) -> None:
-        """With an authorizer, ShareFetch's rules (core.api.authz): READ on the group,
-        then on every assigned topic, else kafka-python's errors."""
-        if self.cluster.authorizer is None:
-            return
-        raise_refused(authz.group(self.cluster, self.caller, self.group_id), self.group_id)
-        raise_refusals(authz.fetch(self.cluster, self.caller,
-                                   {tp.topic for tp in self._assignment}))
-
     def _has_available(self) -> bool:
         share = self.cluster.share_groups
         for tp in self._assignment:
@@ -241,8 +238,11 @@ class KafkaShareConsumer:
         return out
 
     def _fetch(self) -> dict[TopicPartition, list[ShareRecord]]:
-        self._check_access()  # the assignment may have changed while poll() waited
+        """One ShareFetch per leader (core.api.share.share_fetch). Its refusals are
+        kafka-python's errors: the group's at once, a topic's (no READ) once the records
+        of this round are returned, by the next poll."""
         out: dict[TopicPartition, list[ShareRecord]] = {}
+        unreadable: set[str] = set()
         left = int(self.config["max_poll_records"])
         for broker_id, tps in self._by_leader().items():
             epoch = self._sessions.get(broker_id, 0)
@@ -254,15 +254,19 @@ class KafkaShareConsumer:
             request = share_api.ShareFetchRequest(
                 self.group_id, self.member_id, epoch, wanted, (), max(left, 0),
                 int(self.config["fetch_max_bytes"]))
-            result = share_api.share_fetch(self.cluster, broker_id, request)
+            result = share_api.share_fetch(self.cluster, broker_id, request, self.caller)
             if result.error_code:
                 self._sessions.pop(broker_id, None)  # start a new session next time
                 self._fail(acks, result.error_code, result.error_message)
+                if result.error_code == errors.GROUP_AUTHORIZATION_FAILED:
+                    raise refused_error(result.error_code, self.group_id)
                 continue
             self._sessions[broker_id] = epoch + 1
             self._lock_timeout_ms = result.acquisition_lock_timeout_ms
             for p in result.partitions:
                 tp = TopicPartition(p.topic, p.partition)
+                if p.error_code == errors.TOPIC_AUTHORIZATION_FAILED:
+                    unreadable.add(p.topic)
                 if p.acknowledged:
                     self._results[tp] = (kerrors.for_code(p.acknowledge_error_code)
                                          if p.acknowledge_error_code else None)
@@ -273,6 +277,11 @@ class KafkaShareConsumer:
         for tp, records in out.items():
             for r in records:
                 self._delivered[(tp, r.offset)] = None
+        if unreadable:
+            refused = refused_error(errors.TOPIC_AUTHORIZATION_FAILED, unreadable)
+            if not out:
+                raise refused
+            self._refused = refused
         return out
 
     def _records(self, tp: TopicPartition, p) -> list[ShareRecord]:
@@ -344,7 +353,7 @@ class KafkaShareConsumer:
                 continue
             request = share_api.ShareAcknowledgeRequest(
                 self.group_id, self.member_id, -1 if final else epoch, acks)
-            result = share_api.share_acknowledge(self.cluster, broker_id, request)
+            result = share_api.share_acknowledge(self.cluster, broker_id, request, self.caller)
             if final or result.error_code:
                 self._sessions.pop(broker_id, None)
             else:

@@ -365,9 +365,9 @@ def test_retriable_errors_are_the_ones_kafka_marks_retriable():
     codes = {name: code for name, code in vars(errors).items()
              if name.isupper() and isinstance(code, int) and code != errors.NONE}
     java_only = {errors.CORRUPT_MESSAGE}
-    # Newer than kafka-python 3.0.12's table; Kafka's RebootstrapRequiredException is not
-    # retriable (the client must bootstrap again).
-    unknown_to_kafka_python = {errors.REBOOTSTRAP_REQUIRED}
+    # Newer than kafka-python 3.0.12's table; neither is retriable in Kafka (the client must
+    # bootstrap again; a bad SubscribedTopicRegex stays bad).
+    unknown_to_kafka_python = {errors.REBOOTSTRAP_REQUIRED, errors.INVALID_REGULAR_EXPRESSION}
     assert {c for c in codes.values() if c not in kafka_errors} == unknown_to_kafka_python
     assert not unknown_to_kafka_python & errors.RETRIABLE
     differ = {name for name, code in codes.items() if code not in unknown_to_kafka_python

@@ -10,12 +10,22 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from kafka.errors import TopicAuthorizationFailedError
 from kafka.protocol.consumer import FetchRequest
 from kafka.record.memory_records import MemoryRecords
+from kafka.structs import TopicPartition
 
 from minikafka.cluster import Cluster
 from minikafka.core import api, errors
-from minikafka.core.api import QuotaAlteration, QuotaOp, entity_of
+from minikafka.core.acl import (
+    ANONYMOUS,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
+from minikafka.core.api import QuotaAlteration, QuotaOp, authz, entity_of
 from minikafka.core.records import RecordBatch
 from minikafka.wire import Session, default_registry, encode_request
 from minikafka.wire.codec import response_class
@@ -64,13 +74,14 @@ def _step_until(cluster: Cluster, answered: Callable[[], Any], steps: Callable[[
 
 def in_process(cluster: Cluster, broker: int, wanted: list[api.FetchPartition],
                min_bytes: int, max_wait_ms: int, max_bytes: int,
-               steps: Callable[[int], None]) -> Answer:
-    """The request the in-process consumer sends, answered by the broker."""
+               steps: Callable[[int], None], principal: str = ANONYMOUS) -> Answer:
+    """The request the in-process consumer sends, answered at the leader."""
     out: list[api.FetchResult] = []
     start = cluster.now_ms
     request = api.FetchRequest(tuple(wanted), max_bytes, min_bytes, max_wait_ms,
-                               client_id=CLIENT_ID)
-    cluster.brokers[broker].handle_fetch(request, out.append)
+                               principal, CLIENT_ID)
+    api.fetch_at_leader(cluster, cluster.brokers[broker], authz.Caller(principal), request,
+                        out.append)
     _step_until(cluster, lambda: out, steps, max_wait_ms)
     [result] = out
     return ([(p.error_code, [b.base_offset + r[0] for b in p.batches for r in b.records])
@@ -78,9 +89,11 @@ def in_process(cluster: Cluster, broker: int, wanted: list[api.FetchPartition],
 
 
 def wire(cluster: Cluster, broker: int, wanted: list[api.FetchPartition], min_bytes: int,
-         max_wait_ms: int, max_bytes: int, steps: Callable[[int], None]) -> Answer:
+         max_wait_ms: int, max_bytes: int, steps: Callable[[int], None],
+         principal: str = ANONYMOUS) -> Answer:
     """The same request as a Fetch v12 on a connection to the broker."""
-    session = Session(default_registry(), broker_id=broker, cluster=cluster)
+    session = Session(default_registry(), broker_id=broker, cluster=cluster,
+                      client_host="127.0.0.1", principal=principal)
     topics: dict[str, list] = {}
     for w in wanted:
         topics.setdefault(w.topic, []).append(_Fetch.FetchPartition(
@@ -105,13 +118,14 @@ def wire(cluster: Cluster, broker: int, wanted: list[api.FetchPartition], min_by
 DOORS = {"in-process": in_process, "wire": wire}
 
 
-def both(scenario: Callable[[Cluster], tuple]) -> dict[str, Answer]:
+def both(scenario: Callable[[Cluster], tuple], principal: str = ANONYMOUS
+         ) -> dict[str, Answer]:
     """Run `scenario(cluster) -> (broker, partitions, min_bytes, max_wait_ms, max_bytes,
-    steps)` through each door on its own fresh cluster."""
+    steps)` through each door on its own fresh cluster, as `principal`."""
     answers = {}
     for name, door in DOORS.items():
         cluster = _cluster()
-        answers[name] = door(cluster, *scenario(cluster))
+        answers[name] = door(cluster, *scenario(cluster), principal=principal)
     return answers
 
 
@@ -275,3 +289,75 @@ def test_the_in_process_consumer_names_the_leader_epoch_it_knows() -> None:
     consumer.poll(timeout_ms=1_000)
     assert sent
     assert {p.current_leader_epoch for r in sent for p in r.partitions} == {_epoch(cluster, "e")}
+
+
+ALICE = "User:alice"
+REFUSED = errors.TOPIC_AUTHORIZATION_FAILED
+
+
+def _reading(*topics: str) -> Callable[[Cluster], tuple]:
+    """ACLs on, alice may READ `topics`; a record in t-0 and in e-0; a fetch of both
+    (with fetch.min.bytes of 1 MB) sent to t-0's leader."""
+    def scenario(cluster: Cluster) -> tuple:
+        cluster.enable_acls(super_users=["User:admin"])
+        cluster.create_acls([AclBinding(ResourceType.TOPIC, t, PatternType.LITERAL, ALICE,
+                                        "*", AclOperation.READ, AclPermissionType.ALLOW)
+                             for t in topics])
+        _produce(cluster, "t", 0, b"paid")
+        _produce(cluster, "e", 0, b"secret")
+        cluster.settle()
+        leader = _leader(cluster, "t")
+        # e-0 led elsewhere answers NOT_LEADER_OR_FOLLOWER: the leader check comes after READ
+        e_code = errors.NONE if _leader(cluster, "e") == leader \
+            else errors.NOT_LEADER_OR_FOLLOWER
+        expected[topics] = e_code
+        return leader, [api.FetchPartition("t", 0, 0), api.FetchPartition("e", 0, 0)], \
+            1 << 20, 500, 1 << 20, _no_steps
+
+    expected: dict = {}
+    scenario.expected = expected  # type: ignore[attr-defined]
+    return scenario
+
+
+@pytest.mark.parametrize("readable", [(), ("t",), ("t", "e")])
+def test_fetch_refuses_a_topic_without_read_the_same_through_both_doors(readable) -> None:
+    """READ on each topic (core.api.authorize_fetch): a refused topic's partitions answer
+    TOPIC_AUTHORIZATION_FAILED with no records, the others are read, and a request with a
+    refusal answers at once instead of waiting for fetch.min.bytes."""
+    scenario = _reading(*readable)
+    answers = both(scenario, ALICE)
+    e_code = scenario.expected[readable]
+    want = {(): ([(REFUSED, []), (REFUSED, [])], 0, 0),
+            ("t",): ([(errors.NONE, [0]), (REFUSED, [])], 0, 0),
+            # nothing refused: the request waits its max_wait_ms for a megabyte
+            ("t", "e"): ([(errors.NONE, [0]), (e_code, [0] if e_code == 0 else [])], 0,
+                         0 if e_code else 500)}[readable]
+    assert answers["in-process"] == want
+    assert answers["in-process"] == answers["wire"]
+
+
+def test_the_in_process_consumer_raises_the_leaders_refusal() -> None:
+    """The consumer's Fetch goes through core.api.fetch_at_leader: with DESCRIBE but not
+    READ on the topic it reads nothing; the leader's
+    TOPIC_AUTHORIZATION_FAILED is raised by poll(), naming the topic, as kafka-python's
+    Fetcher does. READ granted, the same consumer reads."""
+    cluster = _cluster()
+    cluster.enable_acls(super_users=["User:admin"])
+    cluster.set_scram_credential("alice", "alice-secret")
+    _produce(cluster, "t", 0, b"paid")
+    cluster.settle()
+
+    def grant(operation: AclOperation) -> None:
+        cluster.create_acls([AclBinding(ResourceType.TOPIC, "t", PatternType.LITERAL, ALICE,
+                                        "*", operation, AclPermissionType.ALLOW)])
+    grant(AclOperation.DESCRIBE)
+    consumer = cluster.consumer(security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+                                sasl_plain_username="alice", sasl_plain_password="alice-secret",
+                                auto_offset_reset="earliest")
+    consumer.assign([TopicPartition("t", 0)])
+    with pytest.raises(TopicAuthorizationFailedError) as refused:
+        consumer.poll(timeout_ms=1_000)
+    assert refused.value.args[0] == {"t"}
+    grant(AclOperation.READ)
+    records = consumer.poll(timeout_ms=1_000)
+    assert [r.value for rs in records.values() for r in rs] == [b"paid"]

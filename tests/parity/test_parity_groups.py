@@ -11,16 +11,20 @@ import struct
 from collections.abc import Callable
 
 import pytest
+from kafka.errors import KafkaError
 from kafka.protocol.admin import DescribeGroupsRequest
 from kafka.protocol.consumer.group import (
     HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
     OffsetCommitRequest,
+    OffsetDeleteRequest,
     OffsetFetchRequest,
     SyncGroupRequest,
 )
+from kafka.structs import TopicPartition
 
+from minikafka import errors as kerrors
 from minikafka.cluster import Cluster
 from minikafka.core import api, errors
 from minikafka.core.acl import (
@@ -35,7 +39,7 @@ from minikafka.core.api import authz
 from minikafka.core.groups.consumer_protocol import ConsumerHeartbeat
 from minikafka.wire import Session, default_registry, encode_request
 from minikafka.wire.codec import response_class
-from minikafka.wire.messages import ConsumerGroupHeartbeatRequest
+from minikafka.wire.messages import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
 
 from .doors import Door, through_both
 from .test_parity import same_everywhere
@@ -316,3 +320,152 @@ def test_the_admin_lists_and_deletes_a_share_group_the_same_through_both_doors()
     seen = same_everywhere(through_both(scenario))
     assert seen == ([("workers", "share")], {"workers": "OK"},
                     {"workers": "GroupIdNotFoundError"})
+
+
+# -- ConsumerGroupDescribe (key 69) and OffsetDelete (key 47) ------------------------------
+ADMIN = authz.Caller("User:admin")
+
+
+def _grant(cluster: Cluster, operation: AclOperation, kind: Kind, name: str) -> None:
+    cluster.create_acls([AclBinding(kind, name, PatternType.LITERAL, ALICE, "*", operation,
+                                    AclPermissionType.ALLOW)])
+
+
+def _consumer_member(cluster: Cluster, *topics: str) -> None:
+    """User:admin's KIP-848 member m-1 of GROUP, subscribed to `topics` and assigned them."""
+    answer = api.consumer_group_heartbeat(cluster, ADMIN, None, ConsumerHeartbeat(
+        GROUP, "m-1", 0, rebalance_timeout_ms=30_000, subscribed_topic_names=topics,
+        owned=(), client_id="door", client_host="/127.0.0.1"))
+    assert answer.error == errors.NONE and answer.assignment
+
+
+def _classic_group(cluster: Cluster) -> None:
+    """An empty classic group holding User:admin's commits (paid-0 at 3, secret-0 at 4)."""
+    _committed_by_admin(cluster)
+
+
+def describe_consumer_group_in_process(cluster: Cluster) -> tuple:
+    view = _in_process_call(cluster, lambda c, who, node, _: api.consumer_group_describe(
+        c, who, node, GROUP))
+    return view.error, view.error_message, view.state, len(view.members)
+
+
+def describe_consumer_group_on_the_wire(cluster: Cluster) -> tuple:
+    [g] = _wire_call(cluster, ConsumerGroupDescribeRequest(
+        group_ids=[GROUP], include_authorized_operations=False), 1).groups
+    return g.error_code, g.error_message, g.group_state, len(g.members)
+
+
+NOT_CONSUMER = f"Group {GROUP} is not a consumer group."
+HIDDEN = "The group has described topic(s) that the client is not authorized to describe."
+DESCRIBE_CASES = [
+    # (setup, alice's READ grants, what both doors answer)
+    (_classic_group, (), (GROUP_REFUSED, None, "", 0)),
+    (None, ((Kind.GROUP, GROUP),), (errors.GROUP_ID_NOT_FOUND, f"Group {GROUP} not found.",
+                                    "", 0)),
+    (_classic_group, ((Kind.GROUP, GROUP),), (errors.GROUP_ID_NOT_FOUND, NOT_CONSUMER, "", 0)),
+    (lambda c: _consumer_member(c, "paid", "secret"), ((Kind.GROUP, GROUP), (Kind.TOPIC, "paid")),
+     (TOPIC_REFUSED, HIDDEN, "", 0)),
+    (lambda c: _consumer_member(c, "paid", "secret"),
+     ((Kind.GROUP, GROUP), (Kind.TOPIC, "paid"), (Kind.TOPIC, "secret")),
+     (errors.NONE, None, "Stable", 1)),
+]
+
+
+@pytest.mark.parametrize(("setup", "grants", "expected"), DESCRIBE_CASES,
+                         ids=["refused", "unknown", "classic", "hidden-topic", "described"])
+def test_consumer_group_describe_answers_the_same_through_both_doors(setup, grants,
+                                                                      expected) -> None:
+    """DESCRIBE on the group, then the coordinator's view; a view naming a topic alice may
+    not DESCRIBE is refused whole (core.api.consumer_group_describe)."""
+    for door in (describe_consumer_group_in_process, describe_consumer_group_on_the_wire):
+        cluster = _cluster(*grants)
+        if setup is not None:
+            setup(cluster)
+        assert door(cluster) == expected, door.__name__
+
+
+DELETED = [("paid", 0), ("secret", 0), ("paid", 5), ("gone", 0)]
+
+
+def offset_delete_in_process(cluster: Cluster) -> tuple:
+    return _in_process_call(cluster, lambda c, who, node, _: api.offset_delete(
+        c, who, node, GROUP, DELETED))
+
+
+def offset_delete_on_the_wire(cluster: Cluster) -> tuple:
+    T = OffsetDeleteRequest.OffsetDeleteRequestTopic
+    P = T.OffsetDeleteRequestPartition
+    topics: dict[str, list[int]] = {}
+    for t, p in DELETED:
+        topics.setdefault(t, []).append(p)
+    response = _wire_call(cluster, OffsetDeleteRequest(group_id=GROUP, topics=[
+        T(name=t, partitions=[P(partition_index=p) for p in ps]) for t, ps in topics.items()]), 0)
+    return response.error_code, {(t.name, p.partition_index): p.error_code
+                                 for t in response.topics for p in t.partitions}
+
+
+def admin_delete_group_offsets(cluster: Cluster) -> tuple:
+    """kafka-python's KafkaAdminClient.delete_group_offsets shape, from the in-process admin
+    of alice: (error class name, {partition: error class name})."""
+    cluster.set_scram_credential("alice", "alice-secret")
+    admin = cluster.admin(security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+                          sasl_plain_username="alice", sasl_plain_password="alice-secret")
+    try:
+        result = admin.delete_group_offsets(GROUP, [TopicPartition(t, p) for t, p in DELETED])
+    except KafkaError as exc:
+        return type(exc).__name__, {}
+    return "NoError", {(tp.topic, tp.partition): e.__name__ for tp, e in result.items()}
+
+
+SUBSCRIBED = errors.GROUP_SUBSCRIBED_TO_TOPIC
+DELETE_CASES = [
+    # (setup, alice's grants as (operation, kind, name), what both doors answer)
+    (_classic_group, ((AclOperation.READ, Kind.GROUP, GROUP),), (GROUP_REFUSED, {})),
+    (None, ((AclOperation.DELETE, Kind.GROUP, GROUP),), (errors.GROUP_ID_NOT_FOUND, {})),
+    (_classic_group, ((AclOperation.DELETE, Kind.GROUP, GROUP),
+                      (AclOperation.READ, Kind.TOPIC, "paid"),
+                      (AclOperation.READ, Kind.TOPIC, "gone")),
+     (errors.NONE, {("paid", 0): 0, ("secret", 0): TOPIC_REFUSED, ("paid", 5): UNKNOWN,
+                    ("gone", 0): UNKNOWN})),
+    (lambda c: _consumer_member(c, "paid"), ((AclOperation.DELETE, Kind.GROUP, GROUP),
+                                             (AclOperation.READ, Kind.TOPIC, "paid"),
+                                             (AclOperation.READ, Kind.TOPIC, "secret")),
+     (errors.NONE, {("paid", 0): SUBSCRIBED, ("secret", 0): 0, ("paid", 5): UNKNOWN,
+                    ("gone", 0): TOPIC_REFUSED})),
+]
+
+
+@pytest.mark.parametrize(("setup", "grants", "expected"), DELETE_CASES,
+                         ids=["no-delete", "unknown-group", "deleted", "subscribed"])
+def test_offset_delete_answers_the_same_through_both_doors(setup, grants, expected) -> None:
+    """DELETE on the group, READ on each topic, the metadata's partitions, then the
+    coordinator (core.api.offset_delete); the in-process admin raises the group's error
+    and names each partition's as kafka-python does."""
+    def fresh() -> Cluster:
+        cluster = _cluster()
+        for operation, kind, name in grants:
+            _grant(cluster, operation, kind, name)
+        if setup is not None:
+            setup(cluster)
+        return cluster
+
+    assert offset_delete_in_process(fresh()) == expected
+    assert offset_delete_on_the_wire(fresh()) == expected
+    code, codes = expected
+    assert admin_delete_group_offsets(fresh()) == (
+        type(kerrors.for_code(code)).__name__ if code else "NoError",
+        {tp: type(kerrors.for_code(c)).__name__ if c else "NoError" for tp, c in codes.items()})
+
+
+def test_offset_delete_removes_only_what_it_answered_deleted_through_either_door() -> None:
+    """paid-0 is deleted; secret-0 (refused) keeps its offset."""
+    for door in (offset_delete_in_process, offset_delete_on_the_wire):
+        cluster = _cluster()
+        _grant(cluster, AclOperation.DELETE, Kind.GROUP, GROUP)
+        _grant(cluster, AclOperation.READ, Kind.TOPIC, "paid")
+        _classic_group(cluster)
+        door(cluster)
+        code, found = cluster.groups.offset_fetch(None, GROUP, None)
+        assert code == errors.NONE
+        assert {tp: c.offset for tp, c in found.items()} == {("secret", 0): 4}

@@ -16,7 +16,6 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from ... import errors as kerrors
 from ...core import api, errors, group_command
-from ...core.api import authz
 from ...core.group_command import PartitionLag
 from ..security import raise_refusals, raise_refused, refused_error
 from .base import raise_for
@@ -155,14 +154,9 @@ class GroupsAdmin(OperationsAdmin):
 
     def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition],
                              group_coordinator_id: int | None = None) -> dict[TopicPartition, type]:
-        asked = [(tp.topic, tp.partition) for tp in partitions]
-        code, refused = authz.offset_delete(self.cluster, self.caller, group_id,
-                                            {t for t, _ in asked})
-        if not code:
-            code, result = self._groups.delete_offsets(
-                group_coordinator_id, group_id, [tp for tp in asked if tp[0] not in refused])
+        code, result = api.offset_delete(self.cluster, self.caller, group_coordinator_id,
+                                         group_id, [(tp.topic, tp.partition) for tp in partitions])
         raise_for(code, f"OffsetDeleteRequest failed for group '{group_id}'.")
-        result.update({tp: refused[tp[0]] for tp in asked if tp[0] in refused})
         return {TopicPartition(t, p): type(kerrors.for_code(c)) if c else Errors.NoError
                 for (t, p), c in result.items()}
 

@@ -9,7 +9,9 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     list_offsets     ListOffsets (key 2): earliest, latest, max-timestamp, by timestamp
     fetch            Fetch (key 1): the leader and leader-epoch checks, the fetch.min.bytes
                      wait (read_fetch, retry_fetch), the quota (fetch_throttle_ms);
-                     fetch_partition reads one: batches, HW, LSO, log start, aborted txns
+                     fetch_partition reads one: batches, HW, LSO, log start, aborted txns;
+                     authorize_fetch (fetch_access) asks READ on each topic first, and
+                     fetch_at_leader is the in-process consumer's whole Fetch
     create_topics    CreateTopics (key 19), validate_only through the same checks
     delete_topics    DeleteTopics (key 20), by name
     create_partitions CreatePartitions (key 37), validate_only through the same checks
@@ -28,12 +30,18 @@ error codes (minikafka.core.errors); time comes from the cluster's simulated clo
     list_transactions, describe_transactions  ListTransactions (66), DescribeTransactions (65)
     init_producer_id InitProducerId (key 22), journaled as ``producer.init``
     join_group, sync_group, heartbeat, leave_group, offset_commit, offset_fetch,
-    describe_group, list_groups, delete_groups, consumer_group_heartbeat  JoinGroup (11),
-                     ConsumerGroupHeartbeat (68), SyncGroup (14), Heartbeat
-                     (12), LeaveGroup (13), OffsetCommit (8), OffsetFetch (9),
+    describe_group, list_groups, delete_groups, consumer_group_heartbeat,
+    consumer_group_describe, offset_delete  JoinGroup (11), ConsumerGroupHeartbeat (68),
+                     ConsumerGroupDescribe (69), SyncGroup (14), Heartbeat (12),
+                     LeaveGroup (13), OffsetCommit (8), OffsetFetch (9), OffsetDelete (47),
                      DescribeGroups (15), ListGroups
                      (16), DeleteGroups (42): authorization, then the group coordinator
                      (core.groups; share groups from the share-group coordinator)
+    share_group_heartbeat, share_group_describe, describe_share_group_offsets,
+    alter_share_group_offsets, delete_share_group_offsets  (share_groups) ShareGroupHeartbeat
+                     (76), ShareGroupDescribe (77), DescribeShareGroupOffsets (90),
+                     AlterShareGroupOffsets (91), DeleteShareGroupOffsets (92):
+                     authorization, then the share-group coordinator
     record_acked     the ``produce.acked`` journal event for an answered Produce (key 0)
     txn_offset_commit.unverified  TxnOffsetCommit (key 28)'s partition verification (KIP-890)
     metadata         Metadata (key 3): brokers, controller, topics, auto-creation
@@ -83,9 +91,11 @@ from .fetch import (
     read_fetch,
     retry_fetch,
 )
+from .fetch_access import AuthorizedFetch, authorize_fetch, fetch_at_leader
 from .groups import (
     DEFAULT_LEAVE_REASON,
     commit_timed_out,
+    consumer_group_describe,
     consumer_group_heartbeat,
     delete_groups,
     describe_group,
@@ -94,6 +104,7 @@ from .groups import (
     leave_group,
     list_groups,
     offset_commit,
+    offset_delete,
     offset_fetch,
     sync_group,
 )
@@ -134,6 +145,13 @@ from .producer_id import InitProducerIdRequest, InitProducerIdResult, init_produ
 from .producers import ActiveProducer, PartitionProducers, describe_producers
 from .quorum import QuorumInfo, QuorumReplica, describe_quorum
 from .records import DeleteRecordsPartition, DeleteRecordsResult, delete_records
+from .share_groups import (
+    alter_share_group_offsets,
+    delete_share_group_offsets,
+    describe_share_group_offsets,
+    share_group_describe,
+    share_group_heartbeat,
+)
 from .topics import (
     CreatableTopic,
     CreateTopicsRequest,
@@ -230,6 +248,13 @@ __all__ = [
     "leave_group",
     "delete_groups",
     "consumer_group_heartbeat",
+    "consumer_group_describe",
+    "offset_delete",
+    "share_group_heartbeat",
+    "share_group_describe",
+    "describe_share_group_offsets",
+    "alter_share_group_offsets",
+    "delete_share_group_offsets",
     "describe_group",
     "list_groups",
     "sync_group",
@@ -238,6 +263,9 @@ __all__ = [
     "FetchRequest",
     "FetchResult",
     "fetch",
+    "AuthorizedFetch",
+    "authorize_fetch",
+    "fetch_at_leader",
     "fetch_ready",
     "fetch_throttle_ms",
     "read_fetch",

@@ -10,13 +10,13 @@ the token's owner. Tokens live until `expiry` (issue + delegation.token.expiry.t
 1 day, renewable) and never past `max` (issue + delegation.token.max.lifetime.ms, 7 days).
 
 Kafka's refusals, in its order:
-- DELEGATION_TOKEN_REQUEST_NOT_ALLOWED (64): over PLAINTEXT, over one-way TLS (an SSL
+- errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED (64): over PLAINTEXT, over one-way TLS (an SSL
   client without a certificate), or on a connection that itself logged in with a token;
-- DELEGATION_TOKEN_AUTH_DISABLED (61): no delegation.token.secret.key;
-- DELEGATION_TOKEN_AUTHORIZATION_FAILED (65): a token for another owner without
-  CREATE_TOKENS on that user; INVALID_PRINCIPAL_TYPE (67): a renewer that is not a User;
-- DELEGATION_TOKEN_NOT_FOUND (62), DELEGATION_TOKEN_EXPIRED (66),
-  DELEGATION_TOKEN_OWNER_MISMATCH (63: only the owner and the renewers renew or expire).
+- errors.DELEGATION_TOKEN_AUTH_DISABLED (61): no delegation.token.secret.key;
+- errors.DELEGATION_TOKEN_AUTHORIZATION_FAILED (65): a token for another owner without
+  CREATE_TOKENS on that user; errors.INVALID_PRINCIPAL_TYPE (67): a renewer that is not a User;
+- errors.DELEGATION_TOKEN_NOT_FOUND (62), errors.DELEGATION_TOKEN_EXPIRED (66),
+  errors.DELEGATION_TOKEN_OWNER_MISMATCH (63: only the owner and the renewers renew or expire).
 """
 from __future__ import annotations
 
@@ -37,13 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["DelegationToken", "allow_token_requests", "create", "describe", "expire", "renew",
            "sweep_expired", "token_credential"]
 
-DELEGATION_TOKEN_AUTH_DISABLED = 61
-DELEGATION_TOKEN_NOT_FOUND = 62
-DELEGATION_TOKEN_OWNER_MISMATCH = 63
-DELEGATION_TOKEN_REQUEST_NOT_ALLOWED = 64
-DELEGATION_TOKEN_AUTHORIZATION_FAILED = 65
-DELEGATION_TOKEN_EXPIRED = 66
-INVALID_PRINCIPAL_TYPE = 67
 
 USER_TYPE = "User"
 ANONYMOUS = "User:ANONYMOUS"
@@ -72,12 +65,12 @@ def create(cluster: ClusterPort, principal: str, owner: str | None, renewers: li
     owner = owner or principal
     if owner != principal and cluster.authorizer is not None and not cluster.authorize(
             principal, "*", AclOperation.CREATE_TOKENS, ResourceType.USER, owner):
-        return DELEGATION_TOKEN_AUTHORIZATION_FAILED, None
+        return errors.DELEGATION_TOKEN_AUTHORIZATION_FAILED, None
     if any(not r.startswith(USER_TYPE + ":") for r in renewers):
-        return INVALID_PRINCIPAL_TYPE, None
+        return errors.INVALID_PRINCIPAL_TYPE, None
     secret = _secret(cluster)
     if secret is None:
-        return DELEGATION_TOKEN_AUTH_DISABLED, None
+        return errors.DELEGATION_TOKEN_AUTH_DISABLED, None
     now = cluster.now_ms
     config = cluster.broker_config
     lifetime = int(config["delegation.token.max.lifetime.ms"])
@@ -112,15 +105,15 @@ def _renewable(cluster: ClusterPort, principal: str, mac: bytes, check_expiry: b
     """The token with HMAC MAC if PRINCIPAL may renew or expire it, else Kafka's error, in
     the controller's order (renew checks the expiry before the owner, expire after)."""
     if _secret(cluster) is None:
-        return DELEGATION_TOKEN_AUTH_DISABLED, None
+        return errors.DELEGATION_TOKEN_AUTH_DISABLED, None
     token = _find(cluster, mac)
     if token is None:
-        return DELEGATION_TOKEN_NOT_FOUND, None
+        return errors.DELEGATION_TOKEN_NOT_FOUND, None
     now = cluster.now_ms
     if check_expiry and (token.max_ms < now or token.expiry_ms < now):
-        return DELEGATION_TOKEN_EXPIRED, None
+        return errors.DELEGATION_TOKEN_EXPIRED, None
     if principal != token.owner and principal not in token.renewers:
-        return DELEGATION_TOKEN_OWNER_MISMATCH, None
+        return errors.DELEGATION_TOKEN_OWNER_MISMATCH, None
     return errors.NONE, token
 
 
@@ -150,7 +143,7 @@ def expire(cluster: ClusterPort, principal: str, mac: bytes, expiry_period_ms: i
         cluster.publish_metadata()
         return errors.NONE, now
     if token.max_ms < now or token.expiry_ms < now:
-        return DELEGATION_TOKEN_EXPIRED, 0
+        return errors.DELEGATION_TOKEN_EXPIRED, 0
     expiry = min(token.max_ms, now + expiry_period_ms)
     cluster.controller.put_delegation_token(replace(token, expiry_ms=expiry))
     cluster.publish_metadata()
@@ -176,7 +169,7 @@ def describe(cluster: ClusterPort, principal: str, owners: list[str] | None
     a principal sees its own tokens (owner, requester or renewer) and those it may
     DESCRIBE (the token, or DESCRIBE_TOKENS on its owner)."""
     if _secret(cluster) is None:
-        return DELEGATION_TOKEN_AUTH_DISABLED, []
+        return errors.DELEGATION_TOKEN_AUTH_DISABLED, []
     if owners is not None and not owners:
         return errors.NONE, []
 

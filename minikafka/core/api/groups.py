@@ -1,10 +1,11 @@
 """The group APIs a member and the admin client send to the group coordinator:
 JoinGroup (key 11), SyncGroup (key 14), Heartbeat (key 12), LeaveGroup (key 13),
 OffsetCommit (key 8), OffsetFetch (key 9), DescribeGroups (key 15), ListGroups (key 16),
-DeleteGroups (key 42) and KIP-848's ConsumerGroupHeartbeat (key 68), each with the
-authorization Kafka's KafkaApis checks before the coordinator sees the request, so the
-in-process consumer and admin client (through the simulated network, at the coordinator)
-and the wire handlers get the same answers.
+DeleteGroups (key 42), OffsetDelete (key 47), KIP-848's ConsumerGroupHeartbeat (key 68)
+and ConsumerGroupDescribe (key 69), each with the authorization Kafka's KafkaApis checks
+before the coordinator sees the request, so the in-process consumer and admin client
+(through the simulated network, at the coordinator) and the wire handlers get the same
+answers.
 
 The coordinator (core.groups) keeps its own checks: the coordinator itself
 (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS), the member and generation, and
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from ..groups.classic import GroupDescription, JoinResult, SyncResult
-from ..groups.consumer_protocol import ConsumerHeartbeat, HeartbeatAnswer
+from ..groups.consumer_protocol import ConsumerGroupView, ConsumerHeartbeat, HeartbeatAnswer
 from . import authz
 
 if TYPE_CHECKING:
@@ -209,3 +210,52 @@ def consumer_group_heartbeat(cluster: ClusterPort, caller: Caller, broker_id: in
     if refused:
         return HeartbeatAnswer(refused)
     return cluster.groups.consumer_group_heartbeat(broker_id, request)
+
+
+def consumer_group_describe(cluster: ClusterPort, caller: Caller, broker_id: int | None,
+                            group_id: str) -> ConsumerGroupView:
+    """ConsumerGroupDescribe (key 69), one group: DESCRIBE on it (else
+    GROUP_AUTHORIZATION_FAILED), then the coordinator's view (GROUP_ID_NOT_FOUND for an
+    unknown group or a classic one). As Kafka's KafkaApis does, a group whose members'
+    assignments or target assignments name a topic the caller may not DESCRIBE answers
+    TOPIC_AUTHORIZATION_FAILED, with no members, so the topic stays hidden."""
+    refused = authz.describe_group(cluster, caller, group_id)
+    if refused:
+        return ConsumerGroupView(refused, group_id)
+    view = cluster.groups.consumer_group_describe(broker_id, group_id)
+    if view.error or cluster.authorizer is None:
+        return view
+    name = cluster.groups.consumer.topic_name
+    topics = {name(t) for m in view.members for rows in (m.assignment, m.target_assignment)
+              for t, _ in rows}
+    if authz.describe_topics(cluster, caller, topics):
+        return ConsumerGroupView(errors.TOPIC_AUTHORIZATION_FAILED, group_id,
+                                 "The group has described topic(s) that the client is not "
+                                 "authorized to describe.")
+    return view
+
+
+def offset_delete(cluster: ClusterPort, caller: Caller, broker_id: int | None, group_id: str,
+                  partitions: Iterable[TP]) -> tuple[int, dict[TP, int]]:
+    """OffsetDelete (key 47): (the request's error, {partition: code}) for every partition
+    asked. DELETE on the group, else GROUP_AUTHORIZATION_FAILED and no partitions; READ on
+    each topic, else TOPIC_AUTHORIZATION_FAILED; a partition the metadata lacks is
+    UNKNOWN_TOPIC_OR_PARTITION. The coordinator deletes the rest: GROUP_ID_NOT_FOUND for
+    no group, NON_EMPTY_GROUP for an active group of another protocol type, and
+    GROUP_SUBSCRIBED_TO_TOPIC for a topic the group's members consume."""
+    asked = list(dict.fromkeys(partitions))
+    code, refused = authz.offset_delete(cluster, caller, group_id, {t for t, _ in asked})
+    if code:
+        return code, {}
+    known = cluster.controller.topics
+    out: dict[TP, int] = {}
+    for topic, partition in asked:
+        if topic in refused:
+            out[(topic, partition)] = refused[topic]
+        elif topic not in known or not 0 <= partition < len(known[topic].partitions):
+            out[(topic, partition)] = errors.UNKNOWN_TOPIC_OR_PARTITION
+    code, deleted = cluster.groups.delete_offsets(broker_id, group_id,
+                                                  [tp for tp in asked if tp not in out])
+    if code:
+        return code, {}
+    return errors.NONE, {tp: out[tp] if tp in out else deleted[tp] for tp in asked}

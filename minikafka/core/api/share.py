@@ -1,22 +1,25 @@
-"""ShareFetch (key 78), ShareAcknowledge (key 79) and DescribeShareGroupOffsets (key 90),
-as a partition leader answers a share consumer (KIP-932).
+"""ShareFetch (key 78) and ShareAcknowledge (key 79), as a partition leader answers a share
+consumer (KIP-932), and the share-partitions' start offsets DescribeShareGroupOffsets
+(key 90, core.api.share_groups) reads.
 
 A ShareFetch first applies the acknowledgements it carries, then moves the member's share
 session on (open with epoch 0, close with -1, else the expected next epoch), then
 acquires records for the member from each partition of the session that this broker
 leads. What comes back per partition is the log batches holding the acquired records and
 the acquired ranges with their delivery counts; the reader keeps only acquired offsets.
-The heartbeat and describe sides of share groups are in `core.share.coordinator`.
+The heartbeat, describe and offsets APIs of share groups are in `core.api.share_groups`.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .. import errors
-from ..share.partition import INVALID_RECORD_STATE, AcknowledgementBatch, AcquiredRange
-from ..share.sessions import FINAL_EPOCH, INITIAL_EPOCH, INVALID_SHARE_SESSION_EPOCH
+from ..share.partition import AcknowledgementBatch, AcquiredRange
+from ..share.sessions import FINAL_EPOCH, INITIAL_EPOCH
+from . import authz
+from .authz import Caller
 from .leader import led_replica
 from .port import ClusterPort
 
@@ -28,16 +31,15 @@ TP = tuple[str, int]
 
 __all__ = [
     "DescribedShareOffset",
-    "INVALID_RECORD_STATE",
     "ShareAcknowledgeRequest",
     "ShareAcknowledgeResult",
     "ShareFetchRequest",
     "ShareFetchResult",
     "ShareFetchedPartition",
     "acquire_for_session",
-    "describe_share_group_offsets",
-    "share_acknowledge",
+        "share_acknowledge",
     "share_fetch",
+    "share_group_offsets",
 ]
 
 
@@ -110,13 +112,31 @@ def _acknowledge(cluster: ClusterPort, broker_id: int, group_id: str, member_id:
         return code
     sp = _coordinator(cluster).partitions.get((group_id, tp[0], tp[1]))
     if sp is None:
-        return INVALID_RECORD_STATE
+        return errors.INVALID_RECORD_STATE
     return sp.acknowledge(member_id, batches)
 
 
-def share_fetch(cluster: ClusterPort, broker_id: int, request: ShareFetchRequest
-                ) -> ShareFetchResult:
-    """Acknowledge, move the session on, acquire (the broker must be running)."""
+def share_fetch(cluster: ClusterPort, broker_id: int, request: ShareFetchRequest,
+                caller: Caller = Caller()) -> ShareFetchResult:
+    """READ on the group (else GROUP_AUTHORIZATION_FAILED and nothing else) and on each
+    topic asked (else its partitions answer TOPIC_AUTHORIZATION_FAILED, their
+    acknowledgements unapplied and the session without them), as Kafka's KafkaApis checks;
+    then acknowledge, move the session on, acquire (the broker must be running)."""
+    code, refused = authz.share_group_offsets(cluster, caller, request.group_id,
+                                              {t for t, _ in request.fetch})
+    if code:
+        return ShareFetchResult(code)
+    if not refused:
+        return _share_fetch(cluster, broker_id, request)
+    out = _share_fetch(cluster, broker_id, replace(request, fetch={
+        tp: b for tp, b in request.fetch.items() if tp[0] not in refused}))
+    out.partitions += [ShareFetchedPartition(t, p, refused[t]) for t, p in request.fetch
+                       if t in refused]
+    return out
+
+
+def _share_fetch(cluster: ClusterPort, broker_id: int, request: ShareFetchRequest
+                 ) -> ShareFetchResult:
     share = _coordinator(cluster)
     cache = share.session_cache(broker_id)
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
@@ -209,14 +229,31 @@ def _release(share: ShareGroupCoordinator, group_id: str, member_id: str,
             sp.release_member(member_id)
 
 
-def share_acknowledge(cluster: ClusterPort, broker_id: int, request: ShareAcknowledgeRequest
-                      ) -> ShareAcknowledgeResult:
-    """ShareAcknowledge: never on the opening epoch; epoch -1 also closes the session."""
+def share_acknowledge(cluster: ClusterPort, broker_id: int, request: ShareAcknowledgeRequest,
+                      caller: Caller = Caller()) -> ShareAcknowledgeResult:
+    """ShareAcknowledge: READ on the group (else GROUP_AUTHORIZATION_FAILED) and on each
+    topic (else its partitions answer TOPIC_AUTHORIZATION_FAILED, unapplied); never on
+    the opening epoch; epoch -1 also closes the session."""
+    code, refused = authz.share_group_offsets(cluster, caller, request.group_id,
+                                              {t for t, _ in request.acknowledgements})
+    if code:
+        return ShareAcknowledgeResult(code)
+    if not refused:
+        return _share_acknowledge(cluster, broker_id, request)
+    out = _share_acknowledge(cluster, broker_id, replace(request, acknowledgements={
+        tp: b for tp, b in request.acknowledgements.items() if tp[0] not in refused}))
+    out.partitions.update({tp: refused[tp[0]] for tp in request.acknowledgements
+                           if tp[0] in refused})
+    return out
+
+
+def _share_acknowledge(cluster: ClusterPort, broker_id: int, request: ShareAcknowledgeRequest
+                       ) -> ShareAcknowledgeResult:
     share = _coordinator(cluster)
     cache = share.session_cache(broker_id)
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
     if epoch == INITIAL_EPOCH:
-        return ShareAcknowledgeResult(INVALID_SHARE_SESSION_EPOCH,
+        return ShareAcknowledgeResult(errors.INVALID_SHARE_SESSION_EPOCH,
                                       "A share acknowledge may not open a share session")
     code = cache.check(group_id, member_id, epoch, True)
     if code:
@@ -236,8 +273,8 @@ def share_acknowledge(cluster: ClusterPort, broker_id: int, request: ShareAcknow
 
 _SESSION_MESSAGES = {
     errors.INVALID_REQUEST: "Acknowledge data present in the initial share fetch",
-    122: "The share session was not found",
-    123: "The share session epoch is invalid",
+    errors.SHARE_SESSION_NOT_FOUND: "The share session was not found",
+    errors.INVALID_SHARE_SESSION_EPOCH: "The share session epoch is invalid",
 }
 
 
@@ -251,13 +288,13 @@ class DescribedShareOffset:
     error_code: int = errors.NONE
 
 
-def describe_share_group_offsets(cluster: ClusterPort, group_id: str,
-                                 topics: Mapping[str, Sequence[int]] | None = None
-                                 ) -> list[DescribedShareOffset]:
-    """DescribeShareGroupOffsets: each share-partition's start offset and lag (the records
-    below the high watermark the group has yet to finish with), as last written to the
-    share state (see SharePartition.written); all of the group's share-partitions when
-    `topics` is None."""
+def share_group_offsets(cluster: ClusterPort, group_id: str,
+                        topics: Mapping[str, Sequence[int]] | None = None
+                        ) -> list[DescribedShareOffset]:
+    """DescribeShareGroupOffsets' read (its authorization is share_groups'): each
+    share-partition's start offset and lag (the records below the high watermark the group
+    has yet to finish with), as last written to the share state (see
+    SharePartition.written); all of the group's share-partitions when `topics` is None."""
     share = _coordinator(cluster)
     if topics is None:
         wanted = sorted((t, p) for g, t, p in share.partitions if g == group_id)

@@ -58,8 +58,6 @@ _ASSIGNOR_CLASSES = {"org.apache.kafka.coordinator.group.assignor.UniformAssigno
 
 Rows = tuple[tuple[str, tuple[int, ...]], ...]  # (topic id, partitions)
 
-# Kafka 4.0's code for a bad SubscribedTopicRegex (kafka-python 3.0.12 has no class for it).
-INVALID_REGULAR_EXPRESSION = 128
 
 
 @dataclass(frozen=True)
@@ -205,7 +203,7 @@ class ConsumerProtocol:
             try:
                 re.compile(req.subscribed_topic_regex)
             except re.error as exc:
-                raise _Refused(INVALID_REGULAR_EXPRESSION,
+                raise _Refused(errors.INVALID_REGULAR_EXPRESSION,
                                f"SubscribedTopicRegex `{req.subscribed_topic_regex}` is not a "
                                f"valid regular expression: {exc}.") from None
 

@@ -24,10 +24,6 @@ from .classic import (
 )
 from .consumer import ConsumerGroup
 
-# Error codes the core error table does not name yet.
-OFFSET_METADATA_TOO_LARGE = 12
-GROUP_SUBSCRIBED_TO_TOPIC = 86
-
 
 class OffsetStore:
     """Offsets of every group (a part of GroupCoordinator)."""
@@ -86,7 +82,7 @@ class OffsetStore:
         accepted = {}
         for tp, (offset, epoch, metadata) in offsets.items():
             if len((metadata or "").encode()) > self.config["offset.metadata.max.bytes"]:
-                result[tp] = OFFSET_METADATA_TOO_LARGE
+                result[tp] = errors.OFFSET_METADATA_TOO_LARGE
                 continue
             accepted[tp] = CommittedOffset(int(offset), int(epoch), metadata or "", now)
             records.append((offset_commit_key(group_id, tp[0], tp[1]),
@@ -224,7 +220,7 @@ class OffsetStore:
         for tp in partitions:
             tp = (tp[0], int(tp[1]))
             if tp[0] in subscribed:
-                out[tp] = GROUP_SUBSCRIBED_TO_TOPIC
+                out[tp] = errors.GROUP_SUBSCRIBED_TO_TOPIC
                 continue
             out[tp] = errors.NONE
             if group.offsets.pop(tp, None) is not None:

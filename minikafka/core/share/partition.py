@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from ..records import RecordBatch
     from ..replica import Replica
 
-INVALID_RECORD_STATE = 121
 
 
 class RecordState(IntEnum):
@@ -249,7 +248,7 @@ class SharePartition:
     # -- acknowledge ------------------------------------------------------------------------
     def acknowledge(self, member_id: str, batches: Iterable[AcknowledgementBatch]) -> int:
         """Apply a member's acknowledgements; every offset must be ACQUIRED by it, else
-        INVALID_RECORD_STATE and nothing changes (INVALID_REQUEST for a malformed batch)."""
+        errors.INVALID_RECORD_STATE and nothing changes (INVALID_REQUEST for a malformed batch)."""
         batches = list(batches)
         for batch in batches:
             if not batch.valid():
@@ -257,7 +256,7 @@ class SharePartition:
             for offset, _ in batch.each():
                 rec = self.records.get(offset)
                 if rec is None or rec.state != RecordState.ACQUIRED or rec.member_id != member_id:
-                    return INVALID_RECORD_STATE
+                    return errors.INVALID_RECORD_STATE
         limit = self.settings().delivery_count_limit
         renewed: list[int] = []
         for batch in batches:

@@ -6,8 +6,8 @@ and the broker releases the records the member still holds. Acknowledgements may
 any request but the opening one. Kafka's checks and error codes::
 
     epoch 0 with acknowledgements            INVALID_REQUEST
-    epoch > 0 or -1, no session              SHARE_SESSION_NOT_FOUND
-    epoch > 0, not the one expected          INVALID_SHARE_SESSION_EPOCH
+    epoch > 0 or -1, no session              errors.SHARE_SESSION_NOT_FOUND
+    epoch > 0, not the one expected          errors.INVALID_SHARE_SESSION_EPOCH
 """
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 
 from .. import errors
 
-SHARE_SESSION_NOT_FOUND = 122
-INVALID_SHARE_SESSION_EPOCH = 123
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 
@@ -57,9 +55,9 @@ class ShareSessionCache:
             return errors.INVALID_REQUEST if has_acknowledgements else errors.NONE
         session = self.get(group_id, member_id)
         if session is None:
-            return SHARE_SESSION_NOT_FOUND
+            return errors.SHARE_SESSION_NOT_FOUND
         if epoch != FINAL_EPOCH and epoch != session.epoch:
-            return INVALID_SHARE_SESSION_EPOCH
+            return errors.INVALID_SHARE_SESSION_EPOCH
         return errors.NONE
 
     def open(self, group_id: str, member_id: str, tps: Iterable[TP]) -> ShareSession:

@@ -5,12 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from ...core import errors
-from ...core.api import authz
 from ...core.errors import UNKNOWN_TOPIC_ID
 from ...core.share.partition import AcknowledgementBatch
 from ..batches import write_batch
-from ._common import caller, topic_name_for_id, topic_uuid
+from ._common import topic_name_for_id, topic_uuid
 
 if TYPE_CHECKING:
     from ...core.api.port import ClusterPort
@@ -41,24 +39,18 @@ def records_bytes(batches: list) -> bytes | None:
     return b"".join(out)
 
 
-def readable_acknowledgements(ctx: Any, topics: Any) -> tuple[dict, list]:
+def known_acknowledgements(ctx: Any, topics: Any) -> tuple[dict, list]:
     """A ShareFetch's or ShareAcknowledge's topics: ({(topic, partition): acknowledgement
-    batches} of those the client may READ, [(topic id, partition, error code)] of the
-    rest: UNKNOWN_TOPIC_ID for an id the cluster does not know, TOPIC_AUTHORIZATION_FAILED
-    for a topic without READ (their acknowledgements are not applied)."""
-    readable: dict[tuple[str, int], list] = {}
-    refused: list[tuple] = []
-    names = {topic.topic_id: topic_name(ctx.cluster, topic.topic_id) for topic in topics}
-    denials = authz.fetch(ctx.cluster, caller(ctx), {n for n in names.values() if n is not None})
+    batches} of the topics the cluster knows, for core.api.share to authorize, and
+    [(topic id, partition, UNKNOWN_TOPIC_ID)] of an id it does not know."""
+    known: dict[tuple[str, int], list] = {}
+    unknown: list[tuple] = []
     for topic in topics:
-        name = names[topic.topic_id]
-        denied = denials.get(name, errors.NONE)
+        name = topic_name(ctx.cluster, topic.topic_id)
         for p in topic.partitions:
             if name is None:
-                refused.append((topic.topic_id, p.partition_index, UNKNOWN_TOPIC_ID))
-            elif denied:
-                refused.append((topic.topic_id, p.partition_index, denied))
+                unknown.append((topic.topic_id, p.partition_index, UNKNOWN_TOPIC_ID))
             else:
-                readable[(name, p.partition_index)] = acknowledgements(p.acknowledgement_batches)
-    return readable, refused
+                known[(name, p.partition_index)] = acknowledgements(p.acknowledgement_batches)
+    return known, unknown
 

@@ -1,9 +1,10 @@
 """AlterShareGroupOffsets (key 91), v0: set an empty share group's start offsets
 (`kafka-share-groups.sh --reset-offsets --execute`); each share-partition starts again
-there with nothing in flight. A group with members answers NON_EMPTY_GROUP."""
+there with nothing in flight. A group with members answers NON_EMPTY_GROUP
+(core.api.share_groups.alter_share_group_offsets, with its authorization)."""
 from __future__ import annotations
 
-from ...core.api import authz
+from ...core.api import share_groups as api
 from ...wire.messages import AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse
 from ..registry import RequestContext
 from ._common import caller, serving_broker
@@ -21,24 +22,11 @@ def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequest
            ) -> AlterShareGroupOffsetsResponse:
     serving_broker(ctx)
     cluster = ctx.cluster
-    # READ on the group, else the whole request is refused; READ on each topic, else its
-    # partitions answer TOPIC_AUTHORIZATION_FAILED and are left as they are.
-    code, refused = authz.share_group_offsets(ctx.cluster, caller(ctx), request.group_id,
-                                              {t.topic_name for t in request.topics})
-    if code:
-        return AlterShareGroupOffsetsResponse(
-            version=ctx.api_version, throttle_time_ms=0,
-            error_code=code, error_message=None, responses=[])
-    wanted = {(t.topic_name, p.partition_index): p.start_offset
-              for t in request.topics if t.topic_name not in refused for p in t.partitions}
-    code, message, results = cluster.share_groups.alter_offsets(ctx.broker_id, request.group_id,
-                                                                wanted)
+    code, message, results = api.alter_share_group_offsets(
+        cluster, caller(ctx), ctx.broker_id, request.group_id,
+        {(t.topic_name, p.partition_index): p.start_offset
+         for t in request.topics for p in t.partitions})
     topics: dict[str, list] = {}
-    for t in request.topics:
-        if t.topic_name in refused:
-            topics.setdefault(t.topic_name, []).extend(_Partition(
-                partition_index=p.partition_index, error_code=refused[t.topic_name],
-                error_message=None) for p in t.partitions)
     for (topic, partition), partition_code in results.items():
         topics.setdefault(topic, []).append(_Partition(
             partition_index=partition, error_code=partition_code, error_message=None))

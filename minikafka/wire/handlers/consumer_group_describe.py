@@ -1,14 +1,14 @@
 """ConsumerGroupDescribe (key 69), v0-v1: what `kafka-consumer-groups.sh --describe` and
 the Java Admin read for a consumer group (KIP-848): its state, group and assignment
 epochs, assignor, and each member's epoch, assignment and target assignment. A classic
-group answers GROUP_ID_NOT_FOUND ("... is not a consumer group"), as in Kafka."""
+group answers GROUP_ID_NOT_FOUND ("... is not a consumer group"), as in Kafka; the
+authorization is core.api.consumer_group_describe's."""
 from __future__ import annotations
 
 import uuid
 
-from ...core import errors
+from ...core import api
 from ...core.acl import ResourceType
-from ...core.api import authz
 from ..messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 from ..registry import RequestContext
 from ._common import NOT_REQUESTED, authorized_operations, caller, serving_broker
@@ -36,19 +36,13 @@ def handle(ctx: RequestContext,
     serving_broker(ctx)
     version = ctx.api_version
     out = []
+    who = caller(ctx)
     for group_id in request.group_ids:
-        refused = authz.describe_group(ctx.cluster, caller(ctx), group_id)
-        if refused:
-            out.append(_Group(error_code=refused, error_message=None,
-                              group_id=group_id, group_state="", group_epoch=0,
-                              assignment_epoch=0, assignor_name="", members=[],
-                              authorized_operations=NOT_REQUESTED))
-            continue
-        g = ctx.cluster.groups.consumer_group_describe(ctx.broker_id, group_id)
+        g = api.consumer_group_describe(ctx.cluster, who, ctx.broker_id, group_id)
         # a bit field of AclOperation codes; INT32_MIN means "not requested"
         operations = sum(1 << op for op in authorized_operations(
             ctx, ResourceType.GROUP, group_id)) \
-            if request.include_authorized_operations else NOT_REQUESTED
+            if request.include_authorized_operations and not g.error else NOT_REQUESTED
         out.append(_Group(
             error_code=g.error, error_message=g.error_message, group_id=group_id,
             group_state=g.state, group_epoch=g.group_epoch,
@@ -61,5 +55,5 @@ def handle(ctx: RequestContext,
                 assignment=_assignment(ctx, m.assignment),
                 target_assignment=_assignment(ctx, m.target_assignment),
                 member_type=m.member_type) for m in g.members],
-            authorized_operations=operations if g.error == errors.NONE else NOT_REQUESTED))
+            authorized_operations=operations))
     return ConsumerGroupDescribeResponse(version=version, throttle_time_ms=0, groups=out)

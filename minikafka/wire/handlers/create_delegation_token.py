@@ -2,6 +2,7 @@
 and Kafka's errors live in core/api/delegation_tokens.py."""
 from __future__ import annotations
 
+from ...core import errors
 from ...core.api import delegation_tokens as api
 from ..messages import CreateDelegationTokenRequest, CreateDelegationTokenResponse
 from ..registry import RequestContext
@@ -24,7 +25,7 @@ def handle(ctx: RequestContext, request: CreateDelegationTokenRequest
                         getattr(request, "owner_principal_name", None)) or ctx.principal)
     renewers = [f"{r.principal_type}:{r.principal_name}" for r in request.renewers]
     if not api.allow_token_requests(ctx.security_protocol, ctx.principal, ctx.token_authenticated):
-        error, token = api.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, None
+        error, token = errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, None
     else:
         error, token = api.create(ctx.cluster, ctx.principal, owner, renewers,
                                   request.max_lifetime_ms)

@@ -1,10 +1,10 @@
 """DeleteShareGroupOffsets (key 92), v0: forget an empty share group's state for whole
 topics (`kafka-share-groups.sh --delete-offsets`); a later assignment starts them again
-from share.auto.offset.reset. A group with members answers NON_EMPTY_GROUP."""
+from share.auto.offset.reset. A group with members answers NON_EMPTY_GROUP
+(core.api.share_groups.delete_share_group_offsets, with its authorization)."""
 from __future__ import annotations
 
-from ...core.acl import AclOperation
-from ...core.api import authz
+from ...core.api import share_groups as api
 from ...wire.messages import DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse
 from ..registry import RequestContext
 from ._common import caller, serving_broker
@@ -21,18 +21,9 @@ def handle(ctx: RequestContext, request: DeleteShareGroupOffsetsRequest
            ) -> DeleteShareGroupOffsetsResponse:
     serving_broker(ctx)
     cluster = ctx.cluster
-    # DELETE on the group, else the whole request is refused; READ on each topic, else it
-    # answers TOPIC_AUTHORIZATION_FAILED and keeps its state.
-    names = [t.topic_name for t in request.topics]
-    code, refused = authz.share_group_offsets(ctx.cluster, caller(ctx), request.group_id, names,
-                                              AclOperation.DELETE)
-    if code:
-        return DeleteShareGroupOffsetsResponse(
-            version=ctx.api_version, throttle_time_ms=0,
-            error_code=code, error_message=None, responses=[])
-    code, message, results = cluster.share_groups.delete_offsets(
-        ctx.broker_id, request.group_id, [t for t in names if t not in refused])
-    results = {**results, **refused}
+    code, message, results = api.delete_share_group_offsets(
+        cluster, caller(ctx), ctx.broker_id, request.group_id,
+        [t.topic_name for t in request.topics])
     return DeleteShareGroupOffsetsResponse(
         version=ctx.api_version, throttle_time_ms=0, error_code=code, error_message=message,
         responses=[_Topic(topic_name=t, topic_id=topic_id(cluster, t), error_code=c,

@@ -2,6 +2,7 @@
 and Kafka's errors live in core/api/delegation_tokens.py."""
 from __future__ import annotations
 
+from ...core import errors
 from ...core.api import delegation_tokens as api
 from ..messages import DescribeDelegationTokenRequest, DescribeDelegationTokenResponse
 from ..registry import RequestContext
@@ -21,7 +22,7 @@ def handle(ctx: RequestContext, request: DescribeDelegationTokenRequest
     owners = None if request.owners is None else [
         f"{o.principal_type}:{o.principal_name}" for o in request.owners]
     if not api.allow_token_requests(ctx.security_protocol, ctx.principal, ctx.token_authenticated):
-        error, tokens = api.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, []
+        error, tokens = errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, []
     else:
         error, tokens = api.describe(ctx.cluster, ctx.principal, owners)
     described = []

@@ -22,7 +22,6 @@ from uuid import UUID
 from kafka.protocol.consumer import FetchRequest
 
 from ...core import api, errors
-from ...core.api import authz
 from ...core.errors import FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
 from ..batches import write_batch
 from ..fetch_response import PartitionData, encode_fetch_response
@@ -59,48 +58,35 @@ def _partition_data(fetched: api.FetchedPartition, index: int) -> PartitionData:
 
 
 def _plan(ctx: RequestContext, request: FetchRequest, version: int
-          ) -> tuple[list[tuple[object, list[PartitionData | None]]], api.FetchRequest]:
+          ) -> tuple[list[tuple[object, list[PartitionData | None]]], api.AuthorizedFetch]:
     """The response's topics, with None where a partition is the core's to answer, and
-    the core's Fetch of those: topics unknown by id (UNKNOWN_TOPIC_ID) or not readable
-    (TOPIC_AUTHORIZATION_FAILED) are answered here, and make the request answer at once."""
+    the core's Fetch of those, authorized (core.api.authorize_fetch: a topic without READ
+    answers TOPIC_AUTHORIZATION_FAILED there). Topics unknown by id (UNKNOWN_TOPIC_ID) are
+    answered here, and make the request answer at once."""
     cluster = ctx.cluster
     isolation = api.READ_COMMITTED if request.isolation_level == api.READ_COMMITTED \
         else api.READ_UNCOMMITTED
-    refused = _unreadable(ctx, request, version)
     layout: list[tuple[object, list[PartitionData | None]]] = []
     wanted: list[api.FetchPartition] = []
     erred = False
     for topic in request.topics:
         if version < TOPIC_IDS:
             name = key = topic.topic
-            code = errors.NONE
         else:
             key = topic.topic_id or _NO_ID  # kafka-python reads the all-zero id as None
             name = topic_name_for_id(cluster, key)
-            code = errors.UNKNOWN_TOPIC_ID if name is None else errors.NONE
-        if not code and name in refused:
-            code = errors.TOPIC_AUTHORIZATION_FAILED
-        if code:
-            layout.append((key, [PartitionData(p.partition, code) for p in topic.partitions]))
+        if name is None:
+            layout.append((key, [PartitionData(p.partition, errors.UNKNOWN_TOPIC_ID)
+                                 for p in topic.partitions]))
             erred = True
             continue
         layout.append((key, [None] * len(topic.partitions)))
         wanted.extend(api.FetchPartition(
             name, p.partition, p.fetch_offset, p.partition_max_bytes, isolation,
             p.current_leader_epoch if version >= 9 else -1) for p in topic.partitions)
-    return layout, api.FetchRequest(
+    return layout, api.authorize_fetch(cluster, caller(ctx), api.FetchRequest(
         tuple(wanted), request.max_bytes, request.min_bytes,
-        0 if erred else request.max_wait_ms, ctx.principal, ctx.client_id)
-
-
-def _unreadable(ctx: RequestContext, request: FetchRequest, version: int) -> frozenset[str]:
-    """The topics asked for that the principal may not READ."""
-    cluster = ctx.cluster
-    if cluster.authorizer is None:
-        return frozenset()
-    names = [t.topic if version < TOPIC_IDS else topic_name_for_id(cluster, t.topic_id or _NO_ID)
-             for t in request.topics]
-    return frozenset(authz.fetch(cluster, caller(ctx), [n for n in names if n is not None]))
+        0 if erred else request.max_wait_ms, ctx.principal, ctx.client_id))
 
 
 def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
@@ -113,7 +99,8 @@ def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
             return _answer(cluster, version, [], INVALID_FETCH_SESSION_EPOCH)
         if session_id != 0 and epoch > 0:
             return _answer(cluster, version, [], FETCH_SESSION_ID_NOT_FOUND)
-    layout, wanted = _plan(ctx, request, version)
+    layout, checked = _plan(ctx, request, version)
+    wanted = checked.request
     topics = cluster.controller.topics
     # A replica's fetch would be FetchFollower; real clients send consumer fetches.
     counted = broker.request_metrics.timed("FetchConsumer", cluster.clock, lambda body: body)
@@ -122,7 +109,7 @@ def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
         ctx.throttle_ms = api.fetch_throttle_ms(broker, cluster.controller.client_quotas,
                                                 cluster.journal, wanted, fetched,
                                                 cluster.now_ms)
-        answered = iter(zip(wanted.partitions, fetched))
+        answered = iter(zip(checked.asked.partitions, checked.answer(fetched)))
         out = []
         for key, partitions in layout:
             datas = []

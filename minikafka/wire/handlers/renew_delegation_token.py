@@ -2,6 +2,7 @@
 and Kafka's errors live in core/api/delegation_tokens.py."""
 from __future__ import annotations
 
+from ...core import errors
 from ...core.api import delegation_tokens as api
 from ..messages import RenewDelegationTokenRequest, RenewDelegationTokenResponse
 from ..registry import RequestContext
@@ -16,7 +17,7 @@ def handle(ctx: RequestContext, request: RenewDelegationTokenRequest
            ) -> RenewDelegationTokenResponse:
     serving_broker(ctx)
     if not api.allow_token_requests(ctx.security_protocol, ctx.principal, ctx.token_authenticated):
-        error, expiry = api.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, -1
+        error, expiry = errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, -1
     else:
         error, expiry = api.renew(ctx.cluster, ctx.principal, bytes(request.hmac),
                                   request.renew_period_ms)

@@ -4,12 +4,12 @@ the records the member still holds). Epoch 0 is INVALID_SHARE_SESSION_EPOCH: onl
 ShareFetch opens a session. v2 adds IsRenewAck and AcquisitionLockTimeoutMs."""
 from __future__ import annotations
 
-from ...core.api import authz
+from ...core import errors
 from ...core.api import share as api
 from ...wire.messages import ShareAcknowledgeRequest, ShareAcknowledgeResponse
 from ..registry import RequestContext
 from ._common import caller, serving_broker
-from ._share import readable_acknowledgements, topic_id
+from ._share import known_acknowledgements, topic_id
 
 API_KEY = 79
 MIN_VERSION = 1
@@ -23,17 +23,13 @@ _Leader = _Partition.LeaderIdAndEpoch
 def handle(ctx: RequestContext, request: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse:
     serving_broker(ctx)
     cluster = ctx.cluster
-    # READ on the group, else the whole request is refused; READ on each topic, else its
-    # partitions answer TOPIC_AUTHORIZATION_FAILED (their acknowledgements unapplied).
-    refused = authz.group(ctx.cluster, caller(ctx), request.group_id or "")
-    if refused:
-        return ShareAcknowledgeResponse(
-            version=ctx.api_version, throttle_time_ms=0,
-            error_code=refused, error_message=None,
-            acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[])
-    acks, unknown = readable_acknowledgements(ctx, request.topics)
+    acks, unknown = known_acknowledgements(ctx, request.topics)
+    # READ on the group and on each topic (core.api.share.share_acknowledge)
     result = api.share_acknowledge(cluster, ctx.broker_id, api.ShareAcknowledgeRequest(
-        request.group_id or "", request.member_id or "", request.share_session_epoch, acks))
+        request.group_id or "", request.member_id or "", request.share_session_epoch, acks),
+        caller(ctx))
+    if result.error_code == errors.GROUP_AUTHORIZATION_FAILED:
+        unknown = []
     topics: dict = {}
     for (name, index), code in result.partitions.items():
         topics.setdefault(topic_id(cluster, name), []).append(_Partition(

@@ -12,7 +12,7 @@ acquires record by record up to MaxRecords, which serves both acquire modes.
 """
 from __future__ import annotations
 
-from ...core.api import authz
+from ...core import errors
 from ...core.api import share as api
 from ...core.api.share import ShareFetchedPartition, ShareFetchResult
 from ...core.errors import NOT_LEADER_OR_FOLLOWER
@@ -20,7 +20,7 @@ from ...core.share.sessions import FINAL_EPOCH
 from ...wire.messages import ShareFetchRequest, ShareFetchResponse
 from ..registry import Deferred, RequestContext
 from ._common import caller, current_leader, node_endpoints, serving_broker
-from ._share import readable_acknowledgements, records_bytes, topic_id, topic_name
+from ._share import known_acknowledgements, records_bytes, topic_id, topic_name
 
 API_KEY = 78
 MIN_VERSION = 1
@@ -36,22 +36,17 @@ _Endpoint = ShareFetchResponse.NodeEndpoint
 def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchResponse | Deferred:
     broker = serving_broker(ctx)
     cluster = ctx.cluster
-    # READ on the group, else the whole request is refused; READ on each topic, else its
-    # partitions answer TOPIC_AUTHORIZATION_FAILED (their acknowledgements unapplied).
-    refused = authz.group(ctx.cluster, caller(ctx), request.group_id or "")
-    if refused:
-        return ShareFetchResponse(
-            version=ctx.api_version, throttle_time_ms=0,
-            error_code=refused, error_message=None,
-            acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[])
-    fetch, unknown = readable_acknowledgements(ctx, request.topics)
+    fetch, unknown = known_acknowledgements(ctx, request.topics)
     forgotten = [(name, p) for t in request.forgotten_topics_data
                  if (name := topic_name(cluster, t.topic_id)) is not None for p in t.partitions]
     core = api.ShareFetchRequest(
         request.group_id or "", request.member_id or "", request.share_session_epoch, fetch,
         forgotten, request.max_records if request.max_records > 0 else 500,
         request.max_bytes)
-    result = api.share_fetch(cluster, ctx.broker_id, core)
+    # READ on the group and on each topic (core.api.share.share_fetch)
+    result = api.share_fetch(cluster, ctx.broker_id, core, caller(ctx))
+    if result.error_code == errors.GROUP_AUTHORIZATION_FAILED:
+        return _answer(ctx, result, [])
     if (result.error_code or not result.may_wait or request.max_wait_ms <= 0
             or core.share_session_epoch == FINAL_EPOCH):
         return _answer(ctx, result, unknown)

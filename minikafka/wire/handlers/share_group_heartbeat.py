@@ -1,11 +1,11 @@
 """ShareGroupHeartbeat (key 76), v1: join a share group (epoch 0), stay in it, leave it
 (epoch -1); the answer carries the member epoch, the heartbeat interval and, when it
 changed, the member's assignment by topic id (KIP-932). The member id is the client's own
-(KIP-1082): an empty one is INVALID_REQUEST."""
+(KIP-1082): an empty one is INVALID_REQUEST. Authorization and the answer are
+core.api.share_groups.share_group_heartbeat's, as the in-process share consumer's."""
 from __future__ import annotations
 
-from ...core.api import authz
-from ...core.share.coordinator import HeartbeatResult
+from ...core.api import share_groups as api
 from ...wire.messages import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
 from ..registry import RequestContext
 from ._common import caller, serving_broker
@@ -21,16 +21,9 @@ _Assignment = ShareGroupHeartbeatResponse.Assignment
 
 def handle(ctx: RequestContext, request: ShareGroupHeartbeatRequest) -> ShareGroupHeartbeatResponse:
     serving_broker(ctx)
-    topics = request.subscribed_topic_names
-    refused = authz.group_heartbeat(ctx.cluster, caller(ctx), request.group_id, topics)
-    if refused:
-        return ShareGroupHeartbeatResponse(
-            version=ctx.api_version, throttle_time_ms=0, error_code=refused,
-            error_message=None, member_id=None, member_epoch=0, heartbeat_interval_ms=0,
-            assignment=None)
-    result: HeartbeatResult = ctx.cluster.share_groups.heartbeat(
-        ctx.broker_id, request.group_id, request.member_id, request.member_epoch,
-        None if topics is None else list(topics), request.rack_id, ctx.client_id,
+    result = api.share_group_heartbeat(
+        ctx.cluster, caller(ctx), ctx.broker_id, request.group_id, request.member_id,
+        request.member_epoch, request.subscribed_topic_names, request.rack_id, ctx.client_id,
         member_host(ctx))
     assignment = None
     if result.assignment is not None:
