@@ -191,6 +191,18 @@ def _deep_state(values) -> list:
     return out
 
 
+# Set on a class by Python itself when an instance is first copied or pickled (copyreg).
+_LAZY_CLASS_ATTRS = {"__slotnames__"}
+
+
+def _class_changed(cls: type, attrs: dict) -> bool:
+    """A class's dict differs from `attrs`: an entry replaced, or one added, which shadows
+    what the class inherits (`Cluster.producer = ...` where `producer` is a base's)."""
+    now = cls.__dict__
+    return (any(now.get(k) is not v for k, v in attrs.items())
+            or bool(set(now) - set(attrs) - _LAZY_CLASS_ATTRS))
+
+
 def _restore_deep(saved: list) -> list[str]:
     changed = []
     for entry in saved:
@@ -202,7 +214,7 @@ def _restore_deep(saved: list) -> list[str]:
         else:
             cls, attrs = entry
             now = cls.__dict__
-            if any(now.get(k) is not v for k, v in attrs.items()) or set(now) - set(attrs):
+            if _class_changed(cls, attrs):
                 changed.append(f"{cls.__module__}.{cls.__qualname__}")
                 for k in set(now) - set(attrs):
                     if k not in ("__dict__", "__weakref__"):
@@ -238,8 +250,7 @@ class Snapshot:
             for entry in deep:
                 if len(entry) == 4 and entry[0].__code__ is not entry[1]:
                     out.append(f"code of {entry[0].__qualname__} replaced")
-                elif len(entry) == 2 and any(entry[0].__dict__.get(k) is not v
-                                             for k, v in entry[1].items()):
+                elif len(entry) == 2 and _class_changed(*entry):
                     out.append(f"class {entry[0].__qualname__} patched")
         return out
 
