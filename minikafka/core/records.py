@@ -126,6 +126,11 @@ class BaseBatch:
             return -1
         return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
 
+    def stamp_log_append_time(self, now_ms: int) -> None:
+        """message.timestamp.type=LogAppendTime: the leader's time is the batch's."""
+        self.timestamp_type = LOG_APPEND_TIME
+        self.max_timestamp = now_ms
+
     def iter_records(self):
         """Records with absolute offsets; a LogAppendTime batch stamps every record."""
         base = self.base_offset

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .config import TopicConfig, segment_bytes
 from .log import PartitionLog
 from .producer_state import ProducerStateManager
-from .records import LOG_APPEND_TIME, RecordBatch
+from .records import RecordBatch
 
 
 @dataclass
@@ -111,8 +111,7 @@ class Replica:
         batch.base_offset = self.log.log_end_offset
         batch.partition_leader_epoch = self.leader_epoch
         if self.config["message.timestamp.type"] == "LogAppendTime":
-            batch.timestamp_type = LOG_APPEND_TIME
-            batch.max_timestamp = now_ms
+            batch.stamp_log_append_time(now_ms)
         self.log.append(batch, now_ms)
         self.producers.update(batch)
         if len(self.isr) == 1 and self.isr[0] == self.broker_id:

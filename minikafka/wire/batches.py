@@ -37,7 +37,6 @@ __all__ = [
     "decode_records",
     "encode_batch",
     "parse_batch",
-    "stamp_log_append_time",
     "wire_bytes",
     "write_batch",
 ]
@@ -128,11 +127,6 @@ class WireRecordBatch(BaseBatch):
     def timestamp_type(self) -> int:
         return LOG_APPEND_TIME if self._attributes & TIMESTAMP_TYPE_MASK else 0
 
-    @timestamp_type.setter
-    def timestamp_type(self, value: int) -> None:
-        if value != self.timestamp_type:
-            _restamp(self, value, self.max_timestamp)
-
     @property
     def first_timestamp(self) -> int:
         return _TIMESTAMPS.unpack_from(self.raw, 27)[0]
@@ -140,11 +134,6 @@ class WireRecordBatch(BaseBatch):
     @property
     def max_timestamp(self) -> int:
         return _TIMESTAMPS.unpack_from(self.raw, 27)[1]
-
-    @max_timestamp.setter
-    def max_timestamp(self, value: int) -> None:
-        if value != self.max_timestamp:
-            _restamp(self, self.timestamp_type, value)
 
     @property
     def producer_id(self) -> int:
@@ -157,6 +146,11 @@ class WireRecordBatch(BaseBatch):
     @property
     def base_sequence(self) -> int:
         return _PRODUCER.unpack_from(self.raw, 43)[2]
+
+    def stamp_log_append_time(self, now_ms: int) -> None:
+        """The leader's time goes into the bytes, once (attributes and maxTimestamp are
+        CRC'd, so the CRC is recomputed)."""
+        _restamp(self, LOG_APPEND_TIME, now_ms)
 
     def __repr__(self) -> str:
         return (f"WireRecordBatch(base_offset={self.base_offset}, last_offset={self.last_offset}, "
@@ -230,11 +224,6 @@ def encode_batch(batch: RecordBatch) -> bytes:
     """v2 bytes for a batch made in-process, by the one codec (minikafka.core.storage);
     its base offset and leader epoch are patched on fetch (write_batch)."""
     return storage_encode(batch, codecs=CODECS)
-
-
-def stamp_log_append_time(batch: WireRecordBatch) -> None:
-    """message.timestamp.type=LogAppendTime: the broker's time goes into the bytes."""
-    _restamp(batch, LOG_APPEND_TIME, batch.max_timestamp)
 
 
 def wire_bytes(batch: RecordBatch) -> bytes:

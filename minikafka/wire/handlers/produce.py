@@ -23,7 +23,7 @@ from ...core.api.produce import BatchRecords
 from ...core.record_errors import keyless_record_errors, rejection_message
 from ...core.records import LOG_APPEND_TIME
 from .. import produce_codec
-from ..batches import InvalidBatch, WireRecordBatch, parse_batch, stamp_log_append_time
+from ..batches import InvalidBatch, WireRecordBatch, parse_batch
 from ..produce_codec import ProduceRequestData, encode_produce_response
 from ..registry import Deferred, RequestContext
 from ._common import (
@@ -128,9 +128,6 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
     if batches:
         api_produce.append(cluster, broker, request.transactional_id, acks,
                            request.timeout_ms, batches, respond, ctx.api_version)
-        for batch in batches.values():
-            if batch.timestamp_type == LOG_APPEND_TIME and not batch.raw[22] & 0x08:
-                stamp_log_append_time(batch)
     else:
         done.append(True)
     # Kafka records the request against the producer's quota and answers at once with
