@@ -25,7 +25,7 @@ from .transactions import verification_enabled, verify_in_transaction
 
 if TYPE_CHECKING:
     from ..broker import Broker
-    from ..journal import Event, Journal
+    from ..journal import Journal
     from ..records import RecordBatch
     from .authz import Caller
     from .port import ClusterPort
@@ -55,9 +55,9 @@ class BatchRecords(Sequence):
 
 def record_acked(journal: Journal, now_ms: int, *, client: str, topic: str, partition: int,
                  base_offset: int, records: Sequence, acks: int, broker: int,
-                 producer_id: int, sequence: int) -> Event:
+                 producer_id: int, sequence: int) -> None:
     """Journal one acknowledged batch: "produce.acked" with its records."""
-    return journal.record(now_ms, "produce.acked", client=client, topic=topic,
+    journal.record(now_ms, "produce.acked", client=client, topic=topic,
                           partition=partition, base_offset=base_offset, count=len(records),
                           acks=acks, broker=broker, producer_id=producer_id,
                           sequence=sequence, records=records)
