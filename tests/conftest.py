@@ -36,24 +36,35 @@ settings.load_profile(
 
 # -- parallel runs (pytest-xdist; ./test.sh runs two workers) -------------------------------
 
-# Files whose tests use the session's native Kafka cluster without naming its fixture
-# (the fidelity suite asks for it by name, the security check starts its own nodes).
-NATIVE_KAFKA_FILES = ("tests/fidelity/", "tests/realkafka/test_security_fidelity.py",
-                      "tests/realkafka/test_tiered_storage_fidelity.py")
+# Files whose tests use a native Kafka cluster without naming the session's fixture (the
+# fidelity suite asks for it by name, the security and tiered checks start their own nodes),
+# and the group each joins; every other test of the session's cluster joins "native_kafka".
+NATIVE_KAFKA_FILES = {"tests/fidelity/": "native_kafka_fidelity",
+                      "tests/realkafka/test_security_fidelity.py": "native_kafka",
+                      "tests/realkafka/test_tiered_storage_fidelity.py": "native_kafka"}
+
+
+def native_kafka_group(item: pytest.Item) -> str | None:
+    """The xdist group of a test that uses native Kafka: the fidelity suite in one, the
+    rest in another, so two workers share the work, each with a cluster of its own."""
+    path = item.path.relative_to(REPO_ROOT).as_posix()
+    for prefix, group in NATIVE_KAFKA_FILES.items():
+        if path.startswith(prefix):
+            return group
+    return "native_kafka" if "real_kafka_session" in getattr(item, "fixturenames", ()) else None
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
-    """Under `--dist loadgroup`, every test of the native Kafka cluster runs on one worker:
-    the three JVMs start once per run, their fixed ports are taken once, and a test that stops
-    a node cannot pull it from under another worker's test."""
+    """Under `--dist loadgroup`, the tests of the native Kafka cluster run in two groups, each
+    on one worker: that worker's three JVMs start once, and a test that stops a node cannot
+    pull it from under another worker's test (each worker's cluster has its own ports)."""
     xdist = config.pluginmanager.hasplugin("xdist")
     if xdist:
         for item in items:
-            path = item.path.relative_to(REPO_ROOT).as_posix()
-            if ("real_kafka_session" in getattr(item, "fixturenames", ())
-                    or path.startswith(NATIVE_KAFKA_FILES)):
-                item.add_marker(pytest.mark.xdist_group("native_kafka"))
+            group = native_kafka_group(item)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
     yield  # pytest-xdist's own hook appends "@group" to the node ids here
     if xdist and getattr(config.option, "loadgroup", False):
         for item in items:
@@ -88,7 +99,23 @@ def repo_root() -> Path:
 # -- real Apache Kafka (tests marked real_kafka) ----------------------------------------------
 
 # Not 9092: the embedded lab server and a student's own cluster use 9092-9094.
-REAL_KAFKA_PORT = int(os.environ.get("MINIKAFKA_TEST_KAFKA_PORT", "9192"))
+BASE_KAFKA_PORT = int(os.environ.get("MINIKAFKA_TEST_KAFKA_PORT", "9192"))
+
+
+def worker_kafka_port(worker: str | None = os.environ.get("PYTEST_XDIST_WORKER")) -> int:
+    """The session cluster's first port on this xdist worker ("gw<n>"): 300 apart, so that
+    each worker's cluster (its port and the two after it, + 10000 and + 20001 for the
+    internal and controller listeners) misses the others' and the fixed ports the security,
+    tiered and authentication checks take from the base (+ 10 ... + 62).
+
+    >>> worker_kafka_port(None) == BASE_KAFKA_PORT, worker_kafka_port("gw2") - BASE_KAFKA_PORT
+    (True, 600)
+    """
+    index = int(worker[2:]) if worker and worker.startswith("gw") else 0
+    return BASE_KAFKA_PORT + 300 * index
+
+
+REAL_KAFKA_PORT = worker_kafka_port()
 # Retention and the log cleaner check every second instead of every 5 min / 15 s, so a test
 # sees their outcome in seconds; what they delete or compact is unchanged.
 REAL_KAFKA_TEST_SETTINGS = {"log.retention.check.interval.ms": "1000",

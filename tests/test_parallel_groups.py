@@ -1,6 +1,6 @@
-"""./test.sh runs the suite on pytest-xdist workers with `--dist loadgroup`: every test of the
-native Kafka cluster must land in one group (one cluster per run, its ports taken once), and
-no other test may, or that one worker would carry the whole suite."""
+"""./test.sh runs the suite on pytest-xdist workers with `--dist loadgroup`: every test of a
+native Kafka cluster must land in one of its two groups (a cluster per worker that runs one,
+its ports taken once), and no other test may, or that worker would carry the whole suite."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,7 +37,20 @@ def test_the_native_cluster_tests_share_one_group() -> None:
         FakeItem("tests/realkafka/test_kafka_tools.py", ("served",)),  # minikafka only
         FakeItem("tests/wire/test_serve.py"),
     ]
-    assert groups_of(items) == [["native_kafka"]] * 3 + [[]] * 3
+    assert groups_of(items) == [["native_kafka"], ["native_kafka_fidelity"], ["native_kafka"],
+                                [], [], []]
+
+
+def test_each_worker_runs_its_own_cluster_on_ports_of_its_own() -> None:
+    ports = [conftest.worker_kafka_port(f"gw{n}") for n in range(4)]
+    assert conftest.worker_kafka_port(None) == ports[0] == conftest.BASE_KAFKA_PORT
+    # a cluster takes port .. port + 2, + 10000 and + 20001 (each for three nodes)
+    taken = [{p + d + n for d in (0, 10000, 20001) for n in range(3)} for p in ports]
+    assert all(not (a & b) for i, a in enumerate(taken) for b in taken[i + 1:])
+    fixed = {conftest.BASE_KAFKA_PORT + offset + d + n for offset in (10, 20, 40, 60)
+             for d in (0, 10000, 20001) for n in range(3)}  # the checks with nodes of their own
+    docker = {19392, 19393, 19394}  # tests/test_docker_cluster.py's compose cluster
+    assert not any(t & (fixed | docker) for t in taken)
 
 
 def test_without_xdist_nothing_is_marked() -> None:
