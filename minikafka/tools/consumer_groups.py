@@ -252,8 +252,13 @@ class WireGroupPort:
         return {tp: o.offset for tp, o in self.admin.list_group_offsets(group_id)[group_id].items()}
 
     def list_offsets(self, partitions: Sequence[Any], spec: int) -> dict[Any, int]:
+        """Metadata, then ListOffsets, as Kafka's Admin.listOffsets: a topic's refusal
+        (TOPIC_AUTHORIZATION_FAILED) fails the call, where kafka-python's own would
+        report the topic it could not see as unknown."""
         from kafka.admin import OffsetSpec, OffsetTimestamp
 
+        for topic in sorted({tp.topic for tp in partitions}):
+            self.partitions_of(topic)
         kind = {group_command.EARLIEST: OffsetSpec.EARLIEST,
                 group_command.LATEST: OffsetSpec.LATEST}.get(spec) or OffsetTimestamp(spec)
         found = self.admin.list_partition_offsets(dict.fromkeys(partitions, kind))
