@@ -3,7 +3,9 @@
 
 The in-process admin (``cluster.admin().describe_consumer_group()``, ``reset_offsets()``)
 and the ``consumer-groups`` tool (kafka-python over the wire) each adapt their admin
-client to the port, so both doors describe, refuse and reset the same way. Partitions
+client to the port, so both doors describe, refuse and reset the same way: a group is
+described with ConsumerGroupDescribe, or DescribeGroups for a classic one
+(describe_group), and each request gets the broker's authorization checks. Partitions
 are whatever the port makes with ``topic_partition()`` (kafka-python's TopicPartition
 in both doors): anything hashable and sortable with ``.topic`` and ``.partition``.
 
