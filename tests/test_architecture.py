@@ -2,6 +2,7 @@
 picture the README links to cannot silently fall behind the code."""
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -23,8 +24,11 @@ def test_the_picture_names_every_part_of_the_package():
 # Every module reaches the cluster through a typed port (core.api.port.ClusterPort,
 # core.broker.BrokerHost, core.share.coordinator.ShareHost, core.groups.port,
 # client.port, wire.serve.ServedCluster, ...) or, above the clients, Cluster itself: never
-# `Any`, which would hide what a module takes of the cluster.
+# `Any`, which would hide what a module takes of the cluster. The in-process clients
+# (minikafka/client) leave no `cluster` parameter unannotated either: what a client
+# takes of the cluster is client.port's ClientHost or AdminHost.
 UNTYPED = re.compile(r"\b(cluster|sim): Any\b")
+PORT_PARAMETERS = ("cluster", "sim")
 
 
 def untyped_cluster(package: Path) -> list[str]:
@@ -32,16 +36,39 @@ def untyped_cluster(package: Path) -> list[str]:
                   if UNTYPED.search(p.read_text(encoding="utf-8")))
 
 
+def unannotated_cluster(package: Path) -> list[str]:
+    """file:line of each function's `cluster` (or `sim`) parameter without a type."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            args = node.args
+            found += [f"{path.relative_to(package)}:{node.lineno}"
+                      for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                      if arg.arg in PORT_PARAMETERS and arg.annotation is None]
+    return found
+
+
 def test_every_module_types_the_cluster_through_a_port():
     assert untyped_cluster(ROOT / "minikafka") == []
+
+
+def test_every_client_annotates_its_cluster():
+    """The producer, consumers and admin client: KafkaProducer(cluster: ClientHost)."""
+    assert unannotated_cluster(ROOT / "minikafka" / "client") == []
 
 
 def test_the_port_check_catches_an_untyped_cluster(tmp_path):
     (tmp_path / "client").mkdir()
     (tmp_path / "client" / "typed.py").write_text("def f(cluster: ClientHost) -> None: ...\n")
     (tmp_path / "client" / "loose.py").write_text("def f(cluster: Any, n: int) -> None: ...\n")
+    (tmp_path / "client" / "bare.py").write_text(
+        "class P:\n    def __init__(self, cluster, **configs: Any) -> None: ...\n"
+        "g = lambda cluster: cluster\n")
     (tmp_path / "broker.py").write_text("class B:\n    def __init__(self, sim: Any): ...\n")
     assert untyped_cluster(tmp_path) == ["broker.py", "client/loose.py"]
+    assert unannotated_cluster(tmp_path) == ["client/bare.py:2"]
 
 
 def port_members(port: type) -> set[str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer
+from kafka.errors import NonEmptyGroupError
 
 from minikafka.cli import main
 from minikafka.cluster import Cluster
@@ -433,6 +434,22 @@ def test_consumer_groups_describes_a_kip848_group(served):
                          "--group", group, "--members", "--verbose")
         assert rc == 0 and table(out) == [[group, member_id, "/127.0.0.1", "ck", "2", "2",
                                            f"{topic}:0,1", "2", f"{topic}:0,1"]]
+        # DescribeGroups calls the group Dead: the reset asks ConsumerGroupDescribe and is
+        # refused up front with Kafka's message, in the tool and in the in-process admin.
+        refusal = (f"Assignments can only be reset if the group '{group}' is inactive, but "
+                   "the current state is Stable.")
+        rc, out, err = cli("consumer-groups", "--bootstrap-server", bootstrap,
+                           "--reset-offsets", "--group", group, "--topic", topic,
+                           "--to-earliest", "--execute")
+        assert rc == 1 and err.strip() == f"Error: {refusal}", err
+        with cluster.lock:
+            admin = cluster.admin()
+            assert [(r.topic, r.partition, r.consumer_id)
+                    for r in admin.describe_consumer_group(group)] == [
+                (topic, 0, member_id), (topic, 1, member_id)]
+            with pytest.raises(NonEmptyGroupError, match=re.escape(refusal)):
+                admin.reset_offsets(group, [topic], to_earliest=True, execute=True)
+            assert cluster.groups.offset_fetch(None, group, None)[1] == {}
     finally:
         member.close()
 

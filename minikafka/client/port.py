@@ -32,6 +32,10 @@ class ClientHost(ClusterPort, Runner, Protocol):
     def new_client_id(self, kind: str) -> str:
         """client_id's default: consumer-1, producer-2, ..."""
 
+    def advance(self, ms: int) -> None:
+        """Let `ms` simulated milliseconds pass (a client's backoff, a producer's wait
+        for its transaction markers)."""
+
     def list_topics(self, internal: bool = False) -> list[str]: ...
 
     def partitions_for(self, topic: str) -> int: ...

@@ -15,7 +15,7 @@ import random
 from bisect import bisect_left
 from collections import deque
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka.errors import (
     IllegalStateError,
@@ -49,6 +49,9 @@ from .codec import compressed_size
 from .future import Future
 from .partitioner import SEED, DefaultPartitioner, murmurhash2
 from .security import SECURITY_DEFAULTS, authenticate, caller, raise_refusals, raise_refused
+
+if TYPE_CHECKING:
+    from .port import ClientHost
 
 DEFAULTS: dict[str, Any] = {
     "bootstrap_servers": "minikafka",
@@ -246,7 +249,7 @@ def _acks(value: Any) -> int:
 
 
 class KafkaProducer:
-    def __init__(self, cluster, **configs: Any) -> None:
+    def __init__(self, cluster: ClientHost, **configs: Any) -> None:
         unknown = set(configs) - set(DEFAULTS)
         if unknown:
             raise KafkaConfigurationError(f"Unrecognized configs: {sorted(unknown)}")

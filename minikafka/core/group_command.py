@@ -3,7 +3,9 @@
 
 The in-process admin (``cluster.admin().describe_consumer_group()``, ``reset_offsets()``)
 and the ``consumer-groups`` tool (kafka-python over the wire) each adapt their admin
-client to the port, so both doors describe, refuse and reset the same way. Partitions
+client to the port, so both doors describe, refuse and reset the same way: a group is
+described with ConsumerGroupDescribe, or DescribeGroups for a classic one
+(describe_group), and each request gets the broker's authorization checks. Partitions
 are whatever the port makes with ``topic_partition()`` (kafka-python's TopicPartition
 in both doors): anything hashable and sortable with ``.topic`` and ``.partition``.
 
@@ -42,13 +44,21 @@ class Member:
     client_host: str
     client_id: str
     partitions: tuple[Any, ...] = ()
+    member_epoch: int = -1  # a consumer group's (KIP-848); -1 in a classic group
+    target: tuple[Any, ...] = ()  # a consumer group's target assignment
 
 
 @dataclass(frozen=True)
 class GroupView:
+    """A group as Kafka's Admin.describeConsumerGroups answers: its type ("consumer" for a
+    KIP-848 group, "classic"), state, assignor (a classic group's protocol) and members."""
+
     group_id: str
     state: str
     members: tuple[Member, ...] = ()
+    group_type: str = "classic"
+    assignor: str = ""
+    assignment_epoch: int = -1
 
 
 @dataclass(frozen=True)
@@ -81,12 +91,13 @@ class GroupCommandPort(Protocol):
     def topic_partition(self, topic: str, partition: int) -> Any:
         """The door's partition key."""
 
-    def describe_group(self, group_id: str) -> GroupView:
-        """The group and its members; raise GroupCommandError for a group that does not
-        exist (see not_found)."""
+    def consumer_group_describe(self, group_id: str) -> GroupView | None:
+        """ConsumerGroupDescribe: None where the coordinator answers GROUP_ID_NOT_FOUND
+        (no such group, or a classic one); any other error raised as kafka-python's."""
 
-    def group_state(self, group_id: str) -> str:
-        """The group's state, "Dead" for an unknown group."""
+    def classic_group_describe(self, group_id: str) -> GroupView | None:
+        """DescribeGroups: None for a group that does not exist (GROUP_ID_NOT_FOUND, or
+        state Dead from a broker before 4.0); any other error raised as kafka-python's."""
 
     def committed_offsets(self, group_id: str) -> Mapping[Any, int]:
         """The group's committed offset per partition (only those it committed)."""
@@ -107,10 +118,36 @@ def not_found(group_id: str) -> GroupCommandError:
                              f"Consumer group '{group_id}' does not exist.")
 
 
-def describe(port: GroupCommandPort, group_id: str) -> Description:
+def describe_group(port: GroupCommandPort, group_id: str) -> GroupView:
+    """Kafka's Admin.describeConsumerGroups (DescribeConsumerGroupsHandler): every group is
+    asked with ConsumerGroupDescribe first, and one it answers GROUP_ID_NOT_FOUND for (a
+    classic group, or none) again with DescribeGroups; GROUP_ID_NOT_FOUND (not_found) for
+    a group neither knows."""
+    group = port.consumer_group_describe(group_id)
+    if group is None:
+        group = port.classic_group_describe(group_id)
+    if group is None:
+        raise not_found(group_id)
+    return group
+
+
+def group_state(port: GroupCommandPort, group_id: str) -> str:
+    """The state --reset-offsets checks: describe_group's, "Dead" for an unknown group
+    (Kafka's tool resets a group it gets GroupIdNotFoundException for)."""
+    try:
+        return describe_group(port, group_id).state
+    except GroupCommandError as exc:
+        if exc.code == errors.GROUP_ID_NOT_FOUND:
+            return "Dead"
+        raise
+
+
+def describe(port: GroupCommandPort, group_id: str, group: GroupView | None = None
+             ) -> Description:
     """--describe --group: committed offset, log end offset (high watermark) and lag of
-    each partition the group committed or is assigned; lag is never negative."""
-    group = port.describe_group(group_id)
+    each partition the group committed or is assigned; lag is never negative. `group`:
+    describe_group's answer, if the caller has it already."""
+    group = group if group is not None else describe_group(port, group_id)
     owners = {tp: m for m in group.members for tp in m.partitions}
     committed = port.committed_offsets(group_id)
     partitions = sorted(set(committed) | set(owners))
@@ -257,7 +294,7 @@ def reset_offsets(port: GroupCommandPort, group_id: str, topics: Iterable[Any] |
         raise ValueError("--reset-offsets needs exactly one of to_earliest, to_latest, "
                          "to_offset, shift_by, to_datetime, by_duration, to_current; "
                          f"got {chosen or 'none'}")
-    state = port.group_state(group_id) or "Dead"
+    state = group_state(port, group_id)
     if state not in INACTIVE_STATES:
         raise GroupCommandError(errors.NON_EMPTY_GROUP,
                                 f"Assignments can only be reset if the group '{group_id}' is "

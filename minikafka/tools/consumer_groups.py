@@ -27,15 +27,23 @@ member's epoch and current and target assignment.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core import group_command
+from ..core import errors, group_command
 from ..core.group_command import MISSING, GroupView, Member, table
 from ..core.offset_reset import format_reset_plan
-from ._common import ToolError, add_bootstrap, admin_client, one_line_errors, run_tool
+from ._common import (
+    ToolError,
+    add_bootstrap,
+    admin_client,
+    kafka_message,
+    one_line_errors,
+    run_tool,
+)
 
 SCENARIOS = ("to_earliest", "to_latest", "to_current", "to_offset", "shift_by",
              "to_datetime", "by_duration")
@@ -165,109 +173,106 @@ def _list(admin: Any, args: argparse.Namespace) -> int:
 
 # -- --describe ------------------------------------------------------------------------
 
-def _describe_group(admin: Any, group: str) -> dict:
-    described = admin.describe_groups([group])[group]
-    if described.get("group_state") == "Dead" or (
-            described.get("error") and "GroupIdNotFound" in described["error"]):
-        # DescribeGroups describes classic groups only: try it as a KIP-848 group.
-        found = _describe_consumer_group(admin, group)
-        if found is None:
-            raise group_command.not_found(group)
-        return found
-    if described.get("error"):
-        raise ToolError(described["error"])
-    return described
-
-
-def _describe_consumer_group(admin: Any, group: str) -> dict | None:
-    """ConsumerGroupDescribe (API 69, which kafka-python lacks: minikafka's message class)
-    in describe_groups()'s shape, plus epochs and target assignments; None if the group
-    is not a consumer group."""
-    from kafka.errors import for_code
-
-    from ..wire.messages import ConsumerGroupDescribeRequest
-
-    async def ask() -> Any:
-        coordinator = await admin._find_coordinator_id(group)
-        request = ConsumerGroupDescribeRequest(group_ids=[group],
-                                               include_authorized_operations=False)
-        return await admin._manager.send(request, node_id=coordinator)
-
-    [found] = admin._manager.run(ask).groups
-    if found.error_code == 69:  # GROUP_ID_NOT_FOUND: unknown, or a classic group
-        return None
-    if found.error_code:
-        raise ToolError(str(for_code(found.error_code)(found.error_message or "")))
-
-    def partitions(assignment: Any) -> dict:
-        return {"assigned_partitions": [{"topic": t.topic_name, "partitions": list(t.partitions)}
-                                        for t in assignment.topic_partitions]}
-
-    members = [{"member_id": m.member_id, "client_host": m.client_host,
-                "client_id": m.client_id, "member_epoch": m.member_epoch,
-                "member_assignment": partitions(m.assignment),
-                "target_assignment": partitions(m.target_assignment)}
-               for m in found.members]
-    return {"group_id": group, "group_state": found.group_state, "group_type": "consumer",
-            "protocol_data": found.assignor_name, "assignment_epoch": found.assignment_epoch,
-            "members": members, "error": None}
-
-
-def _assignment_text(assignment: dict) -> str:
+def _assignment_text(partitions: Sequence[Any]) -> str:
     """Kafka's CURRENT-ASSIGNMENT cell: topic:0,1 per topic, or -."""
-    parts = [f"{t['topic']}:{','.join(map(str, sorted(t['partitions'])))}"
-             for t in assignment.get("assigned_partitions", []) if t["partitions"]]
-    return ";".join(parts) or MISSING
-
-
-def _assigned(member: dict) -> list[Any]:
-    from kafka import TopicPartition
-
-    assignment = member.get("member_assignment") or {}
-    if not isinstance(assignment, dict):
-        return []
-    return sorted(TopicPartition(t["topic"], p)
-                  for t in assignment.get("assigned_partitions", []) for p in t["partitions"])
+    by_topic: dict[str, list[int]] = {}
+    for tp in partitions:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    return ";".join(f"{t}:{','.join(map(str, sorted(ps)))}" for t, ps in by_topic.items()) \
+        or MISSING
 
 
 class WireGroupPort:
     """kafka-consumer-groups' port (minikafka.core.group_command) over kafka-python's
     KafkaAdminClient, so the tool describes and resets as the in-process admin does."""
 
-    def __init__(self, admin: Any, described: dict | None = None) -> None:
+    def __init__(self, admin: Any) -> None:
         self.admin = admin
-        self.described = described
 
     def topic_partition(self, topic: str, partition: int) -> Any:
         from kafka import TopicPartition
 
         return TopicPartition(topic, partition)
 
-    def describe_group(self, group_id: str) -> GroupView:
-        d = self.described if self.described is not None else \
-            _describe_group(self.admin, group_id)
-        return GroupView(group_id, d["group_state"], tuple(
-            Member(m["member_id"], m["client_host"], m["client_id"], tuple(_assigned(m)))
-            for m in d["members"]))
+    def consumer_group_describe(self, group_id: str) -> GroupView | None:
+        """ConsumerGroupDescribe (API 69, which kafka-python's admin lacks: minikafka's
+        message class) to the group's coordinator."""
+        from kafka import TopicPartition
+        from kafka.errors import for_code
 
-    def group_state(self, group_id: str) -> str:
-        return self.admin.describe_groups([group_id])[group_id].get("group_state") or "Dead"
+        from ..wire.messages import ConsumerGroupDescribeRequest
+
+        admin = self.admin
+
+        async def ask() -> Any:
+            coordinator = await admin._find_coordinator_id(group_id)
+            request = ConsumerGroupDescribeRequest(group_ids=[group_id],
+                                                   include_authorized_operations=False)
+            return await admin._manager.send(request, node_id=coordinator)
+
+        [found] = admin._manager.run(ask).groups
+        if found.error_code == errors.GROUP_ID_NOT_FOUND:
+            return None
+        if found.error_code:
+            raise for_code(found.error_code)(found.error_message or group_id)
+
+        def partitions(assignment: Any) -> tuple[Any, ...]:
+            return tuple(sorted(TopicPartition(t.topic_name, p)
+                                for t in assignment.topic_partitions for p in t.partitions))
+
+        return GroupView(group_id, found.group_state, tuple(
+            Member(m.member_id, m.client_host, m.client_id, partitions(m.assignment),
+                   m.member_epoch, partitions(m.target_assignment)) for m in found.members),
+            "consumer", found.assignor_name, found.assignment_epoch)
+
+    def classic_group_describe(self, group_id: str) -> GroupView | None:
+        from kafka import TopicPartition
+        from kafka.errors import for_code
+
+        d = self.admin.describe_groups([group_id])[group_id]
+        code = _error_code(d.get("error"))
+        if code == errors.GROUP_ID_NOT_FOUND or (not code and d["group_state"] == "Dead"):
+            return None
+        if code:
+            raise for_code(code)(group_id)
+
+        def assigned(member: dict) -> tuple[Any, ...]:
+            assignment = member.get("member_assignment")
+            if not isinstance(assignment, dict):  # not the consumer protocol's
+                return ()
+            return tuple(sorted(TopicPartition(t["topic"], p)
+                                for t in assignment.get("assigned_partitions", [])
+                                for p in t["partitions"]))
+
+        return GroupView(group_id, d["group_state"], tuple(
+            Member(m["member_id"], m["client_host"], m["client_id"], assigned(m))
+            for m in d["members"]), "classic", d.get("protocol_data") or "")
 
     def committed_offsets(self, group_id: str) -> dict[Any, int]:
         return {tp: o.offset for tp, o in self.admin.list_group_offsets(group_id)[group_id].items()}
 
     def list_offsets(self, partitions: Sequence[Any], spec: int) -> dict[Any, int]:
+        """Metadata, then ListOffsets, as Kafka's Admin.listOffsets: a topic's refusal
+        (TOPIC_AUTHORIZATION_FAILED) fails the call, where kafka-python's own would
+        report the topic it could not see as unknown."""
         from kafka.admin import OffsetSpec, OffsetTimestamp
 
+        for topic in sorted({tp.topic for tp in partitions}):
+            self.partitions_of(topic)
         kind = {group_command.EARLIEST: OffsetSpec.EARLIEST,
                 group_command.LATEST: OffsetSpec.LATEST}.get(spec) or OffsetTimestamp(spec)
         found = self.admin.list_partition_offsets(dict.fromkeys(partitions, kind))
         return {tp: o.offset for tp, o in found.items()}
 
     def partitions_of(self, topic: str) -> list[int] | None:
+        from kafka.errors import for_code
+
         described = self.admin.describe_topics([topic])[0]
-        if described["error_code"]:
+        code = described["error_code"]
+        if code == errors.UNKNOWN_TOPIC_OR_PARTITION:
             return None
+        if code:
+            raise for_code(code)(f"Topic '{topic}'")
         return [p["partition_index"] for p in described["partitions"]]
 
     def alter_offsets(self, group_id: str, offsets: Mapping[Any, int]) -> Mapping[Any, Any]:
@@ -277,17 +282,26 @@ class WireGroupPort:
             group_id, {tp: OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()})
 
 
+def _error_code(error: str | None) -> int:
+    """The code of kafka-python's describe_groups error text ("[Error 69] ...")."""
+    match = re.match(r"\[Error (-?\d+)\]", error or "")
+    return int(match.group(1)) if match else 0
+
+
 def _describe(admin: Any, args: argparse.Namespace, groups: list[str]) -> int:
+    from kafka.errors import KafkaError
+
     failed = False
+    port = WireGroupPort(admin)
     for group in groups:
         try:
-            described = _describe_group(admin, group)
-        except (ToolError, group_command.GroupCommandError) as exc:
-            print(f"\nError: {exc}", file=sys.stderr)
+            described = group_command.describe_group(port, group)
+        except (KafkaError, group_command.GroupCommandError) as exc:
+            print(f"\nError: {kafka_message(exc)}", file=sys.stderr)
             failed = True
             continue
-        state = described["group_state"]
-        members = described["members"]
+        state = described.state
+        members = described.members
         if args.state is not None:
             print(_statetable(admin, group, described))
             continue
@@ -296,32 +310,31 @@ def _describe(admin: Any, args: argparse.Namespace, groups: list[str]) -> int:
         elif state in ("PreparingRebalance", "CompletingRebalance"):
             print(f"\nWarning: Consumer group '{group}' is rebalancing.", file=sys.stderr)
         if args.members:
-            rows = [[group, m["member_id"], m["client_host"], m["client_id"],
-                     str(len(_assigned(m)))] for m in members]
+            rows = [[group, m.member_id, m.client_host, m.client_id, str(len(m.partitions))]
+                    for m in members]
             head = ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"]
             widths: list[int | None] = [15, 15, 15, 15, None]
-            if args.verbose and described.get("group_type") == "consumer":
-                epoch = str(described["assignment_epoch"])
+            if args.verbose and described.group_type == "consumer":
+                epoch = str(described.assignment_epoch)
                 for row, m in zip(rows, members, strict=True):
-                    row += [str(m["member_epoch"]), _assignment_text(m["member_assignment"]),
-                            epoch, _assignment_text(m["target_assignment"])]
+                    row += [str(m.member_epoch), _assignment_text(m.partitions),
+                            epoch, _assignment_text(m.target)]
                 head += ["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH",
                          "TARGET-ASSIGNMENT"]
                 widths = [15, 15, 15, 15, 15, 15, 20, 15, None]
             print(table(head, rows, widths))
             continue
-        found = group_command.describe(WireGroupPort(admin, described), group)
+        found = group_command.describe(port, group, described)
         print("\n" + group_command.format_describe(found.rows, found.idle_members, group))
     return 1 if failed else 0
 
 
-def _statetable(admin: Any, group: str, described: dict) -> str:
+def _statetable(admin: Any, group: str, described: GroupView) -> str:
     coordinator = admin._manager.run(admin._find_coordinator_id, group)
     broker = next((b for b in admin._manager.cluster.brokers() if b.node_id == coordinator),
                   None)
     where = f"{broker.host}:{broker.port}  ({coordinator})" if broker else f"({coordinator})"
-    row = [group, where, described.get("protocol_data") or "", described["group_state"],
-           str(len(described["members"]))]
+    row = [group, where, described.assignor, described.state, str(len(described.members))]
     return table(["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"],
                   [row], [15, 25, 20, 20, None])
 

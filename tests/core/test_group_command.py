@@ -17,8 +17,8 @@ from minikafka.core.group_command import (
     Member,
     Scenario,
     describe,
+    describe_group,
     format_describe,
-    not_found,
     reset_offsets,
 )
 from minikafka.core.offset_reset import NoCommittedOffset
@@ -41,21 +41,31 @@ class FakePort:
     """A topic "t" of three partitions holding offsets 2..10 (log start 2, end 10)."""
 
     def __init__(self, state: str = "Empty", committed: Mapping[TP, int] | None = None,
-                 members: tuple[Member, ...] = (), refuse: bool = False) -> None:
+                 members: tuple[Member, ...] = (), refuse: bool = False,
+                 group_type: str = "classic", describe_refused: Exception | None = None
+                 ) -> None:
         self.state, self.members, self.refuse = state, members, refuse
+        self.group_type, self.describe_refused = group_type, describe_refused
         self.committed = dict(committed or {})
         self.altered: dict[TP, int] = {}
+        self.asked: list[str] = []  # the describe requests sent, in order
 
     def topic_partition(self, topic: str, partition: int) -> TP:
         return TP(topic, partition)
 
-    def describe_group(self, group_id: str) -> GroupView:
-        if self.state == "Dead":
-            raise not_found(group_id)
-        return GroupView(group_id, self.state, self.members)
+    def _describe(self, api: str, group_id: str) -> GroupView | None:
+        self.asked.append(api)
+        if self.describe_refused is not None:
+            raise self.describe_refused
+        if self.state == "Dead" or self.group_type != api:
+            return None  # GROUP_ID_NOT_FOUND
+        return GroupView(group_id, self.state, self.members, self.group_type)
 
-    def group_state(self, group_id: str) -> str:
-        return self.state
+    def consumer_group_describe(self, group_id: str) -> GroupView | None:
+        return self._describe("consumer", group_id)
+
+    def classic_group_describe(self, group_id: str) -> GroupView | None:
+        return self._describe("classic", group_id)
 
     def committed_offsets(self, group_id: str) -> dict[TP, int]:
         return dict(self.committed)
@@ -145,3 +155,48 @@ def test_reset_refusals():
         reset_offsets(refused, "g", None, Scenario(to_earliest=True), now_ms=0, execute=True)
     # A dead group (never seen) may be reset: --all-topics then covers nothing.
     assert reset_offsets(FakePort("Dead"), "g", None, Scenario(to_latest=True), now_ms=0) == {}
+
+
+class GroupAuthorizationFailedError(Exception):
+    """What a port raises for a describe the broker refused (kafka-python's class)."""
+
+
+def test_a_group_is_asked_with_consumer_group_describe_first_then_describe_groups():
+    """Kafka's DescribeConsumerGroupsHandler: ConsumerGroupDescribe, and DescribeGroups
+    only for a group it answers GROUP_ID_NOT_FOUND for."""
+    consumer = FakePort("Stable", group_type="consumer")
+    assert describe_group(consumer, "g").group_type == "consumer"
+    assert consumer.asked == ["consumer"]
+    classic = FakePort("Stable")
+    assert describe_group(classic, "g").group_type == "classic"
+    assert classic.asked == ["consumer", "classic"]
+    unknown = FakePort("Dead")
+    with pytest.raises(GroupCommandError, match="Consumer group 'g' does not exist."):
+        describe_group(unknown, "g")
+    assert unknown.asked == ["consumer", "classic"]
+
+
+@pytest.mark.parametrize("group_type", ["consumer", "classic"])
+def test_an_active_group_of_either_protocol_is_not_reset(group_type):
+    """A KIP-848 group's state comes from ConsumerGroupDescribe (DescribeGroups would call
+    it Dead), so an active one is refused before anything is committed."""
+    port = FakePort("Stable", committed={TP("t", 0): 5}, group_type=group_type)
+    with pytest.raises(GroupCommandError, match="the current state is Stable.") as info:
+        reset_offsets(port, "g", None, Scenario(to_earliest=True), now_ms=0, execute=True)
+    assert info.value.code == errors.NON_EMPTY_GROUP and port.altered == {}
+    port.state = "Empty"
+    assert reset_offsets(port, "g", None, Scenario(to_earliest=True), now_ms=0,
+                         execute=True) == port.altered == {TP("t", 0): 2}
+
+
+def test_a_refused_describe_stops_describe_and_reset():
+    """An authorization error is the answer, not a missing group: nothing is read or
+    committed after it."""
+    for call in (lambda p: describe(p, "g"),
+                 lambda p: reset_offsets(p, "g", None, Scenario(to_earliest=True), now_ms=0,
+                                         execute=True)):
+        port = FakePort(committed={TP("t", 0): 5},
+                        describe_refused=GroupAuthorizationFailedError("g"))
+        with pytest.raises(GroupAuthorizationFailedError):
+            call(port)
+        assert port.asked == ["consumer"] and port.altered == {}

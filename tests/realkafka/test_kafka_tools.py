@@ -741,6 +741,11 @@ def test_kafka_consumer_groups_on_a_kip848_group(served):
         [member] = [line.split() for line in members.splitlines() if line.startswith(group)]
         # #PARTITIONS CURRENT-EPOCH CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT
         assert member[-5:] == ["2", "2", f"{topic}:0,1", "2", f"{topic}:0,1"]
+        # The reset reads the state with ConsumerGroupDescribe, as minikafka's tool does.
+        refused = tool(served, "consumer.group.ConsumerGroupCommand", "--group", group,
+                       "--reset-offsets", "--topic", topic, "--to-earliest", "--execute")
+        assert (f"\nError: Assignments can only be reset if the group '{group}' is inactive, "
+                "but the current state is Stable.\n" in refused.stdout)
     finally:
         consumer.close()
 

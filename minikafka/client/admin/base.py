@@ -80,7 +80,7 @@ class AdminBase:
     def _bounds(self, tp: TopicPartition) -> tuple[int, int]:
         """(earliest, latest) offsets of a partition: ListOffsets to its leader."""
         earliest, latest = api.list_offsets_of(self.cluster, tp.topic, tp.partition,
-                                               api.EARLIEST, api.LATEST)
+                                               api.EARLIEST, api.LATEST, caller=self.caller)
         if earliest.error_code:
             err = type(kerrors.for_code(earliest.error_code))
             raise err(f"ListOffsetsRequest failed for {tp}: {err.__name__}")

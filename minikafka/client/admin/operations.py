@@ -23,12 +23,13 @@ class OperationsAdmin(AdminBase):
                                ) -> dict[TopicPartition, OffsetAndTimestamp]:
         """ListOffsets: OffsetSpec.EARLIEST / LATEST / MAX_TIMESTAMP or a timestamp, at
         isolation_level (kafka-python's IsolationLevel or its name); offset -1 where the
-        answer is not readable at that level (minikafka.core.api.offsets)."""
+        answer is not readable at that level (minikafka.core.api.offsets). DESCRIBE on
+        each topic is needed, as on the wire (TopicAuthorizationFailedError)."""
         isolation = api.IsolationLevel.of(isolation_level)
         out = {}
         for tp, spec in topic_partition_specs.items():
             result, = api.list_offsets_of(self.cluster, tp.topic, tp.partition, int(spec),
-                                          isolation_level=isolation)
+                                          isolation_level=isolation, caller=self.caller)
             if result.error_code:
                 err = type(kerrors.for_code(result.error_code))
                 raise err(f"ListOffsetsRequest failed for {tp}: {err.__name__}")

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from ..isolation import READ_UNCOMMITTED, IsolationLevel
+from . import authz
 from .leader import led_replica
 from .port import epoch_at
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from ..broker import Broker
     from ..controller import TopicMetadata
     from ..replica import Replica
+    from .authz import Caller
     from .port import ClusterPort
 
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
@@ -136,11 +138,15 @@ def list_offsets(broker: Broker, topics: Mapping[str, TopicMetadata],
 
 
 def list_offsets_of(cluster: ClusterPort, topic: str, partition: int, *timestamps: int,
-                    isolation_level: IsolationLevel = READ_UNCOMMITTED
-                    ) -> list[ListOffsetsResult]:
+                    isolation_level: IsolationLevel = READ_UNCOMMITTED,
+                    caller: Caller | None = None) -> list[ListOffsetsResult]:
     """ListOffsets sent to the partition's current leader, as a client sends it: one result
     per timestamp; LEADER_NOT_AVAILABLE when the partition has no running leader and
-    UNKNOWN_TOPIC_OR_PARTITION when the cluster does not have it."""
+    UNKNOWN_TOPIC_OR_PARTITION when the cluster does not have it. A client's `caller`
+    needs DESCRIBE on the topic (TOPIC_AUTHORIZATION_FAILED), as the wire handler asks."""
+    refused = authz.describe_topics(cluster, caller, [topic]) if caller is not None else {}
+    if refused:
+        return [ListOffsetsResult(topic, partition, refused[topic]) for _ in timestamps]
     meta = cluster.controller.topics.get(topic)
     if meta is None or not 0 <= partition < len(meta.partitions):
         return [ListOffsetsResult(topic, partition, errors.UNKNOWN_TOPIC_OR_PARTITION)
