@@ -366,7 +366,13 @@ def _reset(admin: Any, args: argparse.Namespace, groups: list[str]) -> int:
             plan = group_command.reset_offsets(
                 port, group, None if args.all_topics else args.topic, scenario,
                 now_ms=int(time.time() * 1000), execute=args.execute, warn=print)
-        except (group_command.GroupCommandError, ValueError) as exc:
+        except group_command.GroupCommandError as exc:
+            if exc.code != errors.NON_EMPTY_GROUP:
+                raise ToolError(str(exc)) from None
+            # Kafka's tool prints this refusal on stdout, skips the group and exits 0.
+            print(f"\nError: {exc}")
+            continue
+        except ValueError as exc:
             raise ToolError(str(exc)) from None
         print()
         print(format_reset_plan(group, plan))
