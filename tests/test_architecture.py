@@ -24,9 +24,9 @@ def test_the_picture_names_every_part_of_the_package():
 # Every module reaches the cluster through a typed port (core.api.port.ClusterPort,
 # core.broker.BrokerHost, core.share.coordinator.ShareHost, core.groups.port,
 # client.port, wire.serve.ServedCluster, ...) or, above the clients, Cluster itself: never
-# `Any`, which would hide what a module takes of the cluster. The in-process clients
-# (minikafka/client) leave no `cluster` parameter unannotated either: what a client
-# takes of the cluster is client.port's ClientHost or AdminHost.
+# `Any`, which would hide what a module takes of the cluster. No module leaves a `cluster`
+# parameter unannotated either: what a client takes of the cluster is client.port's
+# ClientHost or AdminHost, what a wire handler or core.api takes is ClusterPort.
 UNTYPED = re.compile(r"\b(cluster|sim): Any\b")
 PORT_PARAMETERS = ("cluster", "sim")
 
@@ -54,9 +54,9 @@ def test_every_module_types_the_cluster_through_a_port():
     assert untyped_cluster(ROOT / "minikafka") == []
 
 
-def test_every_client_annotates_its_cluster():
-    """The producer, consumers and admin client: KafkaProducer(cluster: ClientHost)."""
-    assert unannotated_cluster(ROOT / "minikafka" / "client") == []
+def test_every_module_annotates_its_cluster():
+    """KafkaProducer(cluster: ClientHost), describe_log_dirs(cluster: ClusterPort, ...)."""
+    assert unannotated_cluster(ROOT / "minikafka") == []
 
 
 def test_the_port_check_catches_an_untyped_cluster(tmp_path):
@@ -90,4 +90,16 @@ def test_a_cluster_has_what_the_client_ports_declare():
     cluster = Cluster(brokers=1)
     for port in (ClientHost, AdminHost):
         assert {"clock", "now_ms", "groups"} <= port_members(port)
+        assert sorted(n for n in port_members(port) if not hasattr(cluster, n)) == [], port
+
+
+def test_a_cluster_has_what_the_api_ports_declare():
+    """core.api and the wire handlers take ClusterPort, the server ServedCluster."""
+    from minikafka.cluster import Cluster
+    from minikafka.core.api.port import ClusterPort
+    from minikafka.wire.serve import ServedCluster
+
+    cluster = Cluster(brokers=1)
+    for port in (ClusterPort, ServedCluster):
+        assert {"clock", "lock", "log_dirs", "put_scram_credential"} <= port_members(port)
         assert sorted(n for n in port_members(port) if not hasattr(cluster, n)) == [], port

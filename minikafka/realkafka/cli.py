@@ -4,8 +4,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from . import KAFKA_VERSION
+
+if TYPE_CHECKING:  # imported when a command runs: `minikafka --help` stays light
+    from .nodes import NativeKafka
 
 __all__ = ["add_parser"]
 
@@ -131,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_status(cluster) -> None:
+def _print_status(cluster: NativeKafka) -> None:
     nodes = cluster.status()
     controller = cluster.controller() if any(n.running for n in nodes) else None
     print(f"Apache Kafka {KAFKA_VERSION}, data in {cluster.data_dir}")

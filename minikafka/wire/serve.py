@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..core.api.port import ClusterPort
-from ..core.clock import SimClock
 from ..core.security_config import ListenerConfig
 from .listeners import advertise, forget, is_served
 from .registry import HandlerRegistry, default_registry
@@ -54,11 +52,8 @@ def _monotonic_ms() -> int:
 
 
 class ServedCluster(ClusterPort, Protocol):
-    """The cluster a server runs: the port, the lock its thread shares with the caller's,
-    and the clock it keeps at wall time."""
-
-    lock: AbstractContextManager[Any]
-    clock: SimClock
+    """The cluster a server runs: the port (with the lock its thread shares with the
+    caller's, and the clock it keeps at wall time) and a way to move that clock."""
 
     def advance_to(self, when_ms: int) -> None:
         """Run everything due up to `when_ms` of simulated time."""

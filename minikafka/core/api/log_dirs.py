@@ -13,8 +13,14 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .. import errors
+
+if TYPE_CHECKING:
+    from ..replica import Replica
+    from ..storage import LogDir
+    from .port import ClusterPort
 
 REPLICA_MOVE_MS = 1_000  # how long a copy to another directory takes
 
@@ -48,7 +54,7 @@ def memory_log_dir(broker_id: int) -> str:
     return f"/minikafka/broker-{broker_id}"
 
 
-def _lag(cluster, replica) -> int:
+def _lag(cluster: ClusterPort, replica: Replica) -> int:
     """How far this replica's log end is behind its partition's high watermark."""
     if replica.is_leader:
         return 0
@@ -57,7 +63,7 @@ def _lag(cluster, replica) -> int:
     return max(0, hw - replica.log_end_offset)
 
 
-def describe_log_dirs(cluster, broker_id: int,
+def describe_log_dirs(cluster: ClusterPort, broker_id: int,
                       partitions: Iterable[TopicPartition] | None = None
                       ) -> list[LogDirDescription]:
     """Every log directory of the broker with the replicas in it (only `partitions`, if
@@ -89,7 +95,7 @@ def describe_log_dirs(cluster, broker_id: int,
     return out
 
 
-def alter_replica_log_dirs(cluster, broker_id: int,
+def alter_replica_log_dirs(cluster: ClusterPort, broker_id: int,
                            moves: Mapping[TopicPartition, str]) -> dict[TopicPartition, int]:
     """Move each replica to the named directory of the same broker, as Kafka's
     ReplicaManager.alterReplicaLogDirs: a directory not in log.dirs is LOG_DIR_NOT_FOUND;
@@ -125,7 +131,8 @@ def alter_replica_log_dirs(cluster, broker_id: int,
     return out
 
 
-def _finish_move(cluster, broker_id: int, tp: TopicPartition, dest) -> None:
+def _finish_move(cluster: ClusterPort, broker_id: int, tp: TopicPartition,
+                 dest: LogDir) -> None:
     """The copy is done: the future replica replaces the current one."""
     with cluster.lock:
         broker = cluster.brokers[broker_id]

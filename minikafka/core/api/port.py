@@ -3,6 +3,7 @@ that wrote an offset."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 # The isolation levels live in core.isolation (the broker reads them too); still importable here.
@@ -11,10 +12,13 @@ from ..isolation import READ_COMMITTED, READ_UNCOMMITTED, IsolationLevel  # noqa
 if TYPE_CHECKING:  # the broker calls into this package: no import cycle at run time
     from ..acl import AclOperation, Authorizer, ResourceType
     from ..broker import Broker
+    from ..clock import SimClock
     from ..controller import Controller
     from ..groups.coordinator import GroupCoordinator
     from ..journal import Journal
+    from ..log_dirs import BrokerLogDirs
     from ..replica import Replica
+    from ..scram import ScramCredential
     from ..share.coordinator import ShareGroupCoordinator
     from ..transactions import TransactionCoordinator
 
@@ -27,6 +31,12 @@ class ClusterPort(Protocol):
     journal: Journal
     broker_config: Mapping[str, Any]
     seed: int
+    clock: SimClock
+    # Held by whoever changes the cluster from another thread (a server, a timer that
+    # finishes a replica move), as the notebook's calls hold it.
+    lock: AbstractContextManager[Any]
+    # Each broker's log directories on disk; empty for a cluster kept in memory.
+    log_dirs: dict[int, BrokerLogDirs]
 
     @property
     def active_controller(self) -> int | None:
@@ -79,6 +89,12 @@ class ClusterPort(Protocol):
 
     def leader_replica(self, topic: str, partition: int) -> Replica | None:
         """The replica on the broker the metadata names as leader (None when offline)."""
+
+    def put_scram_credential(self, user: str, credential: ScramCredential) -> None:
+        """Store a SCRAM credential made elsewhere (AlterUserScramCredentials)."""
+
+    def delete_scram_credential(self, user: str, mechanism: str = "SCRAM-SHA-256") -> None:
+        """Remove a user's credential for one SCRAM mechanism."""
 
     # Who may do what (core.api.authz): None while no authorizer is on, as in Kafka
     # without authorizer.class.name.

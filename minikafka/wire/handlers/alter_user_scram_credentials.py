@@ -8,6 +8,8 @@ mechanism (UNSUPPORTED_SASL_MECHANISM), iterations outside 4096-16384 or an empt
 there (RESOURCE_NOT_FOUND)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kafka.protocol.admin import (
     AlterUserScramCredentialsRequest,
     AlterUserScramCredentialsResponse,
@@ -20,6 +22,9 @@ from ..registry import RequestContext
 from ._common import may_call, serving_broker
 from ._scram import BY_CODE
 
+if TYPE_CHECKING:
+    from ...core.api.port import ClusterPort
+
 API_KEY = 51
 MIN_VERSION = 0
 MAX_VERSION = 0
@@ -27,7 +32,7 @@ MAX_VERSION = 0
 _Result = AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult
 
 
-def _check(cluster, change, deletion: bool) -> tuple[int, str | None]:
+def _check(cluster: ClusterPort, change, deletion: bool) -> tuple[int, str | None]:
     if not change.name:
         return UNACCEPTABLE_CREDENTIAL, "Username must not be empty"
     mechanism = BY_CODE.get(change.mechanism)

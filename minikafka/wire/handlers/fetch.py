@@ -17,6 +17,7 @@ gave gets FETCH_SESSION_ID_NOT_FOUND, as from a broker that evicted it.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from kafka.protocol.consumer import FetchRequest
@@ -33,6 +34,9 @@ from ._common import (
     serving_broker,
     topic_name_for_id,
 )
+
+if TYPE_CHECKING:
+    from ...core.api.port import ClusterPort
 
 API_KEY = 1
 MIN_VERSION = 4
@@ -138,7 +142,7 @@ def handle(ctx: RequestContext, request: FetchRequest) -> list | Deferred:
                     lambda: answer(api.read_fetch(broker, topics, wanted)))
 
 
-def _answer(cluster, version: int, topics: list, error_code: int = 0,
+def _answer(cluster: ClusterPort, version: int, topics: list, error_code: int = 0,
             throttle_ms: int = 0) -> list:
     """The response body, with NodeEndpoints for the leaders partitions were sent to."""
     leaders = {p.current_leader[0] for _, partitions in topics for p in partitions

@@ -5,6 +5,8 @@ too); DESCRIBE_CONFIGS on the cluster is needed (CLUSTER_AUTHORIZATION_FAILED);
 minikafka has no client-metrics subscriptions, so v0 and CLIENT_METRICS list nothing."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kafka.protocol.admin import ListConfigResourcesRequest, ListConfigResourcesResponse
 
 from ...core import errors
@@ -13,6 +15,9 @@ from ...core.errors import INVALID_REQUEST
 from ...core.groups.classic import DEAD
 from ..registry import RequestContext
 from ._common import may_call, registered_brokers, serving_broker
+
+if TYPE_CHECKING:
+    from ...core.api.port import ClusterPort
 
 API_KEY = 74
 MIN_VERSION = 0
@@ -24,7 +29,7 @@ _TYPES = (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)
 _Resource = ListConfigResourcesResponse.ConfigResource
 
 
-def _names(cluster, resource_type: int) -> list[str]:
+def _names(cluster: ClusterPort, resource_type: int) -> list[str]:
     if resource_type == TOPIC:
         return sorted(cluster.controller.topics)
     if resource_type in (BROKER, BROKER_LOGGER):

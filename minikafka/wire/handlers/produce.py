@@ -15,6 +15,7 @@ Requests are parsed and answered by produce_codec, by hand: this is the hot path
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from ...core import api, errors
@@ -34,6 +35,9 @@ from ._common import (
     topic_name_for_id,
 )
 
+if TYPE_CHECKING:
+    from ...core.api.port import ClusterPort
+
 API_KEY = 0
 MIN_VERSION = 3
 MAX_VERSION = 13
@@ -52,7 +56,7 @@ Asked = tuple[str | UUID, str | None, list[int]]
 decode = produce_codec.decode
 
 
-def _response(cluster, version: int, order: list[Asked],
+def _response(cluster: ClusterPort, version: int, order: list[Asked],
               results: dict[TP, tuple], batches: dict[TP, WireRecordBatch],
               starts: dict[TP, int], throttle_ms: int = 0) -> bytes:
     topics = []
