@@ -7,14 +7,18 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.apache.kafka.common.utils.internals.Exit;
 
@@ -33,7 +37,10 @@ import org.apache.kafka.common.utils.internals.Exit;
  * call ends, as they would at JVM exit; when main returns, the call waits for the non-daemon
  * threads it started, as the JVM would before exiting; an exception out of main prints as
  * the JVM's launcher prints it, with status 1. System.out and System.err are set once, before
- * any tool or Log4j captures them, to streams that forward to the running call.
+ * any tool or Log4j captures them, to streams that forward to the running call. A stack trace
+ * printed in a call shows no frames of this class below the tool's main (main is called
+ * through a method handle, whose frames Java hides), and its "... n more" lines count as in
+ * a fresh JVM, where nothing is below main.
  */
 public final class ToolServer {
     private static final long THREAD_WAIT_MS = 30_000;
@@ -45,41 +52,78 @@ public final class ToolServer {
         }
     }
 
-    /** One call's stdout or stderr: bytes written go out as KIND frames, in order. */
+    /** One call's stdout or stderr, sent line by line as KIND frames (see fresh()). */
     private static final class Forward extends OutputStream {
+        private static final Pattern MORE = Pattern.compile("(\\t+)\\.\\.\\. (\\d+) more");
         private final byte kind;
+        private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+        private int below;  // frames of ours dropped from the stack trace being printed
 
         Forward(byte kind) {
             this.kind = kind;
         }
 
         @Override
-        public void write(int b) throws IOException {
-            write(new byte[] {(byte) b}, 0, 1);
+        public synchronized void write(int b) throws IOException {
+            line.write(b);
+            if (b == '\n')
+                flush();
         }
 
         @Override
-        public void write(byte[] b, int off, int len) throws IOException {
-            if (len > 0)
-                send(kind, b, off, len);
+        public synchronized void write(byte[] b, int off, int len) throws IOException {
+            for (int i = off; i < off + len; i++)
+                write(b[i]);
+        }
+
+        /** Sends what is buffered (a whole line, or the rest at the end of a call). */
+        @Override
+        public synchronized void flush() throws IOException {
+            byte[] bytes = fresh(line.toByteArray());
+            line.reset();
+            if (bytes.length > 0)
+                send(kind, bytes, 0, bytes.length);
+        }
+
+        /** A line as a fresh JVM prints it: "\tat ToolServer..." frames (below the tool's
+         * main, or under a hook) dropped; "\t... n more" (frames in common with the enclosing
+         * trace, ours among them) less the frames dropped, or gone when none are left. */
+        private byte[] fresh(byte[] bytes) {
+            String text = new String(bytes, StandardCharsets.ISO_8859_1);
+            if (text.startsWith("\tat ToolServer")) {
+                below++;
+                return new byte[0];
+            }
+            Matcher more = MORE.matcher(text.stripTrailing());
+            if (below > 0 && more.matches()) {
+                int left = Integer.parseInt(more.group(2)) - below;
+                return left <= 0 ? new byte[0]
+                        : (more.group(1) + "... " + left + " more" + System.lineSeparator())
+                              .getBytes(StandardCharsets.ISO_8859_1);
+            }
+            if (!text.startsWith("\t") && !text.startsWith("Caused by: "))
+                below = 0;  // a line that is no part of a stack trace
+            return bytes;
         }
     }
 
     /** A shutdown hook's thread: it may print after Exit.exit, as at JVM exit. */
     private static final class HookThread extends Thread {
-        HookThread(Runnable hook) {
+        HookThread(String name, Runnable hook) {
             super(() -> {
                 try {
                     hook.run();
                 } catch (ExitCalled ignored) { }
-            }, "shutdown-hook");
+            }, name != null ? name : "shutdown-hook");
         }
     }
 
     private static DataOutputStream out;
     private static volatile boolean running;
     private static volatile Integer exitStatus;
-    private static final List<Runnable> HOOKS = new ArrayList<>();
+    private static final List<Thread> HOOKS = new ArrayList<>();
+    private static Forward stdout;
+    private static Forward stderr;
 
     static synchronized void send(byte kind, byte[] b, int off, int len) throws IOException {
         // Output between calls (a thread a tool left behind) has no call to go to, and after
@@ -108,13 +152,15 @@ public final class ToolServer {
 
         // The charset a fresh JVM's System.out uses when it is a pipe.
         Charset charset = Charset.defaultCharset();
-        System.setOut(new PrintStream(new Forward((byte) 'O'), true, charset));
-        System.setErr(new PrintStream(new Forward((byte) 'E'), true, charset));
+        stdout = new Forward((byte) 'O');
+        stderr = new Forward((byte) 'E');
+        System.setOut(new PrintStream(stdout, true, charset));
+        System.setErr(new PrintStream(stderr, true, charset));
         Exit.setExitProcedure((status, message) -> exit(status));
         Exit.setHaltProcedure((status, message) -> exit(status));
         Exit.setShutdownHookAdder((name, hook) -> {
             synchronized (HOOKS) {
-                HOOKS.add(hook);
+                HOOKS.add(new HookThread(name, hook));
             }
         });
 
@@ -159,7 +205,7 @@ public final class ToolServer {
         throw new ExitCalled();
     }
 
-    private static int call(String mainClass, String[] args, byte[] stdin) {
+    private static int call(String mainClass, String[] args, byte[] stdin) throws IOException {
         Set<Thread> before = Thread.getAllStackTraces().keySet();
         exitStatus = null;
         synchronized (HOOKS) {
@@ -169,14 +215,23 @@ public final class ToolServer {
         running = true;
         int status = 0;
         try {
-            Method main = Class.forName(mainClass).getMethod("main", String[].class);
+            MethodHandle main;
             try {
-                main.invoke(null, (Object) args);
+                main = MethodHandles.publicLookup().findStatic(Class.forName(mainClass), "main",
+                        MethodType.methodType(void.class, String[].class));
+            } catch (ReflectiveOperationException e) {
+                System.err.println("Error: Could not find or load main class " + mainClass);
+                return 1;
+            }
+            try {
+                main.invokeExact(args);
                 awaitNewThreads(before);
-            } catch (InvocationTargetException e) {
-                if (!(e.getCause() instanceof ExitCalled)) {
+            } catch (ExitCalled exited) {
+                // the status is in exitStatus
+            } catch (Throwable e) {
+                if (exitStatus == null) {
                     System.err.print("Exception in thread \"main\" ");
-                    e.getCause().printStackTrace();
+                    e.printStackTrace();
                     status = 1;
                 }
             }
@@ -184,12 +239,11 @@ public final class ToolServer {
             if (exited != null)
                 status = exited;
             runHooks();
-        } catch (ReflectiveOperationException e) {
-            System.err.println("Error: Could not find or load main class " + mainClass);
-            status = 1;
         } finally {
             System.out.flush();
             System.err.flush();
+            stdout.flush();
+            stderr.flush();
             running = false;
         }
         return status;
@@ -212,10 +266,9 @@ public final class ToolServer {
 
     /** The hooks the tool registered, run concurrently as the JVM's shutdown runs them. */
     private static void runHooks() {
-        List<Thread> threads = new ArrayList<>();
+        List<Thread> threads;
         synchronized (HOOKS) {
-            for (Runnable hook : HOOKS)
-                threads.add(new HookThread(hook));
+            threads = new ArrayList<>(HOOKS);
             HOOKS.clear();
         }
         threads.forEach(Thread::start);

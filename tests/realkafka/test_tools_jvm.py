@@ -37,6 +37,12 @@ def warm(monkeypatch):
     ("TopicCommand", "--version"),
     # Exit.exit(1) from jopt-simple's option check, its usage text on stdout.
     ("consumer.ConsoleConsumer", "--bootstrap-server", UNREACHABLE),
+    # Stack traces down to main, a cause's "... 2 more" and "... 3 more" counting main's
+    # frames: none of the warm JVM's frames below main shows.
+    ("reassign.ReassignPartitionsCommand", "--bootstrap-server", UNREACHABLE,
+     "--reassignment-json-file", "/nonexistent", "--verify"),
+    ("DeleteRecordsCommand", "--bootstrap-server", UNREACHABLE, "--offset-json-file",
+     "/nonexistent"),
 ])
 def test_a_tool_prints_and_exits_as_in_a_fresh_jvm(warm, args):
     name, *rest = args
