@@ -76,6 +76,12 @@ public final class ToolServer {
                 write(b[i]);
         }
 
+        /** Forgets a partial line written between calls (by a thread a tool left behind). */
+        synchronized void discard() {
+            line.reset();
+            below = 0;
+        }
+
         /** Sends what is buffered (a whole line, or the rest at the end of a call). */
         @Override
         public synchronized void flush() throws IOException {
@@ -212,6 +218,8 @@ public final class ToolServer {
             HOOKS.clear();
         }
         System.setIn(new ByteArrayInputStream(stdin));
+        stdout.discard();
+        stderr.discard();
         running = true;
         int status = 0;
         try {
