@@ -30,6 +30,11 @@ from minikafka.realkafka import KAFKA_VERSION
 from minikafka.realkafka.jars import fetch_kafka
 
 REPO_CACHE = Path(__file__).resolve().parents[2] / ".cache"
+# Kafka 4.4.0's tools that end with System.exit rather than Exit.exit (javap): in the warm
+# JVM they would end the JVM itself, so they keep a JVM of their own.
+OWN_JVM = frozenset(f"org.apache.kafka.tools.{name}" for name in (
+    "VerifiableProducer", "VerifiableConsumer", "VerifiableShareConsumer",
+    "ReplicaVerificationTool"))
 JVM_OPTS = ("-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
             "-Djava.awt.headless=true")
 
@@ -51,7 +56,7 @@ def run_java(main_class: str, *args: str, classpath: str | None = None,
              options: Sequence[str] = ()) -> subprocess.CompletedProcess:
     """One JVM: `java OPTIONS -cp <kafka libs>/* MAIN ARGS`; stdout and stderr kept apart.
     A tool on Kafka's own classpath runs in the warm JVM of `tools_jvm()` when one is open."""
-    if _warm is not None and classpath is None and not options:
+    if _warm is not None and classpath is None and not options and main_class not in OWN_JVM:
         return _warm.run(main_class, args, input=input, timeout=timeout)
     return subprocess.run([java(), *JVM_OPTS, *options, "-cp", classpath or kafka_classpath(),
                            main_class, *args],

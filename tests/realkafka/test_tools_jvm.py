@@ -92,3 +92,10 @@ def test_the_jvm_ends_with_its_block(monkeypatch):
         pid = server.process.pid
     assert not alive(pid)
     assert jvm._warm is None
+
+
+def test_a_tool_that_calls_system_exit_keeps_a_jvm_of_its_own(warm):
+    # VerifiableProducer ends with System.exit, which would end the warm JVM with it.
+    done = jvm.run_java(TOOLS + "VerifiableProducer", "--bootstrap-server", UNREACHABLE)
+    assert done.returncode != 0 and "--topic" in done.stdout + done.stderr
+    assert warm.process is None  # the warm JVM was not started for it
