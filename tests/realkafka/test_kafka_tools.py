@@ -20,11 +20,18 @@ from kafka import KafkaConsumer, KafkaProducer
 
 from minikafka.cluster import Cluster
 
-from .jvm import run_java
+from .jvm import run_java, tools_jvm
 
 pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(600)]
 
 TOOLS = "org.apache.kafka.tools."
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_tools():
+    """The module's tools share one warm JVM (jvm.tools_jvm), stopped by pid at the end."""
+    with tools_jvm():
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -432,6 +439,21 @@ def served_jbod(tmp_path_factory):
         yield server
 
 
+def verify_until(served, plan, done: str, meanwhile: str | None = None,
+                 seconds: float = 30) -> list[str]:
+    """kafka-reassign-partitions.sh --verify of PLAN, again every 0.2 s until it prints the
+    line DONE or SECONDS pass (a replica moves in the background); the lines of its last
+    run. Every run before it must print MEANWHILE, when given."""
+    deadline = time.monotonic() + seconds
+    while True:
+        verified = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
+                        str(plan), "--verify").stdout.splitlines()
+        if done in verified or time.monotonic() > deadline:
+            return verified
+        assert meanwhile is None or meanwhile in verified, verified
+        time.sleep(0.2)
+
+
 def test_kafka_log_dirs_and_reassign_partitions_between_dirs(served_jbod, tmp_path):
     """kafka-log-dirs.sh --describe lists both directories of each broker; a reassignment
     JSON with "log_dirs" moves a replica to the other directory (AlterReplicaLogDirs), and
@@ -470,12 +492,8 @@ def test_kafka_log_dirs_and_reassign_partitions_between_dirs(served_jbod, tmp_pa
                             f"for replica {topic}-0 with broker {mover} ")  # sic
 
     done = f"Reassignment of replica {topic}-0-{mover} completed successfully."
-    for _ in range(20):
-        verified = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
-                        str(plan), "--verify").stdout.splitlines()
-        if done in verified:
-            break
-        assert f"Reassignment of replica {topic}-0-{mover} is still in progress." in verified
+    verified = verify_until(served, plan, done, meanwhile=(
+        f"Reassignment of replica {topic}-0-{mover} is still in progress."))
     assert done in verified, verified
     after = describe()
     [moved] = after[mover][dirs[mover][1]]
@@ -514,11 +532,8 @@ def test_kafka_reassign_partitions_places_a_new_replica_in_the_named_dir(served_
     executed = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
                     str(plan), "--execute").stdout.splitlines()
     assert f"Successfully started partition reassignment for {topic}-0" in executed
-    for _ in range(20):
-        verified = tool(served, "reassign.ReassignPartitionsCommand", "--reassignment-json-file",
-                        str(plan), "--verify").stdout.splitlines()
-        if f"Reassignment of replica {topic}-0-{added} completed successfully." in verified:
-            break
+    verified = verify_until(served, plan,
+                            f"Reassignment of replica {topic}-0-{added} completed successfully.")
     assert f"Reassignment of partition {topic}-0 is completed." in verified, verified
     assert f"Reassignment of replica {topic}-0-{added} completed successfully." in verified
     report = json.loads(tool(served, "LogDirsCommand", "--describe", "--broker-list", str(added),

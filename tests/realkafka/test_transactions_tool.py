@@ -33,12 +33,19 @@ from kafka.structs import TopicPartition
 from minikafka.cluster import Cluster
 from minikafka.core.offsets import partition_for
 
-from .jvm import run_java
+from .jvm import run_java, tools_jvm
 
 pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(600)]
 
 HOUR_MS = 3_600_000
 VERIFICATION = "transaction.partition.verification.enable"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_tools():
+    """The module's tools share one warm JVM (jvm.tools_jvm), stopped by pid at the end."""
+    with tools_jvm():
+        yield
 
 
 @pytest.fixture(scope="module")
