@@ -103,7 +103,7 @@ fi
 # ---------------------------------------------------------------- run
 say "running pytest $*"
 set +e
-# Two workers; the native Kafka cluster's tests share one of them (tests/conftest.py).
+# Two workers; the native Kafka tests form two groups, each on one worker with a cluster of its own (tests/conftest.py).
 # The 30 slowest tests are listed at the end: where the suite's time goes.
 "$ROOT/.venv/bin/python" -m pytest -n "${MINIKAFKA_TEST_WORKERS:-2}" --dist loadgroup \
     --durations=30 "$@"
