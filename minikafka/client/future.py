@@ -21,8 +21,10 @@ class Future:
         self.value: Any = None
         self.exception: BaseException | None = None
         self.is_done = False
-        self._callbacks: list = []
-        self._errbacks: list = []
+        # Made on first use: a producer makes a future per batch and rarely adds a
+        # callback, and two empty lists each would be traversed by every collection.
+        self._callbacks: list | None = None
+        self._errbacks: list | None = None
 
     def succeeded(self) -> bool:
         return self.is_done and self.exception is None
@@ -32,14 +34,16 @@ class Future:
 
     def success(self, value: Any) -> Future:
         self.value, self.is_done = value, True
-        for fn in self._callbacks:
-            fn(value)
+        if self._callbacks:
+            for fn in self._callbacks:
+                fn(value)
         return self
 
     def failure(self, exc: BaseException) -> Future:
         self.exception, self.is_done = exc, True
-        for fn in self._errbacks:
-            fn(exc)
+        if self._errbacks:
+            for fn in self._errbacks:
+                fn(exc)
         return self
 
     def add_callback(self, fn: Callable, *args: Any, **kwargs: Any) -> Future:
@@ -47,6 +51,8 @@ class Future:
         if self.is_done and self.exception is None:
             call(self.value)
         elif not self.is_done:
+            if self._callbacks is None:
+                self._callbacks = []
             self._callbacks.append(call)
         return self
 
@@ -55,6 +61,8 @@ class Future:
         if self.is_done and self.exception is not None:
             call(self.exception)
         elif not self.is_done:
+            if self._errbacks is None:
+                self._errbacks = []
             self._errbacks.append(call)
         return self
 

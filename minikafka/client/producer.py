@@ -215,6 +215,29 @@ def exact_size(batch: ProducerBatch) -> int:
     return batch.size + batch.wide + max(0, n - 64) + late - n
 
 
+def _is_ready(batch: ProducerBatch) -> bool:
+    return batch.ready
+
+
+class _InFlight:
+    """One ProduceRequest waiting for its answer, done once answered or timed out. The
+    broker calls it with its results, which it sends back over the network: one object
+    per request where a closure and a dict took seven, each tracked by the collector."""
+
+    __slots__ = ("producer", "leader", "group", "done")
+
+    def __init__(self, producer: KafkaProducer, leader: int, group: dict) -> None:
+        self.producer = producer
+        self.leader = leader
+        self.group = group
+        self.done = False
+
+    def __call__(self, results: dict) -> None:
+        producer = self.producer
+        producer.cluster.network.send(self.leader, producer.client_id, producer._on_response,
+                                      self.leader, self.group, results, self)
+
+
 class _MetadataView:
     """The slice of kafka-python's ClusterMetadata a Partitioner.partition() reads."""
 
@@ -342,9 +365,10 @@ class KafkaProducer:
         self._fast_topics: dict[str, tuple[dict, list]] = {}
         self._clock = cluster.clock
         self._metadata_at = cluster.clock.now_ms
-        self._lingers = Deadlines(cluster.clock, self._linger_expired)
+        # A batch closed before its linger.ms (full, flushed) needs no timer: dropped.
+        self._lingers = Deadlines(cluster.clock, self._linger_expired, _is_ready)
         self._request_timeouts = Deadlines(cluster.clock, self._request_timed_out,
-                                           lambda entry: entry[2]["done"])
+                                           lambda state: state.done)
         self._fast = (self.key_serializer is None and self.value_serializer is None
                       and cfg["partitioner"] is None and not ignore_keys and not txn)
 
@@ -775,13 +799,8 @@ class KafkaProducer:
             self._throttled_until[leader] = now + throttle_ms
             cluster.journal.record(now, "produce.throttled", client=self.client_id,
                                    broker=leader, throttle_time_ms=throttle_ms)
-        state = {"done": False}
+        state = respond = _InFlight(self, leader, group)
         timeout = int(self.config["request_timeout_ms"])
-
-        def respond(results: dict) -> None:
-            cluster.network.send(leader, self.client_id, self._on_response, leader, group,
-                                 results, state)
-
         if self.acks == 0:
             sent = cluster.network.send(self.client_id, leader, api_produce.produce, cluster, broker,
                                         self.caller, self.transactional_id, 0, timeout,
@@ -795,19 +814,18 @@ class KafkaProducer:
             cluster.clock.call_later(min(timeout, 1000), self._on_response, leader, group,
                                      dict.fromkeys(group, (errors.NETWORK_EXCEPTION, -1)), state)
         else:
-            self._request_timeouts.add(cluster.clock.now_ms + timeout + 1, (leader, group, state))
+            self._request_timeouts.add(cluster.clock.now_ms + timeout + 1, state)
         return sent
 
-    def _request_timed_out(self, entry: tuple) -> None:
-        leader, group, state = entry
-        if not state["done"]:
-            self._on_response(leader, group,
-                              dict.fromkeys(group, (errors.REQUEST_TIMED_OUT, -1)), state)
+    def _request_timed_out(self, state: _InFlight) -> None:
+        if not state.done:
+            self._on_response(state.leader, state.group,
+                              dict.fromkeys(state.group, (errors.REQUEST_TIMED_OUT, -1)), state)
 
-    def _on_response(self, leader: int, group: dict, results: dict, state: dict) -> None:
-        if state["done"]:
+    def _on_response(self, leader: int, group: dict, results: dict, state: _InFlight) -> None:
+        if state.done:
             return
-        state["done"] = True
+        state.done = True
         self._in_flight[leader] -= 1
         now = self.cluster.clock.now_ms
         journal = self.cluster.journal

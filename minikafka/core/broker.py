@@ -55,7 +55,7 @@ def out_of_range_timestamp(config: Any, batch: RecordBatch, now_ms: int) -> int 
     return None
 
 
-@dataclass
+@dataclass(slots=True)
 class DelayedProduce:
     """An acks=all produce waiting for the high watermark to pass its batches."""
 

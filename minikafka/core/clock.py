@@ -95,7 +95,7 @@ class SimClock:
         return True
 
 
-_PURGE_MIN = 64
+_PURGE_MIN = 16
 
 
 class Deadlines:
@@ -112,35 +112,39 @@ class Deadlines:
         # otherwise keep every request of the last 30 s (and its batches) alive.
         self.settled = settled
         self._purge_at = _PURGE_MIN
-        self._entries: list[tuple[int, int, Any]] = []  # (deadline, seq, item), sorted
-        self._seq = 0
+        # Sorted by deadline, equal deadlines in the order added; two lists rather than
+        # a (deadline, item) tuple each, which the garbage collector would track.
+        self._deadlines: list[int] = []
+        self._items: list[Any] = []
         self._timer: Timer | None = None
 
     def add(self, deadline: int, item: Any) -> None:
-        self._seq += 1
-        if self.settled is not None and len(self._entries) >= self._purge_at:
+        deadlines, items = self._deadlines, self._items
+        if self.settled is not None and len(items) >= self._purge_at:
             settled = self.settled
-            self._entries = [e for e in self._entries if not settled(e[2])]
-            self._purge_at = max(_PURGE_MIN, 2 * len(self._entries))
-        entries = self._entries
-        if entries and deadline < entries[-1][0]:
-            bisect.insort(entries, (deadline, self._seq, item))
+            kept = [i for i, it in enumerate(items) if not settled(it)]
+            self._deadlines = deadlines = [deadlines[i] for i in kept]
+            self._items = items = [items[i] for i in kept]
+            self._purge_at = max(_PURGE_MIN, 2 * len(items))
+        if deadlines and deadline < deadlines[-1]:
+            i = bisect.bisect_right(deadlines, deadline)
+            deadlines.insert(i, deadline)
+            items.insert(i, item)
         else:
-            entries.append((deadline, self._seq, item))
+            deadlines.append(deadline)
+            items.append(item)
         if self._timer is None or deadline < self._timer.when:
             if self._timer is not None:
                 self._timer.cancel()
-            self._timer = self.clock.call_at(entries[0][0], self._fire)
+            self._timer = self.clock.call_at(deadlines[0], self._fire)
 
     def _fire(self) -> None:
         self._timer = None
-        entries = self._entries
-        now = self.clock.now_ms
-        i = 0
-        while i < len(entries) and entries[i][0] <= now:
-            i += 1
-        due, self._entries = entries[:i], entries[i:]
-        for _, _, item in due:
+        i = bisect.bisect_right(self._deadlines, self.clock.now_ms)
+        due = self._items[:i]
+        # Expiring an item may add entries: the lists hold only what is not yet due.
+        self._deadlines, self._items = self._deadlines[i:], self._items[i:]
+        for item in due:
             self.expire(item)
-        if self._entries and self._timer is None:
-            self._timer = self.clock.call_at(self._entries[0][0], self._fire)
+        if self._deadlines and self._timer is None:
+            self._timer = self.clock.call_at(self._deadlines[0], self._fire)

@@ -32,7 +32,7 @@ from minikafka.cluster import Cluster
 
 # Windows that stop growing once full: memory while a run fills them, none per batch after.
 TIME_WINDOWS = {
-    "core/metrics.py": "request metrics' window (the last 10 s of requests)",
+    "core/request_metrics.py": "request metrics' window (the last 10 s of requests)",
     "core/clock.py": "timers (request timeouts, cancelled when answered, leave at their time)",
 }
 

@@ -181,9 +181,30 @@ def test_deadlines_drop_settled_items_and_still_expire_the_rest() -> None:
     for item in items:
         timeouts.add(clock.now_ms + 30_000, item)
         item["done"] = item["n"] != 500  # every request but one is answered
-    assert len(timeouts._entries) < 200
+    assert len(timeouts._items) < 200
     clock.run_until(clock.now_ms + 30_000)
     assert [item["n"] for item in expired] == [500]
+
+
+def test_deadlines_expire_in_deadline_order_and_equal_ones_as_added() -> None:
+    from minikafka.core.clock import Deadlines, SimClock
+
+    clock = SimClock()
+    expired = []
+
+    def expire(item: str) -> None:
+        expired.append(item)
+        if item == "b1":  # an expiry that adds a later deadline
+            timeouts.add(clock.now_ms + 5, "late")
+
+    timeouts = Deadlines(clock, expire)
+    start = clock.now_ms
+    for offset, item in [(30, "c"), (10, "a1"), (20, "b1"), (10, "a2"), (20, "b2"), (40, "d")]:
+        timeouts.add(start + offset, item)
+    clock.run_until(start + 10)
+    assert expired == ["a1", "a2"]
+    clock.run_until(start + 100)
+    assert expired == ["a1", "a2", "b1", "b2", "late", "c", "d"]
 
 
 def test_no_quota_set_records_no_quota_sample() -> None:

@@ -456,3 +456,29 @@ def test_a_batch_counts_its_exact_bytes_as_its_records_are_appended():
         records = list(batch.records)
         producer.flush()
         assert batch.size_bytes == BATCH_OVERHEAD + records_size(records, records[0][1]), total
+
+
+def test_what_the_garbage_collector_tracks_per_batch():
+    """Every object a batch keeps alive is one more for each collection to traverse and
+    brings the next full collection nearer. An open batch keeps three (itself, its record
+    list, its future: the records are tuples of bytes and ints, which the collector
+    untracks); once acknowledged with acks=all, about the stored batch alone: answered
+    requests, their callbacks and their timeouts are not kept."""
+    import gc
+
+    def tracked() -> int:
+        gc.collect()
+        return len(gc.get_objects())
+
+    cluster = cluster_with(**{"min.insync.replicas": "2"})
+    producer = cluster.producer(batch_size=1_000)
+    producer.send("t", key=b"k0", value=b"v").get()
+    keys = [b"key-%03d" % i for i in range(100)]
+    before = tracked()
+    for i in range(3_000):
+        producer.send("t", key=keys[i % 100], value=b"v" * 90)
+    batches = producer.pending
+    assert batches > 300
+    assert tracked() - before <= 3 * batches + 20
+    producer.flush()
+    assert tracked() - before < 2.5 * batches
