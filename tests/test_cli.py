@@ -480,3 +480,41 @@ def test_groups_list_leaves_share_groups_out_as_kafka_does(served):
     finally:
         with cluster.lock:
             share.close()
+
+
+class _RebalancingConsumer:
+    """A consumer whose first `refusals` commits meet a rebalance (REBALANCE_IN_PROGRESS)."""
+
+    def __init__(self, refusals: int) -> None:
+        self.refusals, self.polls, self.committed = refusals, 0, None
+
+    def commit(self, offsets):
+        from kafka.errors import RebalanceInProgressError
+
+        if self.refusals:
+            self.refusals -= 1
+            raise RebalanceInProgressError()
+        self.committed = {tp: o.offset for tp, o in offsets.items()}
+
+    def poll(self, timeout_ms, max_records):
+        self.polls += 1
+        return {}
+
+
+def test_console_consumer_commits_what_it_printed_through_a_rebalance(capsys, monkeypatch):
+    """--group: the final commit of the records printed survives a rebalance (the member
+    rejoins with a poll and commits again); past the deadline it says so."""
+    from minikafka.tools import console_consumer
+
+    consumer = _RebalancingConsumer(refusals=2)
+    console_consumer._commit(consumer, {("t", 0): 10, ("t", 1): 4})
+    assert (consumer.committed, consumer.polls) == ({("t", 0): 10, ("t", 1): 4}, 2)
+    assert capsys.readouterr().err == ""
+
+    monkeypatch.setattr(console_consumer, "COMMIT_TIMEOUT_S", 0)
+    stuck = _RebalancingConsumer(refusals=1000)
+    console_consumer._commit(stuck, {("t", 0): 10})
+    assert stuck.committed is None
+    assert capsys.readouterr().err == ("[WARN] could not commit the offsets printed "
+                                       "(RebalanceInProgressError); the group will read those "
+                                       "records again\n")

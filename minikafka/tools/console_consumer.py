@@ -36,6 +36,7 @@ from ._common import (
 )
 
 POLL_MS = 200
+COMMIT_TIMEOUT_S = 30  # for the final commit, through any rebalance (default.api.timeout.ms is 60 s)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -220,12 +221,26 @@ def _commit(consumer: Any, printed: dict[Any, int]) -> None:
     explicitly rather than left to close(): the offsets are the records printed, whatever
     the client's own positions say, and a commit that fails is reported, not logged away."""
     from kafka import OffsetAndMetadata
-    from kafka.errors import KafkaError
+    from kafka.errors import KafkaError, RebalanceInProgressError
 
     if not printed:
         return
-    try:
-        consumer.commit({tp: OffsetAndMetadata(offset, "", -1) for tp, offset in printed.items()})
-    except KafkaError as exc:
-        print(f"[WARN] could not commit the offsets printed ({type(exc).__name__}); "
-              "the group will read those records again", file=sys.stderr)
+    offsets = {tp: OffsetAndMetadata(offset, "", -1) for tp, offset in printed.items()}
+    deadline = time.monotonic() + COMMIT_TIMEOUT_S
+    while True:
+        try:
+            consumer.commit(offsets)
+            return
+        except RebalanceInProgressError as exc:
+            # The group rebalances (a member came or went, or this one was late to a
+            # heartbeat): rejoin, then commit what was printed, as the Java consumer's
+            # close() does. Records the poll returns are not printed, so not committed.
+            if time.monotonic() >= deadline:
+                failed = exc
+                break
+            consumer.poll(timeout_ms=POLL_MS, max_records=1)
+        except KafkaError as exc:
+            failed = exc
+            break
+    print(f"[WARN] could not commit the offsets printed ({type(failed).__name__}); "
+          "the group will read those records again", file=sys.stderr)
