@@ -792,13 +792,11 @@ class KafkaProducer:
                 compression=built.compression, size_bytes=built.size_bytes)
         self._in_flight[leader] = self._in_flight.get(leader, 0) + 1
         # The broker measures the request against this client's produce quota.
-        throttle_ms = api.record_and_get_throttle_ms(
-            broker.quota_samples, cluster.controller.client_quotas, "producer_byte_rate",
-            self.principal, self.client_id, sum(b.size_bytes for b in request.values()), now)
+        throttle_ms = api_produce.produce_throttle_ms(
+            cluster, broker, self.principal, self.client_id,
+            sum(b.size_bytes for b in request.values()), now)
         if throttle_ms:
             self._throttled_until[leader] = now + throttle_ms
-            cluster.journal.record(now, "produce.throttled", client=self.client_id,
-                                   broker=leader, throttle_time_ms=throttle_ms)
         state = respond = _InFlight(self, leader, group)
         timeout = int(self.config["request_timeout_ms"])
         if self.acks == 0:

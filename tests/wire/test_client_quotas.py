@@ -74,6 +74,10 @@ def test_produce_and_fetch_over_their_byte_rate_are_throttled():
     # Kafka's rate over at least 10 s: len(records) bytes / 10 s against 100 B/s.
     rate = len(records) / 10
     assert second.throttle_time_ms == int((rate - 100) / 100 * 10_000)
+    # Journaled as the in-process producer's are (lesson 22's throttle chart reads these).
+    assert [(e.client, e.broker, e.throttle_time_ms)
+            for e in cluster.journal.of_kind("produce.throttled")] == [
+        ("test", 1, second.throttle_time_ms)]
     # Kafka mutes the channel for the throttle time: the next request waits for it.
     client.send(fetch("t", 0, 0), 12)
     assert client.responses(now_ms=second.throttle_time_ms - 1) == []

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from .. import errors
 from ..transactions import TV_2
 from . import authz
+from .client_quotas import record_and_get_throttle_ms
 from .transactions import verification_enabled, verify_in_transaction
 
 if TYPE_CHECKING:
@@ -61,6 +62,19 @@ def record_acked(journal: Journal, now_ms: int, *, client: str, topic: str, part
                           partition=partition, base_offset=base_offset, count=len(records),
                           acks=acks, broker=broker, producer_id=producer_id,
                           sequence=sequence, records=records)
+
+
+def produce_throttle_ms(cluster: ClusterPort, broker: Broker, principal: str, client_id: str,
+                        nbytes: int, now_ms: int) -> int:
+    """Count a Produce request's NBYTES against the client's producer_byte_rate quota on
+    this broker: the throttle_time_ms Kafka answers with at once (KIP-219: the client then
+    waits that long before its next send to this broker), journaled as "produce.throttled"."""
+    ms = record_and_get_throttle_ms(broker.quota_samples, cluster.controller.client_quotas,
+                                    "producer_byte_rate", principal, client_id, nbytes, now_ms)
+    if ms:
+        cluster.journal.record(now_ms, "produce.throttled", client=client_id, broker=broker.id,
+                               throttle_time_ms=ms)
+    return ms
 
 
 def refusals(cluster: ClusterPort, caller: Caller, transactional_id: str | None, acks: int,

@@ -134,12 +134,9 @@ def handle(ctx: RequestContext, request: ProduceRequestData) -> bytes | Deferred
                            request.timeout_ms, batches, respond, ctx.api_version)
     else:
         done.append(True)
-    # Kafka records the request against the producer's quota and answers at once with
-    # throttle_time_ms (KIP-219: the client then waits that long before its next send).
-    throttle_ms = api.record_and_get_throttle_ms(
-        broker.quota_samples, cluster.controller.client_quotas, "producer_byte_rate",
-        ctx.principal, ctx.client_id, sum(len(b.raw) for b in batches.values()),
-        cluster.now_ms)
+    throttle_ms = api_produce.produce_throttle_ms(
+        cluster, broker, ctx.principal, ctx.client_id,
+        sum(len(b.raw) for b in batches.values()), cluster.now_ms)
     ctx.throttle_ms = throttle_ms
     if acks == 0:
         return None
