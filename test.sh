@@ -3,7 +3,7 @@
 #
 #   ./test.sh                 set up (no JupyterLab), install test tools, run pytest
 #   ./test.sh -k wire -x      extra arguments go to pytest
-#   MINIKAFKA_TEST_WORKERS=4 ./test.sh   pytest-xdist workers (default 3; 0 runs in this process)
+#   MINIKAFKA_TEST_WORKERS=4 ./test.sh   pytest-xdist workers (default 2; 0 runs in this process)
 #
 # Besides the course's own set-up, the tests use Debian's graphviz (dot), kcat
 # (wire-protocol interop with librdkafka) and chromium (browser tests, driven by
@@ -103,11 +103,9 @@ fi
 # ---------------------------------------------------------------- run
 say "running pytest $*"
 set +e
-# Three workers on two cores: a third of the time the suite waits (JVMs starting, timeouts,
-# a browser), not computes. The native Kafka tests form two groups, each on one worker with
-# a cluster of its own (tests/conftest.py).
+# Two workers; the native Kafka tests form two groups, each on one worker with a cluster of its own (tests/conftest.py).
 # The 30 slowest tests are listed at the end: where the suite's time goes.
-"$ROOT/.venv/bin/python" -m pytest -n "${MINIKAFKA_TEST_WORKERS:-3}" --dist loadgroup \
+"$ROOT/.venv/bin/python" -m pytest -n "${MINIKAFKA_TEST_WORKERS:-2}" --dist loadgroup \
     --durations=30 "$@"
 rc=$?
 set -e

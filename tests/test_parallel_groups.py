@@ -60,4 +60,4 @@ def test_without_xdist_nothing_is_marked() -> None:
 
 def test_the_test_command_runs_workers_by_group() -> None:
     script = (Path(conftest.REPO_ROOT) / "test.sh").read_text()
-    assert "--dist loadgroup" in script and '-n "${MINIKAFKA_TEST_WORKERS:-3}"' in script
+    assert "--dist loadgroup" in script and '-n "${MINIKAFKA_TEST_WORKERS:-2}"' in script
