@@ -485,8 +485,9 @@ def test_groups_list_leaves_share_groups_out_as_kafka_does(served):
 class _RebalancingConsumer:
     """A consumer whose first `refusals` commits meet a rebalance (REBALANCE_IN_PROGRESS)."""
 
-    def __init__(self, refusals: int) -> None:
+    def __init__(self, refusals: int, poll_error: Exception | None = None) -> None:
         self.refusals, self.polls, self.committed = refusals, 0, None
+        self.poll_error = poll_error
 
     def commit(self, offsets):
         from kafka.errors import RebalanceInProgressError
@@ -498,6 +499,8 @@ class _RebalancingConsumer:
 
     def poll(self, timeout_ms, max_records):
         self.polls += 1
+        if self.poll_error is not None:
+            raise self.poll_error
         return {}
 
 
@@ -510,6 +513,13 @@ def test_console_consumer_commits_what_it_printed_through_a_rebalance(capsys, mo
     console_consumer._commit(consumer, {("t", 0): 10, ("t", 1): 4})
     assert (consumer.committed, consumer.polls) == ({("t", 0): 10, ("t", 1): 4}, 2)
     assert capsys.readouterr().err == ""
+
+    from kafka.errors import KafkaConnectionError
+
+    lost = _RebalancingConsumer(refusals=1, poll_error=KafkaConnectionError())
+    console_consumer._commit(lost, {("t", 0): 10})  # the rejoin fails: said, not raised
+    assert lost.committed is None
+    assert "(KafkaConnectionError); the group will read" in capsys.readouterr().err
 
     monkeypatch.setattr(console_consumer, "COMMIT_TIMEOUT_S", 0)
     stuck = _RebalancingConsumer(refusals=1000)

@@ -231,13 +231,14 @@ def _commit(consumer: Any, printed: dict[Any, int]) -> None:
         try:
             consumer.commit(offsets)
             return
-        except RebalanceInProgressError as exc:
-            # The group rebalances (a member came or went, or this one was late to a
-            # heartbeat): rejoin, then commit what was printed, as the Java consumer's
-            # close() does. Records the poll returns are not printed, so not committed.
-            if time.monotonic() >= deadline:
+        except KafkaError as exc:
+            # A rebalance (a member came or went, or this one was late to a heartbeat):
+            # rejoin with a poll, then commit what was printed again, as the Java
+            # consumer's close() does. The records that poll returns are not printed.
+            if not isinstance(exc, RebalanceInProgressError) or time.monotonic() >= deadline:
                 failed = exc
                 break
+        try:
             consumer.poll(timeout_ms=POLL_MS, max_records=1)
         except KafkaError as exc:
             failed = exc

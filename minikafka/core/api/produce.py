@@ -58,10 +58,9 @@ def record_acked(journal: Journal, now_ms: int, *, client: str, topic: str, part
                  base_offset: int, records: Sequence, acks: int, broker: int,
                  producer_id: int, sequence: int) -> None:
     """Journal one acknowledged batch: "produce.acked" with its records."""
-    journal.record(now_ms, "produce.acked", client=client, topic=topic,
-                          partition=partition, base_offset=base_offset, count=len(records),
-                          acks=acks, broker=broker, producer_id=producer_id,
-                          sequence=sequence, records=records)
+    journal.record(now_ms, "produce.acked", client=client, topic=topic, partition=partition,
+                   base_offset=base_offset, count=len(records), acks=acks, broker=broker,
+                   producer_id=producer_id, sequence=sequence, records=records)
 
 
 def produce_throttle_ms(cluster: ClusterPort, broker: Broker, principal: str, client_id: str,
