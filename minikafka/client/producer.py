@@ -797,17 +797,17 @@ class KafkaProducer:
             sum(b.size_bytes for b in request.values()), now)
         if throttle_ms:
             self._throttled_until[leader] = now + throttle_ms
-        state = respond = _InFlight(self, leader, group)
+        state = _InFlight(self, leader, group)  # the broker answers through it
         timeout = int(self.config["request_timeout_ms"])
         if self.acks == 0:
             sent = cluster.network.send(self.client_id, leader, api_produce.produce, cluster, broker,
                                         self.caller, self.transactional_id, 0, timeout,
-                                        request, respond, self._produce_version)
+                                        request, state, self._produce_version)
             self._on_response(leader, group, dict.fromkeys(group, (errors.NONE, -1)), state)
             return sent
         sent = cluster.network.send(self.client_id, leader, api_produce.produce, cluster, broker,
                                     self.caller, self.transactional_id, self.acks, timeout,
-                                    request, respond, self._produce_version)
+                                    request, state, self._produce_version)
         if not sent:
             cluster.clock.call_later(min(timeout, 1000), self._on_response, leader, group,
                                      dict.fromkeys(group, (errors.NETWORK_EXCEPTION, -1)), state)

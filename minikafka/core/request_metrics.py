@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .clock import SimClock
 
 # The request types Kafka's RequestMetrics distinguish for the data path.
 REQUESTS = ("Produce", "FetchConsumer", "FetchFollower")
@@ -35,7 +38,7 @@ class RequestMetrics:
         self.total[request] += 1
         self._prune(request, answered_ms)
 
-    def timed(self, request: str, clock: Any, respond: Callable[..., Any]
+    def timed(self, request: str, clock: SimClock, respond: Callable[..., Any]
               ) -> Callable[..., Any]:
         """`respond`, counting the request and its time (on `clock`, the simulated
         clock) when it is answered."""
@@ -64,7 +67,7 @@ class _Timed:
 
     __slots__ = ("metrics", "request", "clock", "respond", "received")
 
-    def __init__(self, metrics: RequestMetrics, request: str, clock: Any,
+    def __init__(self, metrics: RequestMetrics, request: str, clock: SimClock,
                  respond: Callable[..., Any]) -> None:
         self.metrics = metrics
         self.request = request
