@@ -616,6 +616,10 @@ class KafkaProducer:
             # while the records just appended are still in the CPU's cache: at send time
             # a flush of many batches reads each record back from main memory.
             batch.size_bytes = exact_size(batch)
+            # Closed, the records become a tuple: a tuple of untracked tuples is untracked
+            # too, so the garbage collector no longer visits every record of the batches
+            # waiting to be sent (a list of them it traversed in each older-generation pass).
+            batch.records = tuple(batch.records)
         batch.ready = True
         self._arm_sender()
 
@@ -744,9 +748,7 @@ class KafkaProducer:
 
     def _build(self, pb: ProducerBatch) -> RecordBatch:
         if pb.batch is None:
-            # Closed, the records become a tuple: a tuple of untracked tuples is untracked
-            # too, so the garbage collector's full passes no longer visit every record.
-            records = pb.records = tuple(pb.records)
+            records = pb.records = tuple(pb.records)  # a tuple already once closed
             seq = -1
             if self.idempotent:
                 seq = self._sequences.get(pb.tp, 0)
