@@ -24,6 +24,7 @@ from .api.fetch import (
 from .api.leader import led_replica
 from .clock import Deadlines
 from .controller import NO_LEADER, MetadataRecord
+from .journal import shape
 from .record_errors import keyless_record_errors
 from .records import CREATE_TIME, RecordBatch
 from .replica import Replica
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
     from .network import Network
 
 TP = tuple[str, int]
+# The fields of the journal's events of every batch (Journal.add).
+_APPEND = shape("topic", "partition", "broker", "base_offset", "count", "leo", "epoch")
+_REPLICATED = shape("topic", "partition", "broker", "leo", "hw")
+_HW_ADVANCED = shape("topic", "partition", "broker", "hw")
 NO_QUOTA = 2**63 - 1  # a replication.throttled.rate of Long.MAX_VALUE: no throttle
 
 
@@ -284,9 +289,8 @@ class Broker:
                 results[tp] = (code, -1)
                 continue
             replica.append_as_leader(batch, now)
-            sim.journal.record(now, "append", topic=tp[0], partition=tp[1], broker=self.id,
-                               base_offset=batch.base_offset, count=batch.record_count,
-                               leo=replica.log_end_offset, epoch=replica.leader_epoch)
+            sim.journal.add(now, "append", _APPEND, tp[0], tp[1], self.id, batch.base_offset,
+                            batch.record_count, replica.log_end_offset, replica.leader_epoch)
             self._wake_parked(tp)
             self._maybe_arm_isr_check(replica)
             if acks == -1:
@@ -351,8 +355,8 @@ class Broker:
 
     def _on_hw_advanced(self, replica: Replica) -> None:
         tp = (replica.topic, replica.partition)
-        self.sim.journal.record(self.sim.clock.now_ms, "hw.advanced", topic=tp[0],
-                                partition=tp[1], broker=self.id, hw=replica.high_watermark)
+        self.sim.journal.add(self.sim.clock.now_ms, "hw.advanced", _HW_ADVANCED, tp[0], tp[1],
+                             self.id, replica.high_watermark)
         self._complete_delayed(tp)
         parked = self.parked.get(tp)
         if parked:
@@ -676,9 +680,8 @@ class Broker:
             replica.log.maybe_increment_log_start_offset(
                 min(resp.log_start_offset, replica.high_watermark))
             if replica.log_end_offset != before:
-                self.sim.journal.record(now, "replicated", topic=tp[0], partition=tp[1],
-                                        broker=self.id, leo=replica.log_end_offset,
-                                        hw=replica.high_watermark)
+                self.sim.journal.add(now, "replicated", _REPLICATED, tp[0], tp[1], self.id,
+                                     replica.log_end_offset, replica.high_watermark)
         self.start_fetcher(replica)
 
     def resume_fetchers(self) -> None:

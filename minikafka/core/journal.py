@@ -24,6 +24,11 @@ from itertools import count, islice
 _SHAPES: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
+def shape(*names: str) -> tuple[str, ...]:
+    """The shared field-name tuple for Journal.add (one per shape, as record() keeps)."""
+    return _SHAPES.setdefault(names, names)
+
+
 class Event:
     """(seq, time_ms, kind, fields): a view of one journal entry.
 
@@ -125,7 +130,15 @@ class Journal:
     def record(self, time_ms: int, kind: str, **fields) -> None:
         """Append one event (read it back through `events`, `since` or iteration)."""
         names = tuple(fields)
-        entry = (time_ms, kind, _SHAPES.setdefault(names, names), *fields.values())
+        self._append((time_ms, kind, _SHAPES.setdefault(names, names), *fields.values()))
+
+    def add(self, time_ms: int, kind: str, names: tuple[str, ...], *values) -> None:
+        """record() for the events of every batch (an append, a follower's fetch, a high
+        watermark's move, an acknowledgement): `names` from shape(), the values in its
+        order. Keywords cost a dict and a shape lookup an event, three times this."""
+        self._append((time_ms, kind, names, *values))
+
+    def _append(self, entry: tuple) -> None:
         self.next_seq += 1
         self._events.append(entry)
         if self.max_events is not None:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from .. import errors
+from ..journal import shape
 from ..transactions import TV_2
 from . import authz
 from .client_quotas import record_and_get_throttle_ms
@@ -54,13 +55,16 @@ class BatchRecords(Sequence):
         return f"BatchRecords({len(self)} records)"
 
 
+_ACKED = shape("client", "topic", "partition", "base_offset", "count", "acks", "broker",
+               "producer_id", "sequence", "records")
+
+
 def record_acked(journal: Journal, now_ms: int, *, client: str, topic: str, partition: int,
                  base_offset: int, records: Sequence, acks: int, broker: int,
                  producer_id: int, sequence: int) -> None:
     """Journal one acknowledged batch: "produce.acked" with its records."""
-    journal.record(now_ms, "produce.acked", client=client, topic=topic, partition=partition,
-                   base_offset=base_offset, count=len(records), acks=acks, broker=broker,
-                   producer_id=producer_id, sequence=sequence, records=records)
+    journal.add(now_ms, "produce.acked", _ACKED, client, topic, partition, base_offset,
+                len(records), acks, broker, producer_id, sequence, records)
 
 
 def produce_throttle_ms(cluster: ClusterPort, broker: Broker, principal: str, client_id: str,
