@@ -143,9 +143,11 @@ def compose_cluster(engine, tmp_path_factory):
                             f"label=io.podman.compose.project={PROJECT}").split()
         volumes = podman("inspect", "--format", "{{range .Mounts}}{{.Name}} {{end}}",
                          *containers).split() if containers else []
+        stopping = time.monotonic()
         down = subprocess.run([*command, "down", "-v", "-t", "10"], capture_output=True,
                               text=True, timeout=300)
         assert down.returncode == 0, down.stderr[-2000:]
+        print(f"\ncompose cluster down in {time.monotonic() - stopping:.0f} s")
         # podman-compose 1.5's `down -v` removes the named volumes but not the anonymous
         # ones the image's VOLUME lines made (/etc/kafka/secrets, /mnt/shared/config), which
         # `docker compose down -v` removes: remove this cluster's own, by id.

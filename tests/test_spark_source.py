@@ -633,6 +633,28 @@ def test_session_jars_are_the_fetched_connector_unless_spark_has_one(tmp_path, m
     assert connector.session_jars() == []
 
 
+def test_the_sessions_jvm_is_reaped_as_soon_as_it_exits():
+    """A Jupyter kernel that shuts down terminates its children and waits until none is
+    left: the JVM, terminated but unreaped, kept every Spark lab's kernel 2.5 s longer."""
+    import subprocess
+    import threading
+    from types import SimpleNamespace
+
+    from minikafka.course import spark as lab_spark
+
+    jvm = subprocess.Popen(["sleep", "60"])  # stands in for pyspark's gateway process
+    session = SimpleNamespace(sparkContext=SimpleNamespace(_gateway=SimpleNamespace(proc=jvm)))
+    reapers = sum(t.name == "spark-jvm-reaper" for t in threading.enumerate())
+    lab_spark._reap_when_it_ends(session)
+    lab_spark._reap_when_it_ends(session)  # getOrCreate's same JVM: one thread waits on it
+    assert sum(t.name == "spark-jvm-reaper" for t in threading.enumerate()) == reapers + 1
+    jvm.terminate()  # what the kernel does to its children
+    deadline = time.monotonic() + 30
+    while jvm.returncode is None and time.monotonic() < deadline:  # read, never polled here
+        time.sleep(0.05)
+    assert jvm.returncode == -15
+
+
 def test_session_jars_fetch_the_connector_when_the_jvm_one_is_asked_for(tmp_path, monkeypatch):
     from minikafka.realkafka import jars
 

@@ -28,7 +28,7 @@ from minikafka.viz import (
 )
 from minikafka.viz import palette as pal
 from minikafka.viz.html import bold, td, wrap
-from minikafka.viz.svg import PictureError, render, svg_html
+from minikafka.viz.svg import PictureError, _DotProcess, render, svg_html
 
 # -- reading DOT ----------------------------------------------------------------------
 
@@ -560,6 +560,18 @@ def test_views_render_to_svg_without_warnings():
     html_ = svg_html(to_svg(all_views()["cluster"]))
     assert html_.startswith('<div style="overflow:auto"><svg style="max-width:100%')
     assert "<?xml" not in html_
+
+
+def test_a_long_running_dot_that_dies_is_reaped_at_once():
+    """A Jupyter kernel that shuts down terminates its children and waits until none is
+    left; a dead `dot` nobody reaped still counted, and kept every lesson's kernel 2.5 s
+    past its shutdown."""
+    proc = _DotProcess("dot")
+    assert proc.render(all_views()["cluster"].source, timeout_s=30) is not None
+    proc.proc.terminate()  # what the kernel does to its children
+    assert proc.answers.get(timeout=30) is None  # the reader saw the end...
+    assert proc.proc.returncode is not None  # ...and reaped it, before anyone polled
+    proc.close()
 
 
 def keyed_orders(n: int, keys: list[str]) -> Cluster:

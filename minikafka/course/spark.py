@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,7 +57,23 @@ def spark_session(app_name: str = "kafka-lab", *, cores: int = 2, ui: bool | Non
     with _stderr_to(spark_log(app_name)):
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    _reap_when_it_ends(session)
     return session
+
+
+_REAPED: set[int] = set()  # JVMs a thread waits on
+
+
+def _reap_when_it_ends(session: SparkSession) -> None:
+    """Wait on the session's JVM in a thread, so it is reaped as soon as it exits. A Jupyter
+    kernel that shuts down terminates its children and waits until none is left; the JVM
+    pyspark started, terminated but unreaped, still counted, and kept the kernel 2.5 s
+    past its shutdown."""
+    proc = getattr(getattr(session.sparkContext, "_gateway", None), "proc", None)
+    if proc is None or proc.pid in _REAPED:  # a JVM started elsewhere, or already waited on
+        return
+    _REAPED.add(proc.pid)
+    threading.Thread(target=proc.wait, name="spark-jvm-reaper", daemon=True).start()
 
 
 def spark_log(app_name: str) -> Path:

@@ -64,7 +64,11 @@ class _DotProcess:
             if line == _END:
                 self.answers.put(b"".join(lines))
                 lines = []
-        self.answers.put(None)  # the process ended
+        # The process ended: reap it at once. A Jupyter kernel that shuts down signals its
+        # children and waits until none is left, and an unreaped `dot` is still its child:
+        # the kernel waited 2.5 s for it, until its manager terminated it.
+        self.proc.wait()
+        self.answers.put(None)
 
     def render(self, source: str, timeout_s: float) -> tuple[str, list[str]] | None:
         try:
