@@ -45,7 +45,11 @@ needs_podman = pytest.mark.skipif(
     not shutil.which("podman") or not (os.environ.get("CI") or _podman_image()),
     reason=f"Podman or its image {sandbox.DOCKER_IMAGE} is missing (test.sh installs Podman "
            "as root and builds the image)")
-ISOLATIONS = [pytest.param("bwrap", marks=needs_bwrap),
+# Under `--dist loadgroup` a test without a group may run on either worker, and a module
+# fixture is then made on both: the tests sharing one (each class graded once) keep to a group.
+SHARES_A1 = pytest.mark.xdist_group("grading-attacks")
+SHARES_A4 = pytest.mark.xdist_group("grading-attacks-a4")
+ISOLATIONS = [pytest.param("bwrap", marks=[needs_bwrap, SHARES_A1]),
               pytest.param("docker", marks=[needs_podman, pytest.mark.docker,
                                             pytest.mark.xdist_group("docker")])]
 
@@ -120,6 +124,7 @@ def _inbound(root: Path, student: str, stamp: str, nb, owner: int | None = None)
     return folder
 
 
+@SHARES_A1
 @pytest.mark.skipif(os.geteuid() != 0, reason="owning a folder as another user needs root "
                     "(CI runs as root)")
 def test_collect_refuses_another_users_folder_and_symlinks_and_says_so(a1_course, capsys):
@@ -718,6 +723,7 @@ def a4_graded(tmp_path_factory):
 CONVERTER_TESTS = {"test_convert_once", "test_convert_crash", "test_convert_hidden"}
 
 
+@SHARES_A4
 @needs_bwrap
 @pytest.mark.slow
 @pytest.mark.timeout(900)
@@ -729,6 +735,7 @@ def test_a4_the_right_converter_scores_full_and_the_plausible_wrong_one_loses_th
     assert a4_graded["at_least_once"][0] == {"test_convert_crash", "test_convert_hidden"}
 
 
+@SHARES_A4
 @needs_bwrap
 @pytest.mark.slow
 @pytest.mark.timeout(900)
@@ -779,6 +786,7 @@ def test_a4_a_disarmed_crash_still_happens_where_the_grader_planted_it(attack):
     assert outcomes[attack] == outcomes["at_least_once"], outcomes
 
 
+@SHARES_A4
 @needs_bwrap
 @pytest.mark.slow
 @pytest.mark.timeout(900)
@@ -973,6 +981,7 @@ def test_a3_a_loop_that_reads_the_planted_point_scores_what_its_own_loop_earns(a
     assert a3_peeked["peek"][0] >= a3_peeked["at_most_once"][0], a3_peeked["peek"][0]
 
 
+@SHARES_A4
 @needs_bwrap
 @pytest.mark.slow
 @pytest.mark.timeout(900)

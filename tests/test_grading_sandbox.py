@@ -26,8 +26,10 @@ ASSIGNMENT = "a1_partitions"
 NOTEBOOK = "partitions.ipynb"
 STUB = "raise NotImplementedError()"
 
-pytestmark = pytest.mark.skipif(not shutil.which("bwrap"),
-                                reason="bubblewrap is not installed (test.sh installs it)")
+pytestmark = [pytest.mark.skipif(not shutil.which("bwrap"),
+                                 reason="bubblewrap is not installed (test.sh installs it)"),
+              # one worker runs the module, so the class is graded once, not once per worker
+              pytest.mark.xdist_group("grading-sandbox")]
 
 
 def _attacks(root: Path) -> dict[str, dict[str, str]]:
@@ -286,11 +288,15 @@ def graded(tmp_path_factory):
             _submit(root, student, _attack_nb(root, student, answers))
         students = ["honest", "blank", "edited", *attacks]
         started = time.monotonic()
+        graded_at: dict[str, float] = {}
         # Smaller memory and process limits than the defaults keep the bombs quick.
         report = pipeline.autograde(api, ASSIGNMENT, students, jobs=2, isolation="bwrap",
-                                    limits={"memory_mb": 768, "processes": 96})
+                                    limits={"memory_mb": 768, "processes": 96},
+                                    progress=lambda s, ok: graded_at.setdefault(s, time.monotonic()))
         seconds = time.monotonic() - started
-        time.sleep(3)  # longer than the daemon student's sleep: it must not have survived
+        # 3 s after the daemon student's grading ended, longer than its sleep (begun while it
+        # was graded): it must not have survived
+        time.sleep(max(0.0, graded_at["daemon"] + 3 - time.monotonic()))
         table = {row.student: row for row in scores.student_scores(api.coursedir.db_url,
                                                                     ASSIGNMENT)}
         html = pipeline.feedback(api, ASSIGNMENT)

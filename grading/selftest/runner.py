@@ -35,7 +35,7 @@ from traitlets.config import Config
 from .. import COURSE_DIR, course, integrity, lms, pipeline, scores
 from . import submissions, wrong
 
-RUNAWAY_TIMEOUT = 3  # seconds; the runaway cell asks for this through its metadata
+RUNAWAY_TIMEOUT = 5  # seconds; the course copy's source gives the runaway cell this limit
 STUDENTS = {  # variant -> (student id, route)
     "solution": ("s-solution", "exchange"),
     "blank": ("s-blank", "exchange"),
@@ -85,6 +85,24 @@ def copy_course(dest: Path, assignments: list[str]) -> Path:
     return dest
 
 
+def limit_runaway_cells(root: Path, assignments: list[str]) -> None:
+    """In the course copy's source notebooks, give each wrong answer's runaway cell a
+    RUNAWAY_TIMEOUT limit, as an instructor sets a cell's limit ("minikafka": {"timeout"}):
+    the sandboxed autograde takes limits from source/ only, and under the default 30 s the
+    endless answer burned 30 s of CPU for each of the wrong and edited students."""
+    for assignment in assignments:
+        cell_id = wrong.for_assignment(assignment).RUNAWAY_CELL
+        if not cell_id:
+            continue
+        for path in course.source_notebooks(root, assignment):
+            nb = nbformat.read(path, as_version=4)
+            cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == cell_id]
+            for cell in cells:
+                cell.metadata["minikafka"] = {"timeout": RUNAWAY_TIMEOUT}
+            if cells:
+                nbformat.write(nb, path)
+
+
 def _exchange_step(api, kind: str, assignment: str, student: str, workdir: Path,
                    cache: Path) -> None:
     """A student's fetch or submit, as `nbgrader fetch_assignment` / `nbgrader submit`."""
@@ -113,8 +131,7 @@ def _variant_notebooks(root: Path, assignment: str, variant: str,
             ids = {c.metadata.get("nbgrader", {}).get("grade_id") for c in released.cells}
             mine = {k: v for k, v in answers.items() if k in ids}
             used |= set(mine)
-            nb = submissions.with_answers(released, mine, timeouts={
-                wrong.for_assignment(assignment).RUNAWAY_CELL: RUNAWAY_TIMEOUT})
+            nb = submissions.with_answers(released, mine)
             if variant == "edited":
                 nb, cells = submissions.with_edited_tests(nb)
                 edited += cells
@@ -302,6 +319,7 @@ def plan(assignments: list[str], jobs: int) -> list[list[str]]:
 def run_group(assignments: list[str], work: Path) -> list[Row]:
     """Some assignments in their own copy of the course (own gradebook and exchange)."""
     root = copy_course(work / "course", assignments)
+    limit_runaway_cells(root, assignments)
     overrides = Config()
     overrides.Exchange.cache = str(work / "cache")
     with _environment(GRADING_DB_URL=None, GRADING_EXCHANGE=None, GRADING_CELL_TIMEOUT=None):

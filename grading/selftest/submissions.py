@@ -32,12 +32,8 @@ def with_solutions(released: NotebookNode, source: NotebookNode) -> NotebookNode
     return with_answers(released, answers)
 
 
-def with_answers(released: NotebookNode, answers: dict[str, str],
-                 timeouts: dict[str | None, int] | None = None) -> NotebookNode:
-    """A copy of the released notebook with some solution cells answered; `timeouts`
-    writes a cell timeout into some of them, as a student could. Only the unsandboxed path
-    (--unsandboxed) reads it; the sandboxed autograde takes every limit from the instructor's
-    source notebook, so there the runaway answer runs into the default limit."""
+def with_answers(released: NotebookNode, answers: dict[str, str]) -> NotebookNode:
+    """A copy of the released notebook with some solution cells answered."""
     nb = nbformat.from_dict(released)
     unknown = set(answers) - {_nbgrader(c).get("grade_id") for c in nb.cells
                               if _nbgrader(c).get("solution")}
@@ -47,8 +43,6 @@ def with_answers(released: NotebookNode, answers: dict[str, str],
         gid = _nbgrader(cell).get("grade_id")
         if _nbgrader(cell).get("solution") and gid in answers:
             cell.source = answers[gid].strip("\n")
-        if timeouts and gid in timeouts:
-            cell.metadata["minikafka"] = {"timeout": timeouts[gid]}
     return nb
 
 
