@@ -68,9 +68,9 @@ def share_consumers_split_a_partition_release_and_reject(door):
 @scenario("share", lesson="09", client=CONFLUENT)
 def share_lock_times_out_and_the_record_comes_again(door):
     """A share consumer takes j0 and never acknowledges it; once its acquisition lock
-    (share.record.lock.duration.ms, 4 s here: the brokers' group.share.min.record.lock.
-    duration.ms is 1 s, tests/conftest.py) runs out, a second consumer of the group gets j0
-    with delivery count 2."""
+    (share.record.lock.duration.ms, 4 s here; the brokers' lower bound,
+    group.share.min.record.lock.duration.ms, is 1 s) runs out, a second consumer of the
+    group gets j0 with delivery count 2."""
     topic, group = _share_group(door, 1, **{"share.record.lock.duration.ms": "4000"})
     first = _consumer(door, group, topic)
     taken: list = []
