@@ -117,9 +117,23 @@ def worker_kafka_port(worker: str | None = os.environ.get("PYTEST_XDIST_WORKER")
 
 REAL_KAFKA_PORT = worker_kafka_port()
 # Retention and the log cleaner check every second instead of every 5 min / 15 s, so a test
-# sees their outcome in seconds; what they delete or compact is unchanged.
+# sees their outcome in seconds; what they delete or compact is unchanged. KIP-848 consumer
+# and KIP-932 share group members heartbeat every second instead of every 5 s (each step
+# of a join or a leave waits for the next heartbeat), and a share group may lock records
+# for as little as 1 s (Kafka's lowest bound; 15 s by default), so a scenario can let a lock
+# run out in seconds. The fidelity suite gives minikafka the same (tests/fidelity/doors.py).
+GROUP_TEST_SETTINGS = {"group.consumer.heartbeat.interval.ms": "1000",
+                       "group.consumer.min.heartbeat.interval.ms": "1000",
+                       "group.share.heartbeat.interval.ms": "1000",
+                       "group.share.min.heartbeat.interval.ms": "1000",
+                       "group.share.min.record.lock.duration.ms": "1000"}
 REAL_KAFKA_TEST_SETTINGS = {"log.retention.check.interval.ms": "1000",
-                            "log.cleaner.backoff.ms": "1000"}
+                            "log.cleaner.backoff.ms": "1000",
+                            **GROUP_TEST_SETTINGS,
+                            # Kafka's first retention check comes 30 s after a node
+                            # starts (an internal setting minikafka does not have; it
+                            # checks from its start): at once.
+                            "log.initial.task.delay.ms": "0"}
 
 
 @pytest.fixture(scope="session")
@@ -135,7 +149,7 @@ def real_kafka_session(tmp_path_factory):
         cluster.up()  # inside: a node that fails to start must not leave the others running
         yield cluster
     finally:
-        cluster.down()
+        cluster.down(kill=True)  # its data goes with the session's temporary folder
 
 
 @pytest.fixture

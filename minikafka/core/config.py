@@ -59,6 +59,7 @@ MODELLED_BROKER_KEYS = (
     "log.roll.hours", "unclean.leader.election.enable",
     # Share groups (KIP-932): sessions, locks, delivery counts, with their group-config bounds.
     "group.share.session.timeout.ms", "group.share.heartbeat.interval.ms",
+    "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms",
     "group.share.max.size", "group.share.record.lock.duration.ms",
     "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms",
     "group.share.delivery.count.limit", "group.share.min.delivery.count.limit",

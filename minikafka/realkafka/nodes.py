@@ -42,6 +42,7 @@ from pathlib import Path
 
 from ..quiet import kafka_python_quiet
 from . import KAFKA_VERSION
+from .class_data import class_archive, shared_classes
 from .jars import cache_dir, fetch_kafka, fetch_tiered_storage
 
 __all__ = ["BROKER_SETTINGS", "CLUSTER_ID", "DATA_DIR_ENV", "KafkaNodeError", "NativeKafka",
@@ -103,7 +104,9 @@ def tiered_storage_settings(remote_dir: Path | str) -> dict[str, str]:
 
 
 # Small heaps, the serial collector and the C1 compiler start a JVM in about a second;
-# MINIKAFKA_KAFKA_JVM_OPTS replaces them (a benchmark wants the full JIT).
+# MINIKAFKA_KAFKA_JVM_OPTS replaces them (a benchmark wants the full JIT). Besides, the
+# nodes and the storage format map Kafka's classes from a class-data sharing archive
+# (class_data.py), made on the first `up`.
 JVM_OPTS = ("-Xms128m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto "
             "-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true")
 
@@ -266,6 +269,7 @@ class NativeKafka:
         """Start every node that is not running; seconds until all three answered Metadata."""
         libs = fetch_kafka(self.version)
         self._write_configs()
+        self._archive(libs)
         started = time.monotonic()
         self._format(libs, [n for n in NODE_IDS if self._pid(n) is None])
         for node in NODE_IDS:
@@ -274,12 +278,14 @@ class NativeKafka:
         self._wait_ready(NODE_IDS, started + timeout_s)
         return time.monotonic() - started
 
-    def down(self, *, timeout_s: float = 60) -> None:
+    def down(self, *, timeout_s: float = 60, kill: bool = False) -> None:
         """Stop every node: SIGTERM to all at once (so the last one does not wait for a
-        quorum that is gone), SIGKILL to any still running after timeout_s."""
+        quorum that is gone), SIGKILL to any still running after timeout_s. kill=True sends
+        SIGKILL at once, for a cluster whose data is thrown away next (a test's): a clean
+        stop costs the Raft leader 5 s waiting to hand its leadership to nodes stopping too."""
         pids = {n: p for n in NODE_IDS if (p := self._pid(n)) is not None}
         for pid in pids.values():
-            _signal(pid, signal.SIGTERM)
+            _signal(pid, signal.SIGKILL if kill else signal.SIGTERM)
         deadline = time.monotonic() + timeout_s
         for node, pid in pids.items():
             if not _wait_exit(pid, deadline):
@@ -389,6 +395,7 @@ class NativeKafka:
         todo = [n for n in nodes if not (self.node_dir(n) / "data" / "meta.properties").exists()]
         runs = {n: subprocess.Popen(
             [_java(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+             *shared_classes(_java(), libs),
              f"-Dlog4j2.configurationFile=file:{self.data_dir / 'log4j2.properties'}",
              "-cp", f"{libs}/*", "kafka.tools.StorageTool", "format",
              "-c", str(self.node_dir(n) / "server.properties"), "-t", CLUSTER_ID],
@@ -407,6 +414,8 @@ class NativeKafka:
                 raise KafkaNodeError(f"port {port} (node {node}) is taken by another program; "
                                      "stop it, or start the cluster elsewhere with --port")
         opts = os.environ.get("MINIKAFKA_KAFKA_JVM_OPTS", JVM_OPTS).split()
+        if "MINIKAFKA_KAFKA_JVM_OPTS" not in os.environ:
+            opts += shared_classes(_java(), libs)
         cmd = [_java(), *opts,
                f"-Dlog4j2.configurationFile=file:{self.data_dir / 'log4j2.properties'}",
                f"-Dkafka.logs.dir={self.node_dir(node)}",
@@ -421,6 +430,12 @@ class NativeKafka:
             log.close()
         (self.node_dir(node) / "pid").write_text(f"{proc.pid}\n")
         _await_exec(proc.pid)
+
+    def _archive(self, libs: Path) -> Path | None:
+        """The class-data archive of these jars, made first if missing (once, ~10 s)."""
+        if "MINIKAFKA_KAFKA_JVM_OPTS" in os.environ:
+            return None
+        return class_archive(_java(), libs, self.data_dir / "log4j2.properties")
 
     def _classpath(self, libs: Path) -> str:
         """Kafka's jars, and with tiered storage kafka-storage's test jar (LocalTieredStorage)."""

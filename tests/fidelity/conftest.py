@@ -23,7 +23,7 @@ def serve_door(served_session) -> Iterator[WireDoor]:
     cluster, server = served_session
     faults = ServedFaults(cluster, server)
     faults.restart_all()  # a scenario that stopped a broker left it down
-    door = WireDoor("serve", server.bootstrap_servers, faults)
+    door = WireDoor("serve", server.bootstrap_servers, faults, metadata_lag=False)
     yield door
     door.close()
 

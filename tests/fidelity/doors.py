@@ -25,6 +25,11 @@ SHARED_BROKER_SETTINGS: dict[str, Any] = {
     "group.initial.rebalance.delay.ms": 0,
     "log.retention.check.interval.ms": 1000,
     "log.cleaner.backoff.ms": 1000,
+    "group.consumer.heartbeat.interval.ms": 1000,
+    "group.consumer.min.heartbeat.interval.ms": 1000,
+    "group.share.heartbeat.interval.ms": 1000,
+    "group.share.min.heartbeat.interval.ms": 1000,
+    "group.share.min.record.lock.duration.ms": 1000,
 }
 
 
@@ -79,15 +84,28 @@ class Door:
     def sleep_ms(self, ms: int) -> None:
         time.sleep(ms / 1000)
 
+    def await_metadata(self, ms: int = 2000) -> None:
+        """Give a change (a config, a new topic) time to reach every broker: Kafka's brokers
+        apply it from the metadata log a moment after the controller has answered."""
+        self.sleep_ms(ms)
+
 
 class WireDoor(Door):
-    """A cluster behind a Kafka listener: real Kafka or `minikafka serve`."""
+    """A cluster behind a Kafka listener: real Kafka or `minikafka serve` (whose brokers
+    share one metadata image, changed before the answer: nothing to wait for,
+    metadata_lag=False)."""
 
-    def __init__(self, kind: str, bootstrap: str, faults: Any) -> None:
+    def __init__(self, kind: str, bootstrap: str, faults: Any, *,
+                 metadata_lag: bool = True) -> None:
         super().__init__()
         self.kind = kind
         self.bootstrap = bootstrap
         self._faults = faults  # stop(n) / kill(n) / start(n)
+        self._metadata_lag = metadata_lag
+
+    def await_metadata(self, ms: int = 2000) -> None:
+        if self._metadata_lag:
+            super().await_metadata(ms)
 
     # kafka-python
     def producer(self, **config: Any) -> Any:

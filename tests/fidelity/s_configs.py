@@ -100,9 +100,15 @@ def broker_config_key_set(door):
     internal ones; a key the setup leaves alone shows Kafka's default (DEFAULT_CONFIG),
     read-only unless a running broker can change it, a password's value hidden."""
     from kafka.admin import ConfigResource, ConfigResourceType
+
+    from minikafka.core.kafka_configs import BROKER
     entries = door.admin().describe_configs(
         [ConfigResource(ConfigResourceType.BROKER, "1")], config_filter="all")["broker"]["1"]
     setup = _setup_keys()
+    # Kafka lists an internal key where its setup sets one (log.initial.task.delay.ms on
+    # the test nodes); minikafka has none to set.
+    entries = {k: e for k, e in entries.items()
+               if not (k in setup and k in BROKER and BROKER[k].internal)}
     return {"keys": sorted(entries),
             "defaults": {k: [e["value"], e["config_source"], e["read_only"], e["is_sensitive"],
                              e["config_type"]]
@@ -163,7 +169,7 @@ def segment_bytes_minimum(door):
                         "configs": {"segment.bytes": "1048576"}},
         names["internal"]: {"num_partitions": 1, "replication_factor": 1,
                             "configs": {"internal.segment.bytes": "2000"}}})
-    door.sleep_ms(1000)
+    door.await_metadata(1000)
     internal = _all_topic_configs(door, names["internal"])
     return {"created": {label: created[name] for label, name in names.items()},
             "alter 1kb": _alter_topic(door, names["1mib"], {"segment.bytes": "1024"}),
@@ -226,7 +232,7 @@ def group_config_describe(door):
         answer = door.admin().alter_configs(
             [ConfigResource(ConfigResourceType.GROUP, group, configs=configs)],
             incremental=True, raise_on_unknown=False)
-        door.sleep_ms(2000)  # Kafka's brokers apply the change from the metadata log
+        door.await_metadata()
         return str(answer["group"][group])
 
     out["set"] = alter({"consumer.session.timeout.ms": "50000",
@@ -250,7 +256,7 @@ def list_config_append_subtract(door):
                       ("SUBTRACT", "compact,delete"), ("APPEND", "compact,delete,compact"),
                       ("SET", "delete, compact")):
         answer = _alter_topic(door, topic, {"cleanup.policy": (op, value)})
-        door.sleep_ms(2000)  # Kafka's brokers apply the change from the metadata log
+        door.await_metadata()
         entry = _all_topic_configs(door, topic)["cleanup.policy"]
         steps.append([op, value, answer, entry["value"], entry["config_source"]])
     return {"steps": steps}
@@ -263,7 +269,7 @@ def legacy_alter_configs(door):
     topic = door.topic("cfg-legacy")
     door.create_topic(topic, partitions=1, configs={"retention.ms": "3600000"})
     out = {"set": _alter_topic(door, topic, {"segment.ms": "120000"}, incremental=False)}
-    door.sleep_ms(2000)
+    door.await_metadata()
     out["after"] = {k: v["value"] for k, v in _all_topic_configs(door, topic).items()
                     if v["config_source"] == "DYNAMIC_TOPIC_CONFIG"}
     out["bad value"] = _alter_topic(door, topic, {"retention.ms": "abc"}, incremental=False)

@@ -27,6 +27,7 @@ from typing import BinaryIO
 
 from minikafka.java import find_java
 from minikafka.realkafka import KAFKA_VERSION
+from minikafka.realkafka.class_data import shared_classes
 from minikafka.realkafka.jars import fetch_kafka
 
 REPO_CACHE = Path(__file__).resolve().parents[2] / ".cache"
@@ -37,6 +38,12 @@ OWN_JVM = frozenset(f"org.apache.kafka.tools.{name}" for name in (
     "ReplicaVerificationTool"))
 JVM_OPTS = ("-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
             "-Djava.awt.headless=true")
+
+
+def jvm_options() -> list[str]:
+    """JVM_OPTS, and Kafka's class-data archive once a native cluster's start has made it
+    (its classpath, Kafka's libs, begins every classpath here)."""
+    return [*JVM_OPTS, *shared_classes(java(), fetch_kafka())]
 
 
 def java() -> str:
@@ -58,7 +65,7 @@ def run_java(main_class: str, *args: str, classpath: str | None = None,
     A tool on Kafka's own classpath runs in the warm JVM of `tools_jvm()` when one is open."""
     if _warm is not None and classpath is None and not options and main_class not in OWN_JVM:
         return _warm.run(main_class, args, input=input, timeout=timeout)
-    return subprocess.run([java(), *JVM_OPTS, *options, "-cp", classpath or kafka_classpath(),
+    return subprocess.run([java(), *jvm_options(), *options, "-cp", classpath or kafka_classpath(),
                            main_class, *args],
                           input=input, capture_output=True, text=True, timeout=timeout)
 
@@ -125,7 +132,7 @@ class ToolsJvm:
             listener.settimeout(1)
             # stdin stays open: the server exits when this process closes it (or dies).
             self.process = subprocess.Popen(
-                [java(), *JVM_OPTS, "-cp", kafka_classpath(self.classes), "ToolServer",
+                [java(), *jvm_options(), "-cp", kafka_classpath(self.classes), "ToolServer",
                  str(listener.getsockname()[1])],
                 stdin=subprocess.PIPE, stdout=self.log, stderr=self.log)
             deadline = time.monotonic() + 120

@@ -57,6 +57,8 @@ from minikafka.wire.messages import (
     RenewDelegationTokenRequest,
 )
 
+from .nodes_meanwhile import started_meanwhile
+
 pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(900)]
 
 # Ports: after the other real-Kafka fidelity tests' (MINIKAFKA_TEST_KAFKA_PORT + 10, + 20).
@@ -65,7 +67,9 @@ REAL_PORT = BASE + 40
 
 RULES = "RULE:^CN=([^,]+),OU=course,O=minikafka$/$1/L, DEFAULT"
 STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
-# Real brokers learn ACLs and quotas from the metadata log a moment after the controller.
+# Real brokers learn ACLs, credentials, tokens and quotas from the metadata log a moment
+# after the controller answers; minikafka's brokers share one metadata image, changed before
+# the answer, so there nothing is waited for.
 PROPAGATION_S = 1.5
 
 
@@ -131,7 +135,7 @@ def set_quota(admin: KafkaAdminClient, client_id: str, key: str, value: float) -
     assert [e.error_code for e in response.entries] == [0]
 
 
-def observe_tokens(sasl: str, setup: str, certs) -> dict:
+def observe_tokens(sasl: str, setup: str, certs, propagation_s: float) -> dict:
     """Delegation tokens: refused over PLAINTEXT; alice's token logs in as alice; renew by
     a stranger refused; expired now, it no longer logs in."""
     seen: dict = {}
@@ -153,7 +157,7 @@ def observe_tokens(sasl: str, setup: str, certs) -> dict:
     seen["create as alice"] = (token.error_code, token.principal_name,
                                token.max_timestamp_ms - token.issue_timestamp_ms,
                                token.expiry_timestamp_ms - token.issue_timestamp_ms)
-    time.sleep(PROPAGATION_S)
+    time.sleep(propagation_s)
     issued = DelegationToken("NONE", "User:alice", token.token_id, bytes(token.hmac), 0, 0)
     seen["token login"] = token_produce(sasl, issued, ca=certs.ca).split(" offset")[0]
     described = send_request(alice, DescribeDelegationTokenRequest(owners=None))
@@ -168,12 +172,12 @@ def observe_tokens(sasl: str, setup: str, certs) -> dict:
     seen["expire now"] = send_request(alice, ExpireDelegationTokenRequest(
         hmac=token.hmac, expiry_time_period_ms=-1)).error_code
     alice.close()
-    time.sleep(PROPAGATION_S)
+    time.sleep(propagation_s)
     seen["token login after expiry"] = token_produce(sasl, issued, ca=certs.ca)
     return seen
 
 
-def observe(ssl: str, sasl: str, setup: str, certs) -> dict:
+def observe(ssl: str, sasl: str, setup: str, certs, propagation_s: float) -> dict:
     """What the lesson's steps see on the SSL and SASL_SSL listeners; SETUP is PLAINTEXT,
     a super user's."""
     seen: dict = {}
@@ -193,17 +197,17 @@ def observe(ssl: str, sasl: str, setup: str, certs) -> dict:
 
     admin.create_acls([ACL(f"User:{certs.subjects['alice']}", "*", ACLOperation.WRITE,
                            ACLPermissionType.ALLOW, orders)])
-    time.sleep(PROPAGATION_S)
+    time.sleep(propagation_s)
     seen["alice, ACL for her whole subject"] = produce(ssl, certs, who="alice")
     admin.create_acls([ACL("User:alice", "*", ACLOperation.WRITE, ACLPermissionType.ALLOW,
                            orders)])
-    time.sleep(PROPAGATION_S)
+    time.sleep(propagation_s)
     seen["alice, ACL for User:alice"] = produce(ssl, certs, who="alice")
     seen["bob, no ACL"] = produce(ssl, certs, who="bob")
 
     admin.create_acls([ACL("User:bob", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
                            orders)])
-    time.sleep(PROPAGATION_S)
+    time.sleep(propagation_s)
     seen["SCRAM-SHA-256 alice"] = produce(sasl, certs, login=("SCRAM-SHA-256", "alice", "alice-secret"))
     seen["SCRAM-SHA-512 bob"] = produce(sasl, certs, login=("SCRAM-SHA-512", "bob", "bob-secret"))
     seen["SCRAM-SHA-256 wrong password"] = produce(
@@ -217,7 +221,7 @@ def observe(ssl: str, sasl: str, setup: str, certs) -> dict:
     set_quota(admin, "truck-loader", "producer_byte_rate", 20_000)
     set_quota(admin, "truck-reader", "consumer_byte_rate", 10_000)
     admin.close()
-    time.sleep(PROPAGATION_S)
+    time.sleep(propagation_s)
     throttled = served_throttle(setup, "trucks", producer_client_id="truck-loader",
                                 consumer_client_id="truck-reader", records=250, record_bytes=1_000)
     return seen, {row["client"]: row["throttle-time-max (ms)"] for row in throttled}
@@ -230,26 +234,24 @@ def test_lesson_22_authentication_on_minikafka_and_kafka(tmp_path):
     served = {**settings, "listeners": "SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0,"
                                        "SETUP://127.0.0.1:0",
               "listener.security.protocol.map": "SSL:SSL,SASL_SSL:SASL_SSL,SETUP:PLAINTEXT"}
-    cluster = Cluster(brokers=3, seed=22,
-                      broker_config={"delegation.token.secret.key": "course-secret"})
-    cluster.enable_acls(super_users=["User:admin", "User:ANONYMOUS"])
-    with cluster.serve(port=0, listeners=client_listeners(served)) as server:
-        mini, mini_throttle = observe(server.listener_bootstrap("SSL"),
-                                      server.listener_bootstrap("SASL_SSL"),
-                                      server.listener_bootstrap("SETUP"), certs)
-        mini.update(observe_tokens(server.listener_bootstrap("SASL_SSL"),
-                                   server.listener_bootstrap("SETUP"), certs))
-
     shared, _ = broker_overrides(settings)
     kafka = NativeKafka(tmp_path / "kafka", port=REAL_PORT, overrides=shared)
-    try:
-        kafka.up()
+    with started_meanwhile(kafka) as kafka_ready:
+        cluster = Cluster(brokers=3, seed=22,
+                          broker_config={"delegation.token.secret.key": "course-secret"})
+        cluster.enable_acls(super_users=["User:admin", "User:ANONYMOUS"])
+        with cluster.serve(port=0, listeners=client_listeners(served)) as server:
+            mini, mini_throttle = observe(server.listener_bootstrap("SSL"),
+                                          server.listener_bootstrap("SASL_SSL"),
+                                          server.listener_bootstrap("SETUP"), certs, 0)
+            mini.update(observe_tokens(server.listener_bootstrap("SASL_SSL"),
+                                       server.listener_bootstrap("SETUP"), certs, 0))
+        kafka_ready()
+        setup = f"127.0.0.1:{kafka.internal_port(1)}"
         real, real_throttle = observe(kafka.bootstrap_servers, kafka.listener_bootstrap("SASL_SSL"),
-                                      f"127.0.0.1:{kafka.internal_port(1)}", certs)
-        real.update(observe_tokens(kafka.listener_bootstrap("SASL_SSL"),
-                                   f"127.0.0.1:{kafka.internal_port(1)}", certs))
-    finally:
-        kafka.down()
+                                      setup, certs, PROPAGATION_S)
+        real.update(observe_tokens(kafka.listener_bootstrap("SASL_SSL"), setup, certs,
+                                   PROPAGATION_S))
 
     print("seen on both:", mini, "\nthrottle-time-max, minikafka:", mini_throttle, "Kafka:",
           real_throttle)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import GROUP_TEST_SETTINGS
 
 from minikafka.cluster import Cluster
 
@@ -31,7 +32,8 @@ def share_round_trip(classes, bootstrap: str) -> dict:
 
 @pytest.fixture(scope="module")
 def on_minikafka(classes):
-    cluster = Cluster(brokers=3)
+    # The session's native cluster's share group settings (heartbeats every second)
+    cluster = Cluster(brokers=3, broker_config=GROUP_TEST_SETTINGS)
     with cluster.serve(port=0) as server:
         return share_round_trip(classes, server.bootstrap_servers)
 

@@ -10,11 +10,14 @@ import re
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 import pytest
 import yaml
 
+from minikafka.java import find_java
 from minikafka.realkafka import KAFKA_VERSION, jars
+from minikafka.realkafka.class_data import archive_path
 from minikafka.realkafka.nodes import BROKER_SETTINGS, CLUSTER_ID, NativeKafka
 
 
@@ -132,6 +135,17 @@ def test_kill_and_start_a_node_keeps_acks_all_writes(real_kafka):
     assert all(s.running for s in real_kafka.status())
     done = kafka_cli(real_kafka, "logs", "3", "-n", "400")
     assert "Kafka Server started" in done.stdout
+
+
+@pytest.mark.real_kafka
+@pytest.mark.timeout(600)
+def test_nodes_map_the_class_data_archive_the_first_up_made(real_kafka):
+    """Every node maps the archive of Kafka's classes (a JVM maps an archive only when it
+    accepts it: made by the same Java build for the same jars)."""
+    archive = archive_path(find_java(), jars.fetch_kafka())
+    assert archive.exists()
+    for node in real_kafka.status():
+        assert str(archive.resolve()) in Path(f"/proc/{node.pid}/maps").read_text(), node
 
 
 @pytest.mark.real_kafka

@@ -35,6 +35,7 @@ from minikafka.core.server_config import read_properties
 from minikafka.realkafka.nodes import NativeKafka, broker_overrides
 
 from .jvm import run_java
+from .nodes_meanwhile import started_meanwhile
 
 pytestmark = [pytest.mark.real_kafka, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -126,28 +127,25 @@ def student_file(repo_root) -> dict[str, str]:
 
 def test_the_same_sasl_acl_broker_file_on_minikafka_and_kafka(repo_root, student_file,
                                                               tmp_path):
-    serve = subprocess.Popen(
-        [sys.executable, "-c", "from minikafka.cli import main; raise SystemExit(main())",
-         "serve", str(repo_root / "docs" / "server-sasl.properties"), "--port", str(SERVE_PORT)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        for line in serve.stdout:
-            if line.startswith("bootstrap servers:"):
-                break
-        else:
-            pytest.fail(f"minikafka serve did not start: rc={serve.wait()}")
-        mini = observe(f"localhost:{SERVE_PORT}")
-    finally:
-        serve.terminate()
-        serve.wait(30)
-
     shared, _ = broker_overrides(student_file)
     kafka = NativeKafka(tmp_path / "kafka", port=REAL_PORT, overrides=shared)
-    try:
-        kafka.up()
+    with started_meanwhile(kafka) as kafka_ready:
+        serve = subprocess.Popen(
+            [sys.executable, "-c", "from minikafka.cli import main; raise SystemExit(main())",
+             "serve", str(repo_root / "docs" / "server-sasl.properties"), "--port",
+             str(SERVE_PORT)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            for line in serve.stdout:
+                if line.startswith("bootstrap servers:"):
+                    break
+            else:
+                pytest.fail(f"minikafka serve did not start: rc={serve.wait()}")
+            mini = observe(f"localhost:{SERVE_PORT}")
+        finally:
+            serve.terminate()
+            serve.wait(30)
+        kafka_ready()
         real = observe(kafka.bootstrap_servers)
-    finally:
-        kafka.down()
 
     assert mini["wrong password"] == "refused"
     assert mini["no acl"] == ["GroupAuthorizationFailedError"]

@@ -33,6 +33,8 @@ from minikafka.quiet import kafka_python_quiet
 from minikafka.realkafka import jars
 from minikafka.realkafka.nodes import NativeKafka, tiered_storage_settings
 
+from .nodes_meanwhile import started_meanwhile
+
 # Ports: after the other real-Kafka fidelity tests' (MINIKAFKA_TEST_KAFKA_PORT + 10 ... + 40).
 REAL_PORT = int(os.environ.get("MINIKAFKA_TEST_KAFKA_PORT", "9192")) + 60
 
@@ -140,22 +142,19 @@ def test_the_test_jar_pom_relocates_what_kafka_4_4_moved():
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_lesson_20_tiered_storage_on_minikafka_and_kafka(tmp_path):
-    # minikafka served over the wire, its clock following the wall clock's, as `minikafka serve`
-    cluster = Cluster(brokers=3, broker_config={"remote.log.storage.system.enable": "true",
-                                                **INTERVALS})
-    with cluster.serve(port=0) as server:
-        mini = observe(server.bootstrap_servers)
-
     kafka = NativeKafka(tmp_path / "kafka", port=REAL_PORT, overrides={**INTERVALS, **KAFKA_ONLY},
                         tiered_storage=True)
-    try:
-        kafka.up()
+    with started_meanwhile(kafka) as kafka_ready:
+        # minikafka served over the wire, its clock following the wall clock's, as `minikafka serve`
+        cluster = Cluster(brokers=3, broker_config={"remote.log.storage.system.enable": "true",
+                                                    **INTERVALS})
+        with cluster.serve(port=0) as server:
+            mini = observe(server.bootstrap_servers)
+        kafka_ready()
         real = observe(kafka.bootstrap_servers)
         # LocalTieredStorage's files: one .log per remote segment, named by base offset.
         remote = sorted(int(f.name.split("-")[0])
                         for f in kafka.remote_storage_dir.glob(f"{TOPIC}-0-*/*.log"))
-    finally:
-        kafka.down()
 
     expected = [(offset, f"report {offset}".encode()) for offset in range(REPORTS)]
     assert mini["replayed from offset 0"] == expected
