@@ -290,11 +290,12 @@ def scan(tag):
     return sorted(found)
 
 def slow():
-    """Its own time: the harness's alarm stopped, then more than the cell's 2 s."""
+    """Its own time: the harness's alarm stopped, then far more than the cell's 2 s and the
+    grader's 2 s of slack (a sleep of exactly 4 s raced the grader's kill under load)."""
     import signal, time
     signal.setitimer(signal.ITIMER_REAL, 0)
     signal.signal(signal.SIGALRM, signal.SIG_IGN)
-    time.sleep(4)
+    time.sleep(30)
     return 3
 
 try:
