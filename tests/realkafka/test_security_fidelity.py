@@ -7,6 +7,7 @@ refused."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -109,9 +110,10 @@ def observe(bootstrap: str) -> dict:
                           "--command-config", path, "--list", "--principal", "User:alice")
     finally:
         os.unlink(path)
-    # the tool prints its resources in HashMap order, which changes from run to run
-    seen["kafka-acls --list"] = (listed.returncode,
-                                 sorted(b for b in listed.stdout.split("\n\n") if b.strip()))
+    # the tool prints its resources in HashMap order, which changes from run to run, and its
+    # "ACLs for principal" line heads whichever comes first: each goes in a block of its own
+    blocks = re.split(r"\n\n|\n(?=Current ACLs for resource)", listed.stdout)
+    seen["kafka-acls --list"] = (listed.returncode, sorted(b for b in blocks if b.strip()))
     [(_, removed, _)] = admin.delete_acls([ACLFilter(
         "User:alice", None, ACLOperation.ANY, ACLPermissionType.ANY,
         ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY))])
