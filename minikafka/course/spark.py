@@ -61,19 +61,18 @@ def spark_session(app_name: str = "kafka-lab", *, cores: int = 2, ui: bool | Non
     return session
 
 
-_REAPED: set[int] = set()  # JVMs a thread waits on
-
-
 def _reap_when_it_ends(session: SparkSession) -> None:
     """Wait on the session's JVM in a thread, so it is reaped as soon as it exits. A Jupyter
     kernel that shuts down terminates its children and waits until none is left; the JVM
     pyspark started, terminated but unreaped, still counted, and kept the kernel 2.5 s
     past its shutdown."""
     proc = getattr(getattr(session.sparkContext, "_gateway", None), "proc", None)
-    if proc is None or proc.pid in _REAPED:  # a JVM started elsewhere, or already waited on
+    # A JVM started elsewhere has no process here; getOrCreate's same JVM has its waiter.
+    if proc is None or getattr(proc, "_minikafka_reaper", None) is not None:
         return
-    _REAPED.add(proc.pid)
-    threading.Thread(target=proc.wait, name="spark-jvm-reaper", daemon=True).start()
+    proc._minikafka_reaper = threading.Thread(target=proc.wait, name="spark-jvm-reaper",
+                                              daemon=True)
+    proc._minikafka_reaper.start()
 
 
 def spark_log(app_name: str) -> Path:

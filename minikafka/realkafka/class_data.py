@@ -5,8 +5,9 @@ parsing and verifying each one again.
 A Kafka node loads thousands of classes while it starts (the archive holds about 5,300
 of Kafka's and its libraries'); on two cores that is most of its start-up. The archive is
 a dynamic one (`-XX:ArchiveClassesAtExit`, Java 13 and newer): a throwaway one-node
-cluster starts, answers one request and stops, and the JVM writes what it loaded. A JVM given `-XX:SharedArchiveFile` and the same classpath (or one
-that extends it) then starts from it; with any other Java build or jars it is ignored
+cluster starts, answers one request and stops, and the JVM writes what it loaded. A JVM
+given `-XX:SharedArchiveFile` and the same classpath (or one that extends it) then starts
+from it; with any other Java build or jars it is ignored
 (`-Xshare:auto`), so a stale archive costs nothing but its own benefit.
 
     class_archive(java, libs, log4j)    # the archive's path; None when it cannot be made
